@@ -1,0 +1,2 @@
+//! mcp-adapters: connects MCP tools to LLM tool calling.
+#![forbid(unsafe_code)]
