@@ -1,2 +1,10 @@
 //! mcp-adapters: connects MCP tools to LLM tool calling.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod mcp;
+
+pub use error::{Error, ErrorKind, Location, Result};
+pub mod describe;
+pub mod toolset;

@@ -1,0 +1,346 @@
+//! The MCP model: serde types that follow MCP's wire JSON (protocol revisions
+//! 2025-06-18 through 2026-07-28).
+//!
+//! Every type keeps what it does not interpret: `annotations`, `_meta` and any
+//! field a later protocol revision adds survive a round trip. A content block
+//! whose `type` is unknown (or whose known type is malformed) is kept as
+//! [`Content::Unknown`] instead of failing the whole result; later stages render
+//! it as a placeholder.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+/// A JSON object.
+pub type Object = Map<String, Value>;
+
+/// An MCP tool, as listed by `tools/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// The tool's name on its server.
+    pub name: String,
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The JSON Schema of the tool's arguments.
+    pub input_schema: Value,
+    /// The JSON Schema of the tool's `structuredContent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints (`readOnlyHint`, `destructiveHint`, ...), kept as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Object>,
+    /// Icons, kept as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Value>>,
+    /// Protocol metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Object>,
+    /// Fields this library does not interpret, kept as sent.
+    #[serde(flatten)]
+    pub extra: Object,
+}
+
+impl Tool {
+    /// A tool with a name, a description and an input schema.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            input_schema,
+            output_schema: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+            extra: Object::new(),
+        }
+    }
+}
+
+/// Reads the tools of a `tools/list` result (`{"tools": [...], "nextCursor": ...}`)
+/// or of a bare array of tools.
+///
+/// # Errors
+///
+/// [`ErrorKind::Input`](crate::ErrorKind::Input) naming the offending tool's index
+/// when the value is neither form or a tool is malformed.
+pub fn parse_tools_list(value: Value) -> Result<Vec<Tool>> {
+    let items = match value {
+        Value::Array(items) => items,
+        Value::Object(mut map) => match map.remove("tools") {
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(Error::input("`tools` is not an array").with_path("/tools")),
+            None => {
+                return Err(Error::input(
+                    "expected a tools/list result ({\"tools\": [...]}) or an array of tools",
+                ));
+            }
+        },
+        _ => {
+            return Err(Error::input(
+                "expected a tools/list result ({\"tools\": [...]}) or an array of tools",
+            ));
+        }
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            serde_json::from_value(item).map_err(|e| {
+                Error::input(format!("malformed tool: {e}")).with_path(format!("/tools/{i}"))
+            })
+        })
+        .collect()
+}
+
+/// The result of `tools/call`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// The content blocks, in the server's order.
+    #[serde(default)]
+    pub content: Vec<Content>,
+    /// Structured output: an object up to 2025-11-25, any JSON value from 2026-07-28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// Whether the tool reported an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// Protocol metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Object>,
+    /// Fields this library does not interpret (`resultType`, ...), kept as sent.
+    #[serde(flatten)]
+    pub extra: Object,
+}
+
+impl CallToolResult {
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![Content::text(text)],
+            ..Default::default()
+        }
+    }
+
+    /// An error result (`isError: true`) with one text block.
+    pub fn error(text: impl Into<String>) -> Self {
+        CallToolResult {
+            is_error: true,
+            ..Self::text(text)
+        }
+    }
+}
+
+/// One content block of a [`CallToolResult`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// `{"type": "text"}`
+    Text(TextContent),
+    /// `{"type": "image"}`
+    Image(MediaContent),
+    /// `{"type": "audio"}`
+    Audio(MediaContent),
+    /// `{"type": "resource_link"}`
+    ResourceLink(ResourceLink),
+    /// `{"type": "resource"}`: an embedded resource.
+    Resource(EmbeddedResource),
+    /// A block whose type is unknown, or a known type that is malformed, kept as sent.
+    Unknown(Value),
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text(TextContent {
+            text: text.into(),
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    /// The block's `type` as sent.
+    pub fn type_name(&self) -> &str {
+        match self {
+            Content::Text(_) => "text",
+            Content::Image(_) => "image",
+            Content::Audio(_) => "audio",
+            Content::ResourceLink(_) => "resource_link",
+            Content::Resource(_) => "resource",
+            Content::Unknown(v) => v.get("type").and_then(Value::as_str).unwrap_or("unknown"),
+        }
+    }
+}
+
+/// A text block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextContent {
+    /// The text.
+    pub text: String,
+    /// Audience and priority hints, kept as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Object>,
+    /// Protocol metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Object>,
+}
+
+/// An image or audio block: base64 data and its MIME type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MediaContent {
+    /// The base64-encoded bytes.
+    pub data: String,
+    /// The MIME type, such as `image/png`.
+    pub mime_type: String,
+    /// Audience and priority hints, kept as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Object>,
+    /// Protocol metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Object>,
+}
+
+/// A link to a resource the client may read; this library never fetches it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceLink {
+    /// The resource's URI.
+    pub uri: String,
+    /// The resource's name.
+    pub name: String,
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Audience and priority hints, kept as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Object>,
+    /// Protocol metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Object>,
+    /// Fields this library does not interpret (`icons`, ...), kept as sent.
+    #[serde(flatten)]
+    pub extra: Object,
+}
+
+/// A resource embedded in a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddedResource {
+    /// The resource's contents.
+    pub resource: ResourceContents,
+    /// Audience and priority hints, kept as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Object>,
+    /// Protocol metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Object>,
+}
+
+/// The contents of an embedded resource: text or a base64 blob.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceContents {
+    /// The resource's URI.
+    pub uri: String,
+    /// The MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The text, for a text resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The base64-encoded bytes, for a blob resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+    /// Protocol metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Object>,
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        Ok(Content::from_value(value))
+    }
+}
+
+impl Content {
+    /// Reads a content block; a block of unknown or malformed type is kept as [`Content::Unknown`].
+    pub fn from_value(value: Value) -> Content {
+        let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
+        let parsed = match kind {
+            "text" => TextContent::deserialize(&value).map(Content::Text),
+            "image" => MediaContent::deserialize(&value).map(Content::Image),
+            "audio" => MediaContent::deserialize(&value).map(Content::Audio),
+            "resource_link" => ResourceLink::deserialize(&value).map(Content::ResourceLink),
+            "resource" => EmbeddedResource::deserialize(&value)
+                .and_then(|r| {
+                    if r.resource.text.is_some() == r.resource.blob.is_some() {
+                        Err(serde::de::Error::custom("exactly one of text and blob"))
+                    } else {
+                        Ok(r)
+                    }
+                })
+                .map(Content::Resource),
+            _ => return Content::Unknown(value),
+        };
+        parsed.unwrap_or(Content::Unknown(value))
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        fn tagged<S: Serializer, T: Serialize>(
+            tag: &str,
+            inner: &T,
+            s: S,
+        ) -> std::result::Result<S::Ok, S::Error> {
+            let mut value = serde_json::to_value(inner).map_err(serde::ser::Error::custom)?;
+            if let Value::Object(map) = &mut value {
+                map.insert("type".into(), Value::String(tag.into()));
+                map.sort_keys_type_first();
+            }
+            value.serialize(s)
+        }
+        match self {
+            Content::Text(c) => tagged("text", c, serializer),
+            Content::Image(c) => tagged("image", c, serializer),
+            Content::Audio(c) => tagged("audio", c, serializer),
+            Content::ResourceLink(c) => tagged("resource_link", c, serializer),
+            Content::Resource(c) => tagged("resource", c, serializer),
+            Content::Unknown(v) => v.serialize(serializer),
+        }
+    }
+}
+
+trait TypeFirst {
+    fn sort_keys_type_first(&mut self);
+}
+
+impl TypeFirst for Object {
+    fn sort_keys_type_first(&mut self) {
+        if let Some(t) = self.shift_remove("type") {
+            let rest = std::mem::take(self);
+            self.insert("type".into(), t);
+            self.extend(rest);
+        }
+    }
+}

@@ -1,0 +1,462 @@
+//! The toolset: the tools a model is offered, under names every provider accepts.
+//!
+//! A [`ToolSet`] is built from `(server id, tools)` pairs. Each tool gets an
+//! *exposed name* that satisfies every built-in provider at once,
+//! `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, and resolves back to its server and MCP
+//! name. The toolset is the single source of truth for what a model may see and
+//! call: listing emits only its tools (PO-7) and calls resolve against it only
+//! (HB-2).
+//!
+//! * **Client mode** (one server): tools keep their own names, with an optional prefix.
+//! * **Hub mode** (any number of servers): `server__tool`, with an optional prefix.
+//!
+//! Names are derived deterministically: invalid characters become `_`, a name
+//! that does not start with a letter or `_` gets a leading `_`, a name over 64
+//! characters is cut to 55 and given `_` and an 8-digit hash of its server and
+//! MCP name, and a name already taken gets the same hash suffix. Servers keep
+//! the order given and tools the order listed, so the tool list is a stable
+//! prompt prefix between turns. Every rename, drop and failed server is in the
+//! [`ToolsetReport`].
+//!
+//! ```
+//! use mcp_adapters::mcp::Tool;
+//! use mcp_adapters::toolset::ToolSet;
+//! use serde_json::json;
+//!
+//! let tools = vec![Tool::new("files.read", "Reads a file", json!({"type": "object"}))];
+//! let toolset = ToolSet::hub().server("fs", tools).build()?;
+//! let tool = toolset.resolve("fs__files_read").unwrap();
+//! assert_eq!((tool.server_id.as_str(), tool.tool.name.as_str()), ("fs", "files.read"));
+//! assert_eq!(toolset.exposed_name("fs", "files.read"), Some("fs__files_read"));
+//! # Ok::<(), mcp_adapters::Error>(())
+//! ```
+
+use std::collections::{HashMap, HashSet};
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use serde::Serialize;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::mcp::Tool;
+
+/// The longest exposed name.
+pub const MAX_NAME_LEN: usize = 64;
+const HASH_LEN: usize = 8;
+
+/// Whether `name` satisfies the exposed-name rule `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
+pub fn is_valid_exposed_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && name.len() <= MAX_NAME_LEN
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// How tools are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// One server; tools keep their own names.
+    Client,
+    /// Several servers; tools are named `server__tool`.
+    Hub,
+}
+
+/// One tool of a [`ToolSet`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExposedTool {
+    /// The name the model sees and calls.
+    pub exposed_name: String,
+    /// The server the tool belongs to.
+    pub server_id: String,
+    /// The tool as its server listed it (its `name` is the MCP name).
+    pub tool: Tool,
+}
+
+/// Why an exposed name differs from the tool's natural name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum RenameReason {
+    /// Characters outside `A-Z a-z 0-9 _ -` were replaced with `_`.
+    InvalidCharacters,
+    /// The name did not start with a letter or `_`, so `_` was put before it.
+    LeadingCharacter,
+    /// The name was over 64 characters and was cut, with a hash suffix.
+    Truncated,
+    /// The name was already taken by an earlier tool, so a hash suffix was added.
+    Collision {
+        /// The earlier tool's server.
+        with_server: String,
+        /// The earlier tool's MCP name.
+        with_tool: String,
+    },
+}
+
+/// A tool whose exposed name is not its natural name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rename {
+    /// The tool's server.
+    pub server_id: String,
+    /// The tool's MCP name.
+    pub tool: String,
+    /// The name it is exposed under.
+    pub exposed_name: String,
+    /// Why, in the order applied.
+    pub reasons: Vec<RenameReason>,
+}
+
+/// Why a tool was left out of the toolset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum DropReason {
+    /// The tool matched no `allow` pattern.
+    NotAllowed,
+    /// The tool matched a `deny` pattern.
+    Denied {
+        /// The pattern.
+        pattern: String,
+    },
+    /// The server listed an earlier tool with the same MCP name.
+    DuplicateName,
+    /// The tool's MCP name is empty.
+    EmptyName,
+}
+
+/// A tool left out of the toolset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Dropped {
+    /// The tool's server.
+    pub server_id: String,
+    /// The tool's MCP name.
+    pub tool: String,
+    /// Why.
+    #[serde(flatten)]
+    pub reason: DropReason,
+}
+
+/// A server whose tools could not be listed; none of its tools are in the toolset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailedServer {
+    /// The server.
+    pub server_id: String,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// Everything the toolset changed or left out, with reasons.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolsetReport {
+    /// Tools exposed under a name other than their natural one.
+    pub renamed: Vec<Rename>,
+    /// Tools left out.
+    pub dropped: Vec<Dropped>,
+    /// Servers whose listing failed.
+    pub failed_servers: Vec<FailedServer>,
+}
+
+/// The tools offered to a model, with their exposed names. See the [module docs](self).
+#[derive(Debug, Clone, Default)]
+pub struct ToolSet {
+    tools: Vec<ExposedTool>,
+    by_exposed: HashMap<String, usize>,
+    by_mcp: HashMap<(String, String), usize>,
+    report: ToolsetReport,
+}
+
+impl ToolSet {
+    /// A builder for a hub toolset (`server__tool` names).
+    pub fn hub() -> ToolSetBuilder {
+        ToolSetBuilder::new(Mode::Hub)
+    }
+
+    /// A builder for a client toolset (one server, its own names).
+    pub fn client() -> ToolSetBuilder {
+        ToolSetBuilder::new(Mode::Client)
+    }
+
+    /// The tools, in order: servers as given, tools as listed.
+    pub fn tools(&self) -> &[ExposedTool] {
+        &self.tools
+    }
+
+    /// The tool exposed as `exposed_name`.
+    pub fn resolve(&self, exposed_name: &str) -> Option<&ExposedTool> {
+        self.by_exposed.get(exposed_name).map(|&i| &self.tools[i])
+    }
+
+    /// The exposed name of `server_id`'s tool `mcp_name`.
+    pub fn exposed_name(&self, server_id: &str, mcp_name: &str) -> Option<&str> {
+        self.by_mcp
+            .get(&(server_id.to_owned(), mcp_name.to_owned()))
+            .map(|&i| self.tools[i].exposed_name.as_str())
+    }
+
+    /// What was renamed or left out, and why.
+    pub fn report(&self) -> &ToolsetReport {
+        &self.report
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether the toolset holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+/// Builds a [`ToolSet`]; see [`ToolSet::hub`] and [`ToolSet::client`].
+#[derive(Debug, Clone)]
+pub struct ToolSetBuilder {
+    mode: Mode,
+    prefix: String,
+    allow: Vec<String>,
+    deny: Vec<String>,
+    servers: Vec<(String, Vec<Tool>)>,
+    failed: Vec<FailedServer>,
+}
+
+impl ToolSetBuilder {
+    fn new(mode: Mode) -> Self {
+        ToolSetBuilder {
+            mode,
+            prefix: String::new(),
+            allow: Vec::new(),
+            deny: Vec::new(),
+            servers: Vec::new(),
+            failed: Vec::new(),
+        }
+    }
+
+    /// Puts `prefix` before every exposed name (sanitized like the rest of the name).
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Keeps only tools whose `server/tool` matches one of the `allow` globs
+    /// (when any is given). `*` matches any run of characters, `/` included.
+    pub fn allow(mut self, pattern: impl Into<String>) -> Self {
+        self.allow.push(pattern.into());
+        self
+    }
+
+    /// Leaves out tools whose `server/tool` matches the glob; deny wins over allow.
+    pub fn deny(mut self, pattern: impl Into<String>) -> Self {
+        self.deny.push(pattern.into());
+        self
+    }
+
+    /// Adds a server's listed tools.
+    pub fn server(mut self, server_id: impl Into<String>, tools: Vec<Tool>) -> Self {
+        self.servers.push((server_id.into(), tools));
+        self
+    }
+
+    /// Records a server whose listing failed: it contributes no tool.
+    pub fn failed_server(mut self, server_id: impl Into<String>, error: impl Into<String>) -> Self {
+        self.failed.push(FailedServer {
+            server_id: server_id.into(),
+            error: error.into(),
+        });
+        self
+    }
+
+    /// Builds the toolset.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when a glob is invalid, a server id is empty or given
+    /// twice, or client mode is given more than one server.
+    pub fn build(self) -> Result<ToolSet> {
+        let filter = Filter::new(&self.allow, &self.deny)?;
+        self.check_servers()?;
+        let mut set = ToolSet {
+            report: ToolsetReport {
+                failed_servers: self.failed,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        for (server_id, tools) in self.servers {
+            let mut seen = HashSet::new();
+            for tool in tools {
+                let drop = |reason| Dropped {
+                    server_id: server_id.clone(),
+                    tool: tool.name.clone(),
+                    reason,
+                };
+                if tool.name.is_empty() {
+                    set.report.dropped.push(drop(DropReason::EmptyName));
+                } else if !seen.insert(tool.name.clone()) {
+                    set.report.dropped.push(drop(DropReason::DuplicateName));
+                } else if let Some(reason) = filter.rejects(&server_id, &tool.name) {
+                    set.report.dropped.push(drop(reason));
+                } else {
+                    let natural = natural_name(self.mode, &self.prefix, &server_id, &tool.name);
+                    set.insert(natural, server_id.clone(), tool);
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    fn check_servers(&self) -> Result<()> {
+        if self.mode == Mode::Client && self.servers.len() + self.failed.len() > 1 {
+            return Err(Error::new(
+                ErrorKind::Input,
+                "a client toolset holds one server; use a hub for several",
+            ));
+        }
+        let mut ids = HashSet::new();
+        let all = self
+            .servers
+            .iter()
+            .map(|(id, _)| id)
+            .chain(self.failed.iter().map(|f| &f.server_id));
+        for id in all {
+            if id.is_empty() {
+                return Err(Error::new(ErrorKind::Input, "a server id is empty"));
+            }
+            if !ids.insert(id) {
+                return Err(Error::new(
+                    ErrorKind::Input,
+                    format!("server id `{id}` is given twice"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ToolSet {
+    fn insert(&mut self, natural: String, server_id: String, tool: Tool) {
+        let mut reasons = Vec::new();
+        let mut name = sanitize(&natural, &mut reasons);
+        let seed = format!("{server_id}\0{}", tool.name);
+        if name.len() > MAX_NAME_LEN {
+            reasons.push(RenameReason::Truncated);
+            name = with_suffix(&name, &seed);
+        }
+        if let Some(&taken) = self.by_exposed.get(&name) {
+            let earlier = &self.tools[taken];
+            reasons.push(RenameReason::Collision {
+                with_server: earlier.server_id.clone(),
+                with_tool: earlier.tool.name.clone(),
+            });
+            let base = name.clone();
+            name = with_suffix(&base, &seed);
+            let mut round = 0u32;
+            while self.by_exposed.contains_key(&name) {
+                round += 1;
+                name = with_suffix(&base, &format!("{seed}\0{round}"));
+            }
+        }
+        if !reasons.is_empty() {
+            self.report.renamed.push(Rename {
+                server_id: server_id.clone(),
+                tool: tool.name.clone(),
+                exposed_name: name.clone(),
+                reasons,
+            });
+        }
+        let index = self.tools.len();
+        self.by_exposed.insert(name.clone(), index);
+        self.by_mcp
+            .insert((server_id.clone(), tool.name.clone()), index);
+        self.tools.push(ExposedTool {
+            exposed_name: name,
+            server_id,
+            tool,
+        });
+    }
+}
+
+fn natural_name(mode: Mode, prefix: &str, server_id: &str, tool: &str) -> String {
+    match mode {
+        Mode::Client => format!("{prefix}{tool}"),
+        Mode::Hub => format!("{prefix}{server_id}__{tool}"),
+    }
+}
+
+fn sanitize(natural: &str, reasons: &mut Vec<RenameReason>) -> String {
+    let mut name: String = natural
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name != natural {
+        reasons.push(RenameReason::InvalidCharacters);
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        reasons.push(RenameReason::LeadingCharacter);
+        name.insert(0, '_');
+    }
+    name
+}
+
+/// `base` cut so that `_` and an 8-digit hash of `seed` fit in 64 characters.
+fn with_suffix(base: &str, seed: &str) -> String {
+    let keep = MAX_NAME_LEN - HASH_LEN - 1;
+    let cut = &base[..base.len().min(keep)]; // `base` is ASCII after sanitizing
+    format!("{cut}_{:08x}", fnv1a32(seed.as_bytes()))
+}
+
+/// FNV-1a, 32 bits: stable across platforms and releases, unlike `std`'s hasher.
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |h: u32, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+struct Filter {
+    allow: Vec<GlobMatcher>,
+    deny: Vec<(String, GlobMatcher)>,
+}
+
+impl Filter {
+    fn new(allow: &[String], deny: &[String]) -> Result<Self> {
+        Ok(Filter {
+            allow: allow
+                .iter()
+                .map(|p| compile_glob(p))
+                .collect::<Result<_>>()?,
+            deny: deny
+                .iter()
+                .map(|p| Ok((p.clone(), compile_glob(p)?)))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    fn rejects(&self, server_id: &str, tool: &str) -> Option<DropReason> {
+        let path = format!("{server_id}/{tool}");
+        if let Some((pattern, _)) = self.deny.iter().find(|(_, m)| m.is_match(&path)) {
+            return Some(DropReason::Denied {
+                pattern: pattern.clone(),
+            });
+        }
+        if !self.allow.is_empty() && !self.allow.iter().any(|m| m.is_match(&path)) {
+            return Some(DropReason::NotAllowed);
+        }
+        None
+    }
+}
+
+/// Compiles a `server/tool` glob: `*` and `?` match any character, `/` included.
+pub(crate) fn compile_glob(pattern: &str) -> Result<GlobMatcher> {
+    let glob: Glob = GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| Error::new(ErrorKind::Input, format!("invalid glob `{pattern}`: {e}")))?;
+    Ok(glob.compile_matcher())
+}
+
+#[cfg(test)]
+mod tests;
