@@ -7,4 +7,8 @@ pub mod mcp;
 
 pub use error::{Error, ErrorKind, Location, Result};
 pub mod describe;
+pub mod listing;
+pub mod results;
+pub mod spec;
+pub mod strict;
 pub mod toolset;

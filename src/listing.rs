@@ -1,0 +1,267 @@
+//! Tool listing: a [`ToolSet`] in a provider's tool-definition format.
+//!
+//! Only the toolset's tools are emitted, in its order (PO-7), under their
+//! exposed names, with descriptions cleaned of invisible characters and capped
+//! at 4 KiB (PI-1). Where the spec has a strict section, schemas are converted
+//! to the provider's strict subset according to the [`StrictMode`]; the
+//! resulting null paths come back per exposed name, to be handed to call
+//! extraction so that the `null`s strict mode makes the model send are removed
+//! before a call reaches its server.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::describe::sanitize_description;
+use crate::error::{Error, ErrorKind, Result};
+use crate::spec::Provider;
+use crate::spec::template::Var;
+use crate::strict::{self, NullPath};
+use crate::toolset::{ExposedTool, ToolSet, ToolsetReport};
+
+/// Null paths per exposed tool name, from a [`Listing`].
+pub type NullPaths = BTreeMap<String, Vec<NullPath>>;
+
+/// How strict-mode schemas are used, for specs that have strict rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StrictMode {
+    /// Converted tools are strict; a tool that cannot be converted is sent
+    /// non-strict with its original schema and reported as a fallback.
+    #[default]
+    Auto,
+    /// Every tool is strict; a tool that cannot be converted is left out and reported as excluded.
+    On,
+    /// No tool is strict; schemas are sent as the server wrote them.
+    Off,
+}
+
+impl FromStr for StrictMode {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(StrictMode::Auto),
+            "true" | "on" => Ok(StrictMode::On),
+            "false" | "off" => Ok(StrictMode::Off),
+            _ => Err(Error::new(
+                ErrorKind::Input,
+                format!("strict mode `{s}`: expected auto, true or false"),
+            )),
+        }
+    }
+}
+
+/// Options for [`Provider::list_tools`].
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    strict: Option<StrictMode>,
+    options: BTreeMap<String, String>,
+}
+
+impl ListOptions {
+    /// Default options: the spec's strict mode and no named options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the strict mode (the spec's default otherwise; ignored by specs without strict rules).
+    pub fn strict(mut self, mode: StrictMode) -> Self {
+        self.strict = Some(mode);
+        self
+    }
+
+    /// Sets a named option the spec offers, such as `cache_control` = `last`.
+    pub fn option(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.options.insert(name.into(), value.into());
+        self
+    }
+}
+
+/// A tool whose schema could not be made strict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StrictIssue {
+    /// The tool's exposed name.
+    pub exposed_name: String,
+    /// The tool's server.
+    pub server_id: String,
+    /// The tool's MCP name.
+    pub tool: String,
+    /// A JSON pointer into the tool's input schema.
+    pub path: String,
+    /// The keyword or limit that failed.
+    pub reason: String,
+}
+
+/// What a listing changed or left out, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ListingReport {
+    /// The toolset's renames, drops and failed servers.
+    #[serde(flatten)]
+    pub toolset: ToolsetReport,
+    /// Tools sent non-strict because their schema could not be converted (`strict: auto`).
+    pub fallbacks: Vec<StrictIssue>,
+    /// Tools left out because their schema could not be converted (`strict: true`).
+    pub excluded: Vec<StrictIssue>,
+}
+
+/// A provider's tool definitions for a toolset.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Listing {
+    /// The tool definitions, in the toolset's order.
+    pub tools: Vec<Value>,
+    /// Strict-mode null paths per exposed name (only tools that have some).
+    pub null_paths: NullPaths,
+    /// What was changed or left out.
+    pub report: ListingReport,
+}
+
+impl Provider {
+    /// Lists `toolset`'s tools in this provider's format.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] for an option the spec does not offer or a value it
+    /// does not accept; [`ErrorKind::Spec`] if the spec's definition template
+    /// needs a value a tool lacks.
+    pub fn list_tools(&self, toolset: &ToolSet, options: &ListOptions) -> Result<Listing> {
+        let effects = self.option_effects(options)?;
+        let mode = options
+            .strict
+            .or(self.strict.as_ref().map(|s| s.default))
+            .unwrap_or(StrictMode::Off);
+        let mut listing = Listing {
+            report: ListingReport {
+                toolset: toolset.report().clone(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        for tool in toolset.tools() {
+            if let Some(def) = self.definition(tool, mode, &mut listing)? {
+                listing.tools.push(def);
+            }
+        }
+        for effect in effects {
+            if let Some(each) = &effect.merge_each {
+                listing.tools.iter_mut().for_each(|t| merge_into(t, each));
+            }
+            if let (Some(last), Some(tool)) = (&effect.merge_last, listing.tools.last_mut()) {
+                merge_into(tool, last);
+            }
+        }
+        Ok(listing)
+    }
+
+    fn option_effects(
+        &self,
+        options: &ListOptions,
+    ) -> Result<Vec<&crate::spec::plan::OptionEffect>> {
+        options
+            .options
+            .iter()
+            .map(|(name, value)| {
+                let plan = self.options.get(name).ok_or_else(|| {
+                    let known: Vec<_> = self.options.keys().map(String::as_str).collect();
+                    Error::new(
+                        ErrorKind::Input,
+                        format!(
+                            "provider `{}` has no option `{name}`; it has: {}",
+                            self.id(),
+                            known.join(", ")
+                        ),
+                    )
+                })?;
+                plan.values.get(value).ok_or_else(|| {
+                    let known: Vec<_> = plan.values.keys().map(String::as_str).collect();
+                    Error::new(
+                        ErrorKind::Input,
+                        format!(
+                            "option `{name}` has no value `{value}`; accepted: {}",
+                            known.join(", ")
+                        ),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    fn definition(
+        &self,
+        tool: &ExposedTool,
+        mode: StrictMode,
+        listing: &mut Listing,
+    ) -> Result<Option<Value>> {
+        let original = &tool.tool.input_schema;
+        let (schema, strict) = match (&self.strict, mode) {
+            (Some(plan), StrictMode::Auto | StrictMode::On) => {
+                match strict::convert(original, &plan.rules) {
+                    Ok(converted) => {
+                        if !converted.null_paths.is_empty() {
+                            listing
+                                .null_paths
+                                .insert(tool.exposed_name.clone(), converted.null_paths);
+                        }
+                        (Cow::Owned(converted.schema), true)
+                    }
+                    Err(err) => {
+                        let issue = StrictIssue {
+                            exposed_name: tool.exposed_name.clone(),
+                            server_id: tool.server_id.clone(),
+                            tool: tool.tool.name.clone(),
+                            path: err.pointer.clone(),
+                            reason: err.reason.to_string(),
+                        };
+                        if mode == StrictMode::On {
+                            tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
+                            path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool excluded");
+                            listing.report.excluded.push(issue);
+                            return Ok(None);
+                        }
+                        tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
+                        path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool sent non-strict");
+                        listing.report.fallbacks.push(issue);
+                        (Cow::Borrowed(original), false)
+                    }
+                }
+            }
+            _ => (Cow::Borrowed(original), false),
+        };
+        let description = match tool.tool.description.as_deref() {
+            Some(d) => Some(sanitize_description(d)),
+            None if self.tools.empty_description => Some(Cow::Borrowed("")),
+            None => None,
+        };
+        let strict_flag = Value::Bool(strict);
+        let mut vars: Vec<(&str, Var<'_>)> = vec![
+            ("name", Var::Str(&tool.exposed_name)),
+            ("schema", Var::Json(schema)),
+            ("strict", Var::Json(Cow::Borrowed(&strict_flag))),
+        ];
+        if let Some(d) = &description {
+            vars.push(("description", Var::Str(d)));
+        }
+        if let Some(t) = &tool.tool.title {
+            vars.push(("title", Var::Str(t)));
+        }
+        self.tools.definition.render(vars.as_slice()).map(Some).map_err(|missing| {
+            Error::new(
+                ErrorKind::Spec,
+                format!(
+                    "the tool definition needs `${{{}}}`, which this tool lacks (use `${{{}?}}` to make it optional)",
+                    missing.0, missing.0
+                ),
+            )
+            .with_file(self.source())
+            .with_path("/tools/definition")
+            .with_tool(&tool.exposed_name)
+        })
+    }
+}
+
+fn merge_into(target: &mut Value, extra: &Map<String, Value>) {
+    crate::spec::merge_object(target, extra);
+}

@@ -1,0 +1,162 @@
+//! Provider specs: the YAML files that describe each provider's wire format,
+//! and the [`Registry`] that loads, validates and compiles them.
+//!
+//! A spec is loaded once: parsed (with line numbers), deep-merged over the spec
+//! it `extends`, validated against `schemas/provider-spec.schema.json`, checked
+//! semantically (template variables, strategies, rules references) and compiled
+//! into a [`Provider`], which the engine then executes many times. The built-in
+//! specs under `providers/` are embedded in the library and loaded through the
+//! same path as a user's folder; a user spec with a built-in's id replaces it.
+//!
+//! ```
+//! use mcp_adapters::spec::Registry;
+//!
+//! let registry = Registry::builtin()?;
+//! let ids: Vec<&str> = registry.providers().map(|p| p.id()).collect();
+//! assert!(ids.len() >= 4);
+//! # Ok::<(), mcp_adapters::Error>(())
+//! ```
+
+mod compile;
+mod load;
+pub(crate) mod plan;
+pub(crate) mod template;
+mod yaml;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::strict::StrictRules;
+
+pub use load::Source;
+use plan::*;
+
+/// A compiled provider spec. Obtain one from a [`Registry`].
+#[derive(Debug, Clone)]
+pub struct Provider {
+    id: String,
+    title: String,
+    description: Option<String>,
+    source: String,
+    pub(crate) tools: ToolsPlan,
+    pub(crate) strict: Option<StrictPlan>,
+    pub(crate) options: BTreeMap<String, OptionPlan>,
+    pub(crate) calls: CallsPlan,
+    pub(crate) results: ResultsPlan,
+}
+
+impl Provider {
+    /// The provider's id: its spec file's stem.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// A human-readable name.
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// What the spec says of itself.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// Where the spec came from: `built-in providers/<id>.yaml` or a file path.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The id of the strict-mode rules the spec uses, if any.
+    pub fn strict_rules(&self) -> Option<&str> {
+        self.strict.as_ref().map(|s| s.rules_id.as_str())
+    }
+
+    /// The listing options the spec offers, each with its accepted values.
+    pub fn options(&self) -> impl Iterator<Item = (&str, Vec<&str>)> {
+        self.options.iter().map(|(name, plan)| {
+            (
+                name.as_str(),
+                plan.values.keys().map(String::as_str).collect(),
+            )
+        })
+    }
+}
+
+/// A set of compiled provider specs and strict-mode rules, by id.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    providers: BTreeMap<String, Arc<Provider>>,
+    rules: BTreeMap<String, Arc<StrictRules>>,
+}
+
+impl Registry {
+    /// The built-in specs, loaded and validated once per process.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Spec`] if a built-in spec is invalid (the crate's tests make sure none is).
+    pub fn builtin() -> Result<&'static Registry> {
+        static BUILTIN: OnceLock<Result<Registry>> = OnceLock::new();
+        BUILTIN
+            .get_or_init(|| Registry::from_sources(load::builtin_sources()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The built-in specs plus the specs in `dir` (`*.yaml`) and its `rules/`
+    /// folder. A file with a built-in's id replaces the built-in.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] if the folder cannot be read; [`ErrorKind::Spec`] naming
+    /// the file, the line and the path inside the spec if a spec is invalid.
+    pub fn with_dir(dir: impl AsRef<Path>) -> Result<Registry> {
+        let mut sources = load::builtin_sources();
+        sources.extend(load::dir_sources(dir.as_ref())?);
+        Registry::from_sources(sources)
+    }
+
+    /// Loads specs and rules from `sources`; a later source with an id already
+    /// given replaces the earlier one.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Spec`] naming the file, the line and the path inside the spec.
+    pub fn from_sources(sources: Vec<Source>) -> Result<Registry> {
+        load::load(sources)
+    }
+
+    /// The provider with `id`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::UnknownProvider`] listing the known ids.
+    pub fn get(&self, id: &str) -> Result<&Arc<Provider>> {
+        self.providers.get(id).ok_or_else(|| {
+            let known: Vec<_> = self.providers.keys().map(String::as_str).collect();
+            Error::new(
+                ErrorKind::UnknownProvider,
+                format!("no provider `{id}`; known: {}", known.join(", ")),
+            )
+        })
+    }
+
+    /// The providers, by id.
+    pub fn providers(&self) -> impl Iterator<Item = &Provider> {
+        self.providers.values().map(AsRef::as_ref)
+    }
+
+    /// The strict-mode rules with `id`.
+    pub fn rules(&self, id: &str) -> Option<&Arc<StrictRules>> {
+        self.rules.get(id)
+    }
+}
+
+/// Deep-merges `extra` into `target` (see the spec format's `extends`).
+pub(crate) fn merge_object(target: &mut Value, extra: &serde_json::Map<String, Value>) {
+    compile::deep_merge(target, &Value::Object(extra.clone()));
+}

@@ -1,0 +1,311 @@
+//! The spec template language: JSON-shaped values with named substitutions.
+//!
+//! * A string that is exactly `${name}` is replaced by the variable's value
+//!   (any JSON: a string, an object, a list). Rendering fails if it is absent.
+//! * `${name?}` is optional: the key (or list element) holding it vanishes
+//!   when the variable is absent, `null` or an empty list.
+//! * Any other string containing `${name}` is interpolated: each reference is
+//!   replaced by the variable's text (strings as they are, numbers and booleans
+//!   written out). `$${` writes a literal `${`.
+//! * Everything else is a literal.
+//!
+//! Templates are compiled once, when a spec is loaded; the variable names a
+//! template may use are checked then.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+/// A compiled template.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Template {
+    Literal(Value),
+    Var { name: String, optional: bool },
+    Text(Vec<Piece>),
+    Object(Vec<(String, Template)>),
+    Array(Vec<Template>),
+}
+
+/// A piece of an interpolated string.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Piece {
+    Lit(String),
+    Var(String),
+}
+
+/// A variable's value while rendering.
+#[derive(Debug, Clone)]
+pub(crate) enum Var<'a> {
+    Str(&'a str),
+    Json(Cow<'a, Value>),
+}
+
+impl Var<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Var::Str(_) => false,
+            Var::Json(v) => v.is_null() || v.as_array().is_some_and(Vec::is_empty),
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        match self {
+            Var::Str(s) => Value::String((*s).to_owned()),
+            Var::Json(v) => v.clone().into_owned(),
+        }
+    }
+
+    fn push_text(&self, out: &mut String) {
+        match self {
+            Var::Str(s) => out.push_str(s),
+            Var::Json(v) => match v.as_ref() {
+                Value::String(s) => out.push_str(s),
+                Value::Null => {}
+                other => out.push_str(&other.to_string()),
+            },
+        }
+    }
+
+    fn text_len(&self) -> usize {
+        match self {
+            Var::Str(s) => s.len(),
+            Var::Json(v) => v.as_str().map_or(16, str::len),
+        }
+    }
+}
+
+/// Where a template finds its variables.
+pub(crate) trait Vars {
+    fn get(&self, name: &str) -> Option<Var<'_>>;
+}
+
+impl Vars for [(&str, Var<'_>)] {
+    fn get(&self, name: &str) -> Option<Var<'_>> {
+        self.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// A template referred to a required variable that has no value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Missing(pub String);
+
+impl Template {
+    /// Compiles `value`; `known` lists the variable names it may use.
+    /// Errors name the JSON pointer (relative to `value`) of the bad string.
+    pub fn compile(value: &Value, known: &[&str]) -> Result<Template, (String, String)> {
+        compile_at(value, known, "")
+    }
+
+    /// Renders with `vars`. An optional variable that is absent leaves nothing;
+    /// at the top level that renders as `null`.
+    pub fn render(&self, vars: &(impl Vars + ?Sized)) -> Result<Value, Missing> {
+        Ok(self.render_opt(vars)?.unwrap_or(Value::Null))
+    }
+
+    fn render_opt(&self, vars: &(impl Vars + ?Sized)) -> Result<Option<Value>, Missing> {
+        Ok(Some(match self {
+            Template::Literal(v) => v.clone(),
+            Template::Var { name, optional } => match vars.get(name) {
+                Some(v) if !(*optional && v.is_empty()) => v.to_value(),
+                _ if *optional => return Ok(None),
+                _ => return Err(Missing(name.clone())),
+            },
+            Template::Text(pieces) => Value::String(render_text(pieces, vars)?),
+            Template::Object(entries) => {
+                let mut map = Map::with_capacity(entries.len());
+                for (key, t) in entries {
+                    if let Some(v) = t.render_opt(vars)? {
+                        map.insert(key.clone(), v);
+                    }
+                }
+                Value::Object(map)
+            }
+            Template::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for t in items {
+                    out.extend(t.render_opt(vars)?);
+                }
+                Value::Array(out)
+            }
+        }))
+    }
+}
+
+fn render_text(pieces: &[Piece], vars: &(impl Vars + ?Sized)) -> Result<String, Missing> {
+    let found: Vec<Option<Var<'_>>> = pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Lit(_) => Ok(None),
+            Piece::Var(name) => vars
+                .get(name)
+                .map(Some)
+                .ok_or_else(|| Missing(name.clone())),
+        })
+        .collect::<Result<_, _>>()?;
+    let len = pieces
+        .iter()
+        .zip(&found)
+        .map(|(p, v)| match (p, v) {
+            (Piece::Lit(s), _) => s.len(),
+            (_, Some(v)) => v.text_len(),
+            _ => 0,
+        })
+        .sum();
+    let mut out = String::with_capacity(len);
+    for (p, v) in pieces.iter().zip(&found) {
+        match (p, v) {
+            (Piece::Lit(s), _) => out.push_str(s),
+            (_, Some(v)) => v.push_text(&mut out),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Renders an interpolated string from its source, for text forms written in specs.
+pub(crate) fn render_string(
+    pieces: &[Piece],
+    vars: &(impl Vars + ?Sized),
+) -> Result<String, Missing> {
+    render_text(pieces, vars)
+}
+
+fn compile_at(value: &Value, known: &[&str], at: &str) -> Result<Template, (String, String)> {
+    Ok(match value {
+        Value::String(s) => compile_string(s, known).map_err(|e| (at.to_owned(), e))?,
+        Value::Object(map) => Template::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let child = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    Ok::<_, (String, String)>((k.clone(), compile_at(v, known, &child)?))
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Array(items) => Template::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| compile_at(v, known, &format!("{at}/{i}")))
+                .collect::<Result<_, _>>()?,
+        ),
+        other => Template::Literal(other.clone()),
+    })
+}
+
+fn compile_string(s: &str, known: &[&str]) -> Result<Template, String> {
+    let pieces = parse_pieces(s, known)?;
+    Ok(match pieces.as_slice() {
+        [] => Template::Literal(Value::String(String::new())),
+        [Piece::Lit(lit)] => Template::Literal(Value::String(lit.clone())),
+        [Piece::Var(name)] if s.starts_with("${") && s.ends_with('}') => {
+            let (name, optional) = match name.strip_suffix('?') {
+                Some(n) => (n.to_owned(), true),
+                None => (name.clone(), false),
+            };
+            Template::Var { name, optional }
+        }
+        _ => {
+            if let Some(Piece::Var(opt)) = pieces
+                .iter()
+                .find(|p| matches!(p, Piece::Var(n) if n.ends_with('?')))
+            {
+                return Err(format!(
+                    "`${{{opt}}}` is optional, which only a whole value can be, not part of a string"
+                ));
+            }
+            Template::Text(pieces)
+        }
+    })
+}
+
+/// Splits an interpolated string into literal and variable pieces, checking
+/// variable names against `known`.
+pub(crate) fn parse_pieces(s: &str, known: &[&str]) -> Result<Vec<Piece>, String> {
+    let mut pieces = Vec::new();
+    let mut lit = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find('$') {
+        lit.push_str(&rest[..at]);
+        rest = &rest[at..];
+        if let Some(after) = rest.strip_prefix("$${") {
+            lit.push_str("${");
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("${") {
+            let end = after
+                .find('}')
+                .ok_or_else(|| format!("unclosed `${{` in {s:?}"))?;
+            let name = &after[..end];
+            let bare = name.strip_suffix('?').unwrap_or(name);
+            if !known.contains(&bare) {
+                return Err(format!(
+                    "unknown variable `{bare}`; known here: {}",
+                    known.join(", ")
+                ));
+            }
+            if !lit.is_empty() {
+                pieces.push(Piece::Lit(std::mem::take(&mut lit)));
+            }
+            pieces.push(Piece::Var(name.to_owned()));
+            rest = &after[end + 1..];
+        } else {
+            lit.push('$');
+            rest = &rest[1..];
+        }
+    }
+    lit.push_str(rest);
+    if !lit.is_empty() {
+        pieces.push(Piece::Lit(lit));
+    }
+    Ok(pieces)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn render(t: &Value, vars: &[(&str, Var<'_>)]) -> Result<Value, Missing> {
+        Template::compile(t, &["a", "b", "list"])
+            .unwrap()
+            .render(vars)
+    }
+
+    #[test]
+    fn substitutes_whole_values_and_interpolates_strings() {
+        let obj = json!({"x": 1});
+        let vars = [("a", Var::Str("A")), ("b", Var::Json(Cow::Borrowed(&obj)))];
+        let t = json!({"k": "${a}", "o": "${b}", "s": "data:${a};n=${b}", "lit": [true, "$${a}"]});
+        assert_eq!(
+            render(&t, &vars).unwrap(),
+            json!({"k": "A", "o": {"x": 1}, "s": "data:A;n={\"x\":1}", "lit": [true, "${a}"]})
+        );
+    }
+
+    #[test]
+    fn optional_values_vanish() {
+        let empty = json!([]);
+        let vars = [("list", Var::Json(Cow::Borrowed(&empty)))];
+        let t = json!({"a": "${a?}", "l": "${list?}", "arr": ["${a?}", 1], "keep": "x"});
+        assert_eq!(render(&t, &vars).unwrap(), json!({"arr": [1], "keep": "x"}));
+    }
+
+    #[test]
+    fn required_values_must_be_present() {
+        assert_eq!(render(&json!({"a": "${a}"}), &[]), Err(Missing("a".into())));
+        assert_eq!(render(&json!("x ${b}"), &[]), Err(Missing("b".into())));
+    }
+
+    #[test]
+    fn compile_errors_name_the_path() {
+        let err = Template::compile(&json!({"o": [{"k": "${nope}"}]}), &["a"]).unwrap_err();
+        assert_eq!(err.0, "/o/0/k");
+        assert!(err.1.contains("unknown variable `nope`"), "{}", err.1);
+        let err = Template::compile(&json!("x ${a?}"), &["a"]).unwrap_err();
+        assert!(err.1.contains("optional"), "{}", err.1);
+        let err = Template::compile(&json!("x ${a"), &["a"]).unwrap_err();
+        assert!(err.1.contains("unclosed"), "{}", err.1);
+    }
+}
