@@ -118,10 +118,6 @@ impl Error {
         self
     }
 
-    pub(crate) fn spec(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::Spec, message)
-    }
-
     pub(crate) fn input(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Input, message)
     }

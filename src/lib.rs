@@ -6,8 +6,10 @@ pub mod error;
 pub mod mcp;
 
 pub use error::{Error, ErrorKind, Location, Result};
+pub mod calls;
 pub mod describe;
 pub mod listing;
+pub mod media;
 pub mod results;
 pub mod spec;
 pub mod strict;

@@ -84,6 +84,32 @@ impl Provider {
             )
         })
     }
+
+    /// A JSON summary: id, title, description, source, strict rules and the
+    /// options with their descriptions and values.
+    pub fn info(&self) -> Value {
+        let options: serde_json::Map<String, Value> = self
+            .options
+            .iter()
+            .map(|(name, plan)| {
+                let values: serde_json::Map<String, Value> = plan
+                    .values
+                    .iter()
+                    .map(|(v, e)| (v.clone(), serde_json::json!({"description": e.description})))
+                    .collect();
+                let info = serde_json::json!({"description": plan.description, "values": values});
+                (name.clone(), info)
+            })
+            .collect();
+        serde_json::json!({
+            "id": self.id,
+            "title": self.title,
+            "description": self.description,
+            "source": self.source,
+            "strict_rules": self.strict_rules(),
+            "options": options,
+        })
+    }
 }
 
 /// A set of compiled provider specs and strict-mode rules, by id.

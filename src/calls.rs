@@ -1,0 +1,296 @@
+//! Call extraction: the tool calls in a model response, resolved against the toolset.
+//!
+//! The spec says where the calls are (in a full response, an assistant
+//! message, or the bare list of blocks / items / parts the user holds), which
+//! items are calls, and how their id, name and arguments are read. Every call
+//! whose name resolves in the toolset and whose arguments are an object becomes
+//! a [`ToolCall`], with strict-mode `null`s stripped. Every other call becomes
+//! a [`RejectedCall`] carrying the provider's error answer: nothing of it is
+//! ever sent to a server (HB-2). Other items are ignored. Both lists keep the
+//! model's order, and each entry its position in it.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::listing::NullPaths;
+use crate::results::{Outcome, ResultOptions};
+use crate::spec::Provider;
+use crate::spec::plan::{ArgFormat, Field, Select};
+use crate::strict::strip_nulls;
+use crate::toolset::ToolSet;
+
+/// A call to a tool in the toolset, ready to be sent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// The id the model gave the call (some providers may omit it).
+    pub call_id: Option<String>,
+    /// The tool's server.
+    pub server_id: String,
+    /// The tool's MCP name.
+    pub name: String,
+    /// The name the model called.
+    pub exposed_name: String,
+    /// The arguments, with strict-mode `null`s removed.
+    pub arguments: Map<String, Value>,
+    /// The call's position among the response's calls.
+    #[serde(skip)]
+    pub index: usize,
+}
+
+/// A call that will not be sent, with the answer to give the model instead.
+#[derive(Debug, Clone, Serialize)]
+pub struct RejectedCall {
+    /// The call's position among the response's calls.
+    #[serde(skip)]
+    pub index: usize,
+    /// The id the model gave the call.
+    pub call_id: Option<String>,
+    /// The tool name the model called, if it gave one.
+    pub name: Option<String>,
+    /// Why the call was rejected.
+    #[serde(serialize_with = "serialize_message")]
+    pub error: Error,
+    /// The provider's error answer.
+    pub answer: Value,
+}
+
+fn serialize_message<S: serde::Serializer>(
+    e: &Error,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(e.message())
+}
+
+/// The calls of a response: those to send and those answered already.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Extracted {
+    /// Calls to tools in the toolset, in the model's order.
+    pub calls: Vec<ToolCall>,
+    /// Rejected calls with their error answers, in the model's order.
+    pub rejected: Vec<RejectedCall>,
+}
+
+impl Extracted {
+    /// How many calls the response made.
+    pub fn len(&self) -> usize {
+        self.calls.len() + self.rejected.len()
+    }
+
+    /// Whether the response made no call.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Provider {
+    /// Reads the tool calls in `input`: a full response, an assistant message,
+    /// or the list of content blocks / output items / parts.
+    ///
+    /// Calls resolve against `toolset` only; `null_paths` (from the listing)
+    /// says which `null`s strict mode added. A call is rejected, and answered
+    /// with an error, when its tool is not in the toolset, its arguments are
+    /// absent, not an object, or not valid JSON, it lacks an id the provider
+    /// requires, or it repeats an earlier call's id. Arguments sent as an empty
+    /// string count as `{}`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when `input` is none of the accepted forms.
+    pub fn extract_calls(
+        &self,
+        input: &Value,
+        toolset: &ToolSet,
+        null_paths: &NullPaths,
+    ) -> Result<Extracted> {
+        let items = self.locate(input)?;
+        let mut out = Extracted::default();
+        let mut seen_ids = HashSet::new();
+        let plan = &self.calls;
+        for item in items.iter().filter(|item| selects(&plan.select, item)) {
+            let index = out.len();
+            let call_id = read_string(&plan.id, item);
+            let name = read_string(&plan.name, item);
+            match self.read_call(
+                item,
+                call_id.as_deref(),
+                name.as_deref(),
+                toolset,
+                &mut seen_ids,
+            ) {
+                Ok(mut call) => {
+                    if let Some(paths) = null_paths.get(&call.exposed_name) {
+                        strip_nulls(&mut call.arguments, paths);
+                    }
+                    call.index = index;
+                    out.calls.push(call);
+                }
+                Err(error) => {
+                    let shown = name.clone().unwrap_or_default();
+                    let options = ResultOptions::default();
+                    // A provider that requires ids still gets an answer for a call without one.
+                    let answer = self
+                        .answer(call_id.as_deref(), &shown, Outcome::Error(&error), &options)
+                        .or_else(|_| {
+                            self.answer(Some(""), &shown, Outcome::Error(&error), &options)
+                        })?;
+                    tracing::warn!(provider = self.id(), tool = %shown, call_id = call_id.as_deref().unwrap_or(""),
+                        reason = %error.message(), "tool call rejected");
+                    out.rejected.push(RejectedCall {
+                        index,
+                        call_id,
+                        name,
+                        error,
+                        answer,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn locate<'v>(&self, input: &'v Value) -> Result<&'v [Value]> {
+        let obj = match input {
+            Value::Array(items) => return Ok(items),
+            Value::Object(obj) => obj,
+            other => {
+                return Err(Error::new(
+                    ErrorKind::Input,
+                    format!(
+                        "expected a response, a message or a list of items, got {}",
+                        json_type(other)
+                    ),
+                ));
+            }
+        };
+        let Some(entry) = self.calls.locate.iter().find(|l| obj.contains_key(&l.when)) else {
+            let keys: Vec<_> = self
+                .calls
+                .locate
+                .iter()
+                .map(|l| format!("`{}`", l.when))
+                .collect();
+            return Err(Error::new(
+                ErrorKind::Input,
+                format!(
+                    "not a `{}` response or message: it has none of {}",
+                    self.id(),
+                    keys.join(", ")
+                ),
+            ));
+        };
+        match entry.list.get(input) {
+            None | Some(Value::Null) => Ok(&[]),
+            Some(Value::Array(items)) => Ok(items),
+            Some(other) => Err(Error::new(
+                ErrorKind::Input,
+                format!("the list of calls is {}, not a list", json_type(other)),
+            )),
+        }
+    }
+
+    fn read_call(
+        &self,
+        item: &Value,
+        call_id: Option<&str>,
+        name: Option<&str>,
+        toolset: &ToolSet,
+        seen_ids: &mut HashSet<String>,
+    ) -> Result<ToolCall> {
+        let plan = &self.calls;
+        let name =
+            name.ok_or_else(|| Error::new(ErrorKind::UnknownTool, "the call names no tool"))?;
+        if call_id.is_none() && !plan.id.optional {
+            return Err(Error::new(ErrorKind::Input, "the call has no id").with_tool(name));
+        }
+        if let Some(id) = call_id.filter(|id| !seen_ids.insert((*id).to_owned())) {
+            return Err(Error::new(
+                ErrorKind::Input,
+                format!("call id `{id}` was already used by an earlier call; not run twice"),
+            ));
+        }
+        let tool = toolset.resolve(name).ok_or_else(|| {
+            Error::new(
+                ErrorKind::UnknownTool,
+                format!("unknown tool `{name}`: call one of the tools offered"),
+            )
+        })?;
+        let arguments = read_arguments(
+            plan.arguments.path.get(item),
+            plan.arg_format,
+            plan.missing_args_empty,
+        )?;
+        Ok(ToolCall {
+            call_id: call_id.map(str::to_owned),
+            server_id: tool.server_id.clone(),
+            name: tool.tool.name.clone(),
+            exposed_name: tool.exposed_name.clone(),
+            arguments,
+            index: 0,
+        })
+    }
+}
+
+fn selects(select: &Select, item: &Value) -> bool {
+    match select {
+        Select::Equals(path, want) => path.get(item).and_then(Value::as_str) == Some(want),
+        Select::Has(path) => path.get(item).is_some_and(|v| !v.is_null()),
+    }
+}
+
+fn read_string(field: &Field, item: &Value) -> Option<String> {
+    match field.path.get(item)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn read_arguments(
+    value: Option<&Value>,
+    format: ArgFormat,
+    missing_empty: bool,
+) -> Result<Map<String, Value>> {
+    let invalid = |msg: String| Error::new(ErrorKind::InvalidArguments, msg);
+    match (value, format) {
+        (None | Some(Value::Null), _) if missing_empty => Ok(Map::new()),
+        (None | Some(Value::Null), _) => Err(invalid(
+            "the call has no arguments; send a JSON object".into(),
+        )),
+        (Some(Value::Object(map)), ArgFormat::Object | ArgFormat::Any) => Ok(map.clone()),
+        (Some(Value::String(text)), ArgFormat::JsonString | ArgFormat::Any) => {
+            if text.trim().is_empty() {
+                return Ok(Map::new());
+            }
+            match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(map)) => Ok(map),
+                Ok(other) => Err(invalid(format!(
+                    "the arguments must be a JSON object, got {}",
+                    json_type(&other)
+                ))),
+                Err(e) => Err(invalid(format!("the arguments are not valid JSON: {e}"))),
+            }
+        }
+        (Some(other), ArgFormat::JsonString) => Err(invalid(format!(
+            "the arguments must be a string holding a JSON object, got {}",
+            json_type(other)
+        ))),
+        (Some(other), _) => Err(invalid(format!(
+            "the arguments must be a JSON object, got {}",
+            json_type(other)
+        ))),
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,151 @@
+//! Command-line parsing and dispatch.
+
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Lists MCP tools in an LLM provider's format, reads tool calls from model
+/// responses and answers them, driven by YAML provider specs.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-adapters", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Lists the providers: a JSON array with each spec's id, title and options.
+    Providers {
+        #[command(flatten)]
+        specs: SpecsArg,
+    },
+    /// Lists MCP tools (tools/list results) in a provider's format.
+    Tools(ToolsArgs),
+    /// Reads the tool calls from a model response.
+    Calls(CallsArgs),
+    /// Answers one call with an MCP CallToolResult (or a failure) in a provider's format.
+    Result(ResultArgs),
+}
+
+#[derive(Debug, Args)]
+struct SpecsArg {
+    /// A folder of provider specs (*.yaml, and rules/*.yaml) added to the built-in ones;
+    /// a spec with a built-in's id replaces it.
+    #[arg(long, value_name = "DIR")]
+    specs: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct ToolsetArgs {
+    /// Name tools `server__tool` even for one server.
+    #[arg(long)]
+    hub: bool,
+    /// Put this before every exposed name.
+    #[arg(long, value_name = "P")]
+    prefix: Option<String>,
+    /// Keep only tools whose `server/tool` matches this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    allow: Vec<String>,
+    /// Leave out tools whose `server/tool` matches this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    deny: Vec<String>,
+    /// Strict-mode schemas: auto, true or false (providers with strict rules only).
+    #[arg(long, value_name = "MODE")]
+    strict: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct ToolsArgs {
+    /// The provider id (see `providers`).
+    #[arg(long)]
+    provider: String,
+    #[command(flatten)]
+    specs: SpecsArg,
+    #[command(flatten)]
+    toolset: ToolsetArgs,
+    /// Set the provider's `cache_control` option (for example `last`).
+    #[arg(long, value_name = "VALUE")]
+    cache_control: Option<String>,
+    /// Set a provider option (repeatable).
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    options: Vec<String>,
+    /// tools/list results, as FILE (server id: the file's stem) or NAME=FILE.
+    /// Without any, a bundled demo server's tools.
+    files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct CallsArgs {
+    /// The provider id.
+    #[arg(long)]
+    provider: String,
+    #[command(flatten)]
+    specs: SpecsArg,
+    #[command(flatten)]
+    toolset: ToolsetArgs,
+    /// The tools offered to the model: tools/list results, as FILE or NAME=FILE (repeatable).
+    #[arg(long = "tools", value_name = "FILE", num_args = 1..)]
+    tools: Vec<String>,
+    /// The model response (or message, or list of items); `-` reads stdin.
+    response: String,
+}
+
+#[derive(Debug, Args)]
+struct ResultArgs {
+    /// The provider id.
+    #[arg(long)]
+    provider: String,
+    #[command(flatten)]
+    specs: SpecsArg,
+    /// The call's id (omit for a provider whose calls may lack one).
+    #[arg(long, value_name = "ID")]
+    call_id: Option<String>,
+    /// The exposed tool name the model called.
+    #[arg(long, value_name = "EXPOSED")]
+    name: String,
+    /// How structuredContent is used: auto, prefer, append or ignore.
+    #[arg(long, value_name = "MODE")]
+    structured: Option<String>,
+    /// llm (default: media no model takes become placeholders) or none.
+    #[arg(long, value_name = "SHAPE", default_value = "llm")]
+    shape: String,
+    /// Put this before the text of an error answer.
+    #[arg(long, value_name = "S")]
+    error_prefix: Option<String>,
+    /// Answer a failed call with this message instead of a result.
+    #[arg(long, value_name = "MESSAGE", conflicts_with = "file")]
+    error: Option<String>,
+    /// An MCP CallToolResult; `-` reads stdin.
+    #[arg(required_unless_present = "error")]
+    file: Option<String>,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Providers { specs } => commands::providers(&specs),
+        Command::Tools(args) => commands::tools(&args),
+        Command::Calls(args) => commands::calls(&args),
+        Command::Result(args) => commands::result(&args),
+    };
+    match outcome {
+        Ok(value) => {
+            match serde_json::to_string_pretty(&value) {
+                Ok(text) => println!("{text}"),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

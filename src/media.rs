@@ -1,0 +1,177 @@
+//! Shaping results for a model (PI-2), before any provider mapping.
+//!
+//! Models accept few media types. With `shape: llm` (the default) the
+//! provider-independent stage below turns everything a model cannot take into
+//! a text placeholder, so no provider ever receives a payload it would reject:
+//!
+//! | content | kept when | otherwise |
+//! |---|---|---|
+//! | `image` | JPEG, PNG, GIF or WebP with valid base64 | `[image: image/svg+xml, 1024 bytes]` |
+//! | `audio` | WAV, MP3, Ogg, WebM or FLAC with valid base64 | `[audio: audio/aac, 1024 bytes]` |
+//! | embedded blob | an accepted image type with valid base64 | `[resource: file:///a.pdf, application/pdf, 1024 bytes]` |
+//!
+//! Sizes are the decoded sizes, computed from the base64 text without decoding
+//! it. Invalid base64 reads `[image: image/png, invalid base64]`. The same text
+//! forms are what a provider's media table falls back to for content it does
+//! not map.
+
+use std::borrow::Cow;
+
+use crate::mcp::{Content, MediaContent, ResourceContents};
+
+/// Image types every built-in provider accepts inline.
+pub const MODEL_IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
+/// Audio types a model may be given.
+pub const MODEL_AUDIO_TYPES: &[&str] = &[
+    "audio/wav",
+    "audio/mpeg",
+    "audio/ogg",
+    "audio/webm",
+    "audio/flac",
+];
+
+/// The MIME type's essence, lower-cased, with common aliases folded
+/// (`image/jpg` → `image/jpeg`, `audio/x-wav` → `audio/wav`, `audio/mp3` → `audio/mpeg`).
+pub fn normalize_mime(mime: &str) -> Cow<'_, str> {
+    let essence = mime.split(';').next().unwrap_or_default().trim();
+    let lower: Cow<'_, str> = if essence.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(essence.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(essence)
+    };
+    match lower.as_ref() {
+        "image/jpg" | "image/pjpeg" => Cow::Borrowed("image/jpeg"),
+        "audio/x-wav" | "audio/wave" | "audio/vnd.wave" => Cow::Borrowed("audio/wav"),
+        "audio/mp3" | "audio/x-mp3" | "audio/mpeg3" => Cow::Borrowed("audio/mpeg"),
+        "audio/x-flac" => Cow::Borrowed("audio/flac"),
+        _ => lower,
+    }
+}
+
+/// The decoded length of standard base64 text (padding optional), or `None` if
+/// it is not valid base64. Runs in one pass without decoding.
+pub fn base64_decoded_len(data: &str) -> Option<usize> {
+    let bytes = data.as_bytes();
+    let body = bytes
+        .strip_suffix(b"==")
+        .or_else(|| bytes.strip_suffix(b"="))
+        .unwrap_or(bytes);
+    if !body
+        .iter()
+        .all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+    {
+        return None;
+    }
+    let padding = bytes.len() - body.len();
+    let rem = body.len() % 4;
+    let valid = matches!((rem, padding), (0, 0) | (2, 0 | 2) | (3, 0 | 1));
+    valid.then(|| body.len() / 4 * 3 + rem.saturating_sub(1))
+}
+
+/// `[image: image/png, 1024 bytes]`, or `[image: image/png, invalid base64]`.
+pub fn media_placeholder(kind: &str, mime: &str, data: &str) -> String {
+    match base64_decoded_len(data) {
+        Some(n) => format!("[{kind}: {mime}, {n} bytes]"),
+        None => format!("[{kind}: {mime}, invalid base64]"),
+    }
+}
+
+/// The standard text form of a content block, used where nothing richer applies.
+pub fn text_form(content: &Content) -> Cow<'_, str> {
+    match content {
+        Content::Text(t) => Cow::Borrowed(&t.text),
+        Content::Image(m) => Cow::Owned(media_placeholder("image", &m.mime_type, &m.data)),
+        Content::Audio(m) => Cow::Owned(media_placeholder("audio", &m.mime_type, &m.data)),
+        Content::ResourceLink(link) => Cow::Owned(match &link.mime_type {
+            Some(mime) => format!("[resource] {} <{}> ({mime})", link.name, link.uri),
+            None => format!("[resource] {} <{}>", link.name, link.uri),
+        }),
+        Content::Resource(r) => Cow::Owned(resource_text_form(&r.resource)),
+        Content::Unknown(_) => {
+            Cow::Owned(format!("[unsupported content: {}]", content.type_name()))
+        }
+    }
+}
+
+fn resource_text_form(r: &ResourceContents) -> String {
+    match (&r.text, &r.blob) {
+        (Some(text), _) => format!("[resource: {}]\n{text}", r.uri),
+        (None, Some(blob)) => {
+            let mime = r.mime_type.as_deref().unwrap_or("application/octet-stream");
+            match base64_decoded_len(blob) {
+                Some(n) => format!("[resource: {}, {mime}, {n} bytes]", r.uri),
+                None => format!("[resource: {}, {mime}, invalid base64]", r.uri),
+            }
+        }
+        (None, None) => format!("[resource: {}]", r.uri),
+    }
+}
+
+fn accepted(mime: &str, data: &str, types: &[&str]) -> bool {
+    types.contains(&normalize_mime(mime).as_ref()) && base64_decoded_len(data).is_some()
+}
+
+/// Whether a content block can reach a model as it is, or must become a
+/// placeholder first (the table in the [module docs](self)).
+pub fn fits_model(content: &Content) -> bool {
+    match content {
+        Content::Image(MediaContent {
+            mime_type, data, ..
+        }) => accepted(mime_type, data, MODEL_IMAGE_TYPES),
+        Content::Audio(MediaContent {
+            mime_type, data, ..
+        }) => accepted(mime_type, data, MODEL_AUDIO_TYPES),
+        Content::Resource(r) => match (&r.resource.blob, &r.resource.mime_type) {
+            (Some(blob), Some(mime)) => accepted(mime, blob, MODEL_IMAGE_TYPES),
+            (Some(_), None) => false,
+            (None, _) => true,
+        },
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_lengths() {
+        let cases = [
+            ("", Some(0)),
+            ("QQ==", Some(1)),
+            ("QUI=", Some(2)),
+            ("QUJD", Some(3)),
+            ("QQ", Some(1)),
+            ("QUI", Some(2)),
+            ("QUJDRA==", Some(4)),
+            ("Q", None),
+            ("QQ=", None),
+            ("Q===", None),
+            ("QU JD", None),
+            ("QU-_", None),
+            ("QUJD\n", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(base64_decoded_len(input), want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn mime_normalization() {
+        assert_eq!(normalize_mime("Image/JPG"), "image/jpeg");
+        assert_eq!(normalize_mime("audio/x-wav; rate=8000"), "audio/wav");
+        assert_eq!(normalize_mime("image/svg+xml"), "image/svg+xml");
+    }
+
+    #[test]
+    fn placeholders() {
+        assert_eq!(
+            media_placeholder("image", "image/svg+xml", "QUJD"),
+            "[image: image/svg+xml, 3 bytes]"
+        );
+        assert_eq!(
+            media_placeholder("image", "image/png", "!!"),
+            "[image: image/png, invalid base64]"
+        );
+    }
+}
