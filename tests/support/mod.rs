@@ -1,0 +1,54 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use mcp_adapters::mcp::{Tool, parse_tools_list};
+use mcp_adapters::spec::{Provider, Registry};
+use serde_json::Value;
+
+/// The four providers the seeds specify.
+pub const CORE_PROVIDERS: &[&str] = &["anthropic", "openai-chat", "openai-responses", "gemini"];
+
+/// insta settings that put snapshots in the top-level `snapshots/` folder.
+pub fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots"));
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
+
+pub fn provider(id: &str) -> &'static Provider {
+    Registry::builtin().expect("built-in specs load").get(id).expect("built-in provider")
+}
+
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub fn fixture(rel: &str) -> Value {
+    read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel))
+}
+
+/// A corpus server's tools.
+pub fn corpus_tools(server: &str) -> Vec<Tool> {
+    parse_tools_list(fixture(&format!("corpus/{server}.tools.json"))).expect("corpus tools parse")
+}
+
+/// The corpus servers, by file stem.
+pub fn corpus_servers() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".tools.json").map(str::to_owned))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The server id for a corpus file path (`.../time.tools.json` -> `time`).
+pub fn stem(path: &Path) -> String {
+    let name = path.file_name().unwrap().to_str().unwrap();
+    name.split('.').next().unwrap().to_owned()
+}
