@@ -36,7 +36,6 @@ pub struct ToolCall {
     /// The arguments, with strict-mode `null`s removed.
     pub arguments: Map<String, Value>,
     /// The call's position among the response's calls.
-    #[serde(skip)]
     pub index: usize,
 }
 
@@ -44,7 +43,6 @@ pub struct ToolCall {
 #[derive(Debug, Clone, Serialize)]
 pub struct RejectedCall {
     /// The call's position among the response's calls.
-    #[serde(skip)]
     pub index: usize,
     /// The id the model gave the call.
     pub call_id: Option<String>,
