@@ -1,0 +1,305 @@
+//! Glue between integration tests and `tests/conformance/check.py`, which
+//! validates emitted JSON against the providers' official Python SDK types.
+//!
+//! The first call creates a virtualenv in `<target>/conformance-venv` with the
+//! exact versions from `tests/conformance/requirements.txt`; later calls (and
+//! other test binaries) reuse it until that file changes. A lock file keeps two
+//! test binaries from building it at once.
+//!
+//! ```ignore
+//! mod common;
+//! use common::conformance::{Item, check};
+//! let items = vec![Item::new("weather tool", "openai-chat/tool", json!({...}))];
+//! check(&items).unwrap_or_else(|e| panic!("{e}"));
+//! ```
+//!
+//! A provider that is a variant of one the checker knows (an OpenAI-compatible
+//! gateway, say) names the SDK type with `@`: `"my-gateway/tool@openai-chat/tool"`.
+#![allow(dead_code)]
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant, SystemTime};
+
+/// One JSON value to validate.
+pub struct Item {
+    /// Shown in failure messages.
+    pub label: String,
+    /// `"<provider>/<kind>"`, e.g. `"anthropic/tool"` or `"bedrock-converse/result"`;
+    /// `"<variant>/<kind>@<sdk type>"` for a provider variant.
+    pub check: String,
+    /// The JSON the library emitted.
+    pub value: serde_json::Value,
+}
+
+impl Item {
+    pub fn new(
+        label: impl Into<String>,
+        check: impl Into<String>,
+        value: serde_json::Value,
+    ) -> Self {
+        Item {
+            label: label.into(),
+            check: check.into(),
+            value,
+        }
+    }
+}
+
+/// Validates every item; `Err` lists each failing item with its validation error.
+pub fn check(items: &[Item]) -> Result<(), String> {
+    let python = venv_python()?;
+    let entries: Vec<serde_json::Value> = items
+        .iter()
+        .map(|item| {
+            let (check, sdk_type) = match item.check.split_once('@') {
+                Some((check, sdk_type)) => (check, Some(sdk_type)),
+                None => (item.check.as_str(), None),
+            };
+            let mut entry = serde_json::json!({
+                "label": item.label,
+                "check": check,
+                "value": item.value,
+            });
+            if let Some(sdk_type) = sdk_type {
+                entry["sdk_type"] = serde_json::Value::from(sdk_type);
+            }
+            entry
+        })
+        .collect();
+    let doc = serde_json::json!({ "items": entries });
+    let mut file = tempfile::Builder::new()
+        .prefix("conformance-items-")
+        .suffix(".json")
+        .tempfile()
+        .map_err(|e| format!("conformance: cannot create a temp file: {e}"))?;
+    file.write_all(doc.to_string().as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(|e| format!("conformance: cannot write {}: {e}", file.path().display()))?;
+    let mut cmd = Command::new(&python);
+    cmd.arg(check_py()).arg(file.path());
+    interpret(&run(&mut cmd, "check.py")?)
+}
+
+/// Runs the checker's own tests (`check.py --self-test`).
+pub fn self_test() -> Result<(), String> {
+    let python = venv_python()?;
+    let mut cmd = Command::new(&python);
+    cmd.arg(check_py()).arg("--self-test");
+    interpret(&run(&mut cmd, "check.py --self-test")?)
+}
+
+fn interpret(out: &Output) -> Result<(), String> {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => Ok(()),
+        Some(1) => Err(format!("conformance failures:\n{}", stdout.trim_end())),
+        _ => Err(format!(
+            "conformance harness error ({}):\n{}{}",
+            out.status,
+            stdout,
+            stderr.trim_end()
+        )),
+    }
+}
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn conformance_dir() -> PathBuf {
+    manifest_dir().join("tests").join("conformance")
+}
+
+fn check_py() -> PathBuf {
+    conformance_dir().join("check.py")
+}
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                manifest_dir().join(dir)
+            }
+        }
+        _ => manifest_dir().join("target"),
+    }
+}
+
+fn python_in(venv: &Path) -> PathBuf {
+    if cfg!(windows) {
+        venv.join("Scripts").join("python.exe")
+    } else {
+        venv.join("bin").join("python")
+    }
+}
+
+/// FNV-1a: enough to notice that requirements.txt changed, with no extra crate.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Returns the virtualenv's python, creating the venv first when it is missing,
+/// half-built or built from another requirements.txt.
+fn venv_python() -> Result<PathBuf, String> {
+    let requirements = conformance_dir().join("requirements.txt");
+    let content = fs::read(&requirements)
+        .map_err(|e| format!("conformance: cannot read {}: {e}", requirements.display()))?;
+    let stamp_text = format!("requirements.txt fnv1a64 {:016x}\n", fnv1a(&content));
+    let target = target_dir();
+    let venv = target.join("conformance-venv");
+    let stamp = venv.join(".requirements-stamp");
+    let python = python_in(&venv);
+    let ready = || {
+        python.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(stamp_text.as_str())
+    };
+    if ready() {
+        return Ok(python);
+    }
+    fs::create_dir_all(&target)
+        .map_err(|e| format!("conformance: cannot create {}: {e}", target.display()))?;
+    let _lock = Lock::acquire(&target.join("conformance-venv.lock"))?;
+    // Another test binary may have finished the venv while this one waited.
+    if ready() {
+        return Ok(python);
+    }
+    if venv.exists() {
+        fs::remove_dir_all(&venv).map_err(|e| {
+            format!(
+                "conformance: cannot remove the stale venv {}: {e}",
+                venv.display()
+            )
+        })?;
+    }
+    let base = std::env::var("CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let out = Command::new(&base)
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .output()
+        .map_err(|e| {
+            format!(
+                "conformance: could not run `{base} -m venv`: {e}. Install Python 3.9 or newer \
+                 with its venv module (Debian/Ubuntu: `apt-get install python3 python3-venv`) \
+                 or point CONFORMANCE_PYTHON at a python3 binary."
+            )
+        })?;
+    if !out.status.success() {
+        return Err(format!(
+            "conformance: `{base} -m venv {}` failed ({}):\n{}{}\nOn Debian/Ubuntu install the \
+             venv module with `apt-get install python3-venv`, or set CONFORMANCE_PYTHON to a \
+             python3 that has it.",
+            venv.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let mut pip = Command::new(&python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "-q",
+        "-r",
+    ])
+    .arg(&requirements);
+    let out = run(&mut pip, "pip install")?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(25).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(format!(
+            "conformance: `{} -m pip install -r {}` failed ({}):\n{}\nCheck that PyPI is \
+             reachable (proxy settings: PIP_INDEX_URL, HTTPS_PROXY) and that every pin in \
+             requirements.txt exists for this Python version; the venv is rebuilt on the next run.",
+            python.display(),
+            requirements.display(),
+            out.status,
+            tail.join("\n")
+        ));
+    }
+    // Written last: a venv without this stamp is treated as half-built.
+    fs::write(&stamp, &stamp_text)
+        .map_err(|e| format!("conformance: cannot write {}: {e}", stamp.display()))?;
+    Ok(python)
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<Output, String> {
+    cmd.env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+        .output()
+        .map_err(|e| {
+            format!(
+                "conformance: could not run {what} ({}): {e}. Delete {} to rebuild the venv.",
+                cmd.get_program().to_string_lossy(),
+                target_dir().join("conformance-venv").display()
+            )
+        })
+}
+
+/// An exclusive lock on a path: the file is created with `create_new`, which is
+/// atomic, and removed on drop. A lock older than `STALE` (its holder crashed)
+/// is broken.
+struct Lock(PathBuf);
+
+const STALE: Duration = Duration::from_secs(15 * 60);
+const WAIT: Duration = Duration::from_secs(20 * 60);
+
+impl Lock {
+    fn acquire(path: &Path) -> Result<Lock, String> {
+        let start = Instant::now();
+        loop {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+            {
+                Ok(mut f) => {
+                    let _ = writeln!(f, "{}", std::process::id());
+                    return Ok(Lock(path.to_path_buf()));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let age = fs::metadata(path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| SystemTime::now().duration_since(t).ok());
+                    if age.is_some_and(|a| a > STALE) {
+                        let _ = fs::remove_file(path);
+                        continue;
+                    }
+                    if start.elapsed() > WAIT {
+                        return Err(format!(
+                            "conformance: waited {:?} for {} (another test building the venv); \
+                             delete it if no build is running",
+                            WAIT,
+                            path.display()
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "conformance: cannot create lock {}: {e}",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}

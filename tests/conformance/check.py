@@ -1,0 +1,620 @@
+#!/usr/bin/env python3
+"""Validate JSON emitted by mcp-adapters against the providers' official SDK types.
+
+Input: a JSON file
+    {"items": [{"label": "...", "check": "<provider>/<kind>", "value": {...}}]}
+An item whose provider is a variant that is not listed in CHECKS (for example an
+OpenAI-compatible gateway) names the SDK type it must match with an extra key
+"sdk_type": either a canonical check string ("openai-chat/tool") or an SDK type
+name from SDK_TYPES ("openai.types.chat.ChatCompletionFunctionToolParam").
+
+Output: one line per failing item ("FAIL <label> [<check>]: <error>"), then
+"N passed, N failed". Exit code 0 when all pass, 1 when any fails, 2 on a
+harness error (bad input, unknown check, SDK type this script cannot walk).
+
+Unknown keys are always an error, at every depth, even where the SDK itself
+would ignore them (TypedDicts are not checked by pydantic, and some pydantic
+models default to extra="ignore"). Where an SDK type deliberately allows extra
+keys (Anthropic's input_schema, which is a JSON Schema), they stay allowed.
+
+Usage:
+    python check.py ITEMS.json
+    python check.py --self-test       # runs test_check.py next to this file
+    python check.py --list            # prints the supported check strings
+"""
+
+from __future__ import annotations
+
+import base64
+import collections.abc
+import enum
+import importlib
+import json
+import re
+import sys
+import types
+import typing
+import warnings
+from pathlib import Path
+
+import typing_extensions as te
+
+
+class HarnessError(Exception):
+    """The harness cannot do its job: reported with exit code 2."""
+
+
+# SDK type name -> (validator kind, module or service, attribute or shape).
+SDK_TYPES: dict[str, tuple[str, str, str]] = {
+    "anthropic.types.ToolParam": ("typeddict", "anthropic.types", "ToolParam"),
+    "anthropic.types.ToolResultBlockParam": ("typeddict", "anthropic.types", "ToolResultBlockParam"),
+    "openai.types.chat.ChatCompletionFunctionToolParam": (
+        "typeddict",
+        "openai.types.chat",
+        "ChatCompletionFunctionToolParam",
+    ),
+    "openai.types.chat.ChatCompletionToolMessageParam": (
+        "typeddict",
+        "openai.types.chat",
+        "ChatCompletionToolMessageParam",
+    ),
+    "openai.types.responses.FunctionToolParam": ("typeddict", "openai.types.responses", "FunctionToolParam"),
+    "openai.types.responses.response_input_item_param.FunctionCallOutput": (
+        "typeddict",
+        "openai.types.responses.response_input_item_param",
+        "FunctionCallOutput",
+    ),
+    "google.genai.types.FunctionDeclaration": ("pydantic", "google.genai.types", "FunctionDeclaration"),
+    "google.genai.types.Part": ("pydantic", "google.genai.types", "Part"),
+    "botocore:bedrock-runtime:Tool": ("botocore", "bedrock-runtime", "Tool"),
+    "botocore:bedrock-runtime:ToolResultBlock": ("botocore", "bedrock-runtime", "ToolResultBlock"),
+    "mistralai.client.models.Tool": ("pydantic", "mistralai.client.models", "Tool"),
+    "mistralai.client.models.ToolMessage": ("pydantic", "mistralai.client.models", "ToolMessage"),
+}
+
+# "<provider>/<kind>" -> (SDK type name, dotted key paths that must be present
+# beyond what the SDK type requires: google-genai declares every field
+# Optional, but the API needs a name and a response object).
+CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "anthropic/tool": ("anthropic.types.ToolParam", ()),
+    "anthropic/result": ("anthropic.types.ToolResultBlockParam", ()),
+    "openai-chat/tool": ("openai.types.chat.ChatCompletionFunctionToolParam", ()),
+    "openai-chat/result": ("openai.types.chat.ChatCompletionToolMessageParam", ()),
+    "openai-responses/tool": ("openai.types.responses.FunctionToolParam", ()),
+    "openai-responses/result": ("openai.types.responses.response_input_item_param.FunctionCallOutput", ()),
+    "gemini/tool": ("google.genai.types.FunctionDeclaration", ("name",)),
+    # A Part is a union-like bag of optional fields; a tool result is the one
+    # that carries functionResponse.
+    "gemini/result": (
+        "google.genai.types.Part",
+        ("functionResponse", "functionResponse.name", "functionResponse.response"),
+    ),
+    "bedrock-converse/tool": ("botocore:bedrock-runtime:Tool", ()),
+    "bedrock-converse/result": ("botocore:bedrock-runtime:ToolResultBlock", ()),
+    "mistral/tool": ("mistralai.client.models.Tool", ()),
+    "mistral/result": ("mistralai.client.models.ToolMessage", ()),
+}
+
+MAX_ERRORS_PER_ITEM = 6
+
+
+def fmt_path(path: tuple) -> str:
+    out = "$"
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def _depth(err: str) -> int:
+    """Depth of the path an error message starts with."""
+    where = err.split(": ", 1)[0]
+    return where.count(".") + where.count("[")
+
+
+def json_type(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return type(v).__name__
+
+
+# ---------------------------------------------------------------------------
+# TypedDict walker (anthropic, openai)
+# ---------------------------------------------------------------------------
+
+_td_cache: dict[type, tuple[dict, bool]] = {}
+
+_SEQUENCE_ORIGINS = {
+    list,
+    collections.abc.Iterable,
+    collections.abc.Sequence,
+    collections.abc.Collection,
+    collections.abc.MutableSequence,
+}
+_MAPPING_ORIGINS = {dict, collections.abc.Mapping, collections.abc.MutableMapping}
+
+
+def _strip_qualifiers(tp):
+    """Returns (inner type, 'required'|'not_required'|None, wire alias or None)."""
+    req = None
+    alias = None
+    while True:
+        origin = typing.get_origin(tp)
+        if origin in (te.Required, getattr(typing, "Required", te.Required)):
+            req = "required"
+            tp = typing.get_args(tp)[0]
+        elif origin in (te.NotRequired, getattr(typing, "NotRequired", te.NotRequired)):
+            req = "not_required"
+            tp = typing.get_args(tp)[0]
+        elif origin in (te.ReadOnly,):
+            tp = typing.get_args(tp)[0]
+        elif origin is te.Annotated or origin is typing.Annotated:
+            for meta in tp.__metadata__:
+                a = getattr(meta, "alias", None)
+                if isinstance(a, str):
+                    alias = a
+            tp = tp.__origin__
+        else:
+            return tp, req, alias
+
+
+def typeddict_fields(td) -> tuple[dict[str, tuple[object, bool]], bool]:
+    """Maps wire key -> (type, required) and tells whether extra keys are allowed."""
+    if td in _td_cache:
+        return _td_cache[td]
+    try:
+        hints = typing.get_type_hints(td, include_extras=True)
+    except Exception as e:  # noqa: BLE001
+        raise HarnessError(f"cannot resolve annotations of {td.__module__}.{td.__qualname__}: {e}") from e
+
+    # `total` belongs to the class that declared each key; string annotations
+    # (from __future__ import annotations) leave __required_keys__ unreliable,
+    # so work it out from the declaring classes.
+    total_of: dict[str, bool] = {}
+
+    def visit(c):
+        bases = [b for b in getattr(c, "__orig_bases__", ()) if te.is_typeddict(b)]
+        inherited = set()
+        for b in bases:
+            visit(b)
+            inherited |= set(b.__annotations__)
+        for k in c.__annotations__:
+            if k not in inherited:
+                total_of[k] = getattr(c, "__total__", True)
+
+    visit(td)
+    fields = {}
+    for key, tp in hints.items():
+        inner, req, alias = _strip_qualifiers(tp)
+        required = total_of.get(key, True) if req is None else req == "required"
+        fields[alias or key] = (inner, required)
+    cfg = getattr(td, "__pydantic_config__", None) or {}
+    allow_extra = cfg.get("extra") == "allow"
+    _td_cache[td] = (fields, allow_extra)
+    return fields, allow_extra
+
+
+def check_annotation(value, tp, path: tuple) -> list[str]:
+    """Returns a list of "path: message" errors; empty means the value matches."""
+    tp, _, _ = _strip_qualifiers(tp)
+    if tp is typing.Any or tp is object:
+        return []
+    if tp is None or tp is type(None):
+        return [] if value is None else [f"{fmt_path(path)}: expected null, got {json_type(value)}"]
+    # PEP 695 / typing_extensions.TypeAliasType
+    if isinstance(tp, getattr(te, "TypeAliasType", ())) or type(tp).__name__ == "TypeAliasType":
+        return check_annotation(value, tp.__value__, path)
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Literal or origin is te.Literal:
+        for a in args:
+            if value == a and type(value) is type(a):
+                return []
+            if isinstance(a, enum.Enum) and value == a.value:
+                return []
+        return [f"{fmt_path(path)}: expected one of {list(args)!r}, got {value!r}"]
+    if origin is typing.Union or origin is getattr(types, "UnionType", None):
+        errs_by_member = []
+        for a in args:
+            errs = check_annotation(value, a, path)
+            if not errs:
+                return []
+            errs_by_member.append(errs)
+        # Report the member that got furthest (deepest error path), which is
+        # usually the one the emitter meant.
+        best = max(errs_by_member, key=lambda es: max(_depth(e) for e in es))
+        if max(_depth(e) for e in best) <= len(path):
+            firsts = "; ".join(es[0].split(": ", 1)[1] for es in errs_by_member)
+            return [f"{fmt_path(path)}: matches no member of the union ({firsts})"]
+        return best
+    if origin in _MAPPING_ORIGINS or tp in (dict, typing.Dict):
+        if not isinstance(value, dict):
+            return [f"{fmt_path(path)}: expected object, got {json_type(value)}"]
+        if not args:
+            return []
+        errs = []
+        for k, v in value.items():
+            errs += check_annotation(k, args[0], path + (f"<key {k!r}>",))
+            errs += check_annotation(v, args[1], path + (k,))
+        return errs
+    if origin in _SEQUENCE_ORIGINS or tp in (list, typing.List):
+        if not isinstance(value, list):
+            return [f"{fmt_path(path)}: expected array, got {json_type(value)}"]
+        errs = []
+        for i, v in enumerate(value):
+            errs += check_annotation(v, args[0] if args else typing.Any, path + (i,))
+        return errs
+    if te.is_typeddict(tp):
+        if not isinstance(value, dict):
+            return [f"{fmt_path(path)}: expected object ({tp.__name__}), got {json_type(value)}"]
+        fields, allow_extra = typeddict_fields(tp)
+        errs = []
+        for key, (ftp, required) in fields.items():
+            if key in value:
+                errs += check_annotation(value[key], ftp, path + (key,))
+            elif required:
+                errs.append(f"{fmt_path(path)}: missing required key {key!r} ({tp.__name__})")
+        if not allow_extra:
+            for key in value:
+                if key not in fields:
+                    errs.append(f"{fmt_path(path + (key,))}: unknown key {key!r} ({tp.__name__})")
+        return errs
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        allowed = [m.value for m in tp]
+        return [] if value in allowed else [f"{fmt_path(path)}: expected one of {allowed!r}, got {value!r}"]
+    if tp is bool:
+        return [] if isinstance(value, bool) else [f"{fmt_path(path)}: expected boolean, got {json_type(value)}"]
+    if tp is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        return [] if ok else [f"{fmt_path(path)}: expected integer, got {json_type(value)}"]
+    if tp is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return [] if ok else [f"{fmt_path(path)}: expected number, got {json_type(value)}"]
+    if tp is str:
+        return [] if isinstance(value, str) else [f"{fmt_path(path)}: expected string, got {json_type(value)}"]
+    # Types with no JSON form (IO[bytes], PathLike, bytes): never match JSON.
+    if origin is not None and isinstance(origin, type) and not issubclass(origin, (str, int, float, list, dict)):
+        return [f"{fmt_path(path)}: {tp!r} has no JSON form"]
+    if isinstance(tp, type) and tp in (bytes, bytearray):
+        return [f"{fmt_path(path)}: {tp!r} has no JSON form"]
+    if typing.get_origin(tp) is None and isinstance(tp, type) and tp.__module__ in ("os", "io", "typing"):
+        return [f"{fmt_path(path)}: {tp!r} has no JSON form"]
+    raise HarnessError(f"check.py cannot walk the annotation {tp!r} at {fmt_path(path)}")
+
+
+# ---------------------------------------------------------------------------
+# pydantic models (google-genai, mistralai)
+# ---------------------------------------------------------------------------
+
+_prepared: set[type] = set()
+
+
+def _reachable_models(tp, out: list) -> None:
+    import pydantic
+
+    if isinstance(tp, type) and issubclass(tp, pydantic.BaseModel):
+        if tp in out:
+            return
+        out.append(tp)
+        for f in tp.model_fields.values():
+            _reachable_models(f.annotation, out)
+        return
+    if hasattr(tp, "__value__"):
+        _reachable_models(tp.__value__, out)
+    for a in typing.get_args(tp):
+        _reachable_models(a, out)
+
+
+def prepare_model(model: type) -> None:
+    """Sets extra='forbid' on the model and every model reachable from it."""
+    if model in _prepared:
+        return
+    found: list = []
+    _reachable_models(model, found)
+    for cls in found:
+        if cls.model_config.get("extra") != "forbid":
+            cls.model_config = {**cls.model_config, "extra": "forbid"}
+    # Children first, so each parent's schema embeds the rebuilt children.
+    for cls in reversed(found):
+        cls.model_rebuild(force=True)
+    _prepared.add(model)
+
+
+def _unknown_variants(obj, path: tuple) -> list[str]:
+    """Finds values that the SDK kept only as an 'unknown variant' fallback."""
+    import pydantic
+
+    errs = []
+    if isinstance(obj, pydantic.BaseModel):
+        if getattr(obj, "is_unknown", False) is True:
+            raw = getattr(obj, "raw", None)
+            msg = f"{fmt_path(path)}: not a variant the SDK recognises ({type(obj).__name__})"
+            # Re-validate against the variant its "type" names for a precise reason.
+            mod = sys.modules.get(type(obj).__module__)
+            if isinstance(raw, dict) and mod is not None:
+                for name, table in vars(mod).items():
+                    if name.endswith("_VARIANTS") and isinstance(table, dict) and raw.get("type") in table:
+                        variant = table[raw["type"]]
+                        prepare_model(variant)
+                        sub = validate_pydantic(variant, raw, path)
+                        if sub:
+                            return sub
+            return [msg]
+        for name, field in type(obj).model_fields.items():
+            errs += _unknown_variants(getattr(obj, name, None), path + (field.alias or name,))
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            errs += _unknown_variants(v, path + (i,))
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            errs += _unknown_variants(v, path + (k,))
+    return errs
+
+
+def validate_pydantic(model: type, value, path: tuple = ()) -> list[str]:
+    import pydantic
+
+    prepare_model(model)
+    # google-genai's enums accept unknown values with only a warning
+    # (CaseInSensitiveEnum._missing_); a warning while validating is an error here.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            obj = model.model_validate_json(json.dumps(value), strict=True, by_alias=True, by_name=False)
+        except pydantic.ValidationError as e:
+            return [f"{fmt_path(path + tuple(err['loc']))}: {err['msg']}" for err in e.errors()]
+    errs = [f"{fmt_path(path)}: SDK warned: {w.message}" for w in caught]
+    return errs + _unknown_variants(obj, path)
+
+
+# ---------------------------------------------------------------------------
+# botocore shapes (bedrock-runtime)
+# ---------------------------------------------------------------------------
+
+_service_models: dict = {}
+
+
+def service_model(name: str):
+    if name not in _service_models:
+        import botocore.session
+
+        _service_models[name] = botocore.session.get_session().get_service_model(name)
+    return _service_models[name]
+
+
+def check_shape(value, shape, path: tuple) -> list[str]:
+    p = fmt_path(path)
+    meta = shape.metadata
+    t = shape.type_name
+    if getattr(shape, "is_document_type", False):
+        return []  # any JSON value
+    if t == "structure":
+        if not isinstance(value, dict):
+            return [f"{p}: expected object ({shape.name}), got {json_type(value)}"]
+        errs = []
+        members = shape.members
+        for key in value:
+            if key not in members:
+                errs.append(f"{fmt_path(path + (key,))}: unknown member {key!r} ({shape.name})")
+        for key in shape.required_members:
+            if key not in value:
+                errs.append(f"{p}: missing required member {key!r} ({shape.name})")
+        if meta.get("union"):
+            present = [k for k in value if k in members]
+            if len(present) != 1:
+                errs.append(
+                    f"{p}: union {shape.name} needs exactly one member set, got {len(present)}"
+                    f" (members: {', '.join(members)})"
+                )
+        for key, v in value.items():
+            if key in members:
+                errs += check_shape(v, members[key], path + (key,))
+        return errs
+    if value is None:
+        return [f"{p}: null is not a valid {t} ({shape.name})"]
+    if t == "list":
+        if not isinstance(value, list):
+            return [f"{p}: expected array ({shape.name}), got {json_type(value)}"]
+        errs = _min_max(len(value), meta, p, "items")
+        for i, v in enumerate(value):
+            errs += check_shape(v, shape.member, path + (i,))
+        return errs
+    if t == "map":
+        if not isinstance(value, dict):
+            return [f"{p}: expected object ({shape.name}), got {json_type(value)}"]
+        errs = []
+        for k, v in value.items():
+            errs += check_shape(k, shape.key, path + (f"<key {k!r}>",))
+            errs += check_shape(v, shape.value, path + (k,))
+        return errs
+    if t == "string":
+        if not isinstance(value, str):
+            return [f"{p}: expected string ({shape.name}), got {json_type(value)}"]
+        errs = _min_max(len(value), meta, p, "characters")
+        enum_values = getattr(shape, "enum", None) or meta.get("enum")
+        if enum_values and value not in enum_values:
+            errs.append(f"{p}: {value!r} is not one of {list(enum_values)!r} ({shape.name})")
+        pattern = meta.get("pattern")
+        if pattern:
+            try:
+                rx = re.compile(pattern)
+            except re.error:
+                rx = None  # a Java-only construct: skip rather than guess
+            if rx is not None and not rx.fullmatch(value):
+                errs.append(f"{p}: {value!r} does not match pattern {pattern!r} ({shape.name})")
+        return errs
+    if t in ("integer", "long"):
+        if not isinstance(value, int) or isinstance(value, bool):
+            return [f"{p}: expected integer ({shape.name}), got {json_type(value)}"]
+        return _min_max(value, meta, p, "")
+    if t in ("float", "double"):
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return [f"{p}: expected number ({shape.name}), got {json_type(value)}"]
+        return _min_max(value, meta, p, "")
+    if t == "boolean":
+        return [] if isinstance(value, bool) else [f"{p}: expected boolean ({shape.name}), got {json_type(value)}"]
+    if t == "blob":
+        if not isinstance(value, str):
+            return [f"{p}: expected base64 string ({shape.name}), got {json_type(value)}"]
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (ValueError, TypeError):
+            return [f"{p}: not valid base64 ({shape.name})"]
+        return _min_max(len(raw), meta, p, "bytes")
+    if t == "timestamp":
+        ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        return [] if ok else [f"{p}: expected timestamp ({shape.name}), got {json_type(value)}"]
+    raise HarnessError(f"check.py cannot walk botocore shape type {t!r} ({shape.name}) at {p}")
+
+
+def _min_max(n, meta, p, unit) -> list[str]:
+    errs = []
+    unit = f" {unit}" if unit else ""
+    if "min" in meta and n < meta["min"]:
+        errs.append(f"{p}: {n}{unit} is below the minimum {meta['min']}")
+    if "max" in meta and n > meta["max"]:
+        errs.append(f"{p}: {n}{unit} is above the maximum {meta['max']}")
+    return errs
+
+
+# ---------------------------------------------------------------------------
+# dispatch
+# ---------------------------------------------------------------------------
+
+
+def resolve_sdk_type(item: dict) -> tuple[str, tuple[str, ...]]:
+    check = item.get("check")
+    if not isinstance(check, str) or "/" not in check:
+        raise HarnessError(f"item {item.get('label')!r}: 'check' must be '<provider>/<kind>', got {check!r}")
+    sdk_type = item.get("sdk_type")
+    if sdk_type is not None:
+        if sdk_type in CHECKS:
+            return CHECKS[sdk_type]
+        if sdk_type in SDK_TYPES:
+            return sdk_type, ()
+        raise HarnessError(
+            f"item {item.get('label')!r}: unknown sdk_type {sdk_type!r}; use a check string "
+            f"({', '.join(CHECKS)}) or an SDK type ({', '.join(SDK_TYPES)})"
+        )
+    if check in CHECKS:
+        return CHECKS[check]
+    raise HarnessError(
+        f"item {item.get('label')!r}: unknown check {check!r}; supported: {', '.join(CHECKS)}"
+        " (a variant provider must also give 'sdk_type')"
+    )
+
+
+def load_sdk_type(name: str):
+    kind, where, attr = SDK_TYPES[name]
+    if kind == "botocore":
+        try:
+            return kind, service_model(where).shape_for(attr)
+        except Exception as e:  # noqa: BLE001
+            raise HarnessError(f"cannot load botocore shape {where}:{attr}: {e}") from e
+    try:
+        mod = importlib.import_module(where)
+    except ImportError as e:
+        raise HarnessError(f"cannot import {where} ({e}); is requirements.txt installed?") from e
+    if not hasattr(mod, attr):
+        raise HarnessError(f"{where} has no {attr}: the pinned SDK version changed its types")
+    return kind, getattr(mod, attr)
+
+
+def validate(value, sdk_type: str, require: tuple[str, ...] = ()) -> list[str]:
+    """Validates one JSON value against an SDK type name; returns the errors."""
+    kind, tp = load_sdk_type(sdk_type)
+    if kind == "typeddict":
+        errs = check_annotation(value, tp, ())
+    elif kind == "pydantic":
+        errs = validate_pydantic(tp, value)
+    else:
+        errs = check_shape(value, tp, ())
+    for dotted in require:
+        *parents, key = dotted.split(".")
+        obj = value
+        for p in parents:
+            obj = obj.get(p) if isinstance(obj, dict) else None
+        if isinstance(obj, dict) and key not in obj:
+            errs.append(f"{fmt_path(tuple(parents))}: missing required key {key!r}")
+    return errs
+
+
+def validate_item(item: dict) -> list[str]:
+    sdk_type, require = resolve_sdk_type(item)
+    if "value" not in item:
+        raise HarnessError(f"item {item.get('label')!r} has no 'value'")
+    return validate(item["value"], sdk_type, require)
+
+
+def run_items(items: list) -> int:
+    passed = failed = 0
+    for item in items:
+        if not isinstance(item, dict):
+            raise HarnessError(f"each item must be an object, got {json_type(item)}")
+        errs = validate_item(item)
+        if errs:
+            failed += 1
+            shown = errs[:MAX_ERRORS_PER_ITEM]
+            more = f" (+{len(errs) - len(shown)} more)" if len(errs) > len(shown) else ""
+            print(f"FAIL {item.get('label')} [{item.get('check')}]: " + "; ".join(shown) + more)
+        else:
+            passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def self_test() -> int:
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    import test_check
+
+    tests = [(n, f) for n, f in vars(test_check).items() if n.startswith("test_") and callable(f)]
+    passed = failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+        except HarnessError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            kind = "" if isinstance(e, AssertionError) else f"{type(e).__name__}: "
+            print(f"FAIL {name}: {kind}{e}")
+        else:
+            passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if argv == ["--self-test"]:
+            return self_test()
+        if argv == ["--list"]:
+            print("\n".join(CHECKS))
+            return 0
+        if len(argv) != 1:
+            print("usage: check.py ITEMS.json | --self-test | --list", file=sys.stderr)
+            return 2
+        try:
+            doc = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise HarnessError(f"cannot read {argv[0]}: {e}") from e
+        if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
+            raise HarnessError('input must be {"items": [...]}')
+        return run_items(doc["items"])
+    except HarnessError as e:
+        print(f"harness error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

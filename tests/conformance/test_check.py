@@ -1,0 +1,318 @@
+"""Tests of check.py: every check accepts a known-good sample and rejects an
+unknown key at the top level and nested, a missing required key and a wrong type.
+
+Run with `python check.py --self-test` (plain asserts) or with pytest.
+The known-good shapes follow shared/reference/providers.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import check  # noqa: E402
+
+PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+SCHEMA = {
+    "type": "object",
+    "properties": {"location": {"type": "string", "description": "City"}},
+    "required": ["location"],
+    "additionalProperties": False,
+}
+
+# check -> known-good samples (the first one is the base for the mutations).
+GOOD = {
+    "anthropic/tool": [
+        {
+            "name": "get_weather",
+            "description": "Current weather",
+            "input_schema": SCHEMA,
+            "cache_control": {"type": "ephemeral"},
+        },
+        {"name": "no_args", "input_schema": {"type": "object"}, "strict": True, "type": "custom"},
+    ],
+    "anthropic/result": [
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_01A",
+            "content": [
+                {"type": "text", "text": "12 degrees"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_B64}},
+            ],
+            "is_error": False,
+        },
+        {"type": "tool_result", "tool_use_id": "toolu_01B", "content": "boom", "is_error": True},
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_01C",
+            "content": [
+                {
+                    "type": "document",
+                    "source": {"type": "base64", "media_type": "application/pdf", "data": PNG_B64},
+                    "title": "report.pdf",
+                }
+            ],
+        },
+    ],
+    "openai-chat/tool": [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "description": "Current weather", "parameters": SCHEMA, "strict": True},
+        },
+        {"type": "function", "function": {"name": "no_args"}},
+    ],
+    "openai-chat/result": [
+        {"role": "tool", "tool_call_id": "call_abc", "content": [{"type": "text", "text": "12 degrees"}]},
+        {"role": "tool", "tool_call_id": "call_abc", "content": "12 degrees"},
+    ],
+    "openai-responses/tool": [
+        {"type": "function", "name": "get_weather", "description": "Current weather", "parameters": SCHEMA, "strict": True},
+        {"type": "function", "name": "no_args", "parameters": None, "strict": None},
+    ],
+    "openai-responses/result": [
+        {
+            "type": "function_call_output",
+            "call_id": "call_abc",
+            "output": [
+                {"type": "input_text", "text": "12 degrees"},
+                {"type": "input_image", "image_url": "data:image/png;base64," + PNG_B64, "detail": "auto"},
+            ],
+        },
+        {"type": "function_call_output", "call_id": "call_abc", "output": "12 degrees"},
+    ],
+    "gemini/tool": [
+        {"name": "typed", "parameters": {"type": "OBJECT", "properties": {"q": {"type": "STRING"}}, "required": ["q"]}},
+        {"name": "get_weather", "description": "Current weather", "parametersJsonSchema": SCHEMA},
+    ],
+    "gemini/result": [
+        {
+            "functionResponse": {
+                "id": "call-1",
+                "name": "get_weather",
+                "response": {"output": "12 degrees"},
+                "parts": [{"inlineData": {"mimeType": "image/png", "data": PNG_B64}}],
+            }
+        },
+        {"functionResponse": {"name": "get_weather", "response": {"error": "boom"}}},
+    ],
+    "bedrock-converse/tool": [
+        {
+            "toolSpec": {
+                "name": "get_weather",
+                "description": "Current weather",
+                "inputSchema": {"json": SCHEMA},
+                "strict": True,
+            }
+        },
+        {"toolSpec": {"name": "no_args", "inputSchema": {"json": {"type": "object"}}}},
+    ],
+    "bedrock-converse/result": [
+        {
+            "toolUseId": "tooluse_1",
+            "content": [
+                {"text": "12 degrees"},
+                {"json": {"temp": 12}},
+                {"image": {"format": "png", "source": {"bytes": PNG_B64}}},
+            ],
+            "status": "success",
+        },
+        {"toolUseId": "a.b:c", "content": [{"text": "boom"}], "status": "error"},
+    ],
+    "mistral/tool": [
+        {"type": "function", "function": {"name": "get_weather", "description": "Current weather", "parameters": SCHEMA}},
+        {"type": "function", "function": {"name": "no_args", "parameters": {"type": "object"}, "strict": True}},
+    ],
+    "mistral/result": [
+        {
+            "role": "tool",
+            "tool_call_id": "D681PevKs",
+            "content": [
+                {"type": "text", "text": "12 degrees"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG_B64}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "D681PevKs", "name": "get_weather", "content": "12 degrees"},
+    ],
+}
+
+# check -> (path of a nested object that must reject unknown keys,
+#           path of a required key to delete,
+#           (path, wrong-typed value))
+MUTATIONS = {
+    "anthropic/tool": (("cache_control",), ("name",), (("name",), 7)),
+    "anthropic/result": (("content", 1, "source"), ("tool_use_id",), (("is_error",), "false")),
+    "openai-chat/tool": (("function",), ("function", "name"), (("function", "strict"), "yes")),
+    "openai-chat/result": (("content", 0), ("tool_call_id",), (("content",), 12)),
+    "openai-responses/tool": ((), ("strict",), (("strict",), "true")),
+    "openai-responses/result": (("output", 1), ("output",), (("output", 0, "text"), ["12"])),
+    "gemini/tool": (("parameters", "properties", "q"), ("name",), (("name",), 7)),
+    "gemini/result": (("functionResponse", "parts", 0, "inlineData"), ("functionResponse",), (("functionResponse", "response"), "12")),
+    "bedrock-converse/tool": (("toolSpec", "inputSchema"), ("toolSpec", "name"), (("toolSpec", "strict"), "yes")),
+    "bedrock-converse/result": (("content", 2, "image", "source"), ("toolUseId",), (("content",), {"text": "x"})),
+    "mistral/tool": (("function",), ("function", "parameters"), (("function", "name"), 7)),
+    "mistral/result": (("content", 1, "image_url"), ("content",), (("tool_call_id",), 9)),
+}
+
+
+def _get(obj, path):
+    for p in path:
+        obj = obj[p]
+    return obj
+
+
+def _errors(check_name, value):
+    sdk_type, require = check.CHECKS[check_name]
+    return check.validate(value, sdk_type, require)
+
+
+def _mutated(check_name, how):
+    value = copy.deepcopy(GOOD[check_name][0])
+    how(value)
+    return value
+
+
+def test_every_check_has_samples_and_mutations():
+    assert set(GOOD) == set(check.CHECKS), set(GOOD) ^ set(check.CHECKS)
+    assert set(MUTATIONS) == set(check.CHECKS), set(MUTATIONS) ^ set(check.CHECKS)
+
+
+def test_known_good_samples_pass():
+    for name, samples in GOOD.items():
+        for i, sample in enumerate(samples):
+            errs = _errors(name, sample)
+            assert errs == [], f"{name} sample {i}: {errs}"
+
+
+def test_unknown_top_level_key_rejected():
+    for name in GOOD:
+        errs = _errors(name, _mutated(name, lambda v: v.__setitem__("x_unknown", 1)))
+        assert errs, f"{name}: unknown top-level key accepted"
+        assert any("x_unknown" in e for e in errs), f"{name}: {errs}"
+
+
+def test_unknown_nested_key_rejected():
+    for name, (nested, _, _) in MUTATIONS.items():
+        if not nested:
+            # Flat type: nest into the first nested object the sample has instead.
+            continue
+        errs = _errors(name, _mutated(name, lambda v: _get(v, nested).__setitem__("x_nested", 1)))
+        assert errs, f"{name}: unknown key at {nested} accepted"
+        assert any("x_nested" in e for e in errs), f"{name}: {errs}"
+
+
+def test_missing_required_key_rejected():
+    for name, (_, missing, _) in MUTATIONS.items():
+        errs = _errors(name, _mutated(name, lambda v: _get(v, missing[:-1]).pop(missing[-1])))
+        assert errs, f"{name}: missing {missing} accepted"
+
+
+def test_wrong_type_rejected():
+    for name, (_, _, (path, bad)) in MUTATIONS.items():
+        errs = _errors(name, _mutated(name, lambda v: _get(v, path[:-1]).__setitem__(path[-1], bad)))
+        assert errs, f"{name}: {path} = {bad!r} accepted"
+
+
+def test_wrong_literal_rejected():
+    cases = {
+        "anthropic/result": (("type",), "tool_use"),
+        "openai-chat/tool": (("type",), "custom_tool"),
+        "openai-responses/result": (("type",), "function_call"),
+        "mistral/tool": (("type",), "functio"),
+        "bedrock-converse/result": (("status",), "ok"),
+        "gemini/result": (("functionResponse", "scheduling"), "SOMETIMES"),
+    }
+    for name, (path, bad) in cases.items():
+        errs = _errors(name, _mutated(name, lambda v: _get(v, path[:-1]).__setitem__(path[-1], bad)))
+        assert errs, f"{name}: {path} = {bad!r} accepted"
+
+
+def test_schema_objects_stay_open():
+    # JSON Schemas are free-form in every SDK: their keywords are not "unknown keys".
+    schema = {"type": "object", "properties": {}, "$defs": {"a": {"type": "string"}}, "x-anything": 1}
+    assert _errors("anthropic/tool", {"name": "t", "input_schema": schema}) == []
+    assert _errors("openai-chat/tool", {"type": "function", "function": {"name": "t", "parameters": schema}}) == []
+    assert _errors("gemini/tool", {"name": "t", "parametersJsonSchema": schema}) == []
+    assert _errors("bedrock-converse/tool", {"toolSpec": {"name": "t", "inputSchema": {"json": schema}}}) == []
+
+
+def test_union_needs_exactly_one_member():
+    errs = _errors("bedrock-converse/result", {"toolUseId": "t", "content": [{"text": "a", "json": {}}]})
+    assert any("exactly one member" in e for e in errs), errs
+    errs = _errors("bedrock-converse/result", {"toolUseId": "t", "content": [{}]})
+    assert any("exactly one member" in e for e in errs), errs
+
+
+def test_bedrock_strings_and_blobs():
+    base = GOOD["bedrock-converse/tool"][0]
+    too_long = copy.deepcopy(base)
+    too_long["toolSpec"]["name"] = "a" * 65
+    assert _errors("bedrock-converse/tool", too_long)
+    bad_name = copy.deepcopy(base)
+    bad_name["toolSpec"]["name"] = "has.dot"
+    assert _errors("bedrock-converse/tool", bad_name)
+    bad_blob = copy.deepcopy(GOOD["bedrock-converse/result"][0])
+    bad_blob["content"][2]["image"]["source"]["bytes"] = "not base64!"
+    assert _errors("bedrock-converse/result", bad_blob)
+    bad_enum = copy.deepcopy(GOOD["bedrock-converse/result"][0])
+    bad_enum["content"][2]["image"]["format"] = "bmp"
+    assert _errors("bedrock-converse/result", bad_enum)
+
+
+def test_gemini_wants_camel_case():
+    errs = _errors("gemini/tool", {"name": "t", "parameters_json_schema": {"type": "object"}})
+    assert errs, "snake_case accepted"
+    errs = _errors("gemini/result", {"text": "only text"})
+    assert any("functionResponse" in e for e in errs), errs
+
+
+def test_mistral_unknown_chunk_rejected():
+    # The SDK keeps unrecognised chunks as UnknownContentChunk; a conformant emitter never produces one.
+    errs = _errors("mistral/result", {"role": "tool", "content": [{"type": "audio_clip", "data": "x"}]})
+    assert errs, "unknown chunk type accepted"
+    errs = _errors("mistral/result", {"role": "tool", "content": [{"type": "text", "text": "a", "x_nested": 1}]})
+    assert any("x_nested" in e for e in errs), errs
+
+
+def test_openai_responses_detail_and_file():
+    good = {
+        "type": "function_call_output",
+        "call_id": "c",
+        "output": [{"type": "input_file", "file_data": PNG_B64, "filename": "a.pdf"}],
+    }
+    assert _errors("openai-responses/result", good) == []
+    bad = copy.deepcopy(GOOD["openai-responses/result"][0])
+    bad["output"][1]["detail"] = "medium"
+    assert _errors("openai-responses/result", bad)
+
+
+def test_anthropic_image_media_type_enum():
+    bad = copy.deepcopy(GOOD["anthropic/result"][0])
+    bad["content"][1]["source"]["media_type"] = "image/bmp"
+    assert _errors("anthropic/result", bad)
+
+
+def test_sdk_type_for_variant_provider():
+    item = {
+        "label": "gateway",
+        "check": "some-gateway/tool",
+        "sdk_type": "openai-chat/tool",
+        "value": GOOD["openai-chat/tool"][0],
+    }
+    assert check.validate_item(item) == []
+    item["sdk_type"] = "openai.types.chat.ChatCompletionFunctionToolParam"
+    assert check.validate_item(item) == []
+    item["value"] = GOOD["anthropic/tool"][0]
+    assert check.validate_item(item)
+
+
+def test_unknown_check_is_harness_error():
+    for item in ({"label": "x", "check": "nope/tool", "value": {}}, {"label": "x", "check": "a/b", "sdk_type": "zz", "value": {}}):
+        try:
+            check.validate_item(item)
+        except check.HarnessError:
+            pass
+        else:
+            raise AssertionError(f"{item} did not raise HarnessError")
