@@ -21,16 +21,26 @@ fn hub() -> ToolSet {
 }
 
 fn listing(id: &str, toolset: &ToolSet) -> Listing {
-    provider(id).list_tools(toolset, &ListOptions::new()).unwrap()
+    provider(id)
+        .list_tools(toolset, &ListOptions::new())
+        .unwrap()
 }
 
 #[test]
 fn responses() {
     let toolset = hub();
     insta::glob!("fixtures/responses/*/*.json", |path| {
-        let id = path.parent().unwrap().file_name().unwrap().to_str().unwrap();
+        let id = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap();
         let listing = listing(id, &toolset);
-        let extracted = provider(id).extract_calls(&read_json(path), &toolset, &listing.null_paths).unwrap();
+        let extracted = provider(id)
+            .extract_calls(&read_json(path), &toolset, &listing.null_paths)
+            .unwrap();
         settings().bind(|| insta::assert_json_snapshot!(format!("calls-{id}"), extracted));
     });
 }
@@ -41,16 +51,24 @@ fn foreign_or_malformed_input_is_an_error() {
     let anthropic_response = fixture("responses/anthropic/response.json");
     // (A Chat assistant message has the same `role` as an Anthropic one, so Chat reads it as a message without calls.)
     for id in ["openai-responses", "gemini"] {
-        let err = provider(id).extract_calls(&anthropic_response, &toolset, &Default::default()).unwrap_err();
+        let err = provider(id)
+            .extract_calls(&anthropic_response, &toolset, &Default::default())
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input, "{id}: {err}");
         assert!(err.to_string().contains(id), "{err}");
     }
     for bad in [json!("text"), json!(42), json!(null)] {
-        let err = provider("anthropic").extract_calls(&bad, &toolset, &Default::default()).unwrap_err();
+        let err = provider("anthropic")
+            .extract_calls(&bad, &toolset, &Default::default())
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input);
     }
     let err = provider("anthropic")
-        .extract_calls(&json!({"content": "not a list"}), &toolset, &Default::default())
+        .extract_calls(
+            &json!({"content": "not a list"}),
+            &toolset,
+            &Default::default(),
+        )
         .unwrap_err();
     assert!(err.to_string().contains("not a list"), "{err}");
 }
@@ -58,16 +76,24 @@ fn foreign_or_malformed_input_is_an_error() {
 /// One call as a test case: which name, which arguments, which id.
 #[derive(Debug, Clone)]
 struct Case {
-    name: u8,  // 0..3: a tool in the toolset; 3: unknown; 4: missing
-    args: u8,  // 0: object; 1: list; 2: invalid JSON text; 3: string
-    id: u8,    // 0..200: an id, 255: none
+    name: u8, // 0..3: a tool in the toolset; 3: unknown; 4: missing
+    args: u8, // 0: object; 1: list; 2: invalid JSON text; 3: string
+    id: u8,   // 0..200: an id, 255: none
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (0u8..5, 0u8..4, prop_oneof![0u8..200, Just(255u8)]).prop_map(|(name, args, id)| Case { name, args, id })
+    (0u8..5, 0u8..4, prop_oneof![0u8..200, Just(255u8)]).prop_map(|(name, args, id)| Case {
+        name,
+        args,
+        id,
+    })
 }
 
-const NAMES: [&str; 3] = ["everything__echo", "time__get_current_time", "everything__get-sum"];
+const NAMES: [&str; 3] = [
+    "everything__echo",
+    "time__get_current_time",
+    "everything__get-sum",
+];
 
 fn item(provider: &str, c: &Case) -> Value {
     let name = match c.name {
@@ -85,8 +111,12 @@ fn item(provider: &str, c: &Case) -> Value {
     let id = (c.id != 255).then(|| json!(format!("id{}", c.id)));
     let mut v = match provider {
         "anthropic" => json!({"type": "tool_use", "name": name, "input": as_object}),
-        "openai-chat" => json!({"type": "function", "function": {"name": name, "arguments": as_string}}),
-        "openai-responses" => json!({"type": "function_call", "name": name, "arguments": as_string}),
+        "openai-chat" => {
+            json!({"type": "function", "function": {"name": name, "arguments": as_string}})
+        }
+        "openai-responses" => {
+            json!({"type": "function_call", "name": name, "arguments": as_string})
+        }
         _ => json!({"functionCall": {"name": name, "args": as_object}}),
     };
     let (obj, key) = match provider {

@@ -15,8 +15,13 @@ fn corpus_listings() {
         let tools = parse_tools_list(read_json(path)).unwrap();
         let toolset = ToolSet::client().server(&server, tools).build().unwrap();
         for id in CORE_PROVIDERS {
-            let listing = provider(id).list_tools(&toolset, &ListOptions::new()).unwrap();
-            assert_eq!(listing.tools.len() + listing.report.excluded.len(), toolset.len());
+            let listing = provider(id)
+                .list_tools(&toolset, &ListOptions::new())
+                .unwrap();
+            assert_eq!(
+                listing.tools.len() + listing.report.excluded.len(),
+                toolset.len()
+            );
             settings().bind(|| insta::assert_json_snapshot!(format!("listing-{id}"), listing));
         }
     });
@@ -24,7 +29,11 @@ fn corpus_listings() {
 
 /// A naming fixture: `{"mode": "hub"|"client", "prefix"?, "allow"?, "deny"?, "servers": [[id, [tools]]], "failed"?: [[id, error]]}`.
 fn build(fixture: &Value) -> ToolSet {
-    let mut b = if fixture["mode"] == "client" { ToolSet::client() } else { ToolSet::hub() };
+    let mut b = if fixture["mode"] == "client" {
+        ToolSet::client()
+    } else {
+        ToolSet::hub()
+    };
     if let Some(p) = fixture["prefix"].as_str() {
         b = b.prefix(p);
     }
@@ -53,40 +62,76 @@ fn naming_edge_cases() {
             .iter()
             .map(|t| json!([t.exposed_name, t.server_id, t.tool.name]))
             .collect();
-        let listing = provider("anthropic").list_tools(&toolset, &ListOptions::new()).unwrap();
+        let listing = provider("anthropic")
+            .list_tools(&toolset, &ListOptions::new())
+            .unwrap();
         let listed: Vec<&Value> = listing.tools.iter().map(|t| &t["name"]).collect();
-        assert_eq!(listed, names.iter().map(|n| &n[0]).collect::<Vec<_>>(), "listing follows the toolset");
+        assert_eq!(
+            listed,
+            names.iter().map(|n| &n[0]).collect::<Vec<_>>(),
+            "listing follows the toolset"
+        );
         settings().bind(|| {
-            insta::assert_json_snapshot!("naming", json!({"tools": names, "report": toolset.report()}));
+            insta::assert_json_snapshot!(
+                "naming",
+                json!({"tools": names, "report": toolset.report()})
+            );
         });
     });
 }
 
 #[test]
 fn cache_control_marks_only_the_last_tool() {
-    let toolset = ToolSet::client().server("time", corpus_tools("time")).build().unwrap();
-    let listing = provider("anthropic")
-        .list_tools(&toolset, &ListOptions::new().option("cache_control", "last"))
+    let toolset = ToolSet::client()
+        .server("time", corpus_tools("time"))
+        .build()
         .unwrap();
-    let marks: Vec<bool> = listing.tools.iter().map(|t| t.get("cache_control").is_some()).collect();
+    let listing = provider("anthropic")
+        .list_tools(
+            &toolset,
+            &ListOptions::new().option("cache_control", "last"),
+        )
+        .unwrap();
+    let marks: Vec<bool> = listing
+        .tools
+        .iter()
+        .map(|t| t.get("cache_control").is_some())
+        .collect();
     assert_eq!(marks, [false, true]);
-    assert_eq!(listing.tools[1]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(
+        listing.tools[1]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
 }
 
 #[test]
 fn unknown_options_are_errors() {
-    let toolset = ToolSet::client().server("time", corpus_tools("time")).build().unwrap();
+    let toolset = ToolSet::client()
+        .server("time", corpus_tools("time"))
+        .build()
+        .unwrap();
     let err = provider("gemini")
-        .list_tools(&toolset, &ListOptions::new().option("cache_control", "last"))
+        .list_tools(
+            &toolset,
+            &ListOptions::new().option("cache_control", "last"),
+        )
         .unwrap_err();
-    assert!(err.to_string().contains("has no option `cache_control`"), "{err}");
+    assert!(
+        err.to_string().contains("has no option `cache_control`"),
+        "{err}"
+    );
 }
 
 #[test]
 fn no_spec_emits_a_tool_choice() {
-    let toolset = ToolSet::client().server("everything", corpus_tools("everything")).build().unwrap();
+    let toolset = ToolSet::client()
+        .server("everything", corpus_tools("everything"))
+        .build()
+        .unwrap();
     for id in CORE_PROVIDERS {
-        let listing = provider(id).list_tools(&toolset, &ListOptions::new()).unwrap();
+        let listing = provider(id)
+            .list_tools(&toolset, &ListOptions::new())
+            .unwrap();
         let text = serde_json::to_string(&listing.tools).unwrap();
         assert!(!text.contains("tool_choice"), "{id}");
     }

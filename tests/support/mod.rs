@@ -19,7 +19,10 @@ pub fn settings() -> insta::Settings {
 }
 
 pub fn provider(id: &str) -> &'static Provider {
-    Registry::builtin().expect("built-in specs load").get(id).expect("built-in provider")
+    Registry::builtin()
+        .expect("built-in specs load")
+        .get(id)
+        .expect("built-in provider")
 }
 
 pub fn read_json(path: &Path) -> Value {
@@ -28,7 +31,11 @@ pub fn read_json(path: &Path) -> Value {
 }
 
 pub fn fixture(rel: &str) -> Value {
-    read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel))
+    read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(rel),
+    )
 }
 
 /// A corpus server's tools.
@@ -41,7 +48,13 @@ pub fn corpus_servers() -> Vec<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
     let mut out: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".tools.json").map(str::to_owned))
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".tools.json")
+                .map(str::to_owned)
+        })
         .collect();
     out.sort();
     out
