@@ -8,6 +8,7 @@ pub mod mcp;
 pub use error::{Error, ErrorKind, Location, Result};
 pub mod calls;
 pub mod describe;
+pub mod exec;
 pub mod listing;
 pub mod media;
 pub mod results;

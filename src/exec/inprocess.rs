@@ -1,0 +1,115 @@
+//! Tools that live in the same process: closures behind the [`Server`] trait.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::server::{BoxFuture, CallContext, Server, ToolsPage};
+use crate::error::{Error, ErrorKind, Result};
+use crate::mcp::{CallToolResult, Tool};
+
+type Handler = Arc<
+    dyn Fn(Map<String, Value>, CallContext) -> BoxFuture<'static, Result<CallToolResult>>
+        + Send
+        + Sync,
+>;
+
+/// An MCP server made of Rust functions: for tests, and for local tools an
+/// agent offers beside its real servers.
+///
+/// ```
+/// use mcp_adapters::exec::InProcessServer;
+/// use mcp_adapters::mcp::{CallToolResult, Tool};
+/// use serde_json::json;
+///
+/// let server = InProcessServer::new()
+///     .tool(Tool::new("add", "Adds two numbers", json!({"type": "object"})), |args, _ctx| async move {
+///         let sum = args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0);
+///         Ok(CallToolResult::text(sum.to_string()))
+///     });
+/// ```
+#[derive(Clone, Default)]
+pub struct InProcessServer {
+    tools: Vec<Tool>,
+    handlers: HashMap<String, Handler>,
+    page_size: Option<usize>,
+}
+
+impl std::fmt::Debug for InProcessServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<_> = self.tools.iter().map(|t| &t.name).collect();
+        f.debug_struct("InProcessServer")
+            .field("tools", &names)
+            .finish()
+    }
+}
+
+impl InProcessServer {
+    /// A server with no tools.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool and the async function that runs it. A tool with the same
+    /// name replaces the earlier one.
+    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        F: Fn(Map<String, Value>, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult>> + Send + 'static,
+    {
+        let handler: Handler = Arc::new(move |args, ctx| Box::pin(handler(args, ctx)));
+        self.tools.retain(|t| t.name != tool.name);
+        self.handlers.insert(tool.name.clone(), handler);
+        self.tools.push(tool);
+        self
+    }
+
+    /// Lists tools `size` at a time, with cursors, as a paginating server would.
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = Some(size.max(1));
+        self
+    }
+}
+
+impl Server for InProcessServer {
+    fn list_tools(&self, cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
+        let start = match cursor.as_deref().map(str::parse::<usize>) {
+            None => Ok(0),
+            Some(Ok(n)) if n <= self.tools.len() => Ok(n),
+            Some(_) => Err(Error::new(
+                ErrorKind::Input,
+                format!("invalid cursor {cursor:?}"),
+            )),
+        };
+        let page = start.map(|start| {
+            let end = self
+                .page_size
+                .map_or(self.tools.len(), |n| (start + n).min(self.tools.len()));
+            ToolsPage {
+                tools: self.tools[start..end].to_vec(),
+                next_cursor: (end < self.tools.len()).then(|| end.to_string()),
+            }
+        });
+        Box::pin(async move { page })
+    }
+
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        context: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResult>> {
+        match self.handlers.get(name) {
+            Some(handler) => handler(arguments, context),
+            None => {
+                let err = Error::new(
+                    ErrorKind::UnknownTool,
+                    format!("this server has no tool `{name}`"),
+                );
+                Box::pin(async move { Err(err) })
+            }
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! Policy: which calls run, which are denied, and which need an approver.
+//!
+//! A [`Policy`] is a list of rules, each an action (`allow`, `ask`, `deny`)
+//! and a glob over `server/tool` (MCP names; `*` matches any run of
+//! characters, `/` included), optionally only once certain servers have
+//! tainted the conversation (their output is in the model's context).
+//!
+//! **Precedence**, for the rules that match a call:
+//! 1. a `deny` rule always wins;
+//! 2. then a taint rule whose servers have tainted the conversation (it
+//!    escalates what would otherwise be allowed);
+//! 3. then the first `allow` or `ask` rule, in the order they were added;
+//! 4. a call no rule matches gets the policy's default: [`Policy::new`] denies
+//!    it, [`Policy::allow_all`] allows it.
+//!
+//! ```
+//! use mcp_adapters::exec::{Action, Policy};
+//!
+//! let policy = Policy::new()
+//!     .allow("github/get_*")?
+//!     .allow("github/list_*")?
+//!     .ask("github/*")?
+//!     // once `web` has been read, ask before creating anything on GitHub
+//!     .ask_when_tainted("github/create_*", ["web"])?;
+//! assert_eq!(policy.decide("github", "get_issue", &Default::default()), Action::Allow);
+//! assert_eq!(policy.decide("github", "merge_pr", &Default::default()), Action::Ask);
+//! assert_eq!(policy.decide("web", "fetch", &Default::default()), Action::Deny);
+//! # Ok::<(), mcp_adapters::Error>(())
+//! ```
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use globset::GlobMatcher;
+use serde_json::{Map, Value};
+
+use super::server::BoxFuture;
+use crate::error::Result;
+use crate::toolset::compile_glob;
+
+/// What a policy says of a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Action {
+    /// Run it.
+    Allow,
+    /// Ask the approver.
+    Ask,
+    /// Do not run it.
+    Deny,
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    action: Action,
+    pattern: String,
+    matcher: GlobMatcher,
+    tainted_by: Vec<GlobMatcher>,
+}
+
+/// Allow, ask and deny rules over `server/tool`; see the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct Policy {
+    rules: Vec<Rule>,
+    default: Action,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Policy {
+    /// A policy that denies every call no rule allows.
+    pub fn new() -> Self {
+        Policy {
+            rules: Vec::new(),
+            default: Action::Deny,
+        }
+    }
+
+    /// A policy that allows every call no rule denies or asks about.
+    pub fn allow_all() -> Self {
+        Policy {
+            rules: Vec::new(),
+            default: Action::Allow,
+        }
+    }
+
+    fn rule(mut self, action: Action, pattern: &str, tainted_by: &[&str]) -> Result<Self> {
+        self.rules.push(Rule {
+            action,
+            pattern: pattern.to_owned(),
+            matcher: compile_glob(pattern)?,
+            tainted_by: tainted_by
+                .iter()
+                .map(|p| compile_glob(p))
+                .collect::<Result<_>>()?,
+        });
+        Ok(self)
+    }
+
+    /// Allows calls matching `pattern`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for an invalid glob.
+    pub fn allow(self, pattern: &str) -> Result<Self> {
+        self.rule(Action::Allow, pattern, &[])
+    }
+
+    /// Sends calls matching `pattern` to the approver.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for an invalid glob.
+    pub fn ask(self, pattern: &str) -> Result<Self> {
+        self.rule(Action::Ask, pattern, &[])
+    }
+
+    /// Denies calls matching `pattern`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for an invalid glob.
+    pub fn deny(self, pattern: &str) -> Result<Self> {
+        self.rule(Action::Deny, pattern, &[])
+    }
+
+    /// Sends calls matching `pattern` to the approver once any server matching
+    /// one of `servers` (globs over server ids) has tainted the conversation.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for an invalid glob.
+    pub fn ask_when_tainted<'a>(
+        self,
+        pattern: &str,
+        servers: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Self> {
+        let servers: Vec<&str> = servers.into_iter().collect();
+        self.rule(Action::Ask, pattern, &servers)
+    }
+
+    /// Denies calls matching `pattern` once any server matching one of `servers` has tainted the conversation.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for an invalid glob.
+    pub fn deny_when_tainted<'a>(
+        self,
+        pattern: &str,
+        servers: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Self> {
+        let servers: Vec<&str> = servers.into_iter().collect();
+        self.rule(Action::Deny, pattern, &servers)
+    }
+
+    /// What the policy says of `server/tool` given the `taint`.
+    pub fn decide(&self, server_id: &str, tool: &str, taint: &BTreeSet<String>) -> Action {
+        self.decide_with_rule(server_id, tool, taint).0
+    }
+
+    /// The decision and the pattern of the rule that made it (`None` for the default).
+    pub fn decide_with_rule(
+        &self,
+        server_id: &str,
+        tool: &str,
+        taint: &BTreeSet<String>,
+    ) -> (Action, Option<&str>) {
+        let path = format!("{server_id}/{tool}");
+        let tainted = |r: &Rule| {
+            taint
+                .iter()
+                .any(|s| r.tainted_by.iter().any(|m| m.is_match(s)))
+        };
+        let matching: Vec<&Rule> = self
+            .rules
+            .iter()
+            .filter(|r| r.matcher.is_match(&path))
+            .filter(|r| r.tainted_by.is_empty() || tainted(r))
+            .collect();
+        let decisive = matching
+            .iter()
+            .find(|r| r.action == Action::Deny)
+            .or_else(|| matching.iter().find(|r| !r.tainted_by.is_empty()))
+            .or_else(|| matching.first());
+        decisive.map_or((self.default, None), |r| {
+            (r.action, Some(r.pattern.as_str()))
+        })
+    }
+}
+
+/// A call awaiting approval.
+#[derive(Debug, Clone)]
+pub struct ApprovalRequest {
+    /// The call's server.
+    pub server_id: String,
+    /// The tool's MCP name.
+    pub tool: String,
+    /// The name the model called.
+    pub exposed_name: String,
+    /// The call's id, if any.
+    pub call_id: Option<String>,
+    /// The arguments the model sent.
+    pub arguments: Map<String, Value>,
+    /// Who the call is made for.
+    pub principal: Option<String>,
+    /// Servers whose output is already in the model's context.
+    pub taint: BTreeSet<String>,
+}
+
+/// An approver's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    /// Run the call.
+    Allow,
+    /// Do not run it; the reason goes to the model.
+    Deny(String),
+    /// Do not run it, and halt the agent loop after this turn.
+    DenyAndHalt(String),
+}
+
+/// Decides calls a policy `ask`s about.
+pub type Approver = Arc<dyn Fn(ApprovalRequest) -> BoxFuture<'static, Approval> + Send + Sync>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn taint(ids: &[&str]) -> BTreeSet<String> {
+        ids.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn deny_wins_then_first_match() {
+        let p = Policy::new()
+            .ask("gh/*")
+            .unwrap()
+            .allow("*")
+            .unwrap()
+            .deny("gh/delete_*")
+            .unwrap();
+        assert_eq!(p.decide("x", "y", &taint(&[])), Action::Allow);
+        assert_eq!(p.decide("gh", "create", &taint(&[])), Action::Ask);
+        assert_eq!(p.decide("gh", "delete_repo", &taint(&[])), Action::Deny);
+        assert_eq!(
+            p.decide_with_rule("gh", "delete_repo", &taint(&[])).1,
+            Some("gh/delete_*")
+        );
+        let p = Policy::new()
+            .allow("gh/get_*")
+            .unwrap()
+            .ask("gh/*")
+            .unwrap();
+        assert_eq!(p.decide("gh", "get_issue", &taint(&[])), Action::Allow);
+        assert_eq!(p.decide("gh", "merge", &taint(&[])), Action::Ask);
+    }
+
+    #[test]
+    fn defaults() {
+        assert_eq!(Policy::new().decide("a", "b", &taint(&[])), Action::Deny);
+        assert_eq!(
+            Policy::allow_all().decide("a", "b", &taint(&[])),
+            Action::Allow
+        );
+    }
+
+    #[test]
+    fn taint_conditions() {
+        let p = Policy::new()
+            .allow("github/*")
+            .unwrap()
+            .ask_when_tainted("github/create_*", ["web", "fetch*"])
+            .unwrap();
+        assert_eq!(
+            p.decide("github", "create_issue", &taint(&[])),
+            Action::Allow
+        );
+        assert_eq!(
+            p.decide("github", "create_issue", &taint(&["web"])),
+            Action::Ask
+        );
+        assert_eq!(
+            p.decide("github", "create_issue", &taint(&["fetcher"])),
+            Action::Ask
+        );
+        assert_eq!(
+            p.decide("github", "get_issue", &taint(&["web"])),
+            Action::Allow
+        );
+        let p = Policy::allow_all()
+            .deny_when_tainted("*/send_*", ["*"])
+            .unwrap();
+        assert_eq!(
+            p.decide("mail", "send_mail", &taint(&["any"])),
+            Action::Deny
+        );
+    }
+
+    #[test]
+    fn bad_globs_are_errors() {
+        assert!(Policy::new().allow("[").is_err());
+        assert!(Policy::new().ask_when_tainted("x", ["["]).is_err());
+    }
+}

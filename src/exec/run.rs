@@ -1,0 +1,399 @@
+//! Running a turn's tool calls: governed, concurrent, timed, answered in order.
+
+use std::collections::BTreeSet;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::{FutureExt, StreamExt};
+use serde_json::{Map, Value};
+
+use super::policy::{Action, Approval, ApprovalRequest};
+use super::server::{CallContext, ProgressFn};
+use super::source::{Source, ToolsListing};
+use crate::calls::{Extracted, ToolCall};
+use crate::error::{Error, ErrorKind, Result};
+use crate::listing::NullPaths;
+use crate::mcp::CallToolResult;
+use crate::results::{Outcome, ResultOptions};
+use crate::spec::Provider;
+use crate::toolset::ToolSet;
+
+/// The default bound on one call, approval and hooks included: 300 s.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Options for [`Source::execute_tool_calls`].
+#[derive(Clone, Default)]
+pub struct ExecOptions {
+    /// The toolset the model was offered; the source's current one when `None`.
+    pub toolset: Option<Arc<ToolSet>>,
+    /// Strict-mode null paths from the listing.
+    pub null_paths: NullPaths,
+    /// Calls run at once; 0 means the machine's available parallelism.
+    pub max_concurrency: usize,
+    /// Bound on one call in all, approval and hooks included; [`DEFAULT_CALL_TIMEOUT`] when `None`.
+    pub call_timeout: Option<Duration>,
+    /// How results are answered.
+    pub results: ResultOptions,
+    /// Who the calls are made for.
+    pub principal: Option<String>,
+    /// The caller's data, passed to policy, hooks and servers.
+    pub assigns: Map<String, Value>,
+    /// Servers whose output is already in the model's context (from earlier turns).
+    pub taint: BTreeSet<String>,
+    /// MCP request `_meta` sent with every call.
+    pub meta: Option<Map<String, Value>>,
+    /// Receives progress notifications.
+    pub progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for ExecOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecOptions")
+            .field("max_concurrency", &self.max_concurrency)
+            .field("call_timeout", &self.call_timeout)
+            .field("results", &self.results)
+            .field("principal", &self.principal)
+            .field("taint", &self.taint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExecOptions {
+    /// Options that resolve calls against `listing`'s toolset and strip its null paths.
+    pub fn from_listing(listing: &ToolsListing) -> Self {
+        ExecOptions {
+            toolset: Some(listing.toolset.clone()),
+            null_paths: listing.null_paths.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+/// Whether the agent loop may go on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every call was answered; go on.
+    Ok,
+    /// An approver answered deny-and-halt: answer the model if you like, then stop.
+    Halt,
+}
+
+/// What happened to one call.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CallRecord {
+    /// The call's position in the model's response.
+    pub index: usize,
+    /// The call's id.
+    pub call_id: Option<String>,
+    /// The tool name the model called.
+    pub exposed_name: Option<String>,
+    /// The tool's server, when the call resolved.
+    pub server_id: Option<String>,
+    /// Whether the server answered (with a result, `isError` or not).
+    pub ran: bool,
+    /// Why the call failed or was not sent.
+    #[serde(serialize_with = "message")]
+    pub error: Option<Error>,
+}
+
+fn message<S: serde::Serializer>(e: &Option<Error>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_some(&format!("{:?}: {}", e.kind(), e.message())),
+        None => s.serialize_none(),
+    }
+}
+
+/// The answers to a turn's calls.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Execution {
+    /// [`Status::Halt`] when an approver halted the loop.
+    pub status: Status,
+    /// One answer per call, in the model's order, in the provider's shape.
+    pub results: Vec<Value>,
+    /// What happened to each call, in the same order.
+    pub calls: Vec<CallRecord>,
+    /// The servers whose results are now in the model's context: add them to the next turn's taint.
+    pub ran_servers: BTreeSet<String>,
+}
+
+impl Source {
+    /// Runs the tool calls in `response` (a response, a message or a list of
+    /// items) and answers every one, in the model's order, in `provider`'s
+    /// shape. See [`execute_calls`](Self::execute_calls).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when `response` is none of the provider's accepted forms.
+    pub async fn execute_tool_calls(
+        &self,
+        provider: &Provider,
+        response: &Value,
+        options: &ExecOptions,
+    ) -> Result<Execution> {
+        let toolset = match &options.toolset {
+            Some(t) => t.clone(),
+            None => self.toolset(false).await?,
+        };
+        let extracted = provider.extract_calls(response, &toolset, &options.null_paths)?;
+        self.execute_calls(provider, extracted, &toolset, options)
+            .await
+    }
+
+    /// Runs already extracted calls against `toolset` and answers every one.
+    ///
+    /// Rejected calls keep their answers and are never sent (HB-2); a call whose
+    /// tool is not in `toolset` is rejected here too. The others go through
+    /// policy (and the approver), optional validation, hooks and the server,
+    /// at most `max_concurrency` at once, each bounded by `call_timeout`. A
+    /// failure, timeout or panic answers that call alone. Once an approver
+    /// answers deny-and-halt, calls not yet sent are answered as not run.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] only when the provider cannot shape an answer
+    /// (a call without the id the provider requires).
+    pub async fn execute_calls(
+        &self,
+        provider: &Provider,
+        extracted: Extracted,
+        toolset: &ToolSet,
+        options: &ExecOptions,
+    ) -> Result<Execution> {
+        let total = extracted.len();
+        let mut answers: Vec<Option<(Value, CallRecord)>> = (0..total).map(|_| None).collect();
+        for rejected in extracted.rejected {
+            let record = CallRecord {
+                index: rejected.index,
+                call_id: rejected.call_id,
+                exposed_name: rejected.name,
+                server_id: None,
+                ran: false,
+                error: Some(rejected.error),
+            };
+            if let Some(slot) = answers.get_mut(rejected.index) {
+                *slot = Some((rejected.answer, record));
+            }
+        }
+        let halted = AtomicBool::new(false);
+        let limit = match options.max_concurrency {
+            0 => std::thread::available_parallelism().map_or(4, usize::from),
+            n => n,
+        };
+        let timeout = options.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT);
+        let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
+            futures_util::stream::iter(extracted.calls)
+                .map(|call| self.guarded(call, toolset, options, timeout, &halted))
+                .buffer_unordered(limit)
+                .collect()
+                .await;
+        let mut ran_servers = BTreeSet::new();
+        for (call, outcome) in outcomes {
+            let outcome_ref = match &outcome {
+                Ok(result) => Outcome::Result(result),
+                Err(err) => Outcome::Error(err),
+            };
+            let answer = provider.answer(
+                call.call_id.as_deref(),
+                &call.exposed_name,
+                outcome_ref,
+                &options.results,
+            )?;
+            if outcome.is_ok() {
+                ran_servers.insert(call.server_id.clone());
+            }
+            let index = call.index;
+            let record = CallRecord {
+                index,
+                call_id: call.call_id,
+                exposed_name: Some(call.exposed_name),
+                server_id: Some(call.server_id),
+                ran: outcome.is_ok(),
+                error: outcome.err(),
+            };
+            if let Some(slot) = answers.get_mut(index) {
+                *slot = Some((answer, record));
+            }
+        }
+        let (results, calls): (Vec<Value>, Vec<CallRecord>) = answers.into_iter().flatten().unzip();
+        let status = if halted.load(Ordering::SeqCst) {
+            Status::Halt
+        } else {
+            Status::Ok
+        };
+        Ok(Execution {
+            status,
+            results,
+            calls,
+            ran_servers,
+        })
+    }
+
+    /// One call through the pipeline, bounded by `timeout`, with panics caught.
+    async fn guarded(
+        &self,
+        call: ToolCall,
+        toolset: &ToolSet,
+        options: &ExecOptions,
+        timeout: Duration,
+        halted: &AtomicBool,
+    ) -> (ToolCall, Result<CallToolResult>) {
+        let context = CallContext {
+            server_id: call.server_id.clone(),
+            tool: call.name.clone(),
+            call_id: call.call_id.clone(),
+            principal: options.principal.clone(),
+            assigns: options.assigns.clone(),
+            taint: options.taint.clone(),
+            meta: options.meta.clone(),
+            progress: options.progress.clone(),
+        };
+        let pipeline =
+            AssertUnwindSafe(self.pipeline(call.clone(), toolset, context, halted)).catch_unwind();
+        let outcome = match tokio::time::timeout(timeout, pipeline).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(panic)) => Err(Error::new(
+                ErrorKind::Server,
+                format!("the call failed: {}", panic_message(&panic)),
+            )),
+            Err(_) => Err(Error::new(
+                ErrorKind::Timeout,
+                format!(
+                    "the call took longer than {} ms and was cancelled",
+                    timeout.as_millis()
+                ),
+            )),
+        };
+        if let Err(err) = &outcome {
+            let kind = err.kind();
+            tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
+                kind = ?kind, reason = %err.message(), "tool call not completed");
+        }
+        (call, outcome)
+    }
+
+    async fn pipeline(
+        &self,
+        mut call: ToolCall,
+        toolset: &ToolSet,
+        context: CallContext,
+        halted: &AtomicBool,
+    ) -> Result<CallToolResult> {
+        let tool = toolset
+            .resolve(&call.exposed_name)
+            .filter(|t| t.server_id == call.server_id && t.tool.name == call.name)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::UnknownTool,
+                    format!(
+                        "unknown tool `{}`: call one of the tools offered",
+                        call.exposed_name
+                    ),
+                )
+            })?;
+        self.check_policy(&call, &context, halted).await?;
+        if self.validate {
+            self.check_arguments(&call, &tool.tool.input_schema)?;
+        }
+        if let Some(hooks) = &self.hooks {
+            hooks.before(&mut call, &context).await?;
+        }
+        if halted.load(Ordering::SeqCst) {
+            return Err(Error::new(
+                ErrorKind::Denied,
+                "not run: an approver halted this turn",
+            ));
+        }
+        let server = self.server(&call.server_id).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unavailable,
+                format!("server `{}` is not part of this source", call.server_id),
+            )
+        })?;
+        let mut result = server
+            .call_tool(&call.name, call.arguments.clone(), context.clone())
+            .await?;
+        if let Some(hooks) = &self.hooks {
+            hooks.after(&call, &mut result, &context).await?;
+        }
+        Ok(result)
+    }
+
+    async fn check_policy(
+        &self,
+        call: &ToolCall,
+        context: &CallContext,
+        halted: &AtomicBool,
+    ) -> Result<()> {
+        let Some(policy) = &self.policy else {
+            return Ok(());
+        };
+        let (action, rule) = policy.decide_with_rule(&call.server_id, &call.name, &context.taint);
+        let denied = |reason: String| Error::new(ErrorKind::Denied, reason);
+        match action {
+            Action::Allow => Ok(()),
+            Action::Deny => Err(denied(match rule {
+                Some(pattern) => format!("denied by policy (rule `{pattern}`)"),
+                None => "denied by policy (no rule allows this tool)".to_owned(),
+            })),
+            Action::Ask => {
+                let request = ApprovalRequest {
+                    server_id: call.server_id.clone(),
+                    tool: call.name.clone(),
+                    exposed_name: call.exposed_name.clone(),
+                    call_id: call.call_id.clone(),
+                    arguments: call.arguments.clone(),
+                    principal: context.principal.clone(),
+                    taint: context.taint.clone(),
+                };
+                match self.approve(request).await {
+                    Approval::Allow => Ok(()),
+                    Approval::Deny(reason) => {
+                        Err(denied(format!("denied by the approver: {reason}")))
+                    }
+                    Approval::DenyAndHalt(reason) => {
+                        halted.store(true, Ordering::SeqCst);
+                        tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
+                            reason = %reason, "approver halted the turn");
+                        Err(denied(format!("denied by the approver: {reason}")))
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_arguments(&self, call: &ToolCall, schema: &Value) -> Result<()> {
+        let validator = self.validator(&call.server_id, &call.name, schema);
+        let Some(validator) = validator.as_ref() else {
+            return Ok(());
+        };
+        let instance = Value::Object(call.arguments.clone());
+        let problems: Vec<String> = validator
+            .iter_errors(&instance)
+            .take(5)
+            .map(|e| {
+                let at = e.instance_path().as_str().to_owned();
+                format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+            })
+            .collect();
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::InvalidArguments,
+            format!("invalid arguments: {}", problems.join("; ")),
+        ))
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        format!("panicked: {s}")
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        format!("panicked: {s}")
+    } else {
+        "panicked".to_owned()
+    }
+}
