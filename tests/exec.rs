@@ -1,0 +1,484 @@
+//! Execution with in-process servers that are slow, failing, panicking,
+//! hanging and approval-gated: every call answered exactly once and in order.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_adapters::ErrorKind;
+use mcp_adapters::exec::*;
+use mcp_adapters::listing::ListOptions;
+use mcp_adapters::mcp::{CallToolResult, Tool};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use support::*;
+
+fn schema() -> Value {
+    json!({"type": "object", "properties": {"n": {"type": "integer"}, "ms": {"type": "integer"}}, "required": ["n"]})
+}
+
+/// A server whose tools behave as their names say, counting the calls it receives.
+fn server(received: Arc<AtomicUsize>) -> InProcessServer {
+    let tool = |name: &str| Tool::new(name, name, schema());
+    let counted = move |r: &Arc<AtomicUsize>| {
+        r.fetch_add(1, Ordering::SeqCst);
+    };
+    let (r1, r2, r3, r4, r5) = (
+        received.clone(),
+        received.clone(),
+        received.clone(),
+        received.clone(),
+        received,
+    );
+    InProcessServer::new()
+        .tool(tool("echo"), move |args, _| {
+            counted(&r1);
+            async move { Ok(CallToolResult::text(format!("n={}", args["n"]))) }
+        })
+        .tool(tool("slow"), move |args, _| {
+            counted(&r2);
+            async move {
+                tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(50))).await;
+                Ok(CallToolResult::text(format!("slept n={}", args["n"])))
+            }
+        })
+        .tool(tool("fail"), move |_, _| {
+            counted(&r3);
+            async move { Err(mcp_adapters::Error::new(ErrorKind::Server, "disk full")) }
+        })
+        .tool(tool("panic"), move |_, _| {
+            counted(&r4);
+            async move { panic!("boom") }
+        })
+        .tool(tool("hang"), move |_, _| {
+            counted(&r5);
+            std::future::pending()
+        })
+}
+
+fn approver_from(
+    answers: Arc<Mutex<Vec<Approval>>>,
+) -> impl Fn(ApprovalRequest) -> BoxFuture<'static, Approval> + Send + Sync {
+    move |_req| {
+        let answer = answers.lock().unwrap().pop().unwrap_or(Approval::Allow);
+        Box::pin(async move { answer })
+    }
+}
+
+fn anthropic_response(calls: &[(&str, Value)]) -> Value {
+    let blocks: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, input))| json!({"type": "tool_use", "id": format!("toolu_{i}"), "name": name, "input": input}))
+        .collect();
+    json!({"content": blocks})
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn options(listing: &ToolsListing) -> ExecOptions {
+    ExecOptions {
+        call_timeout: Some(Duration::from_millis(300)),
+        ..ExecOptions::from_listing(listing)
+    }
+}
+
+#[test]
+fn every_call_answered_once_in_order() {
+    runtime().block_on(async {
+        let received = Arc::new(AtomicUsize::new(0));
+        let hub = Source::hub()
+            .server("s", server(received.clone()))
+            .build()
+            .unwrap();
+        let p = provider("anthropic");
+        let listing = hub.tools(p, &ListOptions::new(), false).await.unwrap();
+        let response = anthropic_response(&[
+            ("s__slow", json!({"n": 0, "ms": 80})),
+            ("s__echo", json!({"n": 1})),
+            ("s__fail", json!({"n": 2})),
+            ("s__panic", json!({"n": 3})),
+            ("s__hang", json!({"n": 4})),
+            ("s__nope", json!({"n": 5})),
+            ("s__echo", json!("not an object")),
+        ]);
+        let run = hub
+            .execute_tool_calls(p, &response, &options(&listing))
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        let ids: Vec<&str> = run
+            .results
+            .iter()
+            .map(|r| r["tool_use_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "toolu_0", "toolu_1", "toolu_2", "toolu_3", "toolu_4", "toolu_5", "toolu_6"
+            ]
+        );
+        let text = |i: usize| {
+            run.results[i]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(text(0), "slept n=0");
+        assert_eq!(text(1), "n=1");
+        assert_eq!(text(2), "disk full");
+        assert!(text(3).contains("panicked: boom"), "{}", text(3));
+        assert!(text(4).contains("longer than 300 ms"), "{}", text(4));
+        assert!(text(5).contains("unknown tool"));
+        for (i, is_error) in [false, false, true, true, true, true, true]
+            .iter()
+            .enumerate()
+        {
+            assert_eq!(
+                run.results[i].get("is_error").is_some(),
+                *is_error,
+                "answer {i}"
+            );
+        }
+        assert_eq!(
+            received.load(Ordering::SeqCst),
+            5,
+            "rejected calls never reach the server"
+        );
+        let kinds: Vec<Option<ErrorKind>> = run
+            .calls
+            .iter()
+            .map(|c| c.error.as_ref().map(|e| e.kind()))
+            .collect();
+        assert_eq!(kinds[4], Some(ErrorKind::Timeout));
+        assert_eq!(run.ran_servers, BTreeSet::from(["s".to_owned()]));
+    });
+}
+
+#[test]
+fn policy_denies_and_approver_halts_with_complete_results() {
+    runtime().block_on(async {
+        let received = Arc::new(AtomicUsize::new(0));
+        let answers = Arc::new(Mutex::new(vec![Approval::DenyAndHalt("user said stop".into())]));
+        let hub = Source::hub()
+            .server("s", server(received.clone()))
+            .policy(Policy::new().allow("s/echo").unwrap().ask("s/slow").unwrap().deny("s/fail").unwrap())
+            .approver(approver_from(answers))
+            .build()
+            .unwrap();
+        let p = provider("openai-chat");
+        let listing = hub.tools(p, &ListOptions::new(), false).await.unwrap();
+        let calls: Vec<Value> = [("s__echo", json!({"n": 1})), ("s__slow", json!({"n": 2, "ms": 1})), ("s__fail", json!({"n": 3})), ("s__panic", json!({"n": 4}))]
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| json!({"id": format!("c{i}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
+            .collect();
+        let run = hub
+            .execute_tool_calls(p, &json!({"tool_calls": calls}), &ExecOptions { max_concurrency: 1, ..options(&listing) })
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Halt);
+        assert_eq!(run.results.len(), 4);
+        let content: Vec<&str> = run.results.iter().map(|r| r["content"].as_str().unwrap()).collect();
+        assert_eq!(content[0], "n=1");
+        assert_eq!(content[1], "Error: denied by the approver: user said stop");
+        assert_eq!(content[2], "Error: denied by policy (rule `s/fail`)");
+        assert_eq!(content[3], "Error: denied by policy (no rule allows this tool)");
+        assert_eq!(received.load(Ordering::SeqCst), 1, "denied calls never reach the server");
+    });
+}
+
+#[test]
+fn taint_rules_react_to_earlier_turns() {
+    runtime().block_on(async {
+        let received = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen2 = seen.clone();
+        let hub = Source::hub()
+            .server("s", server(received.clone()))
+            .policy(
+                Policy::new()
+                    .allow("s/*")
+                    .unwrap()
+                    .ask_when_tainted("s/echo", ["web"])
+                    .unwrap(),
+            )
+            .approver(move |req: ApprovalRequest| {
+                seen2.lock().unwrap().push(req.taint.clone());
+                Box::pin(async { Approval::Deny("not after reading the web".into()) })
+            })
+            .build()
+            .unwrap();
+        let p = provider("anthropic");
+        let listing = hub.tools(p, &ListOptions::new(), false).await.unwrap();
+        let response = anthropic_response(&[("s__echo", json!({"n": 1}))]);
+        let clean = hub
+            .execute_tool_calls(p, &response, &options(&listing))
+            .await
+            .unwrap();
+        assert_eq!(clean.results[0]["content"][0]["text"], "n=1");
+        let tainted = ExecOptions {
+            taint: BTreeSet::from(["web".to_owned()]),
+            ..options(&listing)
+        };
+        let run = hub
+            .execute_tool_calls(p, &response, &tainted)
+            .await
+            .unwrap();
+        assert_eq!(run.results[0]["is_error"], true);
+        assert_eq!(seen.lock().unwrap().len(), 1);
+        assert!(run.ran_servers.is_empty());
+    });
+}
+
+#[test]
+fn validation_hooks_and_context() {
+    struct Doubler;
+    impl Hooks for Doubler {
+        fn before<'a>(
+            &'a self,
+            call: &'a mut mcp_adapters::calls::ToolCall,
+            ctx: &'a CallContext,
+        ) -> BoxFuture<'a, mcp_adapters::Result<()>> {
+            Box::pin(async move {
+                assert_eq!(ctx.principal.as_deref(), Some("user-7"));
+                let n = call.arguments["n"].as_i64().unwrap();
+                call.arguments.insert("n".into(), json!(n * 2));
+                Ok(())
+            })
+        }
+        fn after<'a>(
+            &'a self,
+            _call: &'a mcp_adapters::calls::ToolCall,
+            result: &'a mut CallToolResult,
+            _ctx: &'a CallContext,
+        ) -> BoxFuture<'a, mcp_adapters::Result<()>> {
+            Box::pin(async move {
+                result
+                    .content
+                    .push(mcp_adapters::mcp::Content::text("(checked)"));
+                Ok(())
+            })
+        }
+    }
+    runtime().block_on(async {
+        let received = Arc::new(AtomicUsize::new(0));
+        let client = Source::client("s", server(received.clone()))
+            .validate(true)
+            .hooks(Doubler)
+            .build()
+            .unwrap();
+        assert!(client.policy().is_none());
+        let p = provider("anthropic");
+        let listing = hub_listing(&client, p).await;
+        let response = anthropic_response(&[
+            ("echo", json!({"n": 21})),
+            ("echo", json!({"n": "x"})),
+            ("echo", json!({})),
+        ]);
+        let opts = ExecOptions {
+            principal: Some("user-7".into()),
+            ..options(&listing)
+        };
+        let run = client
+            .execute_tool_calls(p, &response, &opts)
+            .await
+            .unwrap();
+        assert_eq!(run.results[0]["content"][0]["text"], "n=42");
+        assert_eq!(run.results[0]["content"][1]["text"], "(checked)");
+        let invalid = run.results[1]["content"][0]["text"].as_str().unwrap();
+        assert!(invalid.starts_with("invalid arguments: /n:"), "{invalid}");
+        assert!(
+            run.results[2]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("required")
+        );
+        assert_eq!(
+            received.load(Ordering::SeqCst),
+            1,
+            "invalid calls are not sent"
+        );
+    });
+}
+
+async fn hub_listing(source: &Source, p: &mcp_adapters::spec::Provider) -> ToolsListing {
+    source.tools(p, &ListOptions::new(), false).await.unwrap()
+}
+
+#[test]
+fn failed_listing_leaves_the_server_out_and_pagination_is_followed() {
+    struct Down;
+    impl Server for Down {
+        fn list_tools(
+            &self,
+            _cursor: Option<String>,
+        ) -> BoxFuture<'_, mcp_adapters::Result<ToolsPage>> {
+            Box::pin(async {
+                Err(mcp_adapters::Error::new(
+                    ErrorKind::Unavailable,
+                    "connection refused",
+                ))
+            })
+        }
+        fn call_tool(
+            &self,
+            _: &str,
+            _: serde_json::Map<String, Value>,
+            _: CallContext,
+        ) -> BoxFuture<'_, mcp_adapters::Result<CallToolResult>> {
+            unreachable!("a server that failed to list is never called")
+        }
+    }
+    runtime().block_on(async {
+        let paged = server(Arc::new(AtomicUsize::new(0))).page_size(2);
+        let hub = Source::hub()
+            .server("up", paged)
+            .server("down", Down)
+            .build()
+            .unwrap();
+        let listing = hub_listing(&hub, provider("gemini")).await;
+        assert_eq!(listing.tools.len(), 5);
+        assert_eq!(listing.report.toolset.failed_servers[0].server_id, "down");
+        let run = hub
+            .execute_tool_calls(
+                provider("gemini"),
+                &json!({"parts": [{"functionCall": {"name": "down__x", "args": {}}}]}),
+                &options(&listing),
+            )
+            .await
+            .unwrap();
+        assert!(
+            run.results[0]["functionResponse"]["response"]["error"]
+                .as_str()
+                .unwrap()
+                .contains("unknown tool")
+        );
+    });
+}
+
+#[test]
+fn concurrency_is_bounded() {
+    runtime().block_on(async {
+        let running = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let (r, pk) = (running.clone(), peak.clone());
+        let server = InProcessServer::new().tool(
+            Tool::new("work", "", json!({"type": "object"})),
+            move |_, _| {
+                let (r, pk) = (r.clone(), pk.clone());
+                async move {
+                    let now = r.fetch_add(1, Ordering::SeqCst) + 1;
+                    pk.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    r.fetch_sub(1, Ordering::SeqCst);
+                    Ok(CallToolResult::text("done"))
+                }
+            },
+        );
+        let hub = Source::hub().server("s", server).build().unwrap();
+        let listing = hub_listing(&hub, provider("anthropic")).await;
+        let calls: Vec<(&str, Value)> = (0..12).map(|_| ("s__work", json!({}))).collect();
+        let opts = ExecOptions {
+            max_concurrency: 3,
+            ..options(&listing)
+        };
+        let run = hub
+            .execute_tool_calls(provider("anthropic"), &anthropic_response(&calls), &opts)
+            .await
+            .unwrap();
+        assert_eq!(run.results.len(), 12);
+        assert_eq!(peak.load(Ordering::SeqCst), 3);
+    });
+}
+
+#[derive(Debug, Clone)]
+enum Behaviour {
+    Ok(u8),
+    Slow(u8),
+    Fail,
+    Panic,
+    Hang,
+    Unknown,
+    Denied,
+    Asked(u8), // 0 allow, 1 deny, 2 halt
+}
+
+fn behaviour() -> impl Strategy<Value = Behaviour> {
+    prop_oneof![
+        (0u8..10).prop_map(Behaviour::Ok),
+        (0u8..30).prop_map(Behaviour::Slow),
+        Just(Behaviour::Fail),
+        Just(Behaviour::Panic),
+        Just(Behaviour::Hang),
+        Just(Behaviour::Unknown),
+        Just(Behaviour::Denied),
+        (0u8..3).prop_map(Behaviour::Asked),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// Over random mixes of delays, faults and policy answers: every call is
+    /// answered exactly once, in order; denied and rejected calls never reach
+    /// the server; halt is reported exactly when an approver halted.
+    #[test]
+    fn invariants_under_faults(mix in proptest::collection::vec(behaviour(), 1..10), concurrency in 1usize..5) {
+        runtime().block_on(async {
+            let received = Arc::new(AtomicUsize::new(0));
+            let asked_answers: Vec<Approval> = mix.iter().rev().filter_map(|b| match b {
+                Behaviour::Asked(0) => Some(Approval::Allow),
+                Behaviour::Asked(1) => Some(Approval::Deny("no".into())),
+                Behaviour::Asked(_) => Some(Approval::DenyAndHalt("stop".into())),
+                _ => None,
+            }).collect();
+            let asked_tools = Arc::new(Mutex::new(Vec::new()));
+            let (answers, log) = (Arc::new(Mutex::new(asked_answers)), asked_tools.clone());
+            let hub = Source::hub()
+                .server("s", server(received.clone()))
+                .server("g", server(received.clone()))
+                .policy(Policy::new().deny("s/fail").unwrap().ask("g/*").unwrap().allow("s/*").unwrap())
+                .approver(move |req: ApprovalRequest| {
+                    log.lock().unwrap().push(req.call_id.clone());
+                    let answer = answers.lock().unwrap().pop().unwrap_or(Approval::Allow);
+                    Box::pin(async move { answer })
+                })
+                .build()
+                .unwrap();
+            let p = provider("anthropic");
+            let listing = hub_listing(&hub, p).await;
+            let calls: Vec<(String, Value)> = mix.iter().enumerate().map(|(i, b)| match b {
+                Behaviour::Ok(_) => ("s__echo".to_owned(), json!({"n": i})),
+                Behaviour::Slow(ms) => ("s__slow".to_owned(), json!({"n": i, "ms": ms})),
+                Behaviour::Fail => ("s__panic".to_owned(), json!({"n": i})),
+                Behaviour::Panic => ("s__panic".to_owned(), json!({"n": i})),
+                Behaviour::Hang => ("s__hang".to_owned(), json!({"n": i})),
+                Behaviour::Unknown => ("nope".to_owned(), json!({"n": i})),
+                Behaviour::Denied => ("s__fail".to_owned(), json!({"n": i})),
+                Behaviour::Asked(_) => ("g__echo".to_owned(), json!({"n": i})),
+            }).collect();
+            let refs: Vec<(&str, Value)> = calls.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+            let opts = ExecOptions { max_concurrency: concurrency, call_timeout: Some(Duration::from_millis(60)), ..ExecOptions::from_listing(&listing) };
+            let run = hub.execute_tool_calls(p, &anthropic_response(&refs), &opts).await.unwrap();
+            assert_eq!(run.results.len(), mix.len());
+            for (i, answer) in run.results.iter().enumerate() {
+                assert_eq!(answer["tool_use_id"], format!("toolu_{i}"));
+            }
+            let never_sent = mix.iter().filter(|b| matches!(b, Behaviour::Unknown | Behaviour::Denied)).count();
+            let asked_not_allowed = mix.iter().filter(|b| matches!(b, Behaviour::Asked(1 | 2))).count();
+            assert!(received.load(Ordering::SeqCst) <= mix.len() - never_sent - asked_not_allowed);
+            let halted = mix.iter().any(|b| matches!(b, Behaviour::Asked(2)));
+            assert_eq!(run.status == Status::Halt, halted);
+            assert_eq!(asked_tools.lock().unwrap().len(), mix.iter().filter(|b| matches!(b, Behaviour::Asked(_))).count());
+        });
+    }
+}
