@@ -120,7 +120,7 @@ pub fn convert(schema: &Value, rules: &StrictRules) -> Result<StrictSchema, Stri
     nesting::check_nesting(schema, nesting::MAX_JSON_NESTING)?;
     check_root(schema, rules)?;
     let mut walker = Walker::new(schema, rules);
-    walker.begin(DefKey::Root);
+    walker.begin(DefKey::Root, true);
     let mut out = walker.node(schema)?;
     let paths = std::mem::take(&mut walker.nulls);
     let null_paths = walker.finish(DefKey::Root, paths)?;

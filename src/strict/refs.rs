@@ -35,18 +35,24 @@ impl<'a> Walker<'a> {
                         .map(|p| NullPath(prefix.iter().chain(p.0.iter()).cloned().collect())),
                 );
             }
-            _ => self.mark_cycle(key),
+            _ => self.mark_cycle(key)?,
         }
         Ok(value.clone())
     }
 
     /// Every definition from `key` to the innermost one being converted is
-    /// part of a cycle.
-    fn mark_cycle(&mut self, key: DefKey<'a>) {
-        if let Some(start) = self.in_progress.iter().position(|k| *k == key) {
-            self.recursive
-                .extend(self.in_progress[start..].iter().copied());
+    /// part of a cycle; a cycle that passes through no property or item
+    /// (`A: {$ref: B}`, `B: {$ref: A}`) describes no value and fails.
+    fn mark_cycle(&mut self, key: DefKey<'a>) -> Result<(), StrictError> {
+        let Some(start) = self.in_progress.iter().position(|(k, _)| *k == key) else {
+            return Ok(());
+        };
+        let cycle = &self.in_progress[start..];
+        if self.path.is_empty() && cycle[1..].iter().all(|(_, at_top)| *at_top) {
+            return Err(self.err_at("$ref", StrictReason::RecursiveRef));
         }
+        self.recursive.extend(cycle.iter().map(|(k, _)| *k));
+        Ok(())
     }
 
     /// Converts a definition from its own root: fresh pointer, instance
@@ -56,11 +62,12 @@ impl<'a> Walker<'a> {
         if let DefKey::Def(_, name) = key {
             self.add_chars(name.chars().count(), "$ref")?;
         }
+        let at_top = self.path.is_empty();
         let saved_ptr = std::mem::replace(&mut self.ptr, pointer);
         let saved_path = std::mem::take(&mut self.path);
         let saved_nulls = std::mem::take(&mut self.nulls);
         let saved_depth = std::mem::replace(&mut self.depth, 0);
-        self.begin(key);
+        self.begin(key, at_top);
         let out = self.node(target)?;
         let paths = std::mem::replace(&mut self.nulls, saved_nulls);
         self.finish(key, paths)?;
@@ -71,9 +78,9 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    pub(crate) fn begin(&mut self, key: DefKey<'a>) {
+    pub(crate) fn begin(&mut self, key: DefKey<'a>, at_top: bool) {
         self.defs.insert(key, DefState::InProgress);
-        self.in_progress.push(key);
+        self.in_progress.push((key, at_top));
     }
 
     /// Records a definition's null paths, failing if it is recursive and

@@ -10,7 +10,7 @@ use super::rules::{KeywordClass, Otherwise, StrictRules};
 
 /// Deepest recursion of the walk (schema nodes, across `$ref`s). Together
 /// with the nesting pre-pass it keeps the stack bounded on any input.
-const MAX_NODE_NESTING: usize = 256;
+const MAX_NODE_NESTING: usize = 128;
 
 /// Schema nodes visited in one conversion at most (each definition is
 /// visited once, so this bounds the work even for `$ref` fan-out).
@@ -59,7 +59,10 @@ pub(crate) struct Walker<'a> {
     /// Null paths found so far, relative to the definition being converted.
     pub(crate) nulls: Vec<NullPath>,
     pub(crate) defs: HashMap<DefKey<'a>, DefState>,
-    pub(crate) in_progress: Vec<DefKey<'a>>,
+    /// Definitions being converted, innermost last, each with whether it was
+    /// entered at the very top of the definition that refers to it (a cycle
+    /// made only of such entries never reaches a value).
+    pub(crate) in_progress: Vec<(DefKey<'a>, bool)>,
     pub(crate) recursive: HashSet<DefKey<'a>>,
     pub(crate) out_defs: HashMap<DefKey<'a>, Value>,
     pub(crate) counts: Counts,
