@@ -1,6 +1,8 @@
 //! Helpers shared by the strict-mode test files.
 #![allow(dead_code)]
 
+pub mod instances;
+
 use std::path::PathBuf;
 
 use mcp_adapters::strict::{StrictRules, convert};
