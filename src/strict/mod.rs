@@ -1,46 +1,152 @@
-//! Strict-mode schema conversion (interim interface).
-use serde::Deserialize;
+//! Strict schemas: rewriting an MCP tool's `inputSchema` into the subset of
+//! JSON Schema a provider accepts in its strict tool-calling mode.
+//!
+//! The engine is generic; what differs between providers is data, a
+//! [`StrictRules`] loaded from a YAML rules file (the bundled ones live in
+//! `providers/rules/`, their JSON Schema in `schemas/strict-rules.schema.json`).
+//!
+//! ```
+//! use mcp_adapters::strict::{convert, StrictRules};
+//! use serde_json::json;
+//!
+//! let rules = StrictRules::from_yaml_str(
+//!     "keywords:\n  keep: [type, properties, required, additionalProperties, description]\n",
+//! )?;
+//! let schema = json!({
+//!     "type": "object",
+//!     "properties": {"q": {"type": "string"}, "limit": {"type": "integer"}},
+//!     "required": ["q"]
+//! });
+//! let strict = convert(&schema, &rules).map_err(|e| e.to_string())?;
+//! assert_eq!(strict.schema["properties"]["limit"], json!({"type": ["integer", "null"]}));
+//! assert_eq!(strict.schema["required"], json!(["limit", "q"]));
+//! assert_eq!(strict.null_paths[0].to_string(), "$.limit");
+//! # Ok::<(), String>(())
+//! ```
+//!
+//! # Rules files
+//!
+//! ```yaml
+//! keywords:
+//!   keep: [type, properties, required, additionalProperties, items, anyOf, ...]
+//!   drop: [default, examples, ...]          # removed: they only narrow or annotate
+//!   unsupported: [allOf, not, oneOf, ...]   # the conversion fails with the keyword's name
+//!   unknown: drop                           # class of keywords in no list (x-..., unknown)
+//! values:                                   # optional per-keyword value constraints
+//!   minItems: {allowed: [0, 1], otherwise: drop}
+//! formats: {allowed: [date-time, uuid], otherwise: drop}
+//! root: {any_of: false}                     # whether the root may carry anyOf
+//! optional_properties: nullable             # or keep (required stays as it was)
+//! limits: {max_properties: 5000, max_depth: 10, max_chars: 120000,
+//!          max_enum_values: 1000, max_enum_chars: 15000, enum_chars_threshold: 250}
+//! ```
+//!
+//! What the converter always does, whatever the rules: the root must be
+//! `type: object`; every object is closed with `additionalProperties: false`
+//! (an open map fails); arrays need `items`; every node needs a type (`type`,
+//! `enum`, `const`, `$ref` or a kept combinator); `$ref`s must be local
+//! (`#`, `#/$defs/x`, `#/definitions/x`); the input is never modified.
+//!
+//! # Null paths
+//!
+//! With `optional_properties: nullable`, every property is listed in
+//! `required` and one that was optional becomes nullable; its *instance
+//! path* is returned as a [`NullPath`] so that [`strip_nulls`] can remove the
+//! `null` the model must now send before the call reaches the server:
+//!
+//! - a property adds its name: `["filters", "limit"]`;
+//! - array `items` add the wildcard segment [`Segment::Items`] (JSON `null`,
+//!   shown as `[*]`), meaning every item: `["rows", null, "note"]`;
+//! - `anyOf`/`allOf`/`oneOf` branches add nothing: paths are instance paths,
+//!   so the optional properties of every branch appear at the same level;
+//! - a `$ref` contributes the null paths of its definition (computed once,
+//!   relative to the definition) under the path of the place that refers to
+//!   it; a recursive `$ref` whose definitions have optional properties fails
+//!   ([`StrictReason::RecursiveRef`]), since its paths would be unbounded;
+//! - a property whose schema already accepted `null` keeps it and gets no
+//!   null path, so a `null` the model sends there reaches the server;
+//! - a nullable property's own path comes before the paths inside it.
+//!
+//! # Hostile input
+//!
+//! Nesting is measured iteratively before anything recursive runs (any
+//! container deeper than 256 levels fails with `max_depth`), the walk's own
+//! recursion is capped, each definition is converted once, the null paths
+//! and the schema nodes visited are budgeted, and counts are checked before
+//! large maps or enums are iterated. Every input ends in an answer or an
+//! error in time linear in its size.
+
+mod error;
+mod nesting;
+mod null_path;
+mod objects;
+mod refs;
+mod rules;
+mod walk;
+
 use serde_json::Value;
 
-/// Strict-mode rules.
-#[derive(Debug, Clone, Deserialize)]
-pub struct StrictRules {}
+pub use error::{Limit, StrictError, StrictReason};
+pub use null_path::{NullPath, Segment, strip_nulls};
+pub use rules::{
+    FormatRule, KeywordClass, KeywordClasses, Limits, OptionalProperties, Otherwise, RootRule,
+    StrictRules, ValueRule,
+};
 
-impl StrictRules {
-    /// Semantic checks.
-    pub fn check(&self) -> Result<(), String> {
-        Ok(())
-    }
-}
+use walk::{DefKey, Walker};
 
-/// A path.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct NullPath(pub Vec<Value>);
-
-/// A converted schema.
+/// A converted schema and the instance paths of the properties it made nullable.
+#[derive(Debug, Clone, PartialEq)]
 pub struct StrictSchema {
-    /// The schema.
+    /// The strict schema.
     pub schema: Value,
-    /// The null paths.
+    /// Paths where a `null` sent by the model means "absent"; see the
+    /// [module documentation](self#null-paths).
     pub null_paths: Vec<NullPath>,
 }
 
-/// An error.
-#[derive(Debug, Clone)]
-pub struct StrictError {
-    /// Pointer.
-    pub pointer: String,
-    /// Reason.
-    pub reason: String,
-}
-
-/// Converts.
-pub fn convert(_schema: &Value, _rules: &StrictRules) -> Result<StrictSchema, StrictError> {
-    Err(StrictError {
-        pointer: String::new(),
-        reason: "unavailable".into(),
+/// Rewrites `schema` into the strict subset described by `rules`.
+///
+/// The input is only read; the output is built fresh.
+///
+/// # Errors
+///
+/// A [`StrictError`] with the JSON pointer of the offending place in the
+/// input and the reason: an unsupported keyword, an exceeded limit, a root
+/// that is not an object (or is `anyOf` when the rules forbid it), an open
+/// map, an untyped node, an array without `items`, a non-local, unresolvable
+/// or recursive `$ref`, or an invalid keyword value.
+pub fn convert(schema: &Value, rules: &StrictRules) -> Result<StrictSchema, StrictError> {
+    nesting::check_nesting(schema, nesting::MAX_JSON_NESTING)?;
+    check_root(schema, rules)?;
+    let mut walker = Walker::new(schema, rules);
+    walker.begin(DefKey::Root, true);
+    let mut out = walker.node(schema)?;
+    let paths = std::mem::take(&mut walker.nulls);
+    let null_paths = walker.finish(DefKey::Root, paths)?;
+    walker.attach_defs(&mut out);
+    Ok(StrictSchema {
+        schema: out,
+        null_paths,
     })
 }
 
-/// Strips.
-pub fn strip_nulls(_arguments: &mut serde_json::Map<String, Value>, _null_paths: &[NullPath]) {}
+fn check_root(schema: &Value, rules: &StrictRules) -> Result<(), StrictError> {
+    let root_error = |reason| Err(StrictError::new("", reason));
+    let Value::Object(map) = schema else {
+        return root_error(StrictReason::RootNotObject);
+    };
+    if map.contains_key("anyOf") && !rules.root.any_of {
+        return Err(StrictError::new("/anyOf", StrictReason::RootAnyOf));
+    }
+    let object = match map.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(list)) => list.len() == 1 && list[0] == "object",
+        _ => false,
+    };
+    if object {
+        Ok(())
+    } else {
+        root_error(StrictReason::RootNotObject)
+    }
+}

@@ -1,0 +1,169 @@
+//! Local `$ref`s: resolving them, converting each definition once, carrying
+//! a definition's null paths to every place that refers to it, and
+//! rejecting recursion that would make null paths unbounded.
+
+use serde_json::{Map, Value};
+
+use super::error::{Limit, StrictError, StrictReason};
+use super::null_path::NullPath;
+use super::rules::KeywordClass;
+use super::walk::{DefKey, DefState, Walker, push_token};
+
+/// Containers of definitions at the root, in the order they are attached.
+const DEF_CONTAINERS: &[&str] = &["$defs", "definitions"];
+
+impl<'a> Walker<'a> {
+    /// Handles a `$ref`: converts its definition if needed and adds the
+    /// definition's null paths under the current instance path.
+    pub(crate) fn reference(&mut self, value: &'a Value) -> Result<Value, StrictError> {
+        let Value::String(reference) = value else {
+            return Err(self.err_at("$ref", StrictReason::Invalid("$ref".into())));
+        };
+        let key = self.resolve(reference)?;
+        if !self.defs.contains_key(&key) {
+            self.convert_def(key)?;
+        }
+        match self.defs.get(&key) {
+            Some(DefState::Done(paths)) => {
+                if self.nulls.len() + paths.len() > self.null_path_budget() {
+                    return Err(self.err_at("$ref", StrictReason::Limit(Limit::MaxProperties)));
+                }
+                let prefix = &self.path;
+                self.nulls.extend(
+                    paths
+                        .iter()
+                        .map(|p| NullPath(prefix.iter().chain(p.0.iter()).cloned().collect())),
+                );
+            }
+            _ => self.mark_cycle(key)?,
+        }
+        Ok(value.clone())
+    }
+
+    /// Every definition from `key` to the innermost one being converted is
+    /// part of a cycle; a cycle that passes through no property or item
+    /// (`A: {$ref: B}`, `B: {$ref: A}`) describes no value and fails.
+    fn mark_cycle(&mut self, key: DefKey<'a>) -> Result<(), StrictError> {
+        let Some(start) = self.in_progress.iter().position(|(k, _)| *k == key) else {
+            return Ok(());
+        };
+        let cycle = &self.in_progress[start..];
+        if self.path.is_empty() && cycle[1..].iter().all(|(_, at_top)| *at_top) {
+            return Err(self.err_at("$ref", StrictReason::RecursiveRef));
+        }
+        self.recursive.extend(cycle.iter().map(|(k, _)| *k));
+        Ok(())
+    }
+
+    /// Converts a definition from its own root: fresh pointer, instance
+    /// path, null paths and object depth.
+    fn convert_def(&mut self, key: DefKey<'a>) -> Result<(), StrictError> {
+        let (pointer, target) = self.def_location(key);
+        if let DefKey::Def(_, name) = key {
+            self.add_chars(name.chars().count(), "$ref")?;
+        }
+        let at_top = self.path.is_empty();
+        let saved_ptr = std::mem::replace(&mut self.ptr, pointer);
+        let saved_path = std::mem::take(&mut self.path);
+        let saved_nulls = std::mem::take(&mut self.nulls);
+        let saved_depth = std::mem::replace(&mut self.depth, 0);
+        self.begin(key, at_top);
+        let out = self.node(target)?;
+        let paths = std::mem::replace(&mut self.nulls, saved_nulls);
+        self.finish(key, paths)?;
+        self.ptr = saved_ptr;
+        self.path = saved_path;
+        self.depth = saved_depth;
+        self.out_defs.insert(key, out);
+        Ok(())
+    }
+
+    pub(crate) fn begin(&mut self, key: DefKey<'a>, at_top: bool) {
+        self.defs.insert(key, DefState::InProgress);
+        self.in_progress.push((key, at_top));
+    }
+
+    /// Records a definition's null paths, failing if it is recursive and
+    /// has any (the current pointer is the definition's).
+    pub(crate) fn finish(
+        &mut self,
+        key: DefKey<'a>,
+        paths: Vec<NullPath>,
+    ) -> Result<Vec<NullPath>, StrictError> {
+        self.in_progress.pop();
+        if self.recursive.contains(&key) && !paths.is_empty() {
+            return Err(self.err(StrictReason::RecursiveRef));
+        }
+        self.defs.insert(key, DefState::Done(paths.clone()));
+        Ok(paths)
+    }
+
+    fn def_location(&self, key: DefKey<'a>) -> (String, &'a Value) {
+        match key {
+            DefKey::Root => (String::new(), self.root),
+            DefKey::Def(container, name) => {
+                let mut pointer = String::new();
+                push_token(&mut pointer, container);
+                push_token(&mut pointer, name);
+                (pointer, &self.root[container][name])
+            }
+        }
+    }
+
+    /// Resolves `#`, `#/$defs/x` or `#/definitions/x` (JSON-pointer escaped).
+    fn resolve(&self, reference: &str) -> Result<DefKey<'a>, StrictError> {
+        let Some(fragment) = reference.strip_prefix('#') else {
+            return Err(self.err_at("$ref", StrictReason::NonLocalRef));
+        };
+        if fragment.is_empty() {
+            return Ok(DefKey::Root);
+        }
+        self.lookup(fragment)
+            .ok_or_else(|| self.err_at("$ref", StrictReason::UnresolvableRef))
+    }
+
+    fn lookup(&self, fragment: &str) -> Option<DefKey<'a>> {
+        let (container, name) = fragment.strip_prefix('/')?.split_once('/')?;
+        if name.contains('/') || !DEF_CONTAINERS.contains(&container) {
+            return None;
+        }
+        let name = name.replace("~1", "/").replace("~0", "~");
+        let root = self.root.as_object()?;
+        let (container, defs) = root.get_key_value(container)?;
+        let (name, _) = defs.as_object()?.get_key_value(&name)?;
+        Some(DefKey::Def(container, name))
+    }
+
+    /// The schema a reference points at, if it resolves.
+    pub(crate) fn target(&self, reference: &str) -> Option<&'a Value> {
+        match reference.strip_prefix('#')? {
+            "" => Some(self.root),
+            fragment => self.lookup(fragment).map(|key| self.def_location(key).1),
+        }
+    }
+
+    /// Adds the converted definitions to the converted root, in input order,
+    /// under the container they came from.
+    pub(crate) fn attach_defs(&mut self, out: &mut Value) {
+        let (Some(root), Value::Object(out)) = (self.root.as_object(), out) else {
+            return;
+        };
+        for container in DEF_CONTAINERS {
+            let Some(Value::Object(defs)) = root.get(*container) else {
+                continue;
+            };
+            if self.rules.class(container) != KeywordClass::Keep {
+                continue;
+            }
+            let mut converted = Map::new();
+            for name in defs.keys() {
+                if let Some(def) = self.out_defs.remove(&DefKey::Def(container, name)) {
+                    converted.insert(name.clone(), def);
+                }
+            }
+            if !converted.is_empty() {
+                out.insert((*container).to_owned(), Value::Object(converted));
+            }
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! The converter's walk over one schema node and its keywords.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::error::{Limit, StrictError, StrictReason};
+use super::null_path::{NullPath, Segment};
+use super::rules::{KeywordClass, Otherwise, StrictRules};
+
+/// Deepest recursion of the walk (schema nodes, across `$ref`s). Together
+/// with the nesting pre-pass it keeps the stack bounded on any input.
+const MAX_NODE_NESTING: usize = 128;
+
+/// Schema nodes visited in one conversion at most (each definition is
+/// visited once, so this bounds the work even for `$ref` fan-out).
+pub(crate) const MAX_NODES: usize = 100_000;
+
+/// Null paths returned at most when the rules set no property limit.
+const DEFAULT_NULL_PATH_BUDGET: usize = 100_000;
+
+const TYPES: &[&str] = &[
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
+
+/// Keywords that give a node a type (a node with none of them is untyped).
+const TYPING_KEYWORDS: &[&str] = &["type", "enum", "const", "$ref", "anyOf", "allOf", "oneOf"];
+
+/// A definition the walk can reach: the root itself (`#`) or a member of the
+/// root's `$defs`/`definitions` (container key, member key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum DefKey<'a> {
+    Root,
+    Def(&'a str, &'a str),
+}
+
+pub(crate) enum DefState {
+    InProgress,
+    Done(Vec<NullPath>),
+}
+
+#[derive(Default)]
+pub(crate) struct Counts {
+    pub(crate) properties: usize,
+    pub(crate) chars: usize,
+    pub(crate) enum_values: usize,
+    pub(crate) nodes: usize,
+}
+
+/// State of one conversion.
+pub(crate) struct Walker<'a> {
+    pub(crate) root: &'a Value,
+    pub(crate) rules: &'a StrictRules,
+    /// JSON pointer of the node being converted.
+    pub(crate) ptr: String,
+    /// Instance path of the node being converted, relative to the
+    /// definition being converted.
+    pub(crate) path: Vec<Segment>,
+    /// Null paths found so far, relative to the definition being converted.
+    pub(crate) nulls: Vec<NullPath>,
+    pub(crate) defs: HashMap<DefKey<'a>, DefState>,
+    /// Definitions being converted, innermost last, each with whether it was
+    /// entered at the very top of the definition that refers to it (a cycle
+    /// made only of such entries never reaches a value).
+    pub(crate) in_progress: Vec<(DefKey<'a>, bool)>,
+    pub(crate) recursive: HashSet<DefKey<'a>>,
+    pub(crate) out_defs: HashMap<DefKey<'a>, Value>,
+    pub(crate) counts: Counts,
+    /// Object nesting inside the definition being converted.
+    pub(crate) depth: usize,
+    frames: usize,
+}
+
+impl<'a> Walker<'a> {
+    pub(crate) fn new(root: &'a Value, rules: &'a StrictRules) -> Self {
+        Walker {
+            root,
+            rules,
+            ptr: String::new(),
+            path: Vec::new(),
+            nulls: Vec::new(),
+            defs: HashMap::new(),
+            in_progress: Vec::new(),
+            recursive: HashSet::new(),
+            out_defs: HashMap::new(),
+            counts: Counts::default(),
+            depth: 0,
+            frames: 0,
+        }
+    }
+
+    /// Converts one schema node.
+    pub(crate) fn node(&mut self, schema: &'a Value) -> Result<Value, StrictError> {
+        let Value::Object(map) = schema else {
+            return Err(self.err(StrictReason::Invalid("schema".into())));
+        };
+        self.frames += 1;
+        self.counts.nodes += 1;
+        if self.frames > MAX_NODE_NESTING {
+            return Err(self.err(StrictReason::Limit(Limit::MaxDepth)));
+        }
+        if self.counts.nodes > MAX_NODES {
+            return Err(self.err(StrictReason::Limit(Limit::MaxNodes)));
+        }
+        let out = self.node_map(map)?;
+        self.frames -= 1;
+        Ok(out)
+    }
+
+    fn node_map(&mut self, map: &'a Map<String, Value>) -> Result<Value, StrictError> {
+        let object = is_object(map);
+        if object {
+            self.enter_object()?;
+        }
+        let mut out = Map::new();
+        for (key, value) in map {
+            match self.rules.class(key) {
+                KeywordClass::Unsupported => {
+                    return Err(self.err_at(key, StrictReason::Unsupported(key.clone())));
+                }
+                KeywordClass::Drop => {}
+                KeywordClass::Keep => self.keep(key, value, &mut out)?,
+            }
+        }
+        self.check_typed(map)?;
+        if has_type(map, "array") && !map.contains_key("items") {
+            return Err(self.err(StrictReason::ArrayWithoutItems));
+        }
+        if object {
+            self.object(map, &mut out)?;
+            self.depth -= 1;
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn check_typed(&self, map: &Map<String, Value>) -> Result<(), StrictError> {
+        let typed = TYPING_KEYWORDS
+            .iter()
+            .any(|k| map.contains_key(*k) && self.rules.class(k) == KeywordClass::Keep);
+        if typed {
+            Ok(())
+        } else {
+            Err(self.err(StrictReason::Untyped))
+        }
+    }
+
+    fn enter_object(&mut self) -> Result<(), StrictError> {
+        self.depth += 1;
+        match self.rules.limits.max_depth {
+            Some(max) if self.depth > max => Err(self.err(StrictReason::Limit(Limit::MaxDepth))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Converts or copies one kept keyword into `out`.
+    fn keep(
+        &mut self,
+        key: &'a str,
+        value: &'a Value,
+        out: &mut Map<String, Value>,
+    ) -> Result<(), StrictError> {
+        let converted = match key {
+            // Rewritten by `object`, or attached at the root by `attach_defs`.
+            "properties" | "required" | "additionalProperties" | "$defs" | "definitions" => {
+                return Ok(());
+            }
+            "type" => self.type_keyword(value)?,
+            "items" => self.child(key, Some(Segment::Items), value)?,
+            "not" => self.child(key, None, value)?,
+            "anyOf" | "allOf" | "oneOf" => self.branches(key, value)?,
+            "$ref" => self.reference(value)?,
+            "enum" => self.enumeration(value)?,
+            "const" => self.constant(value)?,
+            "format" => match self.format(value)? {
+                Some(value) => value,
+                None => return Ok(()),
+            },
+            _ => match self.plain(key, value)? {
+                Some(value) => value,
+                None => return Ok(()),
+            },
+        };
+        out.insert(key.to_owned(), converted);
+        Ok(())
+    }
+
+    fn type_keyword(&self, value: &Value) -> Result<Value, StrictError> {
+        let known = |v: &Value| v.as_str().is_some_and(|t| TYPES.contains(&t));
+        let valid = match value {
+            Value::Array(list) => !list.is_empty() && list.iter().all(known),
+            other => known(other),
+        };
+        if valid {
+            Ok(value.clone())
+        } else {
+            Err(self.err_at("type", StrictReason::Invalid("type".into())))
+        }
+    }
+
+    /// Converts a subschema one keyword down; `segment` extends the instance path.
+    fn child(
+        &mut self,
+        key: &str,
+        segment: Option<Segment>,
+        value: &'a Value,
+    ) -> Result<Value, StrictError> {
+        let len = self.enter(key);
+        let pushed = segment.map(|s| self.path.push(s)).is_some();
+        let out = self.node(value)?;
+        if pushed {
+            self.path.pop();
+        }
+        self.ptr.truncate(len);
+        Ok(out)
+    }
+
+    /// Converts the branches of a combinator; branches add no path segment.
+    fn branches(&mut self, key: &str, value: &'a Value) -> Result<Value, StrictError> {
+        let Value::Array(list) = value else {
+            return Err(self.err_at(key, StrictReason::Invalid(key.into())));
+        };
+        let len = self.enter(key);
+        let mut out = Vec::with_capacity(list.len());
+        for (index, branch) in list.iter().enumerate() {
+            out.push(self.child(&index.to_string(), None, branch)?);
+        }
+        self.ptr.truncate(len);
+        Ok(Value::Array(out))
+    }
+
+    fn format(&self, value: &Value) -> Result<Option<Value>, StrictError> {
+        let rule = &self.rules.formats;
+        let allowed = value
+            .as_str()
+            .is_some_and(|f| rule.allowed.iter().any(|a| a == f));
+        match (allowed, rule.otherwise) {
+            (true, _) => Ok(Some(value.clone())),
+            (false, Otherwise::Drop) => Ok(None),
+            (false, Otherwise::Unsupported) => {
+                Err(self.err_at("format", StrictReason::Unsupported("format".into())))
+            }
+        }
+    }
+
+    /// A keyword copied as it is, unless a value rule says otherwise.
+    fn plain(&self, key: &str, value: &Value) -> Result<Option<Value>, StrictError> {
+        if super::rules::UNCONVERTIBLE_SCHEMA_KEYWORDS.contains(&key) {
+            return Err(self.err_at(key, StrictReason::Unsupported(key.into())));
+        }
+        let Some(rule) = self.rules.values.get(key) else {
+            return Ok(Some(value.clone()));
+        };
+        match (rule.allowed.contains(value), rule.otherwise) {
+            (true, _) => Ok(Some(value.clone())),
+            (false, Otherwise::Drop) => Ok(None),
+            (false, Otherwise::Unsupported) => {
+                Err(self.err_at(key, StrictReason::Unsupported(key.into())))
+            }
+        }
+    }
+
+    /// Appends `/token` to the current pointer; returns the length to restore.
+    pub(crate) fn enter(&mut self, token: &str) -> usize {
+        let len = self.ptr.len();
+        push_token(&mut self.ptr, token);
+        len
+    }
+
+    pub(crate) fn err(&self, reason: StrictReason) -> StrictError {
+        StrictError::new(&self.ptr, reason)
+    }
+
+    pub(crate) fn err_at(&self, token: &str, reason: StrictReason) -> StrictError {
+        let mut pointer = self.ptr.clone();
+        push_token(&mut pointer, token);
+        StrictError::new(&pointer, reason)
+    }
+
+    /// The null path budget: the property limit, or a default guard.
+    pub(crate) fn null_path_budget(&self) -> usize {
+        self.rules
+            .limits
+            .max_properties
+            .unwrap_or(DEFAULT_NULL_PATH_BUDGET)
+    }
+}
+
+/// Appends `/token` to a JSON pointer, escaping `~` and `/`.
+pub(crate) fn push_token(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    for c in token.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
+/// Whether a node's `type` is (or lists) `name`.
+pub(crate) fn has_type(map: &Map<String, Value>, name: &str) -> bool {
+    match map.get("type") {
+        Some(Value::String(t)) => t == name,
+        Some(Value::Array(list)) => list.iter().any(|t| t.as_str() == Some(name)),
+        _ => false,
+    }
+}
+
+/// Whether a node describes an object (and so must be closed).
+fn is_object(map: &Map<String, Value>) -> bool {
+    has_type(map, "object")
+        || map.contains_key("properties")
+        || map.contains_key("additionalProperties")
+}
