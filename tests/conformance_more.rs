@@ -1,14 +1,15 @@
 //! Every tool definition and result answer of the providers beyond the core four,
 //! validated against the official SDK types with unknown keys rejected: Bedrock
-//! Converse (botocore's bedrock-runtime shapes), Mistral (mistralai), and the
-//! gemini-multimodal variant against google-genai's Part. Ollama has no official
+//! Converse (botocore's bedrock-runtime shapes), Mistral (mistralai), the
+//! gemini-multimodal variant against google-genai's Part and the anthropic-strict
+//! variant's tools against Anthropic's ToolParam. Ollama has no official
 //! typed SDK in the checker and is not validated here.
 
 mod common;
 mod support;
 
 use common::conformance::{Item, check};
-use mcp_adapters::listing::ListOptions;
+use mcp_adapters::listing::{ListOptions, StrictMode};
 use mcp_adapters::mcp::{CallToolResult, parse_tools_list};
 use mcp_adapters::results::{Outcome, ResultOptions, StructuredMode};
 use mcp_adapters::toolset::ToolSet;
@@ -53,6 +54,20 @@ fn tool_items(items: &mut Vec<Item>) {
         ToolSet::client().server("blank", blank).build().unwrap(),
     ));
     for (server, toolset) in &toolsets {
+        // The strict variant's tools, strict or not, are Anthropic ToolParams.
+        for mode in [StrictMode::Auto, StrictMode::Off] {
+            let listing = provider("anthropic-strict")
+                .list_tools(toolset, &ListOptions::new().strict(mode))
+                .unwrap();
+            for (i, tool) in listing.tools.into_iter().enumerate() {
+                let label = format!("anthropic-strict {server} #{i} {mode:?}");
+                items.push(Item::new(
+                    label,
+                    "anthropic-strict/tool@anthropic/tool",
+                    tool,
+                ));
+            }
+        }
         for (id, check) in TOOLS {
             let listing = provider(id)
                 .list_tools(toolset, &ListOptions::new())

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use mcp_adapters::Error;
 use mcp_adapters::ErrorKind;
-use mcp_adapters::listing::ListOptions;
+use mcp_adapters::listing::{ListOptions, StrictMode};
 use mcp_adapters::mcp::{CallToolResult, parse_tools_list};
 use mcp_adapters::results::{Outcome, ResultOptions, StructuredMode};
 use mcp_adapters::spec::Registry;
@@ -431,5 +431,66 @@ fn a_spec_from_a_folder_changes_the_shapes_end_to_end() {
             .iter()
             .any(|p| p["id"] == "my-bedrock"),
         "{providers}"
+    );
+}
+
+/// anthropic-strict is anthropic plus `strict` on each tool, converted by its rules.
+/// No listing snapshots: the converted schemas belong to the strict converter's tests.
+#[test]
+fn anthropic_strict_is_anthropic_with_a_strict_flag() {
+    let registry = Registry::builtin().unwrap();
+    let (base, strict) = (provider("anthropic"), provider("anthropic-strict"));
+    assert_eq!(strict.strict_rules(), Some("anthropic-strict"));
+    assert!(registry.rules("anthropic-strict").is_some());
+    for server in corpus_servers() {
+        let toolset = ToolSet::client()
+            .server(&server, corpus_tools(&server))
+            .build()
+            .unwrap();
+        let plain = base.list_tools(&toolset, &ListOptions::new()).unwrap();
+        let off = strict
+            .list_tools(&toolset, &ListOptions::new().strict(StrictMode::Off))
+            .unwrap();
+        let unflagged: Vec<Value> = off
+            .tools
+            .iter()
+            .map(|t| {
+                let mut t = t.clone();
+                assert_eq!(
+                    t.as_object_mut().unwrap().remove("strict"),
+                    Some(json!(false))
+                );
+                t
+            })
+            .collect();
+        assert_eq!(unflagged, plain.tools, "{server}");
+        let auto = strict.list_tools(&toolset, &ListOptions::new()).unwrap();
+        assert_eq!(auto.tools.len(), toolset.len(), "{server}");
+        let strict_count = auto.tools.iter().filter(|t| t["strict"] == true).count();
+        assert_eq!(
+            strict_count + auto.report.fallbacks.len(),
+            toolset.len(),
+            "{server}: every tool is strict or a reported fallback"
+        );
+    }
+    let toolset = hub();
+    let response = fixture("responses/anthropic/rejections.json");
+    assert_eq!(
+        serde_json::to_value(
+            base.extract_calls(&response, &toolset, &Default::default())
+                .unwrap()
+        )
+        .unwrap(),
+        serde_json::to_value(
+            strict
+                .extract_calls(&response, &toolset, &Default::default())
+                .unwrap()
+        )
+        .unwrap()
+    );
+    let result = parse(fixture("results/is_error_with_image.json"));
+    assert_eq!(
+        answer("anthropic", "c", &result, &ResultOptions::default()),
+        answer("anthropic-strict", "c", &result, &ResultOptions::default())
     );
 }
