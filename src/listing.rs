@@ -231,7 +231,8 @@ impl Provider {
             _ => (Cow::Borrowed(original), false),
         };
         let description = match tool.tool.description.as_deref() {
-            Some(d) => Some(sanitize_description(d)),
+            Some(d) => Some(sanitize_description(d))
+                .filter(|d| !(self.tools.omit_blank_description && d.trim().is_empty())),
             None if self.tools.empty_description => Some(Cow::Borrowed("")),
             None => None,
         };

@@ -78,6 +78,7 @@ pub(crate) fn compile(
         tools: ToolsPlan {
             definition: template(doc, "/tools/definition", tool_vars)?,
             empty_description: str_at(doc, "/tools/missing_description") == Some("empty"),
+            omit_blank_description: str_at(doc, "/tools/missing_description") == Some("omit_empty"),
         },
         strict,
         options: compile_options(doc)?,

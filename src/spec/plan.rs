@@ -46,7 +46,10 @@ impl JsonPath {
 #[derive(Debug, Clone)]
 pub(crate) struct ToolsPlan {
     pub definition: Template,
+    /// A tool without a description gets `""`.
     pub empty_description: bool,
+    /// An empty or blank description counts as none.
+    pub omit_blank_description: bool,
 }
 
 /// The strict-mode section of a spec.
