@@ -27,6 +27,18 @@ fn corpus_listings() {
     });
 }
 
+/// Variants that convert schemas with their own strict rules, over the corpus.
+#[test]
+fn corpus_listings_of_strict_variants() {
+    insta::glob!("fixtures/corpus/*.tools.json", |path| {
+        let server = stem(path);
+        let tools = parse_tools_list(read_json(path)).unwrap();
+        let toolset = ToolSet::client().server(&server, tools).build().unwrap();
+        let listing = provider("anthropic-strict").list_tools(&toolset, &ListOptions::new()).unwrap();
+        settings().bind(|| insta::assert_json_snapshot!("listing-anthropic-strict", listing));
+    });
+}
+
 /// A naming fixture: `{"mode": "hub"|"client", "prefix"?, "allow"?, "deny"?, "servers": [[id, [tools]]], "failed"?: [[id, error]]}`.
 fn build(fixture: &Value) -> ToolSet {
     let mut b = if fixture["mode"] == "client" {
