@@ -34,7 +34,9 @@ fn corpus_listings_of_strict_variants() {
         let server = stem(path);
         let tools = parse_tools_list(read_json(path)).unwrap();
         let toolset = ToolSet::client().server(&server, tools).build().unwrap();
-        let listing = provider("anthropic-strict").list_tools(&toolset, &ListOptions::new()).unwrap();
+        let listing = provider("anthropic-strict")
+            .list_tools(&toolset, &ListOptions::new())
+            .unwrap();
         settings().bind(|| insta::assert_json_snapshot!("listing-anthropic-strict", listing));
     });
 }

@@ -168,6 +168,9 @@ impl Policy {
         tool: &str,
         taint: &BTreeSet<String>,
     ) -> (Action, Option<&str>) {
+        if self.rules.is_empty() {
+            return (self.default, None);
+        }
         let path = format!("{server_id}/{tool}");
         let tainted = |r: &Rule| {
             taint

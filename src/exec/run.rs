@@ -183,9 +183,13 @@ impl Source {
             n => n,
         };
         let timeout = options.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT);
-        let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
+        let shared = Shared {
+            assigns: Arc::new(options.assigns.clone()),
+            taint: Arc::new(options.taint.clone()),
+        };
+        let outcomes: Vec<(Sent, Result<CallToolResult>)> =
             futures_util::stream::iter(extracted.calls)
-                .map(|call| self.guarded(call, toolset, options, timeout, &halted))
+                .map(|call| self.guarded(call, toolset, options, &shared, timeout, &halted))
                 .buffer_unordered(limit)
                 .collect()
                 .await;
@@ -237,21 +241,31 @@ impl Source {
         call: ToolCall,
         toolset: &ToolSet,
         options: &ExecOptions,
+        shared: &Shared,
         timeout: Duration,
         halted: &AtomicBool,
-    ) -> (ToolCall, Result<CallToolResult>) {
+    ) -> (Sent, Result<CallToolResult>) {
+        let sent = Sent {
+            index: call.index,
+            call_id: call.call_id.clone(),
+            server_id: call.server_id.clone(),
+            exposed_name: call.exposed_name.clone(),
+            name: call.name.clone(),
+        };
         let context = CallContext {
             server_id: call.server_id.clone(),
             tool: call.name.clone(),
             call_id: call.call_id.clone(),
             principal: options.principal.clone(),
-            assigns: options.assigns.clone(),
-            taint: options.taint.clone(),
+            assigns: shared.assigns.clone(),
+            taint: shared.taint.clone(),
             meta: options.meta.clone(),
             progress: options.progress.clone(),
         };
-        let pipeline =
-            AssertUnwindSafe(self.pipeline(call.clone(), toolset, context, halted)).catch_unwind();
+        // Boxed so that the (large) pipeline state is not moved around by the stream.
+        let pipeline = Box::pin(
+            AssertUnwindSafe(self.pipeline(call, toolset, context, halted)).catch_unwind(),
+        );
         let outcome = match tokio::time::timeout(timeout, pipeline).await {
             Ok(Ok(result)) => result,
             Ok(Err(panic)) => Err(Error::new(
@@ -268,10 +282,10 @@ impl Source {
         };
         if let Err(err) = &outcome {
             let kind = err.kind();
-            tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
+            tracing::warn!(server = %sent.server_id, tool = %sent.name, call_id = sent.call_id.as_deref().unwrap_or(""),
                 kind = ?kind, reason = %err.message(), "tool call not completed");
         }
-        (call, outcome)
+        (sent, outcome)
     }
 
     async fn pipeline(
@@ -312,8 +326,13 @@ impl Source {
                 format!("server `{}` is not part of this source", call.server_id),
             )
         })?;
+        // The after hook sees the arguments; without hooks they are moved, not copied.
+        let arguments = match self.hooks {
+            Some(_) => call.arguments.clone(),
+            None => std::mem::take(&mut call.arguments),
+        };
         let mut result = server
-            .call_tool(&call.name, call.arguments.clone(), context.clone())
+            .call_tool(&call.name, arguments, context.clone())
             .await?;
         if let Some(hooks) = &self.hooks {
             hooks.after(&call, &mut result, &context).await?;
@@ -346,7 +365,7 @@ impl Source {
                     call_id: call.call_id.clone(),
                     arguments: call.arguments.clone(),
                     principal: context.principal.clone(),
-                    taint: context.taint.clone(),
+                    taint: (*context.taint).clone(),
                 };
                 match self.approve(request).await {
                     Approval::Allow => Ok(()),
@@ -386,6 +405,21 @@ impl Source {
             format!("invalid arguments: {}", problems.join("; ")),
         ))
     }
+}
+
+/// Per-turn values every call's context shares.
+struct Shared {
+    assigns: Arc<Map<String, Value>>,
+    taint: Arc<BTreeSet<String>>,
+}
+
+/// Who a call was: what its answer and record need once its arguments are gone.
+struct Sent {
+    index: usize,
+    call_id: Option<String>,
+    server_id: String,
+    exposed_name: String,
+    name: String,
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

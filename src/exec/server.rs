@@ -55,9 +55,9 @@ pub struct CallContext {
     /// Who the call is made for (a user id, a tenant), if the caller said.
     pub principal: Option<String>,
     /// The caller's own data, passed through untouched.
-    pub assigns: Map<String, Value>,
+    pub assigns: Arc<Map<String, Value>>,
     /// Servers whose output is already in the model's context.
-    pub taint: BTreeSet<String>,
+    pub taint: Arc<BTreeSet<String>>,
     /// MCP request `_meta` to send with the call.
     pub meta: Option<Map<String, Value>>,
     /// Where progress notifications go.
