@@ -15,14 +15,14 @@ use super::{CallsArgs, ResultArgs, SpecsArg, ToolsArgs, ToolsetArgs};
 
 const DEMO_TOOLS: &str = include_str!("demo.tools.json");
 
-fn registry(specs: &SpecsArg) -> Result<Registry> {
+pub(super) fn registry(specs: &SpecsArg) -> Result<Registry> {
     match &specs.specs {
         Some(dir) => Registry::with_dir(dir),
         None => Registry::builtin().cloned(),
     }
 }
 
-fn read_json(path: &str) -> Result<Value> {
+pub(super) fn read_json(path: &str) -> Result<Value> {
     let text = if path == "-" {
         std::io::read_to_string(std::io::stdin())
             .map_err(|e| Error::new(ErrorKind::Io, format!("reading stdin: {e}")))?
@@ -52,7 +52,7 @@ fn server_file(arg: &str) -> (String, &str) {
     (stem.strip_suffix(".tools").unwrap_or(stem).to_owned(), arg)
 }
 
-fn read_servers(files: &[String]) -> Result<Vec<(String, Vec<Tool>)>> {
+pub(super) fn read_servers(files: &[String]) -> Result<Vec<(String, Vec<Tool>)>> {
     if files.is_empty() {
         let demo: Value = serde_json::from_str(DEMO_TOOLS)
             .map_err(|e| Error::new(ErrorKind::Input, e.to_string()))?;
@@ -68,7 +68,7 @@ fn read_servers(files: &[String]) -> Result<Vec<(String, Vec<Tool>)>> {
         .collect()
 }
 
-fn toolset(args: &ToolsetArgs, servers: Vec<(String, Vec<Tool>)>) -> Result<ToolSet> {
+pub(super) fn toolset(args: &ToolsetArgs, servers: Vec<(String, Vec<Tool>)>) -> Result<ToolSet> {
     let mut builder = if args.hub || servers.len() > 1 {
         ToolSet::hub()
     } else {

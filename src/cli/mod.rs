@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch.
 
 mod commands;
+mod strict;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,6 +30,43 @@ enum Command {
     Calls(CallsArgs),
     /// Answers one call with an MCP CallToolResult (or a failure) in a provider's format.
     Result(ResultArgs),
+    /// Converts a JSON Schema (or a tool's inputSchema) to a strict subset: prints
+    /// {"schema", "null_paths"}, or {"error": {"path", "reason"}} and exits 1.
+    StrictSchema(StrictSchemaArgs),
+    /// Shows, per tool and provider, whether it lists as is, converts to strict,
+    /// falls back or is excluded, and why; renamed and dropped tools too.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+struct StrictSchemaArgs {
+    #[command(flatten)]
+    specs: SpecsArg,
+    /// The rules to apply (see `providers/rules/`); default: the rules most providers use.
+    #[arg(long, value_name = "ID", conflicts_with = "provider")]
+    rules: Option<String>,
+    /// Apply this provider's strict rules.
+    #[arg(long, value_name = "ID")]
+    provider: Option<String>,
+    /// A JSON Schema, or a tool with an inputSchema; `-` reads stdin.
+    file: String,
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// Providers to check (repeatable); default: all.
+    #[arg(long = "provider", value_name = "ID")]
+    providers: Vec<String>,
+    #[command(flatten)]
+    specs: SpecsArg,
+    #[command(flatten)]
+    toolset: ToolsetArgs,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// tools/list results, as FILE or NAME=FILE.
+    #[arg(required = true)]
+    files: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -131,16 +169,33 @@ pub fn main() -> ExitCode {
         Command::Tools(args) => commands::tools(&args),
         Command::Calls(args) => commands::calls(&args),
         Command::Result(args) => commands::result(&args),
+        Command::StrictSchema(args) => match strict::strict_schema(&args) {
+            Ok((value, converted)) => {
+                print_json(&value);
+                return if converted {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                };
+            }
+            Err(e) => Err(e),
+        },
+        Command::Check(args) => match strict::check(&args) {
+            Ok((value, table)) => {
+                if args.json {
+                    print_json(&value);
+                } else {
+                    use std::io::Write;
+                    let _ = std::io::stdout().lock().write_all(table.as_bytes());
+                }
+                return ExitCode::SUCCESS;
+            }
+            Err(e) => Err(e),
+        },
     };
     match outcome {
         Ok(value) => {
-            match serde_json::to_string_pretty(&value) {
-                Ok(text) => println!("{text}"),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::FAILURE;
-                }
-            }
+            print_json(&value);
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -148,4 +203,12 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Prints pretty JSON; a closed stdout (`| head`) ends quietly.
+fn print_json(value: &serde_json::Value) {
+    use std::io::Write;
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
 }

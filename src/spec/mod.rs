@@ -180,6 +180,26 @@ impl Registry {
     pub fn rules(&self, id: &str) -> Option<&Arc<StrictRules>> {
         self.rules.get(id)
     }
+
+    /// The ids of the loaded strict-mode rules.
+    pub fn rules_ids(&self) -> impl Iterator<Item = &str> {
+        self.rules.keys().map(String::as_str)
+    }
+
+    /// The rules most providers use (ties go to the smaller id): the default
+    /// for tools that convert a schema without naming a provider.
+    pub fn default_rules(&self) -> Option<&str> {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for provider in self.providers() {
+            if let Some(id) = provider.strict_rules() {
+                *counts.entry(id).or_default() += 1;
+            }
+        }
+        counts
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+            .map(|(id, _)| id)
+    }
 }
 
 /// Deep-merges `extra` into `target` (see the spec format's `extends`).

@@ -1,0 +1,239 @@
+//! `strict-schema` and `check`: what a server author runs to see how providers take their tools.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use mcp_adapters::listing::{ListOptions, StrictMode};
+use mcp_adapters::spec::Registry;
+use mcp_adapters::strict;
+use mcp_adapters::toolset::RenameReason;
+use mcp_adapters::{Error, ErrorKind, Result};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::commands::{read_json, read_servers, registry, toolset};
+use super::{CheckArgs, StrictSchemaArgs};
+
+/// Prints `{"schema", "null_paths"}`, or `{"error": {"path", "reason"}}` and fails.
+pub fn strict_schema(args: &StrictSchemaArgs) -> Result<(Value, bool)> {
+    let registry = registry(&args.specs)?;
+    let rules_id = match (&args.rules, &args.provider) {
+        (Some(id), _) => id.clone(),
+        (None, Some(provider)) => registry
+            .get(provider)?
+            .strict_rules()
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Input,
+                    format!("provider `{provider}` has no strict rules"),
+                )
+            })?
+            .to_owned(),
+        (None, None) => registry
+            .default_rules()
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Input,
+                    "no provider uses strict rules; pass --rules",
+                )
+            })?
+            .to_owned(),
+    };
+    let rules = registry.rules(&rules_id).ok_or_else(|| {
+        let known: Vec<_> = registry.rules_ids().collect();
+        Error::new(
+            ErrorKind::Input,
+            format!("no rules `{rules_id}`; known: {}", known.join(", ")),
+        )
+    })?;
+    let input = read_json(&args.file)?;
+    // A tool (with `inputSchema`) or a bare schema.
+    let schema = input.get("inputSchema").unwrap_or(&input);
+    Ok(match strict::convert(schema, rules) {
+        Ok(converted) => (
+            json!({"schema": converted.schema, "null_paths": converted.null_paths}),
+            true,
+        ),
+        Err(err) => (
+            json!({"error": {"path": err.pointer, "reason": err.reason.to_string()}}),
+            false,
+        ),
+    })
+}
+
+/// One row of `check`: how one provider takes one tool.
+#[derive(Debug, Serialize)]
+struct Row {
+    server: String,
+    tool: String,
+    exposed_name: Option<String>,
+    provider: Option<String>,
+    status: &'static str,
+    detail: String,
+}
+
+pub fn check(args: &CheckArgs) -> Result<(Value, String)> {
+    let registry = registry(&args.specs)?;
+    let ids: Vec<String> = if args.providers.is_empty() {
+        registry.providers().map(|p| p.id().to_owned()).collect()
+    } else {
+        args.providers.clone()
+    };
+    let toolset = toolset(&args.toolset, read_servers(&args.files)?)?;
+    let mut options = ListOptions::new();
+    if let Some(mode) = &args.toolset.strict {
+        options = options.strict(mode.parse::<StrictMode>()?);
+    }
+    let renames: BTreeMap<(&str, &str), String> = toolset
+        .report()
+        .renamed
+        .iter()
+        .map(|r| {
+            (
+                (r.server_id.as_str(), r.tool.as_str()),
+                describe_renames(&r.reasons),
+            )
+        })
+        .collect();
+    let mut rows = Vec::new();
+    for dropped in &toolset.report().dropped {
+        let reason = serde_json::to_value(&dropped.reason).unwrap_or_default();
+        rows.push(Row {
+            server: dropped.server_id.clone(),
+            tool: dropped.tool.clone(),
+            exposed_name: None,
+            provider: None,
+            status: "dropped",
+            detail: reason
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .replace('_', " "),
+        });
+    }
+    for id in &ids {
+        rows.extend(provider_rows(&registry, id, &toolset, &options, &renames)?);
+    }
+    let table = render_table(&rows);
+    Ok((json!({"rows": rows}), table))
+}
+
+fn provider_rows(
+    registry: &Registry,
+    id: &str,
+    toolset: &mcp_adapters::toolset::ToolSet,
+    options: &ListOptions,
+    renames: &BTreeMap<(&str, &str), String>,
+) -> Result<Vec<Row>> {
+    let provider = registry.get(id)?;
+    let listing = provider.list_tools(toolset, options)?;
+    let issue = |list: &[mcp_adapters::listing::StrictIssue], name: &str| {
+        list.iter().find(|i| i.exposed_name == name).map(|i| {
+            format!(
+                "{} at {}",
+                i.reason,
+                if i.path.is_empty() { "/" } else { &i.path }
+            )
+        })
+    };
+    Ok(toolset
+        .tools()
+        .iter()
+        .map(|tool| {
+            let name = tool.exposed_name.as_str();
+            let (status, mut detail) = if let Some(why) = issue(&listing.report.excluded, name) {
+                ("excluded", why)
+            } else if let Some(why) = issue(&listing.report.fallbacks, name) {
+                ("fallback", why)
+            } else if provider.strict_rules().is_some() && options_strict_on(&listing, name) {
+                ("strict", String::new())
+            } else {
+                ("as is", String::new())
+            };
+            if let Some(renamed) = renames.get(&(tool.server_id.as_str(), tool.tool.name.as_str()))
+            {
+                detail = if detail.is_empty() {
+                    renamed.clone()
+                } else {
+                    format!("{detail}; {renamed}")
+                };
+            }
+            Row {
+                server: tool.server_id.clone(),
+                tool: tool.tool.name.clone(),
+                exposed_name: Some(name.to_owned()),
+                provider: Some(id.to_owned()),
+                status,
+                detail,
+            }
+        })
+        .collect())
+}
+
+/// Whether the listing sent `name` with `"strict": true` anywhere in its definition.
+fn options_strict_on(listing: &mcp_adapters::listing::Listing, name: &str) -> bool {
+    listing.tools.iter().any(|t| {
+        let (n, strict) = match t.get("function") {
+            Some(f) => (f.get("name"), f.get("strict")),
+            None => (t.get("name"), t.get("strict")),
+        };
+        n.and_then(Value::as_str) == Some(name) && strict == Some(&Value::Bool(true))
+    })
+}
+
+fn describe_renames(reasons: &[RenameReason]) -> String {
+    let parts: Vec<String> = reasons
+        .iter()
+        .map(|r| match r {
+            RenameReason::InvalidCharacters => "renamed: invalid characters".to_owned(),
+            RenameReason::LeadingCharacter => "renamed: must start with a letter or _".to_owned(),
+            RenameReason::Truncated => "renamed: longer than 64 characters".to_owned(),
+            RenameReason::Collision {
+                with_server,
+                with_tool,
+            } => format!("renamed: name taken by {with_server}/{with_tool}"),
+        })
+        .collect();
+    parts.join(", ")
+}
+
+fn render_table(rows: &[Row]) -> String {
+    let cells: Vec<[String; 6]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.server.clone(),
+                r.tool.clone(),
+                r.exposed_name.clone().unwrap_or_else(|| "-".into()),
+                r.provider.clone().unwrap_or_else(|| "-".into()),
+                r.status.to_owned(),
+                r.detail.clone(),
+            ]
+        })
+        .collect();
+    let header = [
+        "SERVER",
+        "TOOL",
+        "EXPOSED AS",
+        "PROVIDER",
+        "STATUS",
+        "DETAIL",
+    ]
+    .map(str::to_owned);
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for row in &cells {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&cells) {
+        let line: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out
+}

@@ -1,0 +1,247 @@
+//! The command-line interface: JSON on stdout, errors on stderr with a non-zero exit.
+
+mod support;
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use support::*;
+
+fn run(args: &[&str], stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-adapters"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn providers_lists_every_spec() {
+    let out = json(&run(&["providers"], None));
+    let ids: Vec<&str> = out
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    for id in CORE_PROVIDERS {
+        assert!(ids.contains(id), "{ids:?}");
+    }
+    assert!(
+        out.as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["title"].is_string())
+    );
+}
+
+#[test]
+fn tools_on_the_bundled_demo_and_on_files() {
+    let demo = json(&run(&["tools", "--provider", "openai-chat"], None));
+    assert_eq!(demo["tools"].as_array().unwrap().len(), 4);
+    assert!(demo["null_paths"]["notes_search"].is_array());
+    assert_eq!(demo["report"]["fallbacks"][0]["reason"], "open_map");
+    let hub = json(&run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--cache-control",
+            "last",
+            "tests/fixtures/corpus/time.tools.json",
+            "clock=tests/fixtures/corpus/fetch.tools.json",
+        ],
+        None,
+    ));
+    let names: Vec<&str> = hub["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "time__get_current_time",
+            "time__convert_time",
+            "clock__fetch"
+        ]
+    );
+    assert_eq!(hub["tools"][2]["cache_control"]["type"], "ephemeral");
+}
+
+#[test]
+fn calls_and_result() {
+    let out = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "anthropic",
+            "--tools",
+            "everything=tests/fixtures/corpus/everything.tools.json",
+            "time=tests/fixtures/corpus/time.tools.json",
+            "--",
+            "tests/fixtures/responses/anthropic/rejections.json",
+        ],
+        None,
+    ));
+    assert_eq!(out["calls"].as_array().unwrap().len(), 1);
+    assert_eq!(out["rejected"].as_array().unwrap().len(), 6);
+    let answer = json(&run(
+        &[
+            "result",
+            "--provider",
+            "openai-responses",
+            "--call-id",
+            "call_1",
+            "--name",
+            "t",
+            "tests/fixtures/results/image_png.json",
+        ],
+        None,
+    ));
+    assert_eq!(answer["output"][1]["type"], "input_image");
+    let failed = json(&run(
+        &[
+            "result",
+            "--provider",
+            "gemini",
+            "--name",
+            "t",
+            "--error",
+            "timed out",
+        ],
+        None,
+    ));
+    assert_eq!(failed["functionResponse"]["response"]["error"], "timed out");
+    let prefixed = json(&run(
+        &[
+            "result",
+            "--provider",
+            "openai-chat",
+            "--call-id",
+            "c",
+            "--name",
+            "t",
+            "--error-prefix",
+            "FAILED: ",
+            "-",
+        ],
+        Some(r#"{"content": [{"type": "text", "text": "x"}], "isError": true}"#),
+    ));
+    assert_eq!(prefixed["content"], "FAILED: x");
+}
+
+#[test]
+fn strict_schema_exit_codes() {
+    let ok = run(
+        &["strict-schema", "-"],
+        Some(r#"{"type": "object", "properties": {"a": {"type": "string"}}}"#),
+    );
+    let ok = json(&ok);
+    assert_eq!(ok["null_paths"], serde_json::json!([["a"]]));
+    let bad = run(
+        &["strict-schema", "-"],
+        Some(r#"{"type": "object", "properties": {"a": {"not": {}}}}"#),
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    let err: Value = serde_json::from_slice(&bad.stdout).unwrap();
+    assert_eq!(err["error"]["reason"], "not");
+    assert_eq!(err["error"]["path"], "/properties/a/not");
+}
+
+#[test]
+fn check_prints_a_table_or_json() {
+    let table = run(
+        &[
+            "check",
+            "--provider",
+            "openai-chat",
+            "tests/fixtures/corpus/kubernetes.tools.json",
+        ],
+        None,
+    );
+    assert!(table.status.success());
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.starts_with("SERVER"), "{text}");
+    assert!(
+        text.contains("fallback") && text.contains("open_map"),
+        "{text}"
+    );
+    let rows = json(&run(
+        &["check", "--json", "tests/fixtures/corpus/time.tools.json"],
+        None,
+    ));
+    let statuses: Vec<&str> = rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert!(
+        statuses.contains(&"strict") && statuses.contains(&"as is"),
+        "{statuses:?}"
+    );
+}
+
+#[test]
+fn errors_go_to_stderr_with_a_non_zero_exit() {
+    for (args, needle) in [
+        (vec!["tools", "--provider", "nope"], "no provider `nope`"),
+        (
+            vec!["tools", "--provider", "anthropic", "missing.json"],
+            "missing.json",
+        ),
+        (
+            vec!["tools", "--provider", "gemini", "--cache-control", "last"],
+            "has no option",
+        ),
+        (
+            vec!["tools", "--provider", "anthropic", "--specs", "no/such/dir"],
+            "no/such/dir",
+        ),
+    ] {
+        let out = run(&args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+    let bad_json = run(
+        &[
+            "calls",
+            "--provider",
+            "anthropic",
+            "--tools",
+            "tests/fixtures/corpus/time.tools.json",
+            "--",
+            "-",
+        ],
+        Some("{not json"),
+    );
+    assert_eq!(bad_json.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad_json.stderr).contains("invalid JSON"));
+}
