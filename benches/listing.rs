@@ -72,7 +72,11 @@ fn builtin_sources() -> Vec<Source> {
             .map(|e| e.expect("providers entry").path())
             .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
             .map(|p| {
-                let id = p.file_stem().and_then(|s| s.to_str()).expect("id").to_owned();
+                let id = p
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .expect("id")
+                    .to_owned();
                 let text = std::fs::read_to_string(&p).expect("spec file");
                 (id, p, text)
             })
