@@ -41,6 +41,14 @@ pub(crate) enum Var<'a> {
 }
 
 impl Var<'_> {
+    /// The same value, borrowed: looking a variable up must not copy its payload.
+    fn borrowed(&self) -> Var<'_> {
+        match self {
+            Var::Str(s) => Var::Str(s),
+            Var::Json(v) => Var::Json(Cow::Borrowed(v.as_ref())),
+        }
+    }
+
     fn is_empty(&self) -> bool {
         match self {
             Var::Str(_) => false,
@@ -83,7 +91,7 @@ impl Vars for [(&str, Var<'_>)] {
     fn get(&self, name: &str) -> Option<Var<'_>> {
         self.iter()
             .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.clone())
+            .map(|(_, v)| v.borrowed())
     }
 }
 

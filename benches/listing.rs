@@ -1,0 +1,172 @@
+//! Listing the public corpus (19 servers, 536 tools) in each core format,
+//! against a hand-written converter for the Anthropic shape; and cold start
+//! (loading and validating every built-in spec) against parsing their YAML alone.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+use criterion::{Criterion, criterion_group};
+use mcp_adapters::describe::sanitize_description;
+use mcp_adapters::listing::ListOptions;
+use mcp_adapters::mcp::parse_tools_list;
+use mcp_adapters::spec::{Registry, Source};
+use mcp_adapters::toolset::ToolSet;
+use serde_json::{Map, Value};
+
+mod support;
+
+const FORMATS: [&str; 4] = ["anthropic", "openai-chat", "openai-responses", "gemini"];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The whole corpus as one hub toolset, servers in file-name order.
+fn corpus_toolset() -> ToolSet {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/fixtures/corpus"))
+        .expect("corpus folder")
+        .map(|e| e.expect("corpus entry").path())
+        .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".tools.json")))
+        .collect();
+    files.sort();
+    let mut builder = ToolSet::hub();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("corpus file");
+        let value: Value = serde_json::from_str(&text).expect("corpus JSON");
+        let server = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".tools.json"))
+            .expect("server id");
+        builder = builder.server(server, parse_tools_list(value).expect("corpus tools"));
+    }
+    builder.build().expect("corpus toolset")
+}
+
+/// The Anthropic shape written by hand: `{name, description?, input_schema}`
+/// with the toolset's exposed names and the same description hygiene.
+fn handwritten_anthropic(toolset: &ToolSet) -> Vec<Value> {
+    toolset
+        .tools()
+        .iter()
+        .map(|t| {
+            let mut def = Map::with_capacity(3);
+            def.insert("name".into(), Value::String(t.exposed_name.clone()));
+            if let Some(d) = &t.tool.description {
+                def.insert(
+                    "description".into(),
+                    Value::String(sanitize_description(d).into_owned()),
+                );
+            }
+            def.insert("input_schema".into(), t.tool.input_schema.clone());
+            Value::Object(def)
+        })
+        .collect()
+}
+
+/// The built-in spec and rules files, read from `providers/` and `providers/rules/`.
+fn builtin_sources() -> Vec<Source> {
+    let read = |dir: &Path| -> Vec<(String, PathBuf, String)> {
+        let mut out: Vec<_> = std::fs::read_dir(dir)
+            .expect("providers folder")
+            .map(|e| e.expect("providers entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .map(|p| {
+                let id = p
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .expect("id")
+                    .to_owned();
+                let text = std::fs::read_to_string(&p).expect("spec file");
+                (id, p, text)
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let providers = root().join("providers");
+    let mut sources: Vec<Source> = read(&providers)
+        .into_iter()
+        .map(|(id, file, text)| Source::spec(id, file, text))
+        .collect();
+    sources.extend(
+        read(&providers.join("rules"))
+            .into_iter()
+            .map(|(id, file, text)| Source::rules(id, file, text)),
+    );
+    sources
+}
+
+fn parse_yaml_only(sources: &[Source]) -> Vec<Value> {
+    sources
+        .iter()
+        .map(|s| serde_saphyr::from_str::<Value>(&s.text).expect("valid YAML"))
+        .collect()
+}
+
+fn load_registry(sources: &[Source]) -> Registry {
+    Registry::from_sources(sources.to_vec()).expect("valid built-in specs")
+}
+
+fn listing(c: &mut Criterion) {
+    let toolset = corpus_toolset();
+    let registry = Registry::builtin().expect("built-in specs");
+    let options = ListOptions::new();
+    let mut group = c.benchmark_group("listing");
+    group.bench_function("handwritten anthropic", |b| {
+        b.iter(|| handwritten_anthropic(black_box(&toolset)))
+    });
+    for id in FORMATS {
+        let provider = registry.get(id).expect("core provider");
+        group.bench_function(id, |b| {
+            b.iter(|| provider.list_tools(black_box(&toolset), &options))
+        });
+    }
+    group.finish();
+}
+
+fn cold_start(c: &mut Criterion) {
+    let sources = builtin_sources();
+    let mut group = c.benchmark_group("cold start");
+    group.bench_function("yaml parse", |b| {
+        b.iter(|| parse_yaml_only(black_box(&sources)))
+    });
+    group.bench_function("load and validate", |b| {
+        b.iter(|| load_registry(black_box(&sources)))
+    });
+    group.finish();
+}
+
+fn ratios() {
+    let rounds = support::rounds();
+    println!();
+    let toolset = corpus_toolset();
+    println!("corpus: {} tools", toolset.len());
+    let registry = Registry::builtin().expect("built-in specs");
+    let options = ListOptions::new();
+    for id in FORMATS {
+        let provider = registry.get(id).expect("core provider");
+        let ratio = support::median_ratio(
+            rounds,
+            || provider.list_tools(&toolset, &options),
+            || handwritten_anthropic(&toolset),
+        );
+        let goal = (id == "anthropic").then_some(1.3);
+        support::report(&format!("listing {id} / baseline"), ratio, goal);
+    }
+    let sources = builtin_sources();
+    let ratio = support::median_ratio(
+        rounds,
+        || load_registry(&sources),
+        || parse_yaml_only(&sources),
+    );
+    support::report("cold start / yaml parse", ratio, Some(2.0));
+}
+
+criterion_group!(benches, listing, cold_start);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    ratios();
+}

@@ -1,0 +1,187 @@
+//! Answering a call whose result carries a 20 MiB PNG image, for each core
+//! provider, against copying the same base64 text once; and the peak memory
+//! each answer takes, as a multiple of the payload.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use criterion::{Criterion, criterion_group};
+use mcp_adapters::mcp::{CallToolResult, Content};
+use mcp_adapters::results::{Outcome, ResultOptions};
+use mcp_adapters::spec::Registry;
+use serde_json::json;
+
+mod support;
+
+const FORMATS: [&str; 4] = ["anthropic", "openai-chat", "openai-responses", "gemini"];
+const IMAGE_BYTES: usize = 20 * 1024 * 1024;
+
+/// The system allocator, counting the bytes currently allocated and the peak.
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(by: usize) {
+    let now = CURRENT.fetch_add(by, Ordering::Relaxed) + by;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; only counters are updated.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) };
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: same contract as the caller's.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                grew(new_size - layout.size());
+            } else {
+                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]);
+            } else {
+                out.push(b'=');
+            }
+        }
+    }
+    String::from_utf8(out).expect("base64 is ASCII")
+}
+
+/// 20 MiB of pseudo-random bytes (a PNG signature first), base64-encoded.
+fn image_base64() -> String {
+    let mut bytes = Vec::with_capacity(IMAGE_BYTES);
+    bytes.extend_from_slice(b"\x89PNG\r\n\x1a\n");
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    while bytes.len() < IMAGE_BYTES {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        bytes.extend_from_slice(&state.to_le_bytes());
+    }
+    bytes.truncate(IMAGE_BYTES);
+    base64(&bytes)
+}
+
+fn image_result(data: &str) -> CallToolResult {
+    let block = json!({"type": "image", "data": data, "mimeType": "image/png"});
+    let result: CallToolResult =
+        serde_json::from_value(json!({"content": [block]})).expect("valid result");
+    assert!(matches!(result.content[0], Content::Image(_)));
+    result
+}
+
+fn answering(c: &mut Criterion) {
+    let data = image_base64();
+    let result = image_result(&data);
+    let registry = Registry::builtin().expect("built-in specs");
+    let options = ResultOptions::default();
+    let mut group = c.benchmark_group("20 MiB image");
+    group.sample_size(10);
+    group.bench_function("memcpy", |b| b.iter(|| black_box(&data).clone()));
+    for id in FORMATS {
+        let provider = registry.get(id).expect("core provider");
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                provider.answer(
+                    Some("call_1"),
+                    "shot",
+                    Outcome::Result(black_box(&result)),
+                    &options,
+                )
+            })
+        });
+    }
+    group.finish();
+}
+
+fn ratios() {
+    let rounds = support::rounds();
+    let data = image_base64();
+    let result = image_result(&data);
+    let registry = Registry::builtin().expect("built-in specs");
+    let options = ResultOptions::default();
+    println!();
+    println!(
+        "payload: {IMAGE_BYTES} bytes of image, {} bytes of base64",
+        data.len()
+    );
+    for id in FORMATS {
+        let provider = registry.get(id).expect("core provider");
+        let answer = || {
+            provider
+                .answer(Some("call_1"), "shot", Outcome::Result(&result), &options)
+                .expect("answer")
+        };
+        let ratio = support::median_ratio(rounds, answer, || data.clone());
+        support::report(&format!("20 MiB image {id} / memcpy"), ratio, Some(3.0));
+
+        let before = CURRENT.load(Ordering::Relaxed);
+        PEAK.store(before, Ordering::Relaxed);
+        let value = black_box(answer());
+        let peak = PEAK.load(Ordering::Relaxed) - before;
+        let kept = CURRENT.load(Ordering::Relaxed) - before;
+        drop(value);
+        let payload = data.len() as f64;
+        support::report(
+            &format!("peak memory {id} / payload"),
+            peak as f64 / payload,
+            Some(3.0),
+        );
+        println!(
+            "  ({peak} bytes at peak, {kept} bytes kept in the answer, payload {} bytes)",
+            data.len()
+        );
+    }
+}
+
+criterion_group!(benches, answering);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    ratios();
+}

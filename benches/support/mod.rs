@@ -1,0 +1,75 @@
+//! Ratios measured in the same run: each candidate against its baseline, with
+//! interleaved rounds so that load on a shared machine hits both alike.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// Whether the binary runs as a benchmark (`cargo bench` passes `--bench`);
+/// otherwise (`cargo test --benches`) the ratio loops only smoke-test.
+pub fn full_run() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// How many rounds to time: 20 in a benchmark run, 1 as a smoke test.
+pub fn rounds() -> usize {
+    if full_run() { 20 } else { 1 }
+}
+
+fn time(iters: u32, f: &mut impl FnMut()) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    start.elapsed()
+}
+
+/// Iterations of `f` that take about `target` (at least one).
+fn calibrate(target: Duration, f: &mut impl FnMut()) -> u32 {
+    f();
+    let one = time(1, f).max(Duration::from_nanos(1));
+    (target.as_nanos() / one.as_nanos()).clamp(1, 1_000_000) as u32
+}
+
+/// Median over `rounds` interleaved rounds of time(candidate) / time(baseline),
+/// each side running a batch of about 20 ms.
+pub fn median_ratio<A: FnMut() -> RA, RA, B: FnMut() -> RB, RB>(
+    rounds: usize,
+    mut candidate: A,
+    mut baseline: B,
+) -> f64 {
+    let mut a = || {
+        black_box(candidate());
+    };
+    let mut b = || {
+        black_box(baseline());
+    };
+    let target = Duration::from_millis(20);
+    let ia = calibrate(target, &mut a);
+    let ib = calibrate(target, &mut b);
+    let mut ratios: Vec<f64> = (0..rounds)
+        .map(|round| {
+            // Alternate which side goes first so that neither always runs on a warmer cache.
+            let (ta, tb) = if round % 2 == 0 {
+                let ta = time(ia, &mut a);
+                (ta, time(ib, &mut b))
+            } else {
+                let tb = time(ib, &mut b);
+                (time(ia, &mut a), tb)
+            };
+            (ta.as_secs_f64() / f64::from(ia)) / (tb.as_secs_f64() / f64::from(ib))
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
+}
+
+/// Prints `ratio <what>: X.XXx (goal <= G.Gx: met)`, marking a missed goal;
+/// outside a benchmark run (one unoptimized round) no verdict is given.
+pub fn report(what: &str, ratio: f64, goal: Option<f64>) {
+    match goal {
+        _ if !full_run() => println!("ratio {what}: {ratio:.2}x (smoke test, not a measurement)"),
+        Some(g) if ratio > g => println!("ratio {what}: {ratio:.2}x (goal <= {g:.1}x: MISSED)"),
+        Some(g) => println!("ratio {what}: {ratio:.2}x (goal <= {g:.1}x: met)"),
+        None => println!("ratio {what}: {ratio:.2}x"),
+    }
+}
