@@ -244,13 +244,12 @@ impl Provider {
                 other => body.push(other),
             }
         }
-        let content = self.content_value(body)?;
-        let attachments = Value::Array(attachments);
-        let mut vars: Vec<(&str, Var<'_>)> = vec![
-            ("name", Var::Str(name)),
-            ("content", Var::Json(Cow::Owned(content))),
-            ("attachments", Var::Json(Cow::Borrowed(&attachments))),
+        // Content and attachments may carry large payloads: moved into the answer, not copied.
+        let mut owned = [
+            ("content", Some(self.content_value(body)?)),
+            ("attachments", Some(Value::Array(attachments))),
         ];
+        let mut vars: Vec<(&str, Var<'_>)> = vec![("name", Var::Str(name))];
         if let Some(id) = call_id {
             vars.push(("call_id", Var::Str(id)));
         }
@@ -259,17 +258,19 @@ impl Provider {
         } else {
             &plan.envelope
         };
-        template.render(vars.as_slice()).map_err(|missing| {
-            Error::new(
-                ErrorKind::Input,
-                format!(
-                    "provider `{}` answers need `{}`, which the call lacks",
-                    self.id(),
-                    missing.0
-                ),
-            )
-            .with_tool(name)
-        })
+        template
+            .render_moving(vars.as_slice(), &mut owned)
+            .map_err(|missing| {
+                Error::new(
+                    ErrorKind::Input,
+                    format!(
+                        "provider `{}` answers need `{}`, which the call lacks",
+                        self.id(),
+                        missing.0
+                    ),
+                )
+                .with_tool(name)
+            })
     }
 
     fn content_value(&self, body: Vec<Part<'_>>) -> Result<Value> {

@@ -20,7 +20,13 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Template {
     Literal(Value),
-    Var { name: String, optional: bool },
+    /// `last`: no later reference to the variable follows in rendering order,
+    /// so an owned value may be moved here instead of copied.
+    Var {
+        name: String,
+        optional: bool,
+        last: bool,
+    },
     Text(Vec<Piece>),
     Object(Vec<(String, Template)>),
     Array(Vec<Template>),
@@ -46,13 +52,6 @@ impl Var<'_> {
         match self {
             Var::Str(s) => Var::Str(s),
             Var::Json(v) => Var::Json(Cow::Borrowed(v.as_ref())),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        match self {
-            Var::Str(_) => false,
-            Var::Json(v) => v.is_null() || v.as_array().is_some_and(Vec::is_empty),
         }
     }
 
@@ -103,28 +102,86 @@ impl Template {
     /// Compiles `value`; `known` lists the variable names it may use.
     /// Errors name the JSON pointer (relative to `value`) of the bad string.
     pub fn compile(value: &Value, known: &[&str]) -> Result<Template, (String, String)> {
-        compile_at(value, known, "")
+        let mut template = compile_at(value, known, "")?;
+        let mut seen = Vec::new();
+        template.mark_last_uses(&mut seen);
+        Ok(template)
+    }
+
+    /// Marks each whole-value reference that no later reference to the same
+    /// variable follows, walking in reverse rendering order.
+    fn mark_last_uses(&mut self, seen: &mut Vec<String>) {
+        match self {
+            Template::Var { name, last, .. } => {
+                *last = !seen.contains(name);
+                seen.push(name.clone());
+            }
+            Template::Text(pieces) => {
+                for piece in pieces.iter().rev() {
+                    if let Piece::Var(name) = piece {
+                        seen.push(name.trim_end_matches('?').to_owned());
+                    }
+                }
+            }
+            Template::Object(entries) => entries
+                .iter_mut()
+                .rev()
+                .for_each(|(_, t)| t.mark_last_uses(seen)),
+            Template::Array(items) => items.iter_mut().rev().for_each(|t| t.mark_last_uses(seen)),
+            Template::Literal(_) => {}
+        }
     }
 
     /// Renders with `vars`. An optional variable that is absent leaves nothing;
     /// at the top level that renders as `null`.
     pub fn render(&self, vars: &(impl Vars + ?Sized)) -> Result<Value, Missing> {
-        Ok(self.render_opt(vars)?.unwrap_or(Value::Null))
+        Ok(self.render_opt(vars, &mut [])?.unwrap_or(Value::Null))
     }
 
-    fn render_opt(&self, vars: &(impl Vars + ?Sized)) -> Result<Option<Value>, Missing> {
+    /// Renders with `vars` and the `owned` values, which are moved into the
+    /// output at their last reference instead of copied (large payloads).
+    pub fn render_moving(
+        &self,
+        vars: &(impl Vars + ?Sized),
+        owned: &mut [(&str, Option<Value>)],
+    ) -> Result<Value, Missing> {
+        Ok(self.render_opt(vars, owned)?.unwrap_or(Value::Null))
+    }
+
+    fn render_opt(
+        &self,
+        vars: &(impl Vars + ?Sized),
+        owned: &mut [(&str, Option<Value>)],
+    ) -> Result<Option<Value>, Missing> {
         Ok(Some(match self {
             Template::Literal(v) => v.clone(),
-            Template::Var { name, optional } => match vars.get(name) {
-                Some(v) if !(*optional && v.is_empty()) => v.to_value(),
-                _ if *optional => return Ok(None),
-                _ => return Err(Missing(name.clone())),
-            },
-            Template::Text(pieces) => Value::String(render_text(pieces, vars)?),
+            Template::Var {
+                name,
+                optional,
+                last,
+            } => {
+                let value = match owned.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, slot)) if *last => slot.take(),
+                    Some((_, slot)) => slot.clone(),
+                    None => vars.get(name).map(|v| v.to_value()),
+                };
+                match value {
+                    Some(v) if !(*optional && is_empty(&v)) => v,
+                    _ if *optional => return Ok(None),
+                    _ => return Err(Missing(name.clone())),
+                }
+            }
+            Template::Text(pieces) => Value::String(render_text(
+                pieces,
+                &WithOwned {
+                    vars,
+                    owned: &*owned,
+                },
+            )?),
             Template::Object(entries) => {
                 let mut map = Map::with_capacity(entries.len());
                 for (key, t) in entries {
-                    if let Some(v) = t.render_opt(vars)? {
+                    if let Some(v) = t.render_opt(vars, owned)? {
                         map.insert(key.clone(), v);
                     }
                 }
@@ -133,11 +190,30 @@ impl Template {
             Template::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for t in items {
-                    out.extend(t.render_opt(vars)?);
+                    out.extend(t.render_opt(vars, owned)?);
                 }
                 Value::Array(out)
             }
         }))
+    }
+}
+
+fn is_empty(v: &Value) -> bool {
+    v.is_null() || v.as_array().is_some_and(Vec::is_empty)
+}
+
+/// `vars` with the not-yet-moved owned values visible for interpolation.
+struct WithOwned<'a, V: ?Sized> {
+    vars: &'a V,
+    owned: &'a [(&'a str, Option<Value>)],
+}
+
+impl<V: Vars + ?Sized> Vars for WithOwned<'_, V> {
+    fn get(&self, name: &str) -> Option<Var<'_>> {
+        match self.owned.iter().find(|(n, _)| *n == name) {
+            Some((_, slot)) => slot.as_ref().map(|v| Var::Json(Cow::Borrowed(v))),
+            None => self.vars.get(name),
+        }
     }
 }
 
@@ -212,7 +288,11 @@ fn compile_string(s: &str, known: &[&str]) -> Result<Template, String> {
                 Some(n) => (n.to_owned(), true),
                 None => (name.clone(), false),
             };
-            Template::Var { name, optional }
+            Template::Var {
+                name,
+                optional,
+                last: false,
+            }
         }
         _ => {
             if let Some(Piece::Var(opt)) = pieces
@@ -298,6 +378,25 @@ mod tests {
         let vars = [("list", Var::Json(Cow::Borrowed(&empty)))];
         let t = json!({"a": "${a?}", "l": "${list?}", "arr": ["${a?}", 1], "keep": "x"});
         assert_eq!(render(&t, &vars).unwrap(), json!({"arr": [1], "keep": "x"}));
+    }
+
+    #[test]
+    fn owned_values_move_at_their_last_reference() {
+        let t = Template::compile(
+            &json!({"first": "${a}", "text": "n=${a}", "last": "${a}", "b": "${b}"}),
+            &["a", "b"],
+        )
+        .unwrap();
+        let mut owned = [("a", Some(json!([1, 2]))), ("b", Some(json!("B")))];
+        let out = t.render_moving([].as_slice(), &mut owned).unwrap();
+        assert_eq!(
+            out,
+            json!({"first": [1, 2], "text": "n=[1,2]", "last": [1, 2], "b": "B"})
+        );
+        assert!(
+            owned.iter().all(|(_, v)| v.is_none()),
+            "moved out: {owned:?}"
+        );
     }
 
     #[test]
