@@ -8,14 +8,13 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use mcp_adapters::Error;
 use mcp_adapters::ErrorKind;
 use mcp_adapters::listing::{ListOptions, StrictMode};
 use mcp_adapters::mcp::{CallToolResult, parse_tools_list};
-use mcp_adapters::results::{Outcome, ResultOptions, StructuredMode};
+use mcp_adapters::results::{Outcome, ResultOptions};
 use mcp_adapters::spec::Registry;
 use mcp_adapters::toolset::ToolSet;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use support::*;
 
 /// Providers with their own wire format.
@@ -56,22 +55,6 @@ fn the_registry_lists_the_new_providers() {
     }
 }
 
-#[test]
-fn corpus_listings() {
-    insta::glob!("fixtures/corpus/*.tools.json", |path| {
-        let server = stem(path);
-        let tools = parse_tools_list(read_json(path)).unwrap();
-        let toolset = ToolSet::client().server(&server, tools).build().unwrap();
-        for id in MORE_PROVIDERS {
-            let listing = provider(id)
-                .list_tools(&toolset, &ListOptions::new())
-                .unwrap();
-            assert_eq!(listing.tools.len(), toolset.len());
-            settings().bind(|| insta::assert_json_snapshot!(format!("listing-{id}"), listing));
-        }
-    });
-}
-
 /// The variant only changes results: its listing and call reading are gemini's.
 #[test]
 fn gemini_multimodal_lists_and_reads_calls_like_gemini() {
@@ -92,32 +75,6 @@ fn gemini_multimodal_lists_and_reads_calls_like_gemini() {
             "{name}"
         );
     }
-}
-
-/// Same snapshot names as `tests/calls.rs`, which reads every provider folder:
-/// both tests check the same files.
-#[test]
-fn responses() {
-    let toolset = hub();
-    insta::glob!(
-        "fixtures/responses/{bedrock-converse,mistral,ollama}/*.json",
-        |path| {
-            let id = path
-                .parent()
-                .unwrap()
-                .file_name()
-                .unwrap()
-                .to_str()
-                .unwrap();
-            let listing = provider(id)
-                .list_tools(&toolset, &ListOptions::new())
-                .unwrap();
-            let extracted = provider(id)
-                .extract_calls(&read_json(path), &toolset, &listing.null_paths)
-                .unwrap();
-            settings().bind(|| insta::assert_json_snapshot!(format!("calls-{id}"), extracted));
-        }
-    );
 }
 
 #[test]
@@ -157,106 +114,6 @@ fn foreign_or_malformed_input_is_an_error() {
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input, "{id}: {err}");
     }
-}
-
-/// Every fixture under `fixtures/results/`, answered by each new provider.
-#[test]
-fn media_rows() {
-    insta::glob!("fixtures/results/*.json", |path| {
-        let result = parse(read_json(path));
-        let answers: Map<String, Value> = WITH_VARIANTS
-            .iter()
-            .map(|id| {
-                let answer = answer(id, "call_1", &result, &ResultOptions::default());
-                (id.to_string(), answer)
-            })
-            .collect();
-        settings().bind(|| insta::assert_json_snapshot!("result-more", answers));
-    });
-}
-
-#[test]
-fn structured_modes() {
-    let modes = [
-        StructuredMode::Auto,
-        StructuredMode::Prefer,
-        StructuredMode::Append,
-        StructuredMode::Ignore,
-    ];
-    let mut all = Map::new();
-    for name in ["structured_only", "structured_and_text", "structured_list"] {
-        let result = parse(fixture(&format!("results/{name}.json")));
-        for id in WITH_VARIANTS {
-            let per_mode: Map<String, Value> = modes
-                .iter()
-                .map(|&m| {
-                    let options = ResultOptions {
-                        structured: Some(m),
-                        ..Default::default()
-                    };
-                    let key = serde_json::to_value(m)
-                        .unwrap()
-                        .as_str()
-                        .unwrap()
-                        .to_owned();
-                    (key, answer(id, "c", &result, &options))
-                })
-                .collect();
-            all.insert(format!("{name} {id}"), Value::Object(per_mode));
-        }
-    }
-    settings().bind(|| insta::assert_json_snapshot!("structured_modes-more", all));
-}
-
-#[test]
-fn failures_and_error_prefix() {
-    let err = Error::new(ErrorKind::Timeout, "the call took longer than 300000 ms");
-    let mut all = Map::new();
-    for id in WITH_VARIANTS {
-        let default = provider(id)
-            .answer(
-                Some("c"),
-                "srv__tool",
-                Outcome::Error(&err),
-                &ResultOptions::default(),
-            )
-            .unwrap();
-        let custom = ResultOptions {
-            error_prefix: Some("TOOL FAILED: ".into()),
-            ..Default::default()
-        };
-        let prefixed = provider(id)
-            .answer(Some("c"), "srv__tool", Outcome::Error(&err), &custom)
-            .unwrap();
-        all.insert(
-            id.to_string(),
-            json!({"default": default, "custom_prefix": prefixed}),
-        );
-    }
-    settings().bind(|| insta::assert_json_snapshot!("failures-more", all));
-}
-
-/// Every `tools/call` result of the public corpus, answered by each new provider.
-#[test]
-fn corpus_results() {
-    insta::glob!("fixtures/corpus/*.calls.json", |path| {
-        let calls = read_json(path);
-        for id in WITH_VARIANTS {
-            let answers: Vec<Value> = calls
-                .as_array()
-                .unwrap()
-                .iter()
-                .enumerate()
-                .map(|(i, call)| {
-                    let result = parse(call["result"].clone());
-                    let answer =
-                        answer(id, &format!("call_{i}"), &result, &ResultOptions::default());
-                    json!({"tool": call["tool"], "answer": answer})
-                })
-                .collect();
-            settings().bind(|| insta::assert_json_snapshot!(format!("results-{id}"), answers));
-        }
-    });
 }
 
 #[test]

@@ -24,7 +24,7 @@ fn parse(value: Value) -> CallToolResult {
 fn media_rows() {
     insta::glob!("fixtures/results/*.json", |path| {
         let result = parse(read_json(path));
-        let answers: Map<String, Value> = CORE_PROVIDERS
+        let answers: Map<String, Value> = ANSWER_PROVIDERS
             .iter()
             .map(|id| {
                 (
@@ -47,7 +47,7 @@ fn shape_none_keeps_content_for_the_media_table() {
         ..Default::default()
     };
     let llm = ResultOptions::default();
-    for id in CORE_PROVIDERS {
+    for id in ANSWER_PROVIDERS {
         assert_eq!(
             answer(id, "c", &result, &none),
             answer(id, "c", &result, &llm),
@@ -74,7 +74,7 @@ fn structured_modes() {
     let mut all = Map::new();
     for name in results {
         let result = parse(fixture(&format!("results/{name}.json")));
-        for id in CORE_PROVIDERS {
+        for id in ANSWER_PROVIDERS {
             let per_mode: Map<String, Value> = modes
                 .iter()
                 .map(|&m| {
@@ -102,7 +102,7 @@ fn structured_modes() {
 fn failures_and_error_prefix() {
     let err = Error::new(ErrorKind::Timeout, "the call took longer than 300000 ms");
     let mut all = Map::new();
-    for id in CORE_PROVIDERS {
+    for id in ANSWER_PROVIDERS {
         let default = provider(id)
             .answer(
                 Some("c"),
@@ -157,7 +157,7 @@ fn gemini_answers_without_an_id_carry_only_the_name() {
 fn corpus_results() {
     insta::glob!("fixtures/corpus/*.calls.json", |path| {
         let calls = read_json(path);
-        for id in CORE_PROVIDERS {
+        for id in ANSWER_PROVIDERS {
             let answers: Vec<Value> = calls
                 .as_array()
                 .unwrap()

@@ -10,6 +10,29 @@ use serde_json::Value;
 /// The four providers the seeds specify.
 pub const CORE_PROVIDERS: &[&str] = &["anthropic", "openai-chat", "openai-responses", "gemini"];
 
+/// Every built-in provider with a wire format of its own: listings are snapshotted for each.
+pub const LISTING_PROVIDERS: &[&str] = &[
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "gemini",
+    "bedrock-converse",
+    "mistral",
+    "ollama",
+];
+
+/// Every built-in provider whose answers differ: result shapes are snapshotted for each.
+pub const ANSWER_PROVIDERS: &[&str] = &[
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "gemini",
+    "gemini-multimodal",
+    "bedrock-converse",
+    "mistral",
+    "ollama",
+];
+
 /// insta settings that put snapshots in the top-level `snapshots/` folder.
 pub fn settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
