@@ -5,8 +5,14 @@
 pub mod error;
 pub mod mcp;
 
+#[cfg(feature = "rmcp")]
+pub use client::{ClientOptions, McpClient};
+pub use config::{HubConfig, ServerConfig};
 pub use error::{Error, ErrorKind, Location, Result};
 pub mod calls;
+#[cfg(feature = "rmcp")]
+pub mod client;
+pub mod config;
 pub mod describe;
 pub mod exec;
 pub mod listing;
