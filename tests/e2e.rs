@@ -440,3 +440,26 @@ fn mcp_servers_file_parses_with_named_errors() {
         assert!(err.contains(expected), "{text}: {err}");
     }
 }
+
+#[allow(dead_code)]
+#[path = "../examples/replay.rs"]
+mod replay;
+
+#[test]
+fn the_replay_example_runs_against_the_time_server() {
+    let (command, args) = or_panic(servers::time());
+    runtime().block_on(async {
+        let answers = replay::replay(command, args)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(answers.len(), 4);
+        for (provider, results) in answers {
+            assert_eq!(results.len(), 1, "{provider}");
+            assert!(
+                results[0].to_string().contains("+09:00"),
+                "{provider}: {:?}",
+                results[0]
+            );
+        }
+    });
+}

@@ -203,20 +203,17 @@ fn demo_call(tool: &str, args: &Map<String, Value>) -> CallToolResult {
     }
 }
 
+/// The bundled recorded model responses, by provider id.
+const DEMO_RESPONSES: &str = include_str!("../../providers/demo/responses.json");
+
 /// The bundled recorded model response for `provider`.
 pub fn demo_response(provider: &str) -> Result<Value> {
-    let text = match provider {
-        "anthropic" => include_str!("demo/anthropic.json"),
-        "openai-chat" => include_str!("demo/openai-chat.json"),
-        "openai-responses" => include_str!("demo/openai-responses.json"),
-        "gemini" => include_str!("demo/gemini.json"),
-        other => {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!("no bundled model response for provider `{other}`: give a RESPONSE file"),
-            ));
-        }
-    };
-    serde_json::from_str(text)
-        .map_err(|e| Error::new(ErrorKind::Input, format!("the bundled response: {e}")))
+    let all: Value = serde_json::from_str(DEMO_RESPONSES)
+        .map_err(|e| Error::new(ErrorKind::Input, format!("the bundled responses: {e}")))?;
+    all.get(provider).cloned().ok_or_else(|| {
+        Error::new(
+            ErrorKind::Input,
+            format!("no bundled model response for provider `{provider}`: give a RESPONSE file"),
+        )
+    })
 }
