@@ -65,6 +65,9 @@
 #![warn(missing_docs)]
 
 pub mod calls;
+#[cfg(feature = "rmcp")]
+pub mod client;
+pub mod config;
 pub mod describe;
 pub mod error;
 pub mod exec;
@@ -76,5 +79,8 @@ pub mod spec;
 pub mod strict;
 pub mod toolset;
 
+#[cfg(feature = "rmcp")]
+pub use client::{ClientOptions, McpClient};
+pub use config::{HubConfig, ServerConfig};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use spec::{Provider, Registry};

@@ -11,9 +11,14 @@ use mcp_adapters::toolset::ToolSet;
 use mcp_adapters::{Error, ErrorKind, Result};
 use serde_json::{Value, json};
 
-use super::{CallsArgs, ResultArgs, SpecsArg, ToolsArgs, ToolsetArgs};
+use std::time::Duration;
 
-const DEMO_TOOLS: &str = include_str!("demo.tools.json");
+use mcp_adapters::exec::{ExecOptions, Policy, Source, ToolsListing};
+
+use super::live;
+use super::{CallsArgs, LiveArgs, ResultArgs, RunArgs, SpecsArg, ToolsArgs, ToolsetArgs};
+
+pub(super) const DEMO_TOOLS: &str = include_str!("demo.tools.json");
 
 pub(super) fn registry(specs: &SpecsArg) -> Result<Registry> {
     match &specs.specs {
@@ -106,7 +111,6 @@ pub fn providers(specs: &SpecsArg) -> Result<Value> {
 pub fn tools(args: &ToolsArgs) -> Result<Value> {
     let registry = registry(&args.specs)?;
     let provider = registry.get(&args.provider)?;
-    let toolset = toolset(&args.toolset, read_servers(&args.files)?)?;
     let mut options = list_options(&args.toolset)?;
     if let Some(value) = &args.cache_control {
         options = options.option("cache_control", value);
@@ -120,8 +124,136 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
         })?;
         options = options.option(name, value);
     }
+    if !args.live.servers.is_empty() || args.live.config.is_some() {
+        if !args.files.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Input,
+                "give tools/list files or live servers (--server, --config), not both",
+            ));
+        }
+        return block_on(async {
+            let source = live_source(&args.live, &args.toolset, None, false)
+                .await?
+                .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))??;
+            let listing = source.tools(provider, &options, false).await?;
+            Ok(listing_json(&listing))
+        })?;
+    }
+    let toolset = toolset(&args.toolset, read_servers(&args.files)?)?;
     let listing = provider.list_tools(&toolset, &options)?;
     serde_json::to_value(listing).map_err(|e| Error::new(ErrorKind::Input, e.to_string()))
+}
+
+fn listing_json(listing: &ToolsListing) -> Value {
+    json!({"tools": listing.tools, "null_paths": listing.null_paths, "report": listing.report})
+}
+
+/// Runs `future` on a fresh runtime.
+fn block_on<F: std::future::Future>(future: F) -> Result<F::Output> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot start the async runtime: {e}"),
+            )
+        })?;
+    Ok(runtime.block_on(future))
+}
+
+/// The source for `--server`s / `--config` (client for one, hub for more), or `None`.
+async fn live_source(
+    live_args: &LiveArgs,
+    filters: &ToolsetArgs,
+    policy: Option<Policy>,
+    validate: bool,
+) -> Result<Option<Result<Source>>> {
+    let Some(config) = live::hub_config(&live_args.servers, live_args.config.as_deref())? else {
+        return Ok(None);
+    };
+    let mut builder = config.connect().await?;
+    if let Some(prefix) = &filters.prefix {
+        builder = builder.prefix(prefix);
+    }
+    for glob in &filters.allow {
+        builder = builder.allow_tools(glob);
+    }
+    for glob in &filters.deny {
+        builder = builder.deny_tools(glob);
+    }
+    if let Some(policy) = policy {
+        builder = builder.policy(policy);
+    }
+    Ok(Some(live::no_approver(builder).validate(validate).build()))
+}
+
+pub fn run(args: &RunArgs) -> Result<Value> {
+    let registry = registry(&args.specs)?;
+    let provider = registry.get(&args.provider)?;
+    let mut list = ListOptions::new();
+    if let Some(mode) = &args.strict {
+        list = list.strict(mode.parse::<StrictMode>()?);
+    }
+    let policy = match &args.policy {
+        Some(path) => live::read_policy(path)?,
+        None => {
+            eprintln!("note: no --policy given: every call to an offered tool is allowed");
+            Policy::allow_all()
+        }
+    };
+    let filters = ToolsetArgs {
+        hub: false,
+        prefix: None,
+        allow: Vec::new(),
+        deny: Vec::new(),
+        strict: None,
+    };
+    block_on(async {
+        let source =
+            match live_source(&args.live, &filters, Some(policy.clone()), args.validate).await? {
+                Some(source) => source?,
+                None => {
+                    if args.response.is_some() {
+                        eprintln!(
+                            "note: no --server or --config: running against the bundled demo server"
+                        );
+                    }
+                    live::demo_server(policy, args.validate)?
+                }
+            };
+        let response = match &args.response {
+            Some(path) => read_json(path)?,
+            None if args.live.servers.is_empty() && args.live.config.is_none() => {
+                live::demo_response(provider.id())?
+            }
+            None => {
+                return Err(Error::new(
+                    ErrorKind::Input,
+                    "give the model RESPONSE to run against the servers",
+                ));
+            }
+        };
+        let listing = source.tools(provider, &list, false).await?;
+        let options = ExecOptions {
+            max_concurrency: args.max_concurrency.unwrap_or(0),
+            call_timeout: args.call_timeout.map(Duration::from_millis),
+            ..ExecOptions::from_listing(&listing)
+        };
+        let run = source
+            .execute_tool_calls(provider, &response, &options)
+            .await?;
+        let mut out =
+            serde_json::to_value(&run).map_err(|e| Error::new(ErrorKind::Input, e.to_string()))?;
+        if let Value::Object(map) = &mut out {
+            map.insert("report".into(), json!(listing.report));
+            if args.response.is_none() {
+                map.insert("tools".into(), json!(listing.tools));
+                map.insert("response".into(), response);
+            }
+        }
+        Ok(out)
+    })?
 }
 
 pub fn calls(args: &CallsArgs) -> Result<Value> {

@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch.
 
 mod commands;
+mod live;
 mod strict;
 
 use std::path::PathBuf;
@@ -28,6 +29,10 @@ enum Command {
     Tools(ToolsArgs),
     /// Reads the tool calls from a model response.
     Calls(CallsArgs),
+    /// Lists live servers' tools, runs the calls in a model response against
+    /// them and prints the answers. Without servers and RESPONSE: the whole
+    /// cycle on a bundled demo server and a recorded response.
+    Run(RunArgs),
     /// Answers one call with an MCP CallToolResult (or a failure) in a provider's format.
     Result(ResultArgs),
     /// Converts a JSON Schema (or a tool's inputSchema) to a strict subset: prints
@@ -111,9 +116,51 @@ struct ToolsArgs {
     /// Set a provider option (repeatable).
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,
+    #[command(flatten)]
+    live: LiveArgs,
     /// tools/list results, as FILE (server id: the file's stem) or NAME=FILE.
-    /// Without any, a bundled demo server's tools.
+    /// Without any (and without --server or --config), a bundled demo server's tools.
     files: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct LiveArgs {
+    /// A live MCP server to start: NAME='COMMAND ARGS' (split with shell-words rules; repeatable).
+    #[arg(long = "server", value_name = "NAME=COMMAND")]
+    servers: Vec<String>,
+    /// An `mcpServers` JSON file naming the servers to start.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The provider id.
+    #[arg(long)]
+    provider: String,
+    #[command(flatten)]
+    specs: SpecsArg,
+    #[command(flatten)]
+    live: LiveArgs,
+    /// A policy file (JSON or YAML): {"allow": [globs], "ask": [...], "deny": [...],
+    /// "default": "allow"|"deny"}, globs over `server/tool`. `ask` is answered deny
+    /// (there is no one to ask). Without one, every offered tool may be called.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Bound on one call, in milliseconds (default 300000).
+    #[arg(long, value_name = "MS")]
+    call_timeout: Option<u64>,
+    /// Calls run at once (default: the number of CPUs).
+    #[arg(long, value_name = "N")]
+    max_concurrency: Option<usize>,
+    /// Strict-mode schemas: auto, true or false (providers with strict rules only).
+    #[arg(long, value_name = "MODE")]
+    strict: Option<String>,
+    /// Validate arguments against each tool's inputSchema before sending.
+    #[arg(long)]
+    validate: bool,
+    /// The model response; `-` reads stdin. Without servers and RESPONSE, a bundled one.
+    response: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -168,6 +215,7 @@ pub fn main() -> ExitCode {
         Command::Providers { specs } => commands::providers(&specs),
         Command::Tools(args) => commands::tools(&args),
         Command::Calls(args) => commands::calls(&args),
+        Command::Run(args) => commands::run(&args),
         Command::Result(args) => commands::result(&args),
         Command::StrictSchema(args) => match strict::strict_schema(&args) {
             Ok((value, converted)) => {

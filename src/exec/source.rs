@@ -109,6 +109,12 @@ impl Source {
         SourceBuilder::new(Mode::Client).server(server_id, server)
     }
 
+    /// A client whose one server is added later with [`SourceBuilder::shared_server`].
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+    pub(crate) fn client_builder() -> SourceBuilder {
+        SourceBuilder::new(Mode::Client)
+    }
+
     /// The policy, if any (a hub always has one).
     pub fn policy(&self) -> Option<&Policy> {
         self.policy.as_ref()

@@ -4,6 +4,7 @@
 
 pub mod conformance;
 pub mod instances;
+pub mod servers;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,31 @@
+//! Shared by the agent-loop examples: the MCP servers from `mcp.json` (or
+//! `MCP_CONFIG`), or mcp-server-time when there is none.
+
+use mcp_adapters::exec::Source;
+use mcp_adapters::{HubConfig, ServerConfig};
+
+pub async fn source() -> Result<Source, Box<dyn std::error::Error>> {
+    let config = match std::env::var("MCP_CONFIG") {
+        Ok(path) => HubConfig::from_file(path)?,
+        Err(_) => HubConfig::new().server("time", ServerConfig::stdio("uvx", ["mcp-server-time"])),
+    };
+    Ok(config.connect().await?.build()?)
+}
+
+pub async fn post(
+    url: &str,
+    headers: &[(&str, String)],
+    body: &serde_json::Value,
+) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let mut request = reqwest::Client::new().post(url).json(body);
+    for (k, v) in headers {
+        request = request.header(*k, v);
+    }
+    let response = request.send().await?;
+    let status = response.status();
+    let value: serde_json::Value = response.json().await?;
+    if !status.is_success() {
+        return Err(format!("{url}: {status}: {value}").into());
+    }
+    Ok(value)
+}

@@ -1,0 +1,47 @@
+//! An agent loop against the real API: MCP tools offered, tool calls run,
+//! answers sent back until the model stops calling tools. Needs `OPENAI_API_KEY`.
+//! Run: `OPENAI_API_KEY=... cargo run --example openai_chat -- "What time is it in Tokyo?"`
+
+#[path = "common/mod.rs"]
+mod common;
+
+use mcp_adapters::exec::{ExecOptions, Status};
+use mcp_adapters::listing::ListOptions;
+use mcp_adapters::spec::Registry;
+use serde_json::{Value, json};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let key = std::env::var("OPENAI_API_KEY")?;
+    let question = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "What time is it in Tokyo?".into());
+    let source = common::source().await?;
+    let provider = Registry::builtin()?.get("openai-chat")?;
+    let listing = source.tools(provider, &ListOptions::new(), false).await?;
+    let mut options = ExecOptions::from_listing(&listing);
+    let mut messages = vec![json!({"role": "user", "content": question})];
+    for _turn in 0..10 {
+        let body = json!({"model": "gpt-4.1", "tools": listing.tools, "messages": messages});
+        let response: Value = common::post(
+            "https://api.openai.com/v1/chat/completions",
+            &[("authorization", format!("Bearer {key}"))],
+            &body,
+        )
+        .await?;
+        let run = source
+            .execute_tool_calls(provider, &response, &options)
+            .await?;
+        if run.results.is_empty() {
+            println!("{}", serde_json::to_string_pretty(&response)?);
+            return Ok(());
+        }
+        options.taint.extend(run.ran_servers.iter().cloned());
+        messages.push(response["choices"][0]["message"].clone());
+        messages.extend(run.results);
+        if run.status == Status::Halt {
+            return Ok(());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! Starting the servers of a [`HubConfig`].
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::session::{ClientOptions, McpClient};
+use crate::config::HubConfig;
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::{BoxFuture, CallContext, Server, Source, SourceBuilder, ToolsPage};
+use crate::mcp::CallToolResult;
+
+/// A server that could not be started: its listing fails with the start-up
+/// error (so the toolset reports it and offers none of its tools) and so does
+/// any call to it.
+#[derive(Debug, Clone)]
+pub struct FailedServer {
+    error: Error,
+}
+
+impl FailedServer {
+    /// A server that failed with `error`.
+    pub fn new(error: Error) -> Self {
+        FailedServer { error }
+    }
+
+    /// Why it failed.
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+}
+
+impl Server for FailedServer {
+    fn list_tools(&self, _cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
+        let error = self.error.clone();
+        Box::pin(async move { Err(error) })
+    }
+
+    fn call_tool(
+        &self,
+        _name: &str,
+        _arguments: Map<String, Value>,
+        _context: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResult>> {
+        let error = self.error.clone();
+        Box::pin(async move { Err(error) })
+    }
+}
+
+impl HubConfig {
+    /// Starts every server (concurrently) with default [`ClientOptions`]; see
+    /// [`connect_with`](Self::connect_with).
+    ///
+    /// # Errors
+    ///
+    /// As [`connect_with`](Self::connect_with).
+    pub async fn connect(&self) -> Result<SourceBuilder> {
+        self.connect_with(&ClientOptions::default()).await
+    }
+
+    /// Starts every server concurrently and returns a source builder: a client
+    /// for one server (tools keep their names), a hub for two or more (tools
+    /// are named `server__tool`). Add a policy, hooks or filters, then build.
+    ///
+    /// **A server that fails to start does not fail the others**: it joins the
+    /// source as a [`FailedServer`], so listing reports it in the toolset's
+    /// report (`failed_servers`) and offers none of its tools, and the start-up
+    /// error is logged with `tracing`. Check
+    /// [`ToolsListing::report`](crate::exec::ToolsListing::report) to see which
+    /// servers are missing.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when the configuration names no server.
+    pub async fn connect_with(&self, options: &ClientOptions) -> Result<SourceBuilder> {
+        if self.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Input,
+                "the configuration names no MCP server",
+            ));
+        }
+        let started = futures_util::future::join_all(self.servers().iter().map(
+            |(name, config)| async move {
+                let server: Arc<dyn Server> = match McpClient::connect(name, config, options).await {
+                    Ok(client) => Arc::new(client),
+                    Err(error) => {
+                        tracing::warn!(server = %name, error = %error, "MCP server failed to start; its tools are left out");
+                        Arc::new(FailedServer::new(error))
+                    }
+                };
+                (name.clone(), server)
+            },
+        ))
+        .await;
+        let mut builder = if started.len() == 1 {
+            Source::client_builder()
+        } else {
+            Source::hub()
+        };
+        for (name, server) in started {
+            builder = builder.shared_server(name, server);
+        }
+        Ok(builder)
+    }
+}

@@ -1,0 +1,512 @@
+//! One MCP session over the official SDK, behind the [`Server`] trait.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
+    Implementation, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    RequestMetaObject, ServerResult,
+};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
+    ServiceError,
+};
+use rmcp::transport::IntoTransport;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Map, Value};
+
+use super::stdio::{self, StderrTail};
+use crate::config::ServerConfig;
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::{BoxFuture, CallContext, Server, ToolsPage};
+use crate::mcp::{CallToolResult, Tool};
+
+/// How [`McpClient`] starts and talks to a server.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ClientOptions {
+    /// Bound on starting the server and the `initialize` handshake (default 60 s).
+    pub init_timeout: Duration,
+    /// Bound on one `tools/list` page (default 60 s).
+    pub list_timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            init_timeout: Duration::from_secs(60),
+            list_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+impl ClientOptions {
+    /// Sets [`init_timeout`](Self::init_timeout).
+    pub fn init_timeout(mut self, timeout: Duration) -> Self {
+        self.init_timeout = timeout;
+        self
+    }
+
+    /// Sets [`list_timeout`](Self::list_timeout).
+    pub fn list_timeout(mut self, timeout: Duration) -> Self {
+        self.list_timeout = timeout;
+        self
+    }
+}
+
+/// Progress notifications a server may send before its call is registered.
+const EARLY_PROGRESS: usize = 64;
+
+/// Where each in-flight call's progress notifications go, by progress token.
+#[derive(Default)]
+struct Routes {
+    inner: Mutex<RoutesInner>,
+}
+
+#[derive(Default)]
+struct RoutesInner {
+    active: HashMap<String, CallContext>,
+    /// Notifications that arrived before their call was registered (the
+    /// request is on the wire before its token is known here).
+    early: VecDeque<(String, ProgressNotificationParam)>,
+}
+
+fn token_key(token: &ProgressToken) -> String {
+    serde_json::to_string(&token.0).unwrap_or_default()
+}
+
+impl Routes {
+    fn register(&self, token: &ProgressToken, context: CallContext) -> String {
+        let key = token_key(token);
+        let early = match self.inner.lock() {
+            Ok(mut inner) => {
+                inner.active.insert(key.clone(), context.clone());
+                let (mine, rest) = std::mem::take(&mut inner.early)
+                    .into_iter()
+                    .partition(|(k, _)| *k == key);
+                inner.early = rest;
+                mine
+            }
+            Err(_) => VecDeque::new(),
+        };
+        for (_, params) in early {
+            report(&context, params);
+        }
+        key
+    }
+
+    fn unregister(&self, key: &str) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.active.remove(key);
+        }
+    }
+
+    fn deliver(&self, params: ProgressNotificationParam) {
+        let key = token_key(&params.progress_token);
+        let target = match self.inner.lock() {
+            Ok(mut inner) => match inner.active.get(&key) {
+                Some(context) => Some(context.clone()),
+                None => {
+                    if inner.early.len() == EARLY_PROGRESS {
+                        inner.early.pop_front();
+                    }
+                    inner.early.push_back((key, params.clone()));
+                    None
+                }
+            },
+            Err(_) => None,
+        };
+        if let Some(context) = target {
+            report(&context, params);
+        }
+    }
+}
+
+fn report(context: &CallContext, params: ProgressNotificationParam) {
+    context.report_progress(params.progress, params.total, params.message);
+}
+
+/// The SDK's client handler: announces this crate and routes progress.
+#[derive(Clone)]
+struct Handler {
+    routes: Arc<Routes>,
+    info: ClientConfig,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.routes.deliver(params);
+    }
+}
+
+/// A live MCP server, through the official Rust SDK; see the [module docs](super).
+///
+/// Dropping the client ends the session (and kills a spawned server).
+pub struct McpClient {
+    name: String,
+    service: RunningService<RoleClient, Handler>,
+    routes: Arc<Routes>,
+    stderr: Option<StderrTail>,
+    options: ClientOptions,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("name", &self.name)
+            .field("closed", &self.service.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpClient {
+    /// Connects to the server `config` describes; `name` is used in errors.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unavailable`] when the server cannot be started or reached,
+    /// does not complete the handshake within [`ClientOptions::init_timeout`],
+    /// or (for a URL) when the `rmcp-http` feature is off.
+    pub async fn connect(
+        name: &str,
+        config: &ServerConfig,
+        options: &ClientOptions,
+    ) -> Result<Self> {
+        match config {
+            ServerConfig::Stdio { command, args, env } => {
+                Self::spawn(name, command, args, env, options).await
+            }
+            ServerConfig::Http { url, headers } => {
+                Self::connect_http(name, url, headers, options).await
+            }
+        }
+    }
+
+    /// Spawns `command args` (with `env` added) and initializes it over stdio.
+    /// The server's stderr is logged at `debug` level and its last lines are
+    /// quoted in start-up and crash errors.
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect).
+    pub async fn spawn(
+        name: &str,
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        options: &ClientOptions,
+    ) -> Result<Self> {
+        let (transport, tail) = stdio::spawn(name, command, args, env)?;
+        let mut client = Self::start(name, transport, options, Some(tail.clone())).await;
+        if let Err(err) = &mut client {
+            *err = Error::new(err.kind(), format!("{}{}", err.message(), tail.describe()));
+        }
+        client
+    }
+
+    /// Connects to a streamable HTTP server at `url`, sending `headers` with
+    /// every request (an `Authorization: Bearer` header becomes the SDK's
+    /// bearer token).
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect); [`ErrorKind::Input`] for an invalid header.
+    #[cfg(feature = "rmcp-http")]
+    pub async fn connect_http(
+        name: &str,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        options: &ClientOptions,
+    ) -> Result<Self> {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        for (key, value) in headers {
+            let bad = |e: String| {
+                Error::new(
+                    ErrorKind::Input,
+                    format!("server `{name}`: header `{key}`: {e}"),
+                )
+            };
+            if key.eq_ignore_ascii_case("authorization")
+                && let Some(token) = value.strip_prefix("Bearer ")
+            {
+                config = config.auth_header(token.to_owned());
+                continue;
+            }
+            let header =
+                http::HeaderName::try_from(key.as_str()).map_err(|e| bad(e.to_string()))?;
+            let value =
+                http::HeaderValue::try_from(value.as_str()).map_err(|e| bad(e.to_string()))?;
+            config.custom_headers.insert(header, value);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        Self::start(name, transport, options, None).await
+    }
+
+    /// Without the `rmcp-http` feature: always an error saying so.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unavailable`], naming the feature.
+    #[cfg(not(feature = "rmcp-http"))]
+    pub async fn connect_http(
+        name: &str,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        options: &ClientOptions,
+    ) -> Result<Self> {
+        let _ = (headers, options);
+        Err(Error::new(
+            ErrorKind::Unavailable,
+            format!(
+                "server `{name}`: `{url}` is an HTTP server; build mcp-adapters with the `rmcp-http` feature to reach it"
+            ),
+        ))
+    }
+
+    /// Initializes a session over any transport the SDK accepts.
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect).
+    pub async fn from_transport<T, E, A>(
+        name: &str,
+        transport: T,
+        options: &ClientOptions,
+    ) -> Result<Self>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Self::start(name, transport, options, None).await
+    }
+
+    async fn start<T, E, A>(
+        name: &str,
+        transport: T,
+        options: &ClientOptions,
+        stderr: Option<StderrTail>,
+    ) -> Result<Self>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let routes = Arc::new(Routes::default());
+        let handler = Handler {
+            routes: routes.clone(),
+            info: ClientConfig::new(
+                ClientCapabilities::default(),
+                Implementation::new("mcp-adapters", env!("CARGO_PKG_VERSION")),
+            ),
+        };
+        let unavailable = |message: String| {
+            Error::new(
+                ErrorKind::Unavailable,
+                format!("server `{name}`: {message}"),
+            )
+        };
+        let service = tokio::time::timeout(options.init_timeout, handler.serve(transport))
+            .await
+            .map_err(|_| {
+                unavailable(format!(
+                    "no answer to `initialize` within {} ms",
+                    options.init_timeout.as_millis()
+                ))
+            })?
+            .map_err(|e| unavailable(format!("initialization failed: {e}")))?;
+        Ok(McpClient {
+            name: name.to_owned(),
+            service,
+            routes,
+            stderr,
+            options: options.clone(),
+        })
+    }
+
+    /// The name given when connecting.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the server said about itself in `initialize` (its `serverInfo`,
+    /// capabilities, protocol version and instructions), as JSON.
+    pub fn server_info(&self) -> Option<Value> {
+        self.service
+            .peer_info()
+            .and_then(|info| serde_json::to_value(&*info).ok())
+    }
+
+    /// Whether the session has ended (the server exited or the connection closed).
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed()
+    }
+
+    /// Ends the session and waits for it to close (a spawned server is
+    /// asked to exit, then killed).
+    pub async fn close(mut self) {
+        let _ = self.service.close().await;
+    }
+
+    fn error(&self, what: &str, err: ServiceError) -> Error {
+        let stderr = || {
+            self.stderr
+                .as_ref()
+                .map(StderrTail::describe)
+                .unwrap_or_default()
+        };
+        match err {
+            ServiceError::McpError(e) => Error::new(
+                ErrorKind::Server,
+                format!(
+                    "server `{}` answered {what} with error {}: {}",
+                    self.name, e.code.0, e.message
+                ),
+            ),
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => Error::new(
+                ErrorKind::Unavailable,
+                format!(
+                    "server `{}` is gone: the connection closed before it answered {what} (the server exited or crashed){}",
+                    self.name,
+                    stderr()
+                ),
+            ),
+            other => Error::new(
+                ErrorKind::Server,
+                format!("server `{}`: {what} failed: {other}", self.name),
+            ),
+        }
+    }
+}
+
+/// A call on the wire: dropped before its answer arrived, it tells the server
+/// (`notifications/cancelled`); either way it stops routing progress.
+struct InFlight {
+    handle: Option<RequestHandle<RoleClient>>,
+    routes: Arc<Routes>,
+    key: Option<String>,
+}
+
+impl InFlight {
+    async fn answer(&mut self) -> std::result::Result<ServerResult, ServiceError> {
+        let Some(handle) = self.handle.as_mut() else {
+            return Err(ServiceError::TransportClosed);
+        };
+        let answer = (&mut handle.rx).await;
+        self.handle = None;
+        answer.unwrap_or(Err(ServiceError::TransportClosed))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(key) = &self.key {
+            self.routes.unregister(key);
+        }
+        let Some(handle) = self.handle.take() else {
+            return;
+        };
+        let reason = Some("the caller stopped waiting (timeout)".to_owned());
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if let Err(e) = handle.cancel(reason).await {
+                        tracing::debug!(error = %e, "could not send notifications/cancelled");
+                    }
+                });
+            }
+            Err(_) => tracing::debug!("no runtime to send notifications/cancelled on"),
+        }
+    }
+}
+
+impl Server for McpClient {
+    fn list_tools(&self, cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
+        Box::pin(async move {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let listed = tokio::time::timeout(
+                self.options.list_timeout,
+                self.service.peer().list_tools(Some(params)),
+            )
+            .await
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "server `{}` did not answer tools/list within {} ms",
+                        self.name,
+                        self.options.list_timeout.as_millis()
+                    ),
+                )
+            })?
+            .map_err(|e| self.error("tools/list", e))?;
+            let tools = listed
+                .tools
+                .into_iter()
+                .map(Tool::try_from)
+                .collect::<Result<Vec<_>>>()
+                .map_err(|e| Error::new(e.kind(), format!("server `{}`: {e}", self.name)))?;
+            Ok(ToolsPage {
+                tools,
+                next_cursor: listed.next_cursor,
+            })
+        })
+    }
+
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        context: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResult>> {
+        let name = name.to_owned();
+        Box::pin(async move {
+            let what = format!("tools/call `{name}`");
+            let mut params = CallToolRequestParams::new(name.clone());
+            params.arguments = Some(arguments);
+            let mut options = PeerRequestOptions::no_options();
+            if let Some(meta) = context.meta.clone() {
+                options = options.with_meta(RequestMetaObject::from(meta));
+            }
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let handle = self
+                .service
+                .peer()
+                .send_request_with_option(request, options)
+                .await
+                .map_err(|e| self.error(&what, e))?;
+            let key = context.progress.is_some().then(|| {
+                self.routes
+                    .register(&handle.progress_token, context.clone())
+            });
+            let mut in_flight = InFlight {
+                handle: Some(handle),
+                routes: self.routes.clone(),
+                key,
+            };
+            match in_flight.answer().await.map_err(|e| self.error(&what, e))? {
+                ServerResult::CallToolResult(result) => CallToolResult::try_from(result)
+                    .map_err(|e| Error::new(e.kind(), format!("server `{}`: {e}", self.name))),
+                ServerResult::EmptyResult(_) => Ok(CallToolResult::default()),
+                _ => Err(Error::new(
+                    ErrorKind::Server,
+                    format!(
+                        "server `{}` answered {what} with something other than a tool result \
+                         (a request for input or a task, which this client does not support)",
+                        self.name
+                    ),
+                )),
+            }
+        })
+    }
+}

@@ -1,0 +1,280 @@
+//! Servers from configuration: which MCP servers to start and how.
+//!
+//! A [`HubConfig`] names servers and says how to reach each one
+//! ([`ServerConfig`]: a command to spawn, or a URL). It is built in code or
+//! read from the common `mcpServers` JSON layout that desktop clients use:
+//!
+//! ```json
+//! {"mcpServers": {
+//!   "time":  {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+//!   "files": {"url": "http://localhost:8000/mcp", "headers": {"Authorization": "Bearer ..."}}
+//! }}
+//! ```
+//!
+//! Parsing is pure serde and needs no feature; an error names the server and
+//! the field. Connecting ([`HubConfig::connect`]) needs the `rmcp` feature (and
+//! `rmcp-http` for URLs). Entries with `"disabled": true` are skipped; fields
+//! other clients add (`type`, `cwd`, `autoApprove`, ...) are ignored.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// How to reach one MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerConfig {
+    /// A local server spoken to over stdio: the program, its arguments and
+    /// extra environment variables (added to the inherited environment).
+    Stdio {
+        /// The program to run (looked up on `PATH`).
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables set for it.
+        env: BTreeMap<String, String>,
+    },
+    /// A remote server spoken to over streamable HTTP (the `rmcp-http` feature).
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Headers sent with every request.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl ServerConfig {
+    /// A stdio server: `command` with `args`.
+    pub fn stdio<I, S>(command: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        ServerConfig::Stdio {
+            command: command.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: BTreeMap::new(),
+        }
+    }
+
+    /// A streamable HTTP server at `url`.
+    pub fn http(url: impl Into<String>) -> Self {
+        ServerConfig::Http {
+            url: url.into(),
+            headers: BTreeMap::new(),
+        }
+    }
+
+    /// Adds an environment variable (stdio) or a header (HTTP).
+    pub fn with(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        match &mut self {
+            ServerConfig::Stdio { env, .. } => env.insert(name.into(), value.into()),
+            ServerConfig::Http { headers, .. } => headers.insert(name.into(), value.into()),
+        };
+        self
+    }
+
+    /// Reads one `mcpServers` entry; `Ok(None)` for a disabled one.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] naming the server and the field (as a JSON pointer).
+    pub fn from_value(name: &str, value: &Value) -> Result<Option<Self>> {
+        let at = |field: &str| format!("/mcpServers/{}{field}", escape(name));
+        let bad = |field: &str, message: String| {
+            Error::new(ErrorKind::Input, format!("server `{name}`: {message}")).with_path(at(field))
+        };
+        let Value::Object(entry) = value else {
+            return Err(bad("", "expected an object with `command` or `url`".into()));
+        };
+        if entry.get("disabled").and_then(Value::as_bool) == Some(true) {
+            return Ok(None);
+        }
+        let string = |field: &str| match entry.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+            Some(Value::String(_)) => Err(bad(&format!("/{field}"), format!("`{field}` is empty"))),
+            Some(other) => Err(bad(
+                &format!("/{field}"),
+                format!("`{field}` must be a string, not {}", kind(other)),
+            )),
+        };
+        let table = |field: &str| -> Result<BTreeMap<String, String>> {
+            match entry.get(field) {
+                None | Some(Value::Null) => Ok(BTreeMap::new()),
+                Some(Value::Object(map)) => map
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Value::String(s) => Ok((k.clone(), s.clone())),
+                        Value::Number(_) | Value::Bool(_) => Ok((k.clone(), v.to_string())),
+                        other => Err(bad(
+                            &format!("/{field}/{}", escape(k)),
+                            format!("`{field}.{k}` must be a string, not {}", kind(other)),
+                        )),
+                    })
+                    .collect(),
+                Some(other) => Err(bad(
+                    &format!("/{field}"),
+                    format!(
+                        "`{field}` must be an object of strings, not {}",
+                        kind(other)
+                    ),
+                )),
+            }
+        };
+        match (string("command")?, string("url")?) {
+            (Some(command), None) => {
+                let args = match entry.get("args") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| match item {
+                            Value::String(s) => Ok(s.clone()),
+                            Value::Number(_) | Value::Bool(_) => Ok(item.to_string()),
+                            other => Err(bad(
+                                &format!("/args/{i}"),
+                                format!("`args[{i}]` must be a string, not {}", kind(other)),
+                            )),
+                        })
+                        .collect::<Result<_>>()?,
+                    Some(other) => {
+                        return Err(bad(
+                            "/args",
+                            format!("`args` must be an array of strings, not {}", kind(other)),
+                        ));
+                    }
+                };
+                Ok(Some(ServerConfig::Stdio {
+                    command,
+                    args,
+                    env: table("env")?,
+                }))
+            }
+            (None, Some(url)) => Ok(Some(ServerConfig::Http {
+                url,
+                headers: table("headers")?,
+            })),
+            (Some(_), Some(_)) => Err(bad("", "give either `command` or `url`, not both".into())),
+            (None, None) => Err(bad(
+                "",
+                "expected `command` (a local server) or `url` (a remote one)".into(),
+            )),
+        }
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// JSON-pointer escaping of one path segment.
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// Named servers and how to reach them; see the [module docs](self).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HubConfig {
+    servers: Vec<(String, ServerConfig)>,
+}
+
+impl HubConfig {
+    /// No servers yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) a named server.
+    pub fn server(mut self, name: impl Into<String>, server: ServerConfig) -> Self {
+        let name = name.into();
+        self.servers.retain(|(n, _)| *n != name);
+        self.servers.push((name, server));
+        self
+    }
+
+    /// The servers, in the order they were added (a file's order).
+    pub fn servers(&self) -> &[(String, ServerConfig)] {
+        &self.servers
+    }
+
+    /// Whether there are no servers.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// Reads an `mcpServers` document.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when `mcpServers` is missing or not an object, a
+    /// server name is empty, or an entry is malformed (see [`ServerConfig::from_value`]).
+    pub fn from_value(value: &Value) -> Result<Self> {
+        let servers: &Map<String, Value> = match value.get("mcpServers") {
+            Some(Value::Object(servers)) => servers,
+            Some(other) => {
+                return Err(Error::new(
+                    ErrorKind::Input,
+                    format!(
+                        "`mcpServers` must be an object of named servers, not {}",
+                        kind(other)
+                    ),
+                )
+                .with_path("/mcpServers"));
+            }
+            None => {
+                return Err(Error::new(
+                    ErrorKind::Input,
+                    "expected {\"mcpServers\": {\"name\": {\"command\": ...} | {\"url\": ...}}}",
+                ));
+            }
+        };
+        let mut config = HubConfig::new();
+        for (name, entry) in servers {
+            if name.trim().is_empty() {
+                return Err(
+                    Error::new(ErrorKind::Input, "a server name is empty").with_path("/mcpServers")
+                );
+            }
+            if let Some(server) = ServerConfig::from_value(name, entry)? {
+                config = config.server(name.clone(), server);
+            }
+        }
+        Ok(config)
+    }
+
+    /// Reads an `mcpServers` JSON text.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] for invalid JSON (with its line) or a malformed document.
+    pub fn from_json_str(text: &str) -> Result<Self> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            Error::new(ErrorKind::Input, format!("invalid JSON: {e}")).with_line(e.line())
+        })?;
+        Self::from_value(&value)
+    }
+
+    /// Reads an `mcpServers` JSON file.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] when the file cannot be read; otherwise as
+    /// [`from_json_str`](Self::from_json_str), with the file named.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::new(ErrorKind::Io, e.to_string()).with_file(path))?;
+        Self::from_json_str(&text).map_err(|e| e.with_file(path))
+    }
+}

@@ -1,0 +1,196 @@
+//! Real third-party MCP servers for the end-to-end tests, installed on first
+//! use: `@modelcontextprotocol/server-everything` into `<target>/e2e-npm`
+//! (exact version, no lock file) and a virtualenv in `<target>/e2e-venv` with
+//! the pins of `tests/e2e/requirements.txt` (`mcp`, `mcp-server-time`).
+//! A lock file keeps concurrent test binaries from installing at once; a
+//! stamp records what was installed, so a changed pin reinstalls.
+#![allow(dead_code)]
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The pinned npm package.
+pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => manifest_dir().join(dir),
+        _ => manifest_dir().join("target"),
+    }
+}
+
+/// `(command, args)` for the everything server over stdio.
+pub fn everything() -> Result<(String, Vec<String>), String> {
+    let dir = target_dir().join("e2e-npm");
+    let stamp = dir.join(".stamp");
+    let entry = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let ready = || entry.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(EVERYTHING);
+    if !ready() {
+        fs::create_dir_all(&dir)
+            .map_err(|e| format!("e2e: cannot create {}: {e}", dir.display()))?;
+        let _lock = Lock::acquire(&target_dir().join("e2e-npm.lock"))?;
+        if !ready() {
+            let out = Command::new("npm")
+                .current_dir(&dir)
+                .args([
+                    "install",
+                    "--no-package-lock",
+                    "--no-save",
+                    "--no-audit",
+                    "--no-fund",
+                    EVERYTHING,
+                ])
+                .output()
+                .map_err(|e| {
+                    format!("e2e: could not run npm ({e}); install Node.js 20+ with npm")
+                })?;
+            if !out.status.success() {
+                return Err(format!(
+                    "e2e: `npm install {EVERYTHING}` failed ({}):\n{}\nCheck that the npm registry is reachable (npm config get registry, HTTPS_PROXY).",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            fs::write(&stamp, EVERYTHING)
+                .map_err(|e| format!("e2e: cannot write {}: {e}", stamp.display()))?;
+        }
+    }
+    Ok((
+        "node".into(),
+        vec![entry.display().to_string(), "stdio".into()],
+    ))
+}
+
+/// The e2e virtualenv's python, created on first use.
+pub fn python() -> Result<PathBuf, String> {
+    let requirements = manifest_dir().join("tests/e2e/requirements.txt");
+    let pins = fs::read_to_string(&requirements)
+        .map_err(|e| format!("e2e: cannot read {}: {e}", requirements.display()))?;
+    let venv = target_dir().join("e2e-venv");
+    let stamp = venv.join(".stamp");
+    let python = venv.join("bin/python");
+    let ready =
+        || python.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(pins.as_str());
+    if ready() {
+        return Ok(python);
+    }
+    fs::create_dir_all(target_dir()).map_err(|e| format!("e2e: {e}"))?;
+    let _lock = Lock::acquire(&target_dir().join("e2e-venv.lock"))?;
+    if ready() {
+        return Ok(python);
+    }
+    if !python.exists() {
+        let out = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .output()
+            .map_err(|e| {
+                format!(
+                    "e2e: could not run `python3 -m venv` ({e}); install Python 3.10+ with venv"
+                )
+            })?;
+        if !out.status.success() {
+            return Err(format!(
+                "e2e: `python3 -m venv` failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    let out = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "-q",
+            "-r",
+        ])
+        .arg(&requirements)
+        .output()
+        .map_err(|e| format!("e2e: could not run pip: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "e2e: `pip install -r {}` failed:\n{}\nCheck that PyPI is reachable (PIP_INDEX_URL, HTTPS_PROXY).",
+            requirements.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    fs::write(&stamp, &pins).map_err(|e| format!("e2e: cannot write {}: {e}", stamp.display()))?;
+    Ok(python)
+}
+
+/// `(command, args)` for mcp-server-time, in UTC.
+pub fn time() -> Result<(String, Vec<String>), String> {
+    let python = python()?;
+    Ok((
+        python.display().to_string(),
+        vec![
+            "-m".into(),
+            "mcp_server_time".into(),
+            "--local-timezone".into(),
+            "UTC".into(),
+        ],
+    ))
+}
+
+/// `(command, args)` for the tests' own Python server.
+pub fn lab() -> Result<(String, Vec<String>), String> {
+    let python = python()?;
+    let script = manifest_dir().join("tests/e2e/lab_server.py");
+    Ok((
+        python.display().to_string(),
+        vec![script.display().to_string()],
+    ))
+}
+
+struct Lock(PathBuf);
+
+impl Lock {
+    fn acquire(path: &Path) -> Result<Lock, String> {
+        let start = Instant::now();
+        loop {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+            {
+                Ok(mut f) => {
+                    let _ = writeln!(f, "{}", std::process::id());
+                    return Ok(Lock(path.to_path_buf()));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let age = fs::metadata(path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| SystemTime::now().duration_since(t).ok());
+                    if age.is_some_and(|a| a > Duration::from_secs(15 * 60)) {
+                        let _ = fs::remove_file(path);
+                        continue;
+                    }
+                    if start.elapsed() > Duration::from_secs(20 * 60) {
+                        return Err(format!(
+                            "e2e: waited too long for {}; delete it if no install is running",
+                            path.display()
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                Err(e) => return Err(format!("e2e: cannot create lock {}: {e}", path.display())),
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
