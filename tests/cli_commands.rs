@@ -245,3 +245,34 @@ fn errors_go_to_stderr_with_a_non_zero_exit() {
     assert_eq!(bad_json.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad_json.stderr).contains("invalid JSON"));
 }
+
+/// `run` without servers or a response replays a bundled recorded response per
+/// provider against the in-process demo server: the whole cycle, nothing installed.
+#[test]
+fn run_replays_the_bundled_cycle_for_every_provider() {
+    let providers = json(&run(&["providers"], None));
+    for p in providers.as_array().unwrap() {
+        let id = p["id"].as_str().unwrap();
+        let out = run(&["run", "--provider", id], None);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(stderr.contains("no --policy"), "{id}: {stderr}");
+        let cycle = json(&out);
+        assert_eq!(cycle["status"], "ok", "{id}");
+        let ran: Vec<bool> = cycle["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["ran"].as_bool().unwrap())
+            .collect();
+        assert_eq!(
+            ran,
+            [true, true, true, false],
+            "{id}: the unknown tool is answered, never sent"
+        );
+        let last = cycle["results"][3].to_string();
+        assert!(
+            last.contains("unknown tool `notes_delete_all`"),
+            "{id}: {last}"
+        );
+    }
+}

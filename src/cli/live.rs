@@ -204,7 +204,7 @@ fn demo_call(tool: &str, args: &Map<String, Value>) -> CallToolResult {
 }
 
 /// The bundled recorded model responses, by provider id.
-const DEMO_RESPONSES: &str = include_str!("../../providers/demo/responses.json");
+const DEMO_RESPONSES: &str = include_str!("demo.responses.json");
 
 /// The bundled recorded model response for `provider`.
 pub fn demo_response(provider: &str) -> Result<Value> {
