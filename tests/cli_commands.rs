@@ -276,3 +276,75 @@ fn run_replays_the_bundled_cycle_for_every_provider() {
         );
     }
 }
+
+/// A policy file: `deny` wins, then `allow`, then `ask`, which the command line answers with a denial.
+#[test]
+fn run_with_a_policy_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(
+        &file,
+        "allow: [\"notes/notes.*\"]\nask: [\"notes/*\"]\ndeny: [\"notes/notes.render\"]\n",
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "run",
+            "--provider",
+            "openai-chat",
+            "--policy",
+            file.to_str().unwrap(),
+        ],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("no --policy"), "{stderr}");
+    let cycle = json(&out);
+    let content: Vec<&str> = cycle["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["content"].as_str().unwrap())
+        .collect();
+    assert!(content[0].starts_with("2 notes match"), "{content:?}");
+    assert!(content[1].starts_with("Created note"), "{content:?}");
+    assert!(
+        content[2].contains("denied by policy (rule `notes/notes.render`)"),
+        "{content:?}"
+    );
+    std::fs::write(
+        &file,
+        "allow: [\"notes/notes.search\"]\nask: [\"notes/*\"]\n",
+    )
+    .unwrap();
+    let cycle = json(&run(
+        &[
+            "run",
+            "--provider",
+            "openai-chat",
+            "--policy",
+            file.to_str().unwrap(),
+        ],
+        None,
+    ));
+    assert!(
+        cycle["results"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("needs approval"),
+        "{cycle}"
+    );
+    std::fs::write(&file, "allow: [\"[\"]\n").unwrap();
+    let bad = run(
+        &[
+            "run",
+            "--provider",
+            "openai-chat",
+            "--policy",
+            file.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("policy.yaml"));
+}

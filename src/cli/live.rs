@@ -67,8 +67,9 @@ struct PolicyFile {
 }
 
 /// Reads a policy file (JSON or YAML). Rules are globs over `server/tool`;
-/// `deny` wins, then `ask` (answered deny: the CLI has no one to ask), then
-/// `allow`; a call no rule matches gets `default` (`deny` when absent).
+/// `deny` wins, then `allow`, then `ask` (answered deny: the CLI has no one to
+/// ask), so `allow: [github/get_*], ask: [github/*]` allows reads and asks
+/// about the rest; a call no rule matches gets `default` (`deny` when absent).
 pub fn read_policy(path: &Path) -> Result<Policy> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::new(ErrorKind::Io, e.to_string()).with_file(path))?;
@@ -91,11 +92,11 @@ pub fn read_policy(path: &Path) -> Result<Policy> {
     for glob in &file.deny {
         policy = policy.deny(glob).map_err(at("deny"))?;
     }
-    for glob in &file.ask {
-        policy = policy.ask(glob).map_err(at("ask"))?;
-    }
     for glob in &file.allow {
         policy = policy.allow(glob).map_err(at("allow"))?;
+    }
+    for glob in &file.ask {
+        policy = policy.ask(glob).map_err(at("ask"))?;
     }
     Ok(policy)
 }
