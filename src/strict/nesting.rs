@@ -55,7 +55,7 @@ impl Token<'_> {
 /// even a value nested a million levels deep is measured without recursion.
 pub(crate) fn check_nesting(root: &Value, cap: usize) -> Result<(), StrictError> {
     let mut frames: Vec<Frame<'_>> = Frame::of(root).into_iter().collect();
-    let mut tokens: Vec<String> = Vec::new();
+    let mut tokens: Vec<Token<'_>> = Vec::new();
     while let Some(frame) = frames.last_mut() {
         let Some((token, child)) = frame.next_child() else {
             frames.pop();
@@ -65,7 +65,7 @@ pub(crate) fn check_nesting(root: &Value, cap: usize) -> Result<(), StrictError>
         let Some(child_frame) = Frame::of(child) else {
             continue;
         };
-        tokens.push(token.text());
+        tokens.push(token);
         if frames.len() >= cap {
             return Err(too_deep(&tokens));
         }
@@ -74,10 +74,10 @@ pub(crate) fn check_nesting(root: &Value, cap: usize) -> Result<(), StrictError>
     Ok(())
 }
 
-fn too_deep(tokens: &[String]) -> StrictError {
+fn too_deep(tokens: &[Token<'_>]) -> StrictError {
     let mut pointer = String::new();
     for token in tokens {
-        push_token(&mut pointer, token);
+        push_token(&mut pointer, &token.text());
     }
     StrictError::new(&pointer, StrictReason::Limit(Limit::MaxDepth))
 }

@@ -157,7 +157,35 @@ pub struct StrictRules {
     pub optional_properties: OptionalProperties,
     /// Size limits.
     pub limits: Limits,
-    index: HashMap<String, KeywordClass>,
+    index: HashMap<String, KeywordClass, BuildFnv>,
+}
+
+/// FNV-1a for the keyword index: keywords are short, trusted strings (the
+/// rules file's own), looked up for every key of every schema node.
+#[derive(Debug, Clone, Copy, Default)]
+struct BuildFnv;
+
+impl std::hash::BuildHasher for BuildFnv {
+    type Hasher = Fnv;
+
+    fn build_hasher(&self) -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+#[derive(Debug)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -184,7 +212,7 @@ impl From<RawRules> for StrictRules {
             (&k.drop, KeywordClass::Drop),
             (&k.keep, KeywordClass::Keep),
         ];
-        let mut index = HashMap::new();
+        let mut index = HashMap::with_hasher(BuildFnv);
         for (list, class) in classes {
             for name in list {
                 index.insert(name.clone(), class);
