@@ -267,7 +267,7 @@ fn compile_results(doc: &Value) -> Result<ResultsPlan, Fail> {
         error_prefix: str_at(doc, "/results/error/prefix").map(str::to_owned),
         media,
     };
-    check_envelopes(doc, &plan)?;
+    check_envelopes(&plan)?;
     Ok(plan)
 }
 
@@ -335,7 +335,7 @@ fn compile_rule(rule: &Value, at: &str, content: ContentForm) -> Result<MediaRul
     Ok(MediaRule { accept, action })
 }
 
-fn check_envelopes(doc: &Value, plan: &ResultsPlan) -> Result<(), Fail> {
+fn check_envelopes(plan: &ResultsPlan) -> Result<(), Fail> {
     let attaches = plan
         .media
         .values()
@@ -359,7 +359,6 @@ fn check_envelopes(doc: &Value, plan: &ResultsPlan) -> Result<(), Fail> {
             ));
         }
     }
-    let _ = doc;
     Ok(())
 }
 
