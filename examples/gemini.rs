@@ -1,6 +1,6 @@
 //! An agent loop against the real API: MCP tools offered, tool calls run,
 //! answers sent back until the model stops calling tools. Needs `GEMINI_API_KEY`.
-//! Run: `GEMINI_API_KEY=... cargo run --example gemini -- "What time is it in Tokyo?"`
+//! Run: `GEMINI_API_KEY=... cargo run --features rmcp --example gemini -- "What time is it in Tokyo?"`
 
 #[path = "common/mod.rs"]
 mod common;

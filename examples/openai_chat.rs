@@ -1,6 +1,6 @@
 //! An agent loop against the real API: MCP tools offered, tool calls run,
 //! answers sent back until the model stops calling tools. Needs `OPENAI_API_KEY`.
-//! Run: `OPENAI_API_KEY=... cargo run --example openai_chat -- "What time is it in Tokyo?"`
+//! Run: `OPENAI_API_KEY=... cargo run --features rmcp --example openai_chat -- "What time is it in Tokyo?"`
 
 #[path = "common/mod.rs"]
 mod common;

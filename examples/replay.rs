@@ -1,7 +1,7 @@
 //! An agent loop, offline: recorded model responses (one per core provider)
 //! replayed against a real MCP server, mcp-server-time. No API key needed.
 //!
-//! Run: `cargo run --example replay` (starts `uvx mcp-server-time`; set
+//! Run: `cargo run --features rmcp --example replay` (starts `uvx mcp-server-time`; set
 //! `MCP_TIME_COMMAND` to another command line to start it differently). The
 //! end-to-end tests run the same replay against their pinned install.
 

@@ -1,4 +1,5 @@
 //! The command-line interface: JSON on stdout, errors on stderr with a non-zero exit.
+#![cfg(feature = "cli")]
 
 mod support;
 

@@ -5,9 +5,6 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Command;
-
 use mcp_adapters::ErrorKind;
 use mcp_adapters::listing::{ListOptions, StrictMode};
 use mcp_adapters::mcp::{CallToolResult, parse_tools_list};
@@ -187,8 +184,9 @@ fn blank_descriptions_are_left_out_where_the_spec_says_so() {
 /// A spec written at run time: a renamed copy of the Bedrock spec with other
 /// keys, loaded from a folder by the library and by the binary's `--specs`.
 #[test]
+#[cfg(feature = "cli")]
 fn a_spec_from_a_folder_changes_the_shapes_end_to_end() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let original = std::fs::read_to_string(root.join("providers/bedrock-converse.yaml")).unwrap();
     let mut text = original;
     // The tool key, and the id key of both envelopes (success and error).
@@ -243,7 +241,7 @@ fn a_spec_from_a_folder_changes_the_shapes_end_to_end() {
 
     let bin = env!("CARGO_BIN_EXE_mcp-adapters");
     let run = |args: &[&str]| -> Value {
-        let out = Command::new(bin).args(args).output().unwrap();
+        let out = std::process::Command::new(bin).args(args).output().unwrap();
         assert!(
             out.status.success(),
             "{args:?}: {}",
