@@ -1,32 +1,4 @@
 //! Policy: which calls run, which are denied, and which need an approver.
-//!
-//! A [`Policy`] is a list of rules, each an action (`allow`, `ask`, `deny`)
-//! and a glob over `server/tool` (MCP names; `*` matches any run of
-//! characters, `/` included), optionally only once certain servers have
-//! tainted the conversation (their output is in the model's context).
-//!
-//! **Precedence**, for the rules that match a call:
-//! 1. a `deny` rule always wins;
-//! 2. then a taint rule whose servers have tainted the conversation (it
-//!    escalates what would otherwise be allowed);
-//! 3. then the first `allow` or `ask` rule, in the order they were added;
-//! 4. a call no rule matches gets the policy's default: [`Policy::new`] denies
-//!    it, [`Policy::allow_all`] allows it.
-//!
-//! ```
-//! use mcp_adapters::exec::{Action, Policy};
-//!
-//! let policy = Policy::new()
-//!     .allow("github/get_*")?
-//!     .allow("github/list_*")?
-//!     .ask("github/*")?
-//!     // once `web` has been read, ask before creating anything on GitHub
-//!     .ask_when_tainted("github/create_*", ["web"])?;
-//! assert_eq!(policy.decide("github", "get_issue", &Default::default()), Action::Allow);
-//! assert_eq!(policy.decide("github", "merge_pr", &Default::default()), Action::Ask);
-//! assert_eq!(policy.decide("web", "fetch", &Default::default()), Action::Deny);
-//! # Ok::<(), mcp_adapters::Error>(())
-//! ```
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -57,7 +29,35 @@ struct Rule {
     tainted_by: Vec<GlobMatcher>,
 }
 
-/// Allow, ask and deny rules over `server/tool`; see the [module docs](self).
+/// Policy: which calls run, which are denied, and which need an approver.
+///
+/// A [`Policy`] is a list of rules, each an action (`allow`, `ask`, `deny`)
+/// and a glob over `server/tool` (MCP names; `*` matches any run of
+/// characters, `/` included), optionally only once certain servers have
+/// tainted the conversation (their output is in the model's context).
+///
+/// **Precedence**, for the rules that match a call:
+/// 1. a `deny` rule always wins;
+/// 2. then a taint rule whose servers have tainted the conversation (it
+///    escalates what would otherwise be allowed);
+/// 3. then the first `allow` or `ask` rule, in the order they were added;
+/// 4. a call no rule matches gets the policy's default: [`Policy::new`] denies
+///    it, [`Policy::allow_all`] allows it.
+///
+/// ```
+/// use mcp_adapters::exec::{Action, Policy};
+///
+/// let policy = Policy::new()
+///     .allow("github/get_*")?
+///     .allow("github/list_*")?
+///     .ask("github/*")?
+///     // once `web` has been read, ask before creating anything on GitHub
+///     .ask_when_tainted("github/create_*", ["web"])?;
+/// assert_eq!(policy.decide("github", "get_issue", &Default::default()), Action::Allow);
+/// assert_eq!(policy.decide("github", "merge_pr", &Default::default()), Action::Ask);
+/// assert_eq!(policy.decide("web", "fetch", &Default::default()), Action::Deny);
+/// # Ok::<(), mcp_adapters::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Policy {
     rules: Vec<Rule>,
