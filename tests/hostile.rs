@@ -187,6 +187,37 @@ fn a_million_enum_values() {
 
 // ----------------------------------------------------------- descriptions
 
+#[test]
+fn a_100_mb_description_is_listed_capped_at_4_kib_quickly() {
+    let huge = "a".repeat(100 * 1024 * 1024);
+    let tool = Tool::new("big", huge, object_schema());
+    let toolset = ToolSet::client().server("s", vec![tool]).build().unwrap();
+    for id in ["anthropic", "openai-chat", "gemini"] {
+        let start = Instant::now();
+        let listing = provider(id)
+            .list_tools(&toolset, &ListOptions::new())
+            .unwrap();
+        assert_fast(start, "listing a 100 MB description");
+        let text = listing.tools[0].to_string();
+        assert!(text.len() < 8 * 1024, "{id}: {} bytes", text.len());
+    }
+}
+
+#[test]
+fn a_100_mb_description_of_invisible_characters_lists_as_nothing() {
+    // Zero-width spaces throughout, one visible word at the very end.
+    let mut huge = "\u{200B}".repeat(1024 * 1024); // 3 MB that must all be read and skipped
+    huge.push_str("visible");
+    let tool = Tool::new("hidden", huge, object_schema());
+    let toolset = ToolSet::client().server("s", vec![tool]).build().unwrap();
+    let start = Instant::now();
+    let listing = provider("anthropic")
+        .list_tools(&toolset, &ListOptions::new())
+        .unwrap();
+    assert_fast(start, "listing an invisible description");
+    assert_eq!(listing.tools[0]["description"], "visible");
+}
+
 // ------------------------------------------------------------------ calls
 
 fn echo_toolset() -> ToolSet {
