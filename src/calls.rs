@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json::{MAX_NESTING, deeper_than};
 use crate::listing::NullPaths;
 use crate::results::{Outcome, ResultOptions};
 use crate::spec::Provider;
@@ -257,7 +258,15 @@ fn read_arguments(
         (None | Some(Value::Null), _) => Err(invalid(
             "the call has no arguments; send a JSON object".into(),
         )),
-        (Some(Value::Object(map)), ArgFormat::Object | ArgFormat::Any) => Ok(map.clone()),
+        (Some(Value::Object(map)), ArgFormat::Object | ArgFormat::Any) => {
+            // Parsed text is at most 128 levels deep; a response built in memory may be deeper.
+            if map.values().any(|v| deeper_than(v, MAX_NESTING - 1)) {
+                return Err(invalid(format!(
+                    "the arguments nest deeper than {MAX_NESTING} levels"
+                )));
+            }
+            Ok(map.clone())
+        }
         (Some(Value::String(text)), ArgFormat::JsonString | ArgFormat::Any) => {
             if text.trim().is_empty() {
                 return Ok(Map::new());

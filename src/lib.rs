@@ -68,6 +68,7 @@ pub mod calls;
 pub mod describe;
 pub mod error;
 pub mod exec;
+pub mod json;
 pub mod listing;
 pub mod mcp;
 pub mod media;

@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json::{MAX_NESTING, deeper_than};
 use crate::mcp::{CallToolResult, Content};
 use crate::media::{base64_decoded_len, fits_model, normalize_mime, text_form};
 use crate::spec::Provider;
@@ -176,6 +177,9 @@ impl Provider {
     }
 
     fn structured_part<'a>(&self, value: &'a Value, alone: bool) -> Part<'a> {
+        if deeper_than(value, MAX_NESTING) {
+            return Part::Text(Cow::Owned(too_deep_placeholder("structured content")));
+        }
         let json = || Part::Text(Cow::Owned(value.to_string()));
         let Some(rules) = self.results.media.get(&MediaKind::Structured) else {
             return json();
@@ -307,6 +311,11 @@ impl Provider {
     }
 }
 
+/// What replaces a value nested too deep to copy or render safely.
+fn too_deep_placeholder(what: &str) -> String {
+    format!("[{what} nested deeper than {MAX_NESTING} levels, omitted]")
+}
+
 fn render_text_block(template: &crate::spec::template::Template, text: &str) -> Result<Value> {
     template
         .render([("text", Var::Str(text))].as_slice())
@@ -389,7 +398,9 @@ impl Vars for ContentVars<'_> {
                 _ => None,
             },
             "value" => match c {
-                Content::Unknown(v) => Some(Var::Json(Cow::Borrowed(v))),
+                Content::Unknown(v) if !deeper_than(v, MAX_NESTING) => {
+                    Some(Var::Json(Cow::Borrowed(v)))
+                }
                 _ => None,
             },
             _ => None,

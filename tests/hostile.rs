@@ -323,6 +323,31 @@ fn deeply_nested_arguments_are_refused_by_the_parser() {
     );
 }
 
+#[test]
+fn deep_arguments_built_in_memory_are_rejected() {
+    let toolset = echo_toolset();
+    let mut deep = json!(1);
+    for _ in 0..10_000 {
+        deep = Value::Array(vec![deep]);
+    }
+    let call = obj([
+        ("type", json!("tool_use")),
+        ("id", json!("toolu_1")),
+        ("name", json!("echo")),
+        ("input", obj([("q", deep)])),
+    ]);
+    let response = Value::Array(vec![call]);
+    let extracted = provider("anthropic")
+        .extract_calls(&response, &toolset, &NullPaths::new())
+        .unwrap();
+    assert!(extracted.calls.is_empty());
+    assert_eq!(extracted.rejected.len(), 1);
+    let message = extracted.rejected[0].error.message().to_owned();
+    assert!(message.contains("deeper than 256"), "{message}");
+    drop(extracted);
+    drop_deep(response);
+}
+
 // ---------------------------------------------------------------- results
 
 const MODES: [StructuredMode; 4] = [
@@ -485,3 +510,81 @@ description: {}
 
 // ------------------------------------------- deep JSON in listing/answering
 
+#[test]
+fn a_tool_schema_10_000_levels_deep_is_left_out_of_every_listing() {
+    let deep = Tool::new("deep", "Too deep", nested_schema(10_000));
+    let fine = Tool::new("fine", "Fine", object_schema());
+    let toolset = ToolSet::client()
+        .server("s", vec![deep, fine])
+        .build()
+        .unwrap();
+    let names: Vec<&str> = toolset
+        .tools()
+        .iter()
+        .map(|t| t.exposed_name.as_str())
+        .collect();
+    assert_eq!(names, ["fine"]);
+    let dropped = &toolset.report().dropped;
+    assert_eq!(dropped.len(), 1);
+    assert_eq!(dropped[0].tool, "deep");
+    for p in Registry::builtin().unwrap().providers() {
+        let listing = p.list_tools(&toolset, &ListOptions::new()).unwrap();
+        assert_eq!(listing.tools.len(), 1, "{}", p.id());
+    }
+}
+
+#[test]
+fn deep_structured_content_is_answered_with_a_placeholder() {
+    let mut deep = json!(1);
+    for _ in 0..10_000 {
+        deep = obj([("a", deep)]);
+    }
+    let result = CallToolResult {
+        structured_content: Some(deep),
+        ..Default::default()
+    };
+    let shown = [
+        StructuredMode::Auto,
+        StructuredMode::Prefer,
+        StructuredMode::Append,
+    ];
+    for answer in answer_with(&result, &shown) {
+        assert!(
+            answer.to_string().contains("nested deeper than"),
+            "{answer}"
+        );
+    }
+    let CallToolResult {
+        structured_content, ..
+    } = result;
+    drop_deep(structured_content.unwrap());
+}
+
+#[test]
+fn deep_unknown_content_is_answered_with_a_placeholder() {
+    let mut deep = json!(1);
+    for _ in 0..10_000 {
+        deep = Value::Array(vec![deep]);
+    }
+    let block = obj([("type", json!("hologram")), ("data", deep)]);
+    // Deserializing a deep in-memory value recurses inside serde; build the
+    // content block directly instead.
+    let result = CallToolResult {
+        content: vec![mcp_adapters::mcp::Content::Unknown(block)],
+        ..Default::default()
+    };
+    for answer in answer_all(&result) {
+        assert!(
+            answer
+                .to_string()
+                .contains("[unsupported content: hologram]"),
+            "{answer}"
+        );
+    }
+    let CallToolResult { content, .. } = result;
+    for c in content {
+        if let mcp_adapters::mcp::Content::Unknown(v) = c {
+            drop_deep(v);
+        }
+    }
+}
