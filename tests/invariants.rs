@@ -438,3 +438,27 @@ fn the_library_depends_on_no_http_client() {
         );
     }
 }
+
+/// PI-1 for a spec that lists titles: a title is cleaned like a description.
+#[test]
+fn a_spec_listing_titles_gets_them_cleaned() {
+    let text = include_str!("../providers/anthropic.yaml").replace(
+        "    description: ${description?}\n",
+        "    description: ${description?}\n    title: ${title?}\n",
+    );
+    let registry = Registry::from_sources(vec![mcp_adapters::spec::Source::spec(
+        "titled",
+        "titled.yaml",
+        text,
+    )])
+    .unwrap();
+    let mut tool = Tool::new("t", "d", schema());
+    tool.title = Some("Safe\u{202E}txt.exe\u{200B}".into());
+    let toolset = ToolSet::client().server("s", vec![tool]).build().unwrap();
+    let listing = registry
+        .get("titled")
+        .unwrap()
+        .list_tools(&toolset, &ListOptions::new())
+        .unwrap();
+    assert_eq!(listing.tools[0]["title"], "Safetxt.exe");
+}
