@@ -8,6 +8,17 @@
 //! a [`RejectedCall`] carrying the provider's error answer: nothing of it is
 //! ever sent to a server (HB-2). Other items are ignored. Both lists keep the
 //! model's order, and each entry its position in it.
+//!
+//! # Limits
+//!
+//! - Arguments sent as a JSON string are parsed with serde_json's
+//!   128-level nesting limit; deeper text is rejected as invalid JSON.
+//! - Arguments given as an object (a response built in memory) that nest
+//!   deeper than [`MAX_NESTING`] (256) levels are
+//!   rejected, since copying them would recurse that deep.
+//! - A call repeating an earlier call's id is rejected: it never runs twice.
+//! - There is no cap on the number of calls in a response; extraction is
+//!   linear in the response (10,000 calls take well under a second).
 
 use std::collections::HashSet;
 

@@ -9,6 +9,20 @@
 //! A failed call (denied, timed out, unknown tool, ...) and a result with
 //! `isError: true` are both answered as errors, marked the way the spec says:
 //! a flag, a separate envelope, or a text prefix such as `Error: `.
+//!
+//! # Limits
+//!
+//! Every result that deserializes is answered; nothing in it is fetched,
+//! decoded or executed:
+//!
+//! - base64 is validated and measured without being decoded; invalid base64
+//!   becomes a placeholder (`[image: image/png, invalid base64]`);
+//! - a content block of unknown (or malformed known) type becomes
+//!   `[unsupported content: <type>]`;
+//! - `structuredContent` may be any JSON value (an object, a string, a list);
+//!   nested deeper than [`MAX_NESTING`] (256)
+//!   levels it is answered with a placeholder instead of being copied;
+//! - `resource_link` URIs are passed to the model as text, never fetched.
 
 use std::borrow::Cow;
 

@@ -18,6 +18,14 @@
 //! prompt prefix between turns. Every rename, drop and failed server is in the
 //! [`ToolsetReport`].
 //!
+//! # Limits
+//!
+//! A tool whose schemas or other JSON fields nest arrays and objects deeper
+//! than [`MAX_NESTING`] (256) levels is dropped ([`DropReason::TooDeep`]) and
+//! taken apart without recursion: listing it would copy it recursively.
+//! Text parsed by serde_json is at most 128 levels deep, so only tools built
+//! in memory can reach this.
+//!
 //! ```
 //! use mcp_adapters::mcp::Tool;
 //! use mcp_adapters::toolset::ToolSet;
