@@ -141,6 +141,8 @@ fn ref_cycles_and_fan_out_bombs_end_quickly() {
     assert_fast(start, "converting $ref cycles and bombs");
 }
 
+// The two slowest tests here (about 3 s each in a debug build, mostly
+// building the input); the limits they check are counted, not timed.
 #[test]
 fn a_million_properties() {
     let props: Map<String, Value> = (0..1_000_000)
