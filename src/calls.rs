@@ -8,6 +8,17 @@
 //! a [`RejectedCall`] carrying the provider's error answer: nothing of it is
 //! ever sent to a server (HB-2). Other items are ignored. Both lists keep the
 //! model's order, and each entry its position in it.
+//!
+//! # Limits
+//!
+//! - Arguments sent as a JSON string are parsed with serde_json's
+//!   128-level nesting limit; deeper text is rejected as invalid JSON.
+//! - Arguments given as an object (a response built in memory) that nest
+//!   deeper than [`MAX_NESTING`] (256) levels are
+//!   rejected, since copying them would recurse that deep.
+//! - A call repeating an earlier call's id is rejected: it never runs twice.
+//! - There is no cap on the number of calls in a response; extraction is
+//!   linear in the response (10,000 calls take well under a second).
 
 use std::collections::HashSet;
 
@@ -15,6 +26,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json::{MAX_NESTING, deeper_than};
 use crate::listing::NullPaths;
 use crate::results::{Outcome, ResultOptions};
 use crate::spec::Provider;
@@ -257,7 +269,15 @@ fn read_arguments(
         (None | Some(Value::Null), _) => Err(invalid(
             "the call has no arguments; send a JSON object".into(),
         )),
-        (Some(Value::Object(map)), ArgFormat::Object | ArgFormat::Any) => Ok(map.clone()),
+        (Some(Value::Object(map)), ArgFormat::Object | ArgFormat::Any) => {
+            // Parsed text is at most 128 levels deep; a response built in memory may be deeper.
+            if map.values().any(|v| deeper_than(v, MAX_NESTING - 1)) {
+                return Err(invalid(format!(
+                    "the arguments nest deeper than {MAX_NESTING} levels"
+                )));
+            }
+            Ok(map.clone())
+        }
         (Some(Value::String(text)), ArgFormat::JsonString | ArgFormat::Any) => {
             if text.trim().is_empty() {
                 return Ok(Map::new());

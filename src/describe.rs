@@ -6,6 +6,12 @@
 //! tag characters, variation selectors, invisible fillers and every other control
 //! or format character. Ordinary newlines and tabs stay. The result is capped at
 //! [`MAX_DESCRIPTION_BYTES`] on a character boundary.
+//!
+//! # Limits
+//!
+//! A description is read only until 4 KiB of visible text has been kept, so a
+//! 100 MB description costs what a 4 KiB one does. Only invisible characters
+//! (skipped, not kept) extend the read, which never exceeds one pass over the text.
 
 use std::borrow::Cow;
 
@@ -40,27 +46,33 @@ pub fn is_invisible(c: char) -> bool {
 
 /// Removes invisible characters and caps the length at [`MAX_DESCRIPTION_BYTES`].
 ///
-/// Returns the input unchanged (borrowed) when there is nothing to do.
+/// Returns the input unchanged (borrowed) when there is nothing to do. Reads
+/// only as far as it needs: a description of any size costs the visible 4 KiB
+/// it keeps plus the invisible characters before and between them.
 pub fn sanitize_description(text: &str) -> Cow<'_, str> {
-    let clean = if text.chars().any(is_invisible) {
-        Cow::Owned(text.chars().filter(|&c| !is_invisible(c)).collect())
-    } else {
-        Cow::Borrowed(text)
-    };
-    if clean.len() <= MAX_DESCRIPTION_BYTES {
-        return clean;
-    }
-    let mut end = MAX_DESCRIPTION_BYTES;
-    while !clean.is_char_boundary(end) {
-        end -= 1;
-    }
-    match clean {
-        Cow::Borrowed(s) => Cow::Borrowed(&s[..end]),
-        Cow::Owned(mut s) => {
-            s.truncate(end);
-            Cow::Owned(s)
+    // The longest prefix that is already clean and within the cap.
+    let mut clean_end = 0;
+    for (i, c) in text.char_indices() {
+        if is_invisible(c) {
+            break;
         }
+        if i + c.len_utf8() > MAX_DESCRIPTION_BYTES {
+            return Cow::Borrowed(&text[..i]);
+        }
+        clean_end = i + c.len_utf8();
     }
+    if clean_end == text.len() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(MAX_DESCRIPTION_BYTES.min(text.len()));
+    out.push_str(&text[..clean_end]);
+    for c in text[clean_end..].chars().filter(|&c| !is_invisible(c)) {
+        if out.len() + c.len_utf8() > MAX_DESCRIPTION_BYTES {
+            break;
+        }
+        out.push(c);
+    }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

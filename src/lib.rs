@@ -71,6 +71,7 @@ pub mod config;
 pub mod describe;
 pub mod error;
 pub mod exec;
+pub mod json;
 pub mod listing;
 pub mod mcp;
 pub mod media;

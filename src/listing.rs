@@ -245,7 +245,9 @@ impl Provider {
         if let Some(d) = &description {
             vars.push(("description", Var::Str(d)));
         }
-        if let Some(t) = &tool.tool.title {
+        // A title comes from the server too: cleaned like a description.
+        let title = tool.tool.title.as_deref().map(sanitize_description);
+        if let Some(t) = &title {
             vars.push(("title", Var::Str(t)));
         }
         self.tools.definition.render(vars.as_slice()).map(Some).map_err(|missing| {

@@ -9,6 +9,20 @@
 //! A failed call (denied, timed out, unknown tool, ...) and a result with
 //! `isError: true` are both answered as errors, marked the way the spec says:
 //! a flag, a separate envelope, or a text prefix such as `Error: `.
+//!
+//! # Limits
+//!
+//! Every result that deserializes is answered; nothing in it is fetched,
+//! decoded or executed:
+//!
+//! - base64 is validated and measured without being decoded; invalid base64
+//!   becomes a placeholder (`[image: image/png, invalid base64]`);
+//! - a content block of unknown (or malformed known) type becomes
+//!   `[unsupported content: <type>]`;
+//! - `structuredContent` may be any JSON value (an object, a string, a list);
+//!   nested deeper than [`MAX_NESTING`] (256)
+//!   levels it is answered with a placeholder instead of being copied;
+//! - `resource_link` URIs are passed to the model as text, never fetched.
 
 use std::borrow::Cow;
 
@@ -16,6 +30,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json::{MAX_NESTING, deeper_than};
 use crate::mcp::{CallToolResult, Content};
 use crate::media::{base64_decoded_len, fits_model, normalize_mime, text_form};
 use crate::spec::Provider;
@@ -176,6 +191,9 @@ impl Provider {
     }
 
     fn structured_part<'a>(&self, value: &'a Value, alone: bool) -> Part<'a> {
+        if deeper_than(value, MAX_NESTING) {
+            return Part::Text(Cow::Owned(too_deep_placeholder("structured content")));
+        }
         let json = || Part::Text(Cow::Owned(value.to_string()));
         let Some(rules) = self.results.media.get(&MediaKind::Structured) else {
             return json();
@@ -308,6 +326,11 @@ impl Provider {
     }
 }
 
+/// What replaces a value nested too deep to copy or render safely.
+fn too_deep_placeholder(what: &str) -> String {
+    format!("[{what} nested deeper than {MAX_NESTING} levels, omitted]")
+}
+
 fn render_text_block(template: &crate::spec::template::Template, text: &str) -> Result<Value> {
     template
         .render([("text", Var::Str(text))].as_slice())
@@ -390,7 +413,9 @@ impl Vars for ContentVars<'_> {
                 _ => None,
             },
             "value" => match c {
-                Content::Unknown(v) => Some(Var::Json(Cow::Borrowed(v))),
+                Content::Unknown(v) if !deeper_than(v, MAX_NESTING) => {
+                    Some(Var::Json(Cow::Borrowed(v)))
+                }
                 _ => None,
             },
             _ => None,

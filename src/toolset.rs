@@ -18,6 +18,14 @@
 //! prompt prefix between turns. Every rename, drop and failed server is in the
 //! [`ToolsetReport`].
 //!
+//! # Limits
+//!
+//! A tool whose schemas or other JSON fields nest arrays and objects deeper
+//! than [`MAX_NESTING`] (256) levels is dropped ([`DropReason::TooDeep`]) and
+//! taken apart without recursion: listing it would copy it recursively.
+//! Text parsed by serde_json is at most 128 levels deep, so only tools built
+//! in memory can reach this.
+//!
 //! ```
 //! use mcp_adapters::mcp::Tool;
 //! use mcp_adapters::toolset::ToolSet;
@@ -37,6 +45,7 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
 
 /// The longest exposed name.
@@ -119,6 +128,10 @@ pub enum DropReason {
     DuplicateName,
     /// The tool's MCP name is empty.
     EmptyName,
+    /// The tool's schemas or other fields nest arrays and objects deeper than
+    /// [`MAX_NESTING`](crate::json::MAX_NESTING) levels (text parsed by
+    /// `serde_json` never does; a tool built in memory can).
+    TooDeep,
 }
 
 /// A tool left out of the toolset.
@@ -289,6 +302,9 @@ impl ToolSetBuilder {
                 };
                 if tool.name.is_empty() {
                     set.report.dropped.push(drop(DropReason::EmptyName));
+                } else if too_deep(&tool) {
+                    set.report.dropped.push(drop(DropReason::TooDeep));
+                    dismantle_tool(tool);
                 } else if !seen.insert(tool.name.clone()) {
                     set.report.dropped.push(drop(DropReason::DuplicateName));
                 } else if let Some(reason) = filter.rejects(&server_id, &tool.name) {
@@ -371,6 +387,45 @@ impl ToolSet {
             tool,
         });
     }
+}
+
+/// Whether any of a tool's JSON fields nests deeper than [`MAX_NESTING`]
+/// (cloning, listing or dropping it would recurse that deep).
+fn too_deep(tool: &Tool) -> bool {
+    let cap = MAX_NESTING;
+    let map_too_deep = |map: &crate::mcp::Object| map.values().any(|v| deeper_than(v, cap - 1));
+    deeper_than(&tool.input_schema, cap)
+        || tool
+            .output_schema
+            .as_ref()
+            .is_some_and(|v| deeper_than(v, cap))
+        || tool.annotations.as_ref().is_some_and(map_too_deep)
+        || tool.meta.as_ref().is_some_and(map_too_deep)
+        || tool
+            .icons
+            .as_ref()
+            .is_some_and(|icons| icons.iter().any(|v| deeper_than(v, cap - 1)))
+        || map_too_deep(&tool.extra)
+}
+
+/// Drops a tool whose fields may be arbitrarily deep without recursion.
+fn dismantle_tool(tool: Tool) {
+    let Tool {
+        input_schema,
+        output_schema,
+        annotations,
+        icons,
+        meta,
+        extra,
+        ..
+    } = tool;
+    let maps = [annotations, meta, Some(extra)].into_iter().flatten();
+    let values = maps.flat_map(|m| m.into_iter().map(|(_, v)| v));
+    std::iter::once(input_schema)
+        .chain(output_schema)
+        .chain(icons.into_iter().flatten())
+        .chain(values)
+        .for_each(dismantle);
 }
 
 fn natural_name(mode: Mode, prefix: &str, server_id: &str, tool: &str) -> String {

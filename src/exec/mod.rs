@@ -6,6 +6,16 @@
 //! validation, hooks, per-call timeout, concurrency limit) and answers every
 //! one in the model's order, in the provider's shape.
 //!
+//! # Limits
+//!
+//! There is no cap on the calls in one response: each is answered, at most
+//! [`ExecOptions::max_concurrency`] run at once, each bounded by its timeout
+//! (10,000 calls against an in-process server take under a second). The
+//! limits of [`calls`](crate::calls), [`results`](crate::results) and
+//! [`toolset`](crate::toolset) apply. [`InProcessServer`] clones its tool
+//! list on every listing; a tool built in memory deeper than serde_json can
+//! clone is its author's concern.
+//!
 //! ```
 //! use mcp_adapters::exec::{ExecOptions, InProcessServer, Policy, Source, Status};
 //! use mcp_adapters::listing::ListOptions;

@@ -17,6 +17,9 @@ include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
 const SPEC_SCHEMA: &str = include_str!("../../schemas/provider-spec.schema.json");
 const RULES_SCHEMA: &str = include_str!("../../schemas/strict-rules.schema.json");
 
+/// The largest spec or rules file read, in bytes (the bundled ones are under 8 KiB).
+pub(crate) const MAX_SPEC_BYTES: usize = 1024 * 1024;
+
 /// What a [`Source`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {
@@ -180,6 +183,16 @@ pub(crate) fn load(sources: Vec<Source>) -> Result<Registry> {
     let mut specs: BTreeMap<String, Parsed> = BTreeMap::new();
     let mut rules_docs: BTreeMap<String, Parsed> = BTreeMap::new();
     for source in sources {
+        if source.text.len() > MAX_SPEC_BYTES {
+            return Err(Error::new(
+                ErrorKind::Spec,
+                format!(
+                    "the file is {} bytes; specs and rules files are limited to {MAX_SPEC_BYTES} bytes",
+                    source.text.len()
+                ),
+            )
+            .with_file(&source.file));
+        }
         let doc = Document::parse(&source.text).map_err(|(msg, line)| {
             let err =
                 Error::new(ErrorKind::Spec, format!("invalid YAML: {msg}")).with_file(&source.file);

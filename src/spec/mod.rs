@@ -8,6 +8,20 @@
 //! specs under `providers/` are embedded in the library and loaded through the
 //! same path as a user's folder; a user spec with a built-in's id replaces it.
 //!
+//! # Limits
+//!
+//! Spec and rules files are untrusted text. Each ends in a [`Registry`] or an
+//! [`ErrorKind::Spec`] error naming the file (and the line, where there is
+//! one), in time and memory bounded by these limits:
+//!
+//! - a file larger than 1 MiB is refused before it is parsed;
+//! - a file read by [`Registry::with_dir`] that is not UTF-8 is refused,
+//!   with the offset of the first invalid byte;
+//! - mappings and sequences (block or flow) nest at most 32 levels deep;
+//! - at most 50,000 nodes, aliases expanded (a "billion laughs" document
+//!   stops there), and at most 1,000 alias uses;
+//! - duplicate keys, `extends` cycles and unknown `extends` targets are errors.
+//!
 //! ```
 //! use mcp_adapters::spec::Registry;
 //!

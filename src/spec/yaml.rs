@@ -9,6 +9,20 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::Spanned;
 
+/// Deepest nesting of mappings and sequences (block or flow) in a spec or
+/// rules file. The bundled specs nest 8 levels; the parser and the
+/// conversion below recurse once per level, so the cap keeps them far from
+/// the stack's end even on a 2 MiB thread in a debug build.
+pub(crate) const MAX_DEPTH: usize = 32;
+
+/// Most nodes in one file, aliases expanded (a "billion laughs" document
+/// fails here, after a bounded amount of work). The bundled specs have a few
+/// hundred.
+pub(crate) const MAX_NODES: usize = 50_000;
+
+/// Most alias (`*name`) uses in one file.
+pub(crate) const MAX_ALIASES: usize = 1_000;
+
 /// A parsed YAML document: its value and the line of every node.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Document {
@@ -23,6 +37,13 @@ impl Document {
             strict_booleans: true,
             leading_zero_numbers_as_strings: true,
             underscored_numbers_as_strings: true,
+            budget: serde_saphyr::budget! {
+                max_depth: MAX_DEPTH,
+                flow_nesting_limit: MAX_DEPTH,
+                max_nodes: MAX_NODES,
+                max_aliases: MAX_ALIASES,
+                max_total_scalar_bytes: super::load::MAX_SPEC_BYTES,
+            },
         };
         let root: Spanned<Node> =
             serde_saphyr::from_str_with_options(text, options).map_err(|e| {
@@ -56,7 +77,7 @@ enum Node {
 }
 
 fn root_into_value(root: Spanned<Node>, lines: &mut HashMap<String, usize>) -> Value {
-    // Iterative over the tree's depth is unnecessary: the parser's budget caps nesting at 64.
+    // Iterative over the tree's depth is unnecessary: the parser's budget caps nesting at MAX_DEPTH.
     into_value(root, String::new(), lines)
 }
 

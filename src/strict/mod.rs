@@ -67,6 +67,24 @@
 //!   null path, so a `null` the model sends there reaches the server;
 //! - a nullable property's own path comes before the paths inside it.
 //!
+//! # Limits
+//!
+//! Whatever the rules say, a conversion fails (never panics or overflows):
+//!
+//! - `max_depth` for any array or object nested deeper than 256 levels
+//!   (measured iteratively, so a value a million levels deep is fine to pass);
+//! - `max_depth` when the walk itself, across `$ref`s, goes 128 schema nodes deep;
+//! - `max_nodes` after 100,000 schema nodes (each `$ref` definition is
+//!   converted once, so fan-out bombs stop early);
+//! - `max_properties` when null paths exceed the rules' property limit
+//!   (100,000 without one);
+//! - `recursive_ref` for a `$ref` cycle that has optional properties or
+//!   never reaches a value.
+//!
+//! The rules' own `limits` (properties, depth, characters, enum values) come
+//! on top. A schema built in memory deeper than serde_json can drop is the
+//! caller's to dismantle: `convert` only reads its input.
+//!
 //! # Hostile input
 //!
 //! Nesting is measured iteratively before anything recursive runs (any

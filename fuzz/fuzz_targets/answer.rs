@@ -1,0 +1,45 @@
+//! Result shaping of arbitrary `CallToolResult`s: every built-in provider,
+//! every structured mode, both shapes, with and without a call id. Every
+//! result that deserializes must be answered (a provider that needs an id
+//! may refuse the call without one, with an input error).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_adapters::mcp::CallToolResult;
+use mcp_adapters::results::{Outcome, ResultOptions, Shape, StructuredMode};
+use mcp_adapters::spec::Registry;
+
+const MODES: [StructuredMode; 4] = [
+    StructuredMode::Auto,
+    StructuredMode::Prefer,
+    StructuredMode::Append,
+    StructuredMode::Ignore,
+];
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
+    let Ok(result) = serde_json::from_value::<CallToolResult>(value) else {
+        return;
+    };
+    for provider in Registry::builtin().unwrap().providers() {
+        for mode in MODES {
+            for shape in [Shape::Llm, Shape::None] {
+                let options = ResultOptions {
+                    structured: Some(mode),
+                    shape,
+                    error_prefix: None,
+                };
+                let answer = provider.answer(
+                    Some("call_1"),
+                    "srv__tool",
+                    Outcome::Result(&result),
+                    &options,
+                );
+                assert!(answer.is_ok(), "{}: {answer:?}", provider.id());
+                let _ = provider.answer(None, "srv__tool", Outcome::Result(&result), &options);
+            }
+        }
+    }
+});
