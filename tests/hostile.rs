@@ -16,36 +16,7 @@ use mcp_adapters::spec::{Registry, Source};
 use mcp_adapters::strict::convert;
 use mcp_adapters::toolset::ToolSet;
 use serde_json::{Map, Value, json};
-use support::provider;
-
-/// Drops a value of any depth without recursion (serde_json's `Drop` recurses).
-fn drop_deep(value: Value) {
-    let mut stack = vec![value];
-    while let Some(mut value) = stack.pop() {
-        match &mut value {
-            Value::Array(items) => stack.append(items),
-            Value::Object(map) => {
-                let keys: Vec<String> = map.keys().cloned().collect();
-                for key in keys {
-                    if let Some(child) = map.shift_remove(&key) {
-                        stack.push(child);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// An object from entries, moved in (`json!` would clone interpolated values recursively).
-fn obj<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Object(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
-    )
-}
+use support::{drop_deep, obj, provider};
 
 /// `levels` objects nested through one property each, built without recursion.
 fn nested_schema(levels: usize) -> Value {

@@ -2,45 +2,17 @@
 //! without overflowing the stack.
 
 mod common;
+mod support;
 
 use mcp_adapters::strict::{StrictError, convert};
 use serde_json::{Map, Value, json};
+use support::{drop_deep, obj};
 
 fn reason(result: Result<mcp_adapters::strict::StrictSchema, StrictError>) -> String {
     result
         .expect_err("hostile input must fail")
         .reason
         .to_string()
-}
-
-/// Drops a value of any depth without recursion.
-fn drop_deep(value: Value) {
-    let mut stack = vec![value];
-    while let Some(mut value) = stack.pop() {
-        match &mut value {
-            Value::Array(items) => stack.append(items),
-            Value::Object(map) => {
-                let keys: Vec<String> = map.keys().cloned().collect();
-                for key in keys {
-                    if let Some(child) = map.shift_remove(&key) {
-                        stack.push(child);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Builds an object from entries by moving them in (`json!` would
-/// serialize interpolated values recursively).
-fn obj<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Object(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
-    )
 }
 
 fn nested_objects(levels: usize) -> Value {

@@ -17,11 +17,11 @@
 //! gateway, say) names the SDK type with `@`: `"my-gateway/tool@openai-chat/tool"`.
 #![allow(dead_code)]
 
+use super::install::{Lock, manifest_dir, target_dir};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant, SystemTime};
 
 /// One JSON value to validate.
 pub struct Item {
@@ -106,30 +106,12 @@ fn interpret(out: &Output) -> Result<(), String> {
     }
 }
 
-fn manifest_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn conformance_dir() -> PathBuf {
     manifest_dir().join("tests").join("conformance")
 }
 
 fn check_py() -> PathBuf {
     conformance_dir().join("check.py")
-}
-
-fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => {
-            let dir = PathBuf::from(dir);
-            if dir.is_absolute() {
-                dir
-            } else {
-                manifest_dir().join(dir)
-            }
-        }
-        _ => manifest_dir().join("target"),
-    }
 }
 
 fn python_in(venv: &Path) -> PathBuf {
@@ -166,7 +148,7 @@ fn venv_python() -> Result<PathBuf, String> {
     }
     fs::create_dir_all(&target)
         .map_err(|e| format!("conformance: cannot create {}: {e}", target.display()))?;
-    let _lock = Lock::acquire(&target.join("conformance-venv.lock"))?;
+    let _lock = Lock::acquire(&target.join("conformance-venv.lock"), "conformance")?;
     // Another test binary may have finished the venv while this one waited.
     if ready() {
         return Ok(python);
@@ -245,61 +227,4 @@ fn run(cmd: &mut Command, what: &str) -> Result<Output, String> {
                 target_dir().join("conformance-venv").display()
             )
         })
-}
-
-/// An exclusive lock on a path: the file is created with `create_new`, which is
-/// atomic, and removed on drop. A lock older than `STALE` (its holder crashed)
-/// is broken.
-struct Lock(PathBuf);
-
-const STALE: Duration = Duration::from_secs(15 * 60);
-const WAIT: Duration = Duration::from_secs(20 * 60);
-
-impl Lock {
-    fn acquire(path: &Path) -> Result<Lock, String> {
-        let start = Instant::now();
-        loop {
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-            {
-                Ok(mut f) => {
-                    let _ = writeln!(f, "{}", std::process::id());
-                    return Ok(Lock(path.to_path_buf()));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let age = fs::metadata(path)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| SystemTime::now().duration_since(t).ok());
-                    if age.is_some_and(|a| a > STALE) {
-                        let _ = fs::remove_file(path);
-                        continue;
-                    }
-                    if start.elapsed() > WAIT {
-                        return Err(format!(
-                            "conformance: waited {:?} for {} (another test building the venv); \
-                             delete it if no build is running",
-                            WAIT,
-                            path.display()
-                        ));
-                    }
-                    std::thread::sleep(Duration::from_millis(250));
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "conformance: cannot create lock {}: {e}",
-                        path.display()
-                    ));
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.0);
-    }
 }

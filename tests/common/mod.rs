@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod conformance;
+pub mod install;
 pub mod instances;
 pub mod servers;
 

@@ -6,25 +6,14 @@
 //! stamp records what was installed, so a changed pin reinstalls.
 #![allow(dead_code)]
 
+use super::install::{Lock, manifest_dir, target_dir};
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+
+use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime};
 
 /// The pinned npm package.
 pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
-
-fn manifest_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => manifest_dir().join(dir),
-        _ => manifest_dir().join("target"),
-    }
-}
 
 /// `(command, args)` for the everything server over stdio.
 pub fn everything() -> Result<(String, Vec<String>), String> {
@@ -35,7 +24,7 @@ pub fn everything() -> Result<(String, Vec<String>), String> {
     if !ready() {
         fs::create_dir_all(&dir)
             .map_err(|e| format!("e2e: cannot create {}: {e}", dir.display()))?;
-        let _lock = Lock::acquire(&target_dir().join("e2e-npm.lock"))?;
+        let _lock = Lock::acquire(&target_dir().join("e2e-npm.lock"), "e2e")?;
         if !ready() {
             let out = Command::new("npm")
                 .current_dir(&dir)
@@ -82,7 +71,7 @@ pub fn python() -> Result<PathBuf, String> {
         return Ok(python);
     }
     fs::create_dir_all(target_dir()).map_err(|e| format!("e2e: {e}"))?;
-    let _lock = Lock::acquire(&target_dir().join("e2e-venv.lock"))?;
+    let _lock = Lock::acquire(&target_dir().join("e2e-venv.lock"), "e2e")?;
     if ready() {
         return Ok(python);
     }
@@ -149,48 +138,4 @@ pub fn lab() -> Result<(String, Vec<String>), String> {
         python.display().to_string(),
         vec![script.display().to_string()],
     ))
-}
-
-struct Lock(PathBuf);
-
-impl Lock {
-    fn acquire(path: &Path) -> Result<Lock, String> {
-        let start = Instant::now();
-        loop {
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-            {
-                Ok(mut f) => {
-                    let _ = writeln!(f, "{}", std::process::id());
-                    return Ok(Lock(path.to_path_buf()));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let age = fs::metadata(path)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| SystemTime::now().duration_since(t).ok());
-                    if age.is_some_and(|a| a > Duration::from_secs(15 * 60)) {
-                        let _ = fs::remove_file(path);
-                        continue;
-                    }
-                    if start.elapsed() > Duration::from_secs(20 * 60) {
-                        return Err(format!(
-                            "e2e: waited too long for {}; delete it if no install is running",
-                            path.display()
-                        ));
-                    }
-                    std::thread::sleep(Duration::from_millis(250));
-                }
-                Err(e) => return Err(format!("e2e: cannot create lock {}: {e}", path.display())),
-            }
-        }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.0);
-    }
 }

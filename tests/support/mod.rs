@@ -88,3 +88,32 @@ pub fn stem(path: &Path) -> String {
     let name = path.file_name().unwrap().to_str().unwrap();
     name.split('.').next().unwrap().to_owned()
 }
+
+/// Drops a value of any depth without recursion (serde_json's `Drop` recurses).
+pub fn drop_deep(value: Value) {
+    let mut stack = vec![value];
+    while let Some(mut value) = stack.pop() {
+        match &mut value {
+            Value::Array(items) => stack.append(items),
+            Value::Object(map) => {
+                let keys: Vec<String> = map.keys().cloned().collect();
+                for key in keys {
+                    if let Some(child) = map.shift_remove(&key) {
+                        stack.push(child);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An object from entries, moved in (`json!` would clone interpolated values recursively).
+pub fn obj<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
+}
