@@ -19,19 +19,17 @@ pub const MAX_NESTING: usize = 256;
 pub(crate) fn deeper_than(value: &Value, cap: usize) -> bool {
     let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
     while let Some((value, level)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        if level > cap {
-            return true;
+        let is_container = |c: &&Value| matches!(c, Value::Array(_) | Value::Object(_));
+        match value {
+            Value::Array(_) | Value::Object(_) if level > cap => return true,
+            Value::Array(items) => {
+                stack.extend(items.iter().filter(is_container).map(|c| (c, level + 1)))
+            }
+            Value::Object(map) => {
+                stack.extend(map.values().filter(is_container).map(|c| (c, level + 1)))
+            }
+            _ => {}
         }
-        stack.extend(
-            children
-                .filter(|c| matches!(c, Value::Array(_) | Value::Object(_)))
-                .map(|c| (c, level + 1)),
-        );
     }
     false
 }
