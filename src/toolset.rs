@@ -129,7 +129,7 @@ pub enum DropReason {
     /// The tool's MCP name is empty.
     EmptyName,
     /// The tool's schemas or other fields nest arrays and objects deeper than
-    /// [`MAX_NESTING`](crate::json::MAX_NESTING) levels (text parsed by
+    /// [`MAX_NESTING`] levels (text parsed by
     /// `serde_json` never does; a tool built in memory can).
     TooDeep,
 }
