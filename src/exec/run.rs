@@ -187,7 +187,7 @@ impl Source {
             assigns: Arc::new(options.assigns.clone()),
             taint: Arc::new(options.taint.clone()),
         };
-        let outcomes: Vec<(Sent, Result<CallToolResult>)> =
+        let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
             futures_util::stream::iter(extracted.calls)
                 .map(|call| self.guarded(call, toolset, options, &shared, timeout, &halted))
                 .buffer_unordered(limit)
@@ -238,20 +238,13 @@ impl Source {
     /// One call through the pipeline, bounded by `timeout`, with panics caught.
     async fn guarded(
         &self,
-        call: ToolCall,
+        mut call: ToolCall,
         toolset: &ToolSet,
         options: &ExecOptions,
         shared: &Shared,
         timeout: Duration,
         halted: &AtomicBool,
-    ) -> (Sent, Result<CallToolResult>) {
-        let sent = Sent {
-            index: call.index,
-            call_id: call.call_id.clone(),
-            server_id: call.server_id.clone(),
-            exposed_name: call.exposed_name.clone(),
-            name: call.name.clone(),
-        };
+    ) -> (ToolCall, Result<CallToolResult>) {
         let context = CallContext {
             server_id: call.server_id.clone(),
             tool: call.name.clone(),
@@ -264,7 +257,7 @@ impl Source {
         };
         // Boxed so that the (large) pipeline state is not moved around by the stream.
         let pipeline = Box::pin(
-            AssertUnwindSafe(self.pipeline(call, toolset, context, halted)).catch_unwind(),
+            AssertUnwindSafe(self.pipeline(&mut call, toolset, context, halted)).catch_unwind(),
         );
         let outcome = match tokio::time::timeout(timeout, pipeline).await {
             Ok(Ok(result)) => result,
@@ -282,15 +275,15 @@ impl Source {
         };
         if let Err(err) = &outcome {
             let kind = err.kind();
-            tracing::warn!(server = %sent.server_id, tool = %sent.name, call_id = sent.call_id.as_deref().unwrap_or(""),
+            tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
                 kind = ?kind, reason = %err.message(), "tool call not completed");
         }
-        (sent, outcome)
+        (call, outcome)
     }
 
     async fn pipeline(
         &self,
-        mut call: ToolCall,
+        call: &mut ToolCall,
         toolset: &ToolSet,
         context: CallContext,
         halted: &AtomicBool,
@@ -307,12 +300,12 @@ impl Source {
                     ),
                 )
             })?;
-        self.check_policy(&call, &context, halted).await?;
+        self.check_policy(call, &context, halted).await?;
         if self.validate {
-            self.check_arguments(&call, &tool.tool.input_schema)?;
+            self.check_arguments(call, &tool.tool.input_schema)?;
         }
         if let Some(hooks) = &self.hooks {
-            hooks.before(&mut call, &context).await?;
+            hooks.before(call, &context).await?;
         }
         if halted.load(Ordering::SeqCst) {
             return Err(Error::new(
@@ -335,7 +328,7 @@ impl Source {
             .call_tool(&call.name, arguments, context.clone())
             .await?;
         if let Some(hooks) = &self.hooks {
-            hooks.after(&call, &mut result, &context).await?;
+            hooks.after(call, &mut result, &context).await?;
         }
         Ok(result)
     }
@@ -411,15 +404,6 @@ impl Source {
 struct Shared {
     assigns: Arc<Map<String, Value>>,
     taint: Arc<BTreeSet<String>>,
-}
-
-/// Who a call was: what its answer and record need once its arguments are gone.
-struct Sent {
-    index: usize,
-    call_id: Option<String>,
-    server_id: String,
-    exposed_name: String,
-    name: String,
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
