@@ -14,7 +14,7 @@ fn corpus_listings() {
         let server = stem(path);
         let tools = parse_tools_list(read_json(path)).unwrap();
         let toolset = ToolSet::client().server(&server, tools).build().unwrap();
-        for id in CORE_PROVIDERS {
+        for id in LISTING_PROVIDERS {
             let listing = provider(id)
                 .list_tools(&toolset, &ListOptions::new())
                 .unwrap();
