@@ -17,7 +17,7 @@
 
 use std::borrow::Cow;
 
-use crate::mcp::{Content, MediaContent, ResourceContents};
+use crate::mcp::{Content, ResourceContents};
 
 /// Image types every built-in provider accepts inline.
 pub const MODEL_IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
@@ -75,35 +75,66 @@ pub fn base64_decoded_len(data: &str) -> Option<usize> {
 
 /// `[image: image/png, 1024 bytes]`, or `[image: image/png, invalid base64]`.
 pub fn media_placeholder(kind: &str, mime: &str, data: &str) -> String {
-    match base64_decoded_len(data) {
+    sized_placeholder(kind, mime, base64_decoded_len(data))
+}
+
+fn sized_placeholder(kind: &str, mime: &str, size: Option<usize>) -> String {
+    match size {
         Some(n) => format!("[{kind}: {mime}, {n} bytes]"),
         None => format!("[{kind}: {mime}, invalid base64]"),
     }
 }
 
+/// A block's base64 payload measured once: `None` when it has none, else its
+/// decoded size (`None` inside for invalid base64). Pass it to the `_measured`
+/// functions so a large payload is scanned a single time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Measured(Option<Option<usize>>);
+
+impl Measured {
+    pub(crate) fn of(content: &Content) -> Measured {
+        let payload = match content {
+            Content::Image(m) | Content::Audio(m) => Some(m.data.as_str()),
+            Content::Resource(r) => r.resource.blob.as_deref(),
+            _ => None,
+        };
+        Measured(payload.map(base64_decoded_len))
+    }
+
+    /// The decoded size, when the block has a valid payload.
+    pub(crate) fn size(self) -> Option<usize> {
+        self.0.flatten()
+    }
+}
+
 /// The standard text form of a content block, used where nothing richer applies.
 pub fn text_form(content: &Content) -> Cow<'_, str> {
+    text_form_measured(content, Measured::of(content))
+}
+
+pub(crate) fn text_form_measured(content: &Content, measured: Measured) -> Cow<'_, str> {
+    let size = measured.size();
     match content {
         Content::Text(t) => Cow::Borrowed(&t.text),
-        Content::Image(m) => Cow::Owned(media_placeholder("image", &m.mime_type, &m.data)),
-        Content::Audio(m) => Cow::Owned(media_placeholder("audio", &m.mime_type, &m.data)),
+        Content::Image(m) => Cow::Owned(sized_placeholder("image", &m.mime_type, size)),
+        Content::Audio(m) => Cow::Owned(sized_placeholder("audio", &m.mime_type, size)),
         Content::ResourceLink(link) => Cow::Owned(match &link.mime_type {
             Some(mime) => format!("[resource] {} <{}> ({mime})", link.name, link.uri),
             None => format!("[resource] {} <{}>", link.name, link.uri),
         }),
-        Content::Resource(r) => Cow::Owned(resource_text_form(&r.resource)),
+        Content::Resource(r) => Cow::Owned(resource_text_form(&r.resource, size)),
         Content::Unknown(_) => {
             Cow::Owned(format!("[unsupported content: {}]", content.type_name()))
         }
     }
 }
 
-fn resource_text_form(r: &ResourceContents) -> String {
+fn resource_text_form(r: &ResourceContents, size: Option<usize>) -> String {
     match (&r.text, &r.blob) {
         (Some(text), _) => format!("[resource: {}]\n{text}", r.uri),
-        (None, Some(blob)) => {
+        (None, Some(_)) => {
             let mime = r.mime_type.as_deref().unwrap_or("application/octet-stream");
-            match base64_decoded_len(blob) {
+            match size {
                 Some(n) => format!("[resource: {}, {mime}, {n} bytes]", r.uri),
                 None => format!("[resource: {}, {mime}, invalid base64]", r.uri),
             }
@@ -112,22 +143,22 @@ fn resource_text_form(r: &ResourceContents) -> String {
     }
 }
 
-fn accepted(mime: &str, data: &str, types: &[&str]) -> bool {
-    types.contains(&normalize_mime(mime).as_ref()) && base64_decoded_len(data).is_some()
+fn accepted(mime: &str, types: &[&str], measured: Measured) -> bool {
+    measured.size().is_some() && types.contains(&normalize_mime(mime).as_ref())
 }
 
 /// Whether a content block can reach a model as it is, or must become a
 /// placeholder first (the table in the [module docs](self)).
 pub fn fits_model(content: &Content) -> bool {
+    fits_model_measured(content, Measured::of(content))
+}
+
+pub(crate) fn fits_model_measured(content: &Content, measured: Measured) -> bool {
     match content {
-        Content::Image(MediaContent {
-            mime_type, data, ..
-        }) => accepted(mime_type, data, MODEL_IMAGE_TYPES),
-        Content::Audio(MediaContent {
-            mime_type, data, ..
-        }) => accepted(mime_type, data, MODEL_AUDIO_TYPES),
+        Content::Image(m) => accepted(&m.mime_type, MODEL_IMAGE_TYPES, measured),
+        Content::Audio(m) => accepted(&m.mime_type, MODEL_AUDIO_TYPES, measured),
         Content::Resource(r) => match (&r.resource.blob, &r.resource.mime_type) {
-            (Some(blob), Some(mime)) => accepted(mime, blob, MODEL_IMAGE_TYPES),
+            (Some(_), Some(mime)) => accepted(mime, MODEL_IMAGE_TYPES, measured),
             (Some(_), None) => false,
             (None, _) => true,
         },

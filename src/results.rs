@@ -25,6 +25,7 @@
 //! - `resource_link` URIs are passed to the model as text, never fetched.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -32,7 +33,7 @@ use serde_json::Value;
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{MAX_NESTING, deeper_than};
 use crate::mcp::{CallToolResult, Content};
-use crate::media::{base64_decoded_len, fits_model, normalize_mime, text_form};
+use crate::media::{Measured, fits_model_measured, normalize_mime, text_form_measured};
 use crate::spec::Provider;
 use crate::spec::plan::{ContentForm, MediaAction, MediaKind, MediaRule};
 use crate::spec::template::{Missing, Var, Vars, render_string};
@@ -171,8 +172,11 @@ impl Provider {
     }
 
     fn content_part<'a>(&self, content: &'a Content, shape: Shape) -> Part<'a> {
-        if shape == Shape::Llm && !fits_model(content) {
-            return Part::Text(text_form(content));
+        // A payload may be tens of megabytes: it is validated and measured once, when first needed.
+        let measured = OnceCell::new();
+        let measure = || *measured.get_or_init(|| Measured::of(content));
+        if shape == Shape::Llm && !fits_model_measured(content, measure()) {
+            return Part::Text(text_form_measured(content, measure()));
         }
         let (kind, mime) = match content {
             Content::Text(t) => return Part::Text(Cow::Borrowed(&t.text)),
@@ -185,9 +189,12 @@ impl Provider {
             Content::Resource(r) => (MediaKind::ResourceText, r.resource.mime_type.as_deref()),
             Content::Unknown(_) => (MediaKind::Unknown, None),
         };
-        let vars = ContentVars::new(content);
+        let vars = ContentVars {
+            content,
+            measured: &measured,
+        };
         self.apply_rules(kind, mime, &vars)
-            .unwrap_or_else(|| Part::Text(text_form(content)))
+            .unwrap_or_else(|| Part::Text(text_form_measured(content, measure())))
     }
 
     fn structured_part<'a>(&self, value: &'a Value, alone: bool) -> Part<'a> {
@@ -351,13 +358,10 @@ fn matches_mime(rule: &MediaRule, mime: Option<&str>) -> bool {
 /// The variables a media rule sees for one content block.
 struct ContentVars<'a> {
     content: &'a Content,
+    measured: &'a OnceCell<Measured>,
 }
 
 impl<'a> ContentVars<'a> {
-    fn new(content: &'a Content) -> Self {
-        ContentVars { content }
-    }
-
     fn data(&self) -> Option<&'a str> {
         match self.content {
             Content::Image(m) | Content::Audio(m) => Some(&m.data),
@@ -384,7 +388,10 @@ impl Vars for ContentVars<'_> {
             "type" => Some(Var::Str(c.type_name())),
             "data" => self.data().map(Var::Str),
             "size" => {
-                base64_decoded_len(self.data()?).map(|n| Var::Json(Cow::Owned(Value::from(n))))
+                let measured = *self.measured.get_or_init(|| Measured::of(c));
+                measured
+                    .size()
+                    .map(|n| Var::Json(Cow::Owned(Value::from(n))))
             }
             "mime" => self.mime().and_then(|m| owned(m.into_owned())),
             "mime_subtype" => self
