@@ -1,52 +1,93 @@
-//! Every tool definition and result answer the core providers emit, validated
-//! against the providers' official SDK types with unknown keys rejected
-//! (Python: anthropic, openai, google-genai; see `tests/conformance/`).
+//! Every tool definition and result answer the providers emit, validated against
+//! the providers' official SDK types with unknown keys rejected (Python:
+//! anthropic, openai, google-genai, botocore's bedrock-runtime shapes,
+//! mistralai; see `tests/conformance/`). Variants are checked against their
+//! base's type (`variant/kind@base/kind`). Ollama has no official typed SDK in
+//! the checker and is not validated here.
 
 mod common;
 mod support;
 
 use common::conformance::{Item, check};
 use mcp_adapters::listing::{ListOptions, StrictMode};
-use mcp_adapters::mcp::CallToolResult;
+use mcp_adapters::mcp::{CallToolResult, parse_tools_list};
 use mcp_adapters::results::{Outcome, ResultOptions, StructuredMode};
 use mcp_adapters::toolset::ToolSet;
 use mcp_adapters::{Error, ErrorKind};
+use serde_json::{Value, json};
 use support::*;
 
+/// Provider id and the checker's type for its tool definitions.
+const TOOLS: &[(&str, &str)] = &[
+    ("anthropic", "anthropic/tool"),
+    ("openai-chat", "openai-chat/tool"),
+    ("openai-responses", "openai-responses/tool"),
+    ("gemini", "gemini/tool"),
+    ("anthropic-strict", "anthropic-strict/tool@anthropic/tool"),
+    ("bedrock-converse", "bedrock-converse/tool"),
+    ("mistral", "mistral/tool"),
+];
+
+/// Provider id and the checker's type for its answers.
+const RESULTS: &[(&str, &str)] = &[
+    ("anthropic", "anthropic/result"),
+    ("openai-chat", "openai-chat/result"),
+    ("openai-responses", "openai-responses/result"),
+    ("gemini", "gemini/result"),
+    (
+        "gemini-multimodal",
+        "gemini-multimodal/result@gemini/result",
+    ),
+    ("bedrock-converse", "bedrock-converse/result"),
+    ("mistral", "mistral/result"),
+];
+
+/// The corpus servers, plus tools whose descriptions an API with a non-empty
+/// rule would reject if they were sent.
+fn toolsets() -> Vec<(String, ToolSet)> {
+    let mut toolsets: Vec<(String, ToolSet)> = corpus_servers()
+        .into_iter()
+        .map(|server| {
+            let toolset = ToolSet::client()
+                .server(&server, corpus_tools(&server))
+                .build()
+                .unwrap();
+            (server, toolset)
+        })
+        .collect();
+    let blank = parse_tools_list(json!({"tools": [
+        {"name": "none", "inputSchema": {"type": "object"}},
+        {"name": "empty", "description": "", "inputSchema": {"type": "object"}},
+        {"name": "blank", "description": "  ", "inputSchema": {"type": "object"}}
+    ]}))
+    .unwrap();
+    toolsets.push((
+        "blank".into(),
+        ToolSet::client().server("blank", blank).build().unwrap(),
+    ));
+    toolsets
+}
+
 fn tool_items(items: &mut Vec<Item>) {
-    for server in corpus_servers() {
-        let toolset = ToolSet::client()
-            .server(&server, corpus_tools(&server))
-            .build()
-            .unwrap();
-        for id in CORE_PROVIDERS {
+    for (server, toolset) in toolsets() {
+        for (id, check) in TOOLS {
             for mode in [StrictMode::Auto, StrictMode::Off] {
                 let listing = provider(id)
                     .list_tools(&toolset, &ListOptions::new().strict(mode))
                     .unwrap();
-                for tool in listing.tools {
-                    let label = format!("{id} {server} {} strict={mode:?}", tool_name(&tool));
-                    items.push(Item::new(label, format!("{id}/tool"), tool));
+                for (i, tool) in listing.tools.into_iter().enumerate() {
+                    let label = format!("{id} {server} #{i} strict={mode:?}");
+                    items.push(Item::new(label, *check, tool));
                 }
             }
         }
     }
 }
 
-fn tool_name(tool: &serde_json::Value) -> &str {
-    tool.get("name")
-        .or_else(|| tool.pointer("/function/name"))
-        .and_then(|v| v.as_str())
-        .unwrap_or("?")
-}
-
 fn result_items(items: &mut Vec<Item>) {
     let mut results: Vec<(String, CallToolResult)> = Vec::new();
-    for entry in std::fs::read_dir(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results"),
-    )
-    .unwrap()
-    {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+    for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         results.push((
             stem(&path),
@@ -54,20 +95,20 @@ fn result_items(items: &mut Vec<Item>) {
         ));
     }
     for server in ["everything", "memory", "sqlite", "time"] {
-        for (i, call) in fixture(&format!("corpus/{server}.calls.json"))
-            .as_array()
-            .unwrap()
-            .iter()
-            .enumerate()
-        {
-            results.push((
-                format!("{server}#{i}"),
-                serde_json::from_value(call["result"].clone()).unwrap(),
-            ));
+        let calls = fixture(&format!("corpus/{server}.calls.json"));
+        for (i, call) in calls.as_array().unwrap().iter().enumerate() {
+            let result = serde_json::from_value(call["result"].clone()).unwrap();
+            results.push((format!("{server}#{i}"), result));
         }
     }
     let failure = Error::new(ErrorKind::Denied, "denied by policy");
-    for id in CORE_PROVIDERS {
+    for (id, check) in RESULTS {
+        let answer = |outcome: Outcome<'_>, options: &ResultOptions| {
+            let value = provider(id)
+                .answer(Some("call_1"), "srv__tool", outcome, options)
+                .unwrap();
+            checked_value(id, value)
+        };
         for (name, result) in &results {
             for mode in [
                 StructuredMode::Auto,
@@ -78,35 +119,24 @@ fn result_items(items: &mut Vec<Item>) {
                     structured: Some(mode),
                     ..Default::default()
                 };
-                let answer = provider(id)
-                    .answer(
-                        Some("call_1"),
-                        "srv__tool",
-                        Outcome::Result(result),
-                        &options,
-                    )
-                    .unwrap();
-                items.push(Item::new(
-                    format!("{id} {name} {mode:?}"),
-                    format!("{id}/result"),
-                    answer,
-                ));
+                let value = answer(Outcome::Result(result), &options);
+                items.push(Item::new(format!("{id} {name} {mode:?}"), *check, value));
             }
         }
-        let answer = provider(id)
-            .answer(
-                Some("call_1"),
-                "srv__tool",
-                Outcome::Error(&failure),
-                &ResultOptions::default(),
-            )
-            .unwrap();
-        items.push(Item::new(
-            format!("{id} failure"),
-            format!("{id}/result"),
-            answer,
-        ));
+        let value = answer(Outcome::Error(&failure), &ResultOptions::default());
+        items.push(Item::new(format!("{id} failure"), *check, value));
     }
+}
+
+/// A Bedrock answer is the ContentBlock union `{"toolResult": ToolResultBlock}`;
+/// the checker's type is the ToolResultBlock inside, so nothing else may sit beside it.
+fn checked_value(id: &str, answer: Value) -> Value {
+    if id != "bedrock-converse" {
+        return answer;
+    }
+    let obj = answer.as_object().expect("an object");
+    assert_eq!(obj.len(), 1, "one ContentBlock member: {answer}");
+    obj["toolResult"].clone()
 }
 
 #[test]
@@ -114,6 +144,42 @@ fn emitted_json_validates_against_the_official_sdk_types() {
     let mut items = Vec::new();
     tool_items(&mut items);
     result_items(&mut items);
-    assert!(items.len() > 4000, "{} items", items.len());
+    assert!(items.len() > 8000, "{} items", items.len());
     check(&items).unwrap_or_else(|failures| panic!("{failures}"));
+}
+
+/// The checker rejects what these providers must never send, so a pass above means something.
+#[test]
+fn the_checker_rejects_unknown_keys_and_bad_values() {
+    let bad = [
+        (
+            "bedrock-converse/tool",
+            json!({"toolSpec": {"name": "t", "inputSchema": {"json": {}}, "extra": 1}}),
+        ),
+        (
+            "bedrock-converse/tool",
+            json!({"toolSpec": {"name": "t", "description": "", "inputSchema": {"json": {}}}}),
+        ),
+        (
+            "bedrock-converse/result",
+            json!({"toolUseId": "c", "content": [{"image": {"format": "svg", "source": {"bytes": "QUJD"}}}]}),
+        ),
+        (
+            "mistral/tool",
+            json!({"type": "function", "function": {"name": "t", "parameters": {}, "extra": 1}}),
+        ),
+        (
+            "mistral/result",
+            json!({"role": "tool", "tool_call_id": "c", "content": "x", "is_error": true}),
+        ),
+        (
+            "gemini-multimodal/result@gemini/result",
+            json!({"functionResponse": {"name": "t", "response": {}, "parts": [{"inlineData": {"mimeType": "image/png", "data": "QUJD"}, "extra": 1}]}}),
+        ),
+    ];
+    for (check_type, value) in bad {
+        let label = format!("{check_type} {value}");
+        let result = check(&[Item::new(label.clone(), check_type, value)]);
+        assert!(result.is_err(), "accepted: {label}");
+    }
 }
