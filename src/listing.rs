@@ -13,12 +13,12 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
-use crate::spec::Provider;
 use crate::spec::template::Var;
+use crate::spec::{Provider, merge_object};
 use crate::strict::{self, NullPath};
 use crate::toolset::{ExposedTool, ToolSet, ToolsetReport};
 
@@ -147,10 +147,10 @@ impl Provider {
         }
         for effect in effects {
             if let Some(each) = &effect.merge_each {
-                listing.tools.iter_mut().for_each(|t| merge_into(t, each));
+                listing.tools.iter_mut().for_each(|t| merge_object(t, each));
             }
             if let (Some(last), Some(tool)) = (&effect.merge_last, listing.tools.last_mut()) {
-                merge_into(tool, last);
+                merge_object(tool, last);
             }
         }
         Ok(listing)
@@ -263,8 +263,4 @@ impl Provider {
             .with_tool(&tool.exposed_name)
         })
     }
-}
-
-fn merge_into(target: &mut Value, extra: &Map<String, Value>) {
-    crate::spec::merge_object(target, extra);
 }
