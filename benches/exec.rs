@@ -12,11 +12,11 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_adapters::exec::{ExecOptions, InProcessServer, Source, ToolsListing};
-use mcp_adapters::listing::ListOptions;
-use mcp_adapters::mcp::{CallToolResult, Tool};
-use mcp_adapters::results::{Outcome, ResultOptions};
-use mcp_adapters::spec::Registry;
+use mcp_adapters::ListOptions;
+use mcp_adapters::Registry;
+use mcp_adapters::{CallToolResult, Tool};
+use mcp_adapters::{ExecOptions, InProcessServer, Listing, Source};
+use mcp_adapters::{Outcome, ResultOptions};
 use serde_json::{Value, json};
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -49,9 +49,9 @@ fn response(tool: &str, n: usize) -> Value {
     json!({"content": blocks})
 }
 
-fn listing(rt: &tokio::runtime::Runtime, source: &Source) -> ToolsListing {
+fn listing(rt: &tokio::runtime::Runtime, source: &Source) -> Listing {
     let provider = Registry::builtin().unwrap().get("anthropic").unwrap();
-    rt.block_on(source.tools(provider, &ListOptions::new(), false))
+    rt.block_on(source.tools(provider, &ListOptions::new()))
         .unwrap()
 }
 
@@ -70,14 +70,11 @@ fn bench(c: &mut Criterion) {
     let listing = listing(&rt, &source);
     let provider = Registry::builtin().unwrap().get("anthropic").unwrap();
     let calls = response("s__noop", 1000);
-    let options = ExecOptions {
-        max_concurrency: 1000,
-        ..ExecOptions::from_listing(&listing)
-    };
+    let options = ExecOptions::new().max_concurrency(1000);
     let mut group = c.benchmark_group("exec_1000_instant");
     group.bench_function("execute_tool_calls", |b| {
         b.iter(|| {
-            rt.block_on(source.execute_tool_calls(provider, black_box(&calls), &options))
+            rt.block_on(source.execute_tool_calls(provider, black_box(&calls), &listing, &options))
                 .unwrap()
         })
     });
@@ -88,7 +85,7 @@ fn bench(c: &mut Criterion) {
 
     let ratio = median_ratio(
         || {
-            rt.block_on(source.execute_tool_calls(provider, &calls, &options))
+            rt.block_on(source.execute_tool_calls(provider, &calls, &listing, &options))
                 .unwrap();
         },
         || rt.block_on(spawn_join(1000)),
@@ -98,15 +95,12 @@ fn bench(c: &mut Criterion) {
         "ratio execute 1000 instant calls / spawn+join 1000 no-op tasks: {ratio:.2}x (goal <= 2x)"
     );
     // The pure floor of the same turn: reading the 1,000 calls and shaping 1,000 answers.
-    let toolset = listing.toolset.clone();
     let result = CallToolResult::text("ok");
     let floor = median_ratio(
         || {
-            let extracted = provider
-                .extract_calls(&calls, &toolset, &listing.null_paths)
-                .unwrap();
+            let extracted = provider.extract_calls(&calls, &listing).unwrap();
             for call in &extracted.calls {
-                let outcome = Outcome::Result(&result);
+                let outcome = Outcome::Completed(&result);
                 let answer = provider.answer(
                     call.call_id.as_deref(),
                     &call.exposed_name,
@@ -125,15 +119,12 @@ fn bench(c: &mut Criterion) {
 
     let sleepy = response("s__sleep", 64);
     for concurrency in [64usize, 8] {
-        let options = ExecOptions {
-            max_concurrency: concurrency,
-            ..ExecOptions::from_listing(&listing)
-        };
+        let options = ExecOptions::new().max_concurrency(concurrency);
         let ideal = Duration::from_millis(100) * (64 / concurrency as u32);
         let mut times: Vec<Duration> = (0..5)
             .map(|_| {
                 let start = Instant::now();
-                rt.block_on(source.execute_tool_calls(provider, &sleepy, &options))
+                rt.block_on(source.execute_tool_calls(provider, &sleepy, &listing, &options))
                     .unwrap();
                 start.elapsed()
             })

@@ -6,11 +6,10 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group};
-use mcp_adapters::describe::sanitize_description;
-use mcp_adapters::listing::ListOptions;
-use mcp_adapters::mcp::parse_tools_list;
-use mcp_adapters::spec::{Registry, Source};
-use mcp_adapters::toolset::ToolSet;
+use mcp_adapters::ListOptions;
+use mcp_adapters::ToolSet;
+use mcp_adapters::parse_tools_list;
+use mcp_adapters::{Registry, SpecFile, sanitize_description};
 use serde_json::{Map, Value};
 
 mod support;
@@ -65,7 +64,7 @@ fn handwritten_anthropic(toolset: &ToolSet) -> Vec<Value> {
 }
 
 /// The built-in spec and rules files, read from `providers/` and `providers/rules/`.
-fn builtin_sources() -> Vec<Source> {
+fn builtin_sources() -> Vec<SpecFile> {
     let read = |dir: &Path| -> Vec<(String, PathBuf, String)> {
         let mut out: Vec<_> = std::fs::read_dir(dir)
             .expect("providers folder")
@@ -85,27 +84,27 @@ fn builtin_sources() -> Vec<Source> {
         out
     };
     let providers = root().join("providers");
-    let mut sources: Vec<Source> = read(&providers)
+    let mut sources: Vec<SpecFile> = read(&providers)
         .into_iter()
-        .map(|(id, file, text)| Source::spec(id, file, text))
+        .map(|(id, file, text)| SpecFile::provider(id, file, text))
         .collect();
     sources.extend(
         read(&providers.join("rules"))
             .into_iter()
-            .map(|(id, file, text)| Source::rules(id, file, text)),
+            .map(|(id, file, text)| SpecFile::rules(id, file, text)),
     );
     sources
 }
 
-fn parse_yaml_only(sources: &[Source]) -> Vec<Value> {
+fn parse_yaml_only(sources: &[SpecFile]) -> Vec<Value> {
     sources
         .iter()
-        .map(|s| serde_saphyr::from_str::<Value>(&s.text).expect("valid YAML"))
+        .map(|s| serde_saphyr::from_str::<Value>(s.text()).expect("valid YAML"))
         .collect()
 }
 
-fn load_registry(sources: &[Source]) -> Registry {
-    Registry::from_sources(sources.to_vec()).expect("valid built-in specs")
+fn load_registry(sources: &[SpecFile]) -> Registry {
+    Registry::from_files(sources.to_vec()).expect("valid built-in specs")
 }
 
 fn listing(c: &mut Criterion) {

@@ -7,9 +7,9 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use criterion::{Criterion, criterion_group};
-use mcp_adapters::mcp::{CallToolResult, Content};
-use mcp_adapters::results::{Outcome, ResultOptions};
-use mcp_adapters::spec::Registry;
+use mcp_adapters::Registry;
+use mcp_adapters::{CallToolResult, Content};
+use mcp_adapters::{Outcome, ResultOptions};
 use serde_json::json;
 
 mod support;
@@ -129,7 +129,7 @@ fn answering(c: &mut Criterion) {
                 provider.answer(
                     Some("call_1"),
                     "shot",
-                    Outcome::Result(black_box(&result)),
+                    Outcome::Completed(black_box(&result)),
                     &options,
                 )
             })
@@ -153,7 +153,12 @@ fn ratios() {
         let provider = registry.get(id).expect("core provider");
         let answer = || {
             provider
-                .answer(Some("call_1"), "shot", Outcome::Result(&result), &options)
+                .answer(
+                    Some("call_1"),
+                    "shot",
+                    Outcome::Completed(&result),
+                    &options,
+                )
                 .expect("answer")
         };
         let ratio = support::median_ratio(rounds, answer, || data.clone());

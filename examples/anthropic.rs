@@ -5,9 +5,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use mcp_adapters::exec::{ExecOptions, Status};
-use mcp_adapters::listing::ListOptions;
-use mcp_adapters::spec::Registry;
+use mcp_adapters::{ExecOptions, ListOptions, Registry, Status};
 use serde_json::{Value, json};
 
 #[tokio::main]
@@ -18,8 +16,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "What time is it in Tokyo?".into());
     let source = common::source().await?;
     let provider = Registry::builtin()?.get("anthropic")?;
-    let listing = source.tools(provider, &ListOptions::new(), false).await?;
-    let mut options = ExecOptions::from_listing(&listing);
+    let listing = source.tools(provider, &ListOptions::new()).await?;
+    let mut taint = std::collections::BTreeSet::new();
     let mut messages = vec![json!({"role": "user", "content": question})];
     for _turn in 0..10 {
         let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "tools": listing.tools, "messages": messages});
@@ -33,13 +31,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .await?;
         let run = source
-            .execute_tool_calls(provider, &response, &options)
+            .execute_tool_calls(
+                provider,
+                &response,
+                &listing,
+                &ExecOptions::new().taint(&taint),
+            )
             .await?;
         if run.results.is_empty() {
             println!("{}", serde_json::to_string_pretty(&response)?);
             return Ok(());
         }
-        options.taint.extend(run.ran_servers.iter().cloned());
+        taint.extend(run.ran_servers.iter().cloned());
         messages.push(json!({"role": "assistant", "content": response["content"]}));
         messages.push(json!({"role": "user", "content": run.results}));
         if run.status == Status::Halt {

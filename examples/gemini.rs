@@ -5,9 +5,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use mcp_adapters::exec::{ExecOptions, Status};
-use mcp_adapters::listing::ListOptions;
-use mcp_adapters::spec::Registry;
+use mcp_adapters::{ExecOptions, ListOptions, Registry, Status};
 use serde_json::{Value, json};
 
 #[tokio::main]
@@ -18,21 +16,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "What time is it in Tokyo?".into());
     let source = common::source().await?;
     let provider = Registry::builtin()?.get("gemini")?;
-    let listing = source.tools(provider, &ListOptions::new(), false).await?;
-    let mut options = ExecOptions::from_listing(&listing);
+    let listing = source.tools(provider, &ListOptions::new()).await?;
+    let mut taint = std::collections::BTreeSet::new();
     let mut contents = vec![json!({"role": "user", "parts": [{"text": question}]})];
     for _turn in 0..10 {
         let body =
             json!({"tools": [{"functionDeclarations": listing.tools}], "contents": contents});
         let response: Value = common::post("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent", &[("x-goog-api-key", key.clone())], &body).await?;
         let run = source
-            .execute_tool_calls(provider, &response, &options)
+            .execute_tool_calls(
+                provider,
+                &response,
+                &listing,
+                &ExecOptions::new().taint(&taint),
+            )
             .await?;
         if run.results.is_empty() {
             println!("{}", serde_json::to_string_pretty(&response)?);
             return Ok(());
         }
-        options.taint.extend(run.ran_servers.iter().cloned());
+        taint.extend(run.ran_servers.iter().cloned());
         contents.push(response["candidates"][0]["content"].clone());
         contents.push(json!({"role": "user", "parts": run.results}));
         if run.status == Status::Halt {

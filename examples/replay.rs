@@ -5,9 +5,9 @@
 //! `MCP_TIME_COMMAND` to another command line to start it differently). The
 //! end-to-end tests run the same replay against their pinned install.
 
-use mcp_adapters::exec::{ExecOptions, Status};
-use mcp_adapters::listing::ListOptions;
-use mcp_adapters::spec::Registry;
+use mcp_adapters::ListOptions;
+use mcp_adapters::Registry;
+use mcp_adapters::{ExecOptions, Status};
 use mcp_adapters::{HubConfig, ServerConfig};
 use serde_json::{Value, json};
 
@@ -53,9 +53,9 @@ pub async fn replay(
     let mut out = Vec::new();
     for (id, response) in recorded() {
         let provider = registry.get(id)?;
-        let listing = source.tools(provider, &ListOptions::new(), false).await?;
+        let listing = source.tools(provider, &ListOptions::new()).await?;
         let run = source
-            .execute_tool_calls(provider, &response, &ExecOptions::from_listing(&listing))
+            .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
             .await?;
         if run.status != Status::Ok || run.calls.iter().any(|c| !c.ran) {
             return Err(format!("{id}: a call did not run: {:?}", run.calls).into());

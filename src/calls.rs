@@ -1,24 +1,4 @@
 //! Call extraction: the tool calls in a model response, resolved against the toolset.
-//!
-//! The spec says where the calls are (in a full response, an assistant
-//! message, or the bare list of blocks / items / parts the user holds), which
-//! items are calls, and how their id, name and arguments are read. Every call
-//! whose name resolves in the toolset and whose arguments are an object becomes
-//! a [`ToolCall`], with strict-mode `null`s stripped. Every other call becomes
-//! a [`RejectedCall`] carrying the provider's error answer: nothing of it is
-//! ever sent to a server (HB-2). Other items are ignored. Both lists keep the
-//! model's order, and each entry its position in it.
-//!
-//! # Limits
-//!
-//! - Arguments sent as a JSON string are parsed with serde_json's
-//!   128-level nesting limit; deeper text is rejected as invalid JSON.
-//! - Arguments given as an object (a response built in memory) that nest
-//!   deeper than [`MAX_NESTING`] (256) levels are
-//!   rejected, since copying them would recurse that deep.
-//! - A call repeating an earlier call's id is rejected: it never runs twice.
-//! - There is no cap on the number of calls in a response; extraction is
-//!   linear in the response (10,000 calls take well under a second).
 
 use std::collections::HashSet;
 
@@ -26,16 +6,17 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::json::{MAX_NESTING, deeper_than};
-use crate::listing::NullPaths;
+use crate::json::{MAX_NESTING, deeper_than, type_name};
+use crate::listing::Listing;
 use crate::results::{Outcome, ResultOptions};
 use crate::spec::Provider;
-use crate::spec::plan::{ArgFormat, Field, Select};
+use crate::spec::plan::{ArgFormat, Field, MissingArguments, Select};
 use crate::strict::strip_nulls;
 use crate::toolset::ToolSet;
 
 /// A call to a tool in the toolset, ready to be sent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// The id the model gave the call (some providers may omit it).
     pub call_id: Option<String>,
@@ -53,6 +34,7 @@ pub struct ToolCall {
 
 /// A call that will not be sent, with the answer to give the model instead.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct RejectedCall {
     /// The call's position among the response's calls.
     pub index: usize,
@@ -71,11 +53,12 @@ fn serialize_message<S: serde::Serializer>(
     e: &Error,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(e.message())
+    s.serialize_str(&e.message_with_causes())
 }
 
 /// The calls of a response: those to send and those answered already.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct Extracted {
     /// Calls to tools in the toolset, in the model's order.
     pub calls: Vec<ToolCall>,
@@ -99,8 +82,8 @@ impl Provider {
     /// Reads the tool calls in `input`: a full response, an assistant message,
     /// or the list of content blocks / output items / parts.
     ///
-    /// Calls resolve against `toolset` only; `null_paths` (from the listing)
-    /// says which `null`s strict mode added. A call is rejected, and answered
+    /// Calls resolve against the `listing`'s toolset only, and the `null`s
+    /// its strict schemas added are removed. A call is rejected, and answered
     /// with an error, when its tool is not in the toolset, its arguments are
     /// absent, not an object, or not valid JSON, it lacks an id the provider
     /// requires, or it repeats an earlier call's id. Arguments sent as an empty
@@ -108,13 +91,37 @@ impl Provider {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `input` is none of the accepted forms.
-    pub fn extract_calls(
-        &self,
-        input: &Value,
-        toolset: &ToolSet,
-        null_paths: &NullPaths,
-    ) -> Result<Extracted> {
+    /// [`ErrorKind::Input`] when `input` is none of the accepted forms, or
+    /// `listing` was made for another provider.
+    ///
+    /// The spec says where the calls are (in a full response, an assistant
+    /// message, or the bare list of blocks / items / parts the user holds), which
+    /// items are calls, and how their id, name and arguments are read. Every call
+    /// whose name resolves in the toolset and whose arguments are an object becomes
+    /// a [`ToolCall`], with strict-mode `null`s stripped. Every other call becomes
+    /// a [`RejectedCall`] carrying the provider's error answer: nothing of it is
+    /// ever sent to a server (HB-2). Other items are ignored. Both lists keep the
+    /// model's order, and each entry its position in it.
+    ///
+    /// # Limits
+    ///
+    /// - Arguments sent as a JSON string are parsed with serde_json's
+    ///   128-level nesting limit; deeper text is rejected as invalid JSON.
+    /// - Arguments given as an object (a response built in memory) that nest
+    ///   deeper than 256 levels are
+    ///   rejected, since copying them would recurse that deep.
+    /// - A call repeating an earlier call's id is rejected: it never runs twice.
+    /// - There is no cap on the number of calls in a response; extraction is
+    ///   linear in the response (10,000 calls take well under a second).
+    pub fn extract_calls(&self, input: &Value, listing: &Listing) -> Result<Extracted> {
+        if listing.provider_id() != self.id() {
+            return Err(Error::input(format!(
+                "the listing is in the format of provider `{}`, not `{}`: extract calls with the provider that listed the tools",
+                listing.provider_id(),
+                self.id()
+            )));
+        }
+        let (toolset, null_paths) = (listing.toolset(), &listing.null_paths);
         let items = self.locate(input)?;
         let mut out = Extracted::default();
         let mut seen_ids = HashSet::new();
@@ -142,12 +149,17 @@ impl Provider {
                     let options = ResultOptions::default();
                     // A provider that requires ids still gets an answer for a call without one.
                     let answer = self
-                        .answer(call_id.as_deref(), &shown, Outcome::Error(&error), &options)
+                        .answer(
+                            call_id.as_deref(),
+                            &shown,
+                            Outcome::Failed(&error),
+                            &options,
+                        )
                         .or_else(|_| {
-                            self.answer(Some(""), &shown, Outcome::Error(&error), &options)
+                            self.answer(Some(""), &shown, Outcome::Failed(&error), &options)
                         })?;
                     tracing::warn!(provider = self.id(), tool = %shown, call_id = call_id.as_deref().unwrap_or(""),
-                        reason = %error.message(), "tool call rejected");
+                        reason = %error.message_with_causes(), "tool call rejected");
                     out.rejected.push(RejectedCall {
                         index,
                         call_id,
@@ -170,7 +182,7 @@ impl Provider {
                     ErrorKind::Input,
                     format!(
                         "expected a response, a message or a list of items, got {}",
-                        json_type(other)
+                        type_name(other)
                     ),
                 ));
             }
@@ -196,7 +208,7 @@ impl Provider {
             Some(Value::Array(items)) => Ok(items),
             Some(other) => Err(Error::new(
                 ErrorKind::Input,
-                format!("the list of calls is {}, not a list", json_type(other)),
+                format!("the list of calls is {}, not an array", type_name(other)),
             )),
         }
     }
@@ -230,7 +242,7 @@ impl Provider {
         let arguments = read_arguments(
             plan.arguments.path.get(item),
             plan.arg_format,
-            plan.missing_args_empty,
+            plan.missing_arguments,
         )?;
         Ok(ToolCall {
             call_id: call_id.map(str::to_owned),
@@ -244,9 +256,10 @@ impl Provider {
 }
 
 fn selects(select: &Select, item: &Value) -> bool {
-    match select {
-        Select::Equals(path, want) => path.get(item).and_then(Value::as_str) == Some(want),
-        Select::Has(path) => path.get(item).is_some_and(|v| !v.is_null()),
+    let found = select.path.get(item);
+    match &select.equals {
+        Some(want) => found.and_then(Value::as_str) == Some(want),
+        None => found.is_some_and(|v| !v.is_null()),
     }
 }
 
@@ -258,18 +271,20 @@ fn read_string(field: &Field, item: &Value) -> Option<String> {
     }
 }
 
-fn read_arguments(
+/// Reads arguments in `format`; a string is parsed with serde_json, whose
+/// error becomes the rejection's source.
+pub(crate) fn read_arguments(
     value: Option<&Value>,
     format: ArgFormat,
-    missing_empty: bool,
+    missing: MissingArguments,
 ) -> Result<Map<String, Value>> {
     let invalid = |msg: String| Error::new(ErrorKind::InvalidArguments, msg);
     match (value, format) {
-        (None | Some(Value::Null), _) if missing_empty => Ok(Map::new()),
+        (None | Some(Value::Null), _) if missing == MissingArguments::EmptyObject => Ok(Map::new()),
         (None | Some(Value::Null), _) => Err(invalid(
             "the call has no arguments; send a JSON object".into(),
         )),
-        (Some(Value::Object(map)), ArgFormat::Object | ArgFormat::Any) => {
+        (Some(Value::Object(map)), ArgFormat::Object | ArgFormat::ObjectOrJsonText) => {
             // Parsed text is at most 128 levels deep; a response built in memory may be deeper.
             if map.values().any(|v| deeper_than(v, MAX_NESTING - 1)) {
                 return Err(invalid(format!(
@@ -278,37 +293,32 @@ fn read_arguments(
             }
             Ok(map.clone())
         }
-        (Some(Value::String(text)), ArgFormat::JsonString | ArgFormat::Any) => {
-            if text.trim().is_empty() {
-                return Ok(Map::new());
-            }
-            match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(map)) => Ok(map),
-                Ok(other) => Err(invalid(format!(
-                    "the arguments must be a JSON object, got {}",
-                    json_type(&other)
-                ))),
-                Err(e) => Err(invalid(format!("the arguments are not valid JSON: {e}"))),
-            }
+        (Some(Value::String(text)), ArgFormat::JsonText | ArgFormat::ObjectOrJsonText) => {
+            parse_arguments(text)
         }
-        (Some(other), ArgFormat::JsonString) => Err(invalid(format!(
+        (Some(other), ArgFormat::JsonText) => Err(invalid(format!(
             "the arguments must be a string holding a JSON object, got {}",
-            json_type(other)
+            type_name(other)
         ))),
         (Some(other), _) => Err(invalid(format!(
             "the arguments must be a JSON object, got {}",
-            json_type(other)
+            type_name(other)
         ))),
     }
 }
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
+/// Parses arguments sent as JSON text: blank text is `{}`.
+pub(crate) fn parse_arguments(text: &str) -> Result<Map<String, Value>> {
+    let invalid = |msg: String| Error::new(ErrorKind::InvalidArguments, msg);
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(invalid(format!(
+            "the arguments must be a JSON object, got {}",
+            type_name(&other)
+        ))),
+        Err(e) => Err(invalid("the arguments are not valid JSON".into()).with_source(e)),
     }
 }

@@ -1,20 +1,4 @@
 //! Servers from configuration: which MCP servers to start and how.
-//!
-//! A [`HubConfig`] names servers and says how to reach each one
-//! ([`ServerConfig`]: a command to spawn, or a URL). It is built in code or
-//! read from the common `mcpServers` JSON layout that desktop clients use:
-//!
-//! ```json
-//! {"mcpServers": {
-//!   "time":  {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
-//!   "files": {"url": "http://localhost:8000/mcp", "headers": {"Authorization": "Bearer ..."}}
-//! }}
-//! ```
-//!
-//! Parsing is pure serde and needs no feature; an error names the server and
-//! the field. Connecting ([`HubConfig::connect`]) needs the `rmcp` feature (and
-//! `rmcp-http` for URLs). Entries with `"disabled": true` are skipped; fields
-//! other clients add (`type`, `cwd`, `autoApprove`, ...) are ignored.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,6 +6,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json::{pointer_child, type_name};
 
 /// How to reach one MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +68,7 @@ impl ServerConfig {
     ///
     /// [`ErrorKind::Input`] naming the server and the field (as a JSON pointer).
     pub fn from_value(name: &str, value: &Value) -> Result<Option<Self>> {
-        let at = |field: &str| format!("/mcpServers/{}{field}", escape(name));
+        let at = |field: &str| format!("{}{field}", pointer_child("/mcpServers", name));
         let bad = |field: &str, message: String| {
             Error::new(ErrorKind::Input, format!("server `{name}`: {message}")).with_path(at(field))
         };
@@ -99,7 +84,7 @@ impl ServerConfig {
             Some(Value::String(_)) => Err(bad(&format!("/{field}"), format!("`{field}` is empty"))),
             Some(other) => Err(bad(
                 &format!("/{field}"),
-                format!("`{field}` must be a string, not {}", kind(other)),
+                format!("`{field}` must be a string, not {}", type_name(other)),
             )),
         };
         let table = |field: &str| -> Result<BTreeMap<String, String>> {
@@ -111,8 +96,8 @@ impl ServerConfig {
                         Value::String(s) => Ok((k.clone(), s.clone())),
                         Value::Number(_) | Value::Bool(_) => Ok((k.clone(), v.to_string())),
                         other => Err(bad(
-                            &format!("/{field}/{}", escape(k)),
-                            format!("`{field}.{k}` must be a string, not {}", kind(other)),
+                            &pointer_child(&format!("/{field}"), k),
+                            format!("`{field}.{k}` must be a string, not {}", type_name(other)),
                         )),
                     })
                     .collect(),
@@ -120,7 +105,7 @@ impl ServerConfig {
                     &format!("/{field}"),
                     format!(
                         "`{field}` must be an object of strings, not {}",
-                        kind(other)
+                        type_name(other)
                     ),
                 )),
             }
@@ -137,14 +122,17 @@ impl ServerConfig {
                             Value::Number(_) | Value::Bool(_) => Ok(item.to_string()),
                             other => Err(bad(
                                 &format!("/args/{i}"),
-                                format!("`args[{i}]` must be a string, not {}", kind(other)),
+                                format!("`args[{i}]` must be a string, not {}", type_name(other)),
                             )),
                         })
                         .collect::<Result<_>>()?,
                     Some(other) => {
                         return Err(bad(
                             "/args",
-                            format!("`args` must be an array of strings, not {}", kind(other)),
+                            format!(
+                                "`args` must be an array of strings, not {}",
+                                type_name(other)
+                            ),
                         ));
                     }
                 };
@@ -167,23 +155,23 @@ impl ServerConfig {
     }
 }
 
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// JSON-pointer escaping of one path segment.
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
-
-/// Named servers and how to reach them; see the [module docs](self).
+/// Named servers and how to reach them.
+///
+/// A [`HubConfig`] names servers and says how to reach each one
+/// ([`ServerConfig`]: a command to spawn, or a URL). It is built in code or
+/// read from the common `mcpServers` JSON layout that desktop clients use:
+///
+/// ```json
+/// {"mcpServers": {
+///   "time":  {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+///   "files": {"url": "http://localhost:8000/mcp", "headers": {"Authorization": "Bearer ..."}}
+/// }}
+/// ```
+///
+/// Parsing is pure serde and needs no feature; an error names the server and
+/// the field. Connecting ([`HubConfig::connect`]) needs the `rmcp` feature (and
+/// `rmcp-http` for URLs). Entries with `"disabled": true` are skipped; fields
+/// other clients add (`type`, `cwd`, `autoApprove`, ...) are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HubConfig {
     servers: Vec<(String, ServerConfig)>,
@@ -227,7 +215,7 @@ impl HubConfig {
                     ErrorKind::Input,
                     format!(
                         "`mcpServers` must be an object of named servers, not {}",
-                        kind(other)
+                        type_name(other)
                     ),
                 )
                 .with_path("/mcpServers"));
@@ -260,7 +248,10 @@ impl HubConfig {
     /// [`ErrorKind::Input`] for invalid JSON (with its line) or a malformed document.
     pub fn from_json_str(text: &str) -> Result<Self> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
-            Error::new(ErrorKind::Input, format!("invalid JSON: {e}")).with_line(e.line())
+            let line = e.line();
+            Error::new(ErrorKind::Input, "invalid JSON")
+                .with_line(line)
+                .with_source(e)
         })?;
         Self::from_value(&value)
     }
@@ -273,8 +264,7 @@ impl HubConfig {
     /// [`from_json_str`](Self::from_json_str), with the file named.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::new(ErrorKind::Io, e.to_string()).with_file(path))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(e, path))?;
         Self::from_json_str(&text).map_err(|e| e.with_file(path))
     }
 }

@@ -21,7 +21,7 @@ use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 pub const MAX_DESCRIPTION_BYTES: usize = 4096;
 
 /// Whether `c` is invisible in a rendered description and must not reach a model.
-pub fn is_invisible(c: char) -> bool {
+fn is_invisible(c: char) -> bool {
     if c == '\n' || c == '\t' {
         return false;
     }

@@ -3,10 +3,15 @@
 //! Every fallible function returns [`Error`]. Its [`kind`](Error::kind) says what
 //! went wrong; its [`Display`](std::fmt::Display) says where (a spec file and line,
 //! a path inside the spec, a JSON pointer into a schema, a tool or a call id) and
-//! reads as a sentence a person, or a model, can act on.
+//! reads as a sentence a person, or a model, can act on. What it wraps (a
+//! `serde_json`, `jsonschema`, I/O or MCP SDK error) is its
+//! [`source`](std::error::Error::source); the alternate form (`{:#}`) adds the
+//! chain of causes to the sentence.
 
+use std::error::Error as _;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What kind of failure an [`Error`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,7 +49,7 @@ pub struct Location {
     pub file: Option<PathBuf>,
     /// The 1-based line in `file`, where the parser knows it.
     pub line: Option<usize>,
-    /// A path inside the document: a spec path such as `results.media.image`, or a JSON pointer.
+    /// A path inside the document: a JSON pointer such as `/results/media/image`.
     pub path: Option<String>,
     /// The tool concerned (an exposed name or an MCP name).
     pub tool: Option<String>,
@@ -52,80 +57,154 @@ pub struct Location {
     pub call_id: Option<String>,
 }
 
-/// The library's error: a [`kind`](Error::kind), a message and a [`Location`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The cause an [`Error`] wraps.
+type Cause = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The library's error: a [`kind`](Error::kind), a message, a [`Location`] and
+/// the error it wraps, if any.
+#[derive(Clone)]
 pub struct Error {
+    inner: Box<Inner>,
+}
+
+#[derive(Clone)]
+struct Inner {
     kind: ErrorKind,
     message: String,
-    location: Box<Location>,
+    location: Location,
+    source: Option<Cause>,
 }
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// A new error of `kind` with `message` and no location.
+    /// A new error of `kind` with `message`, no location and no cause.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {
-            kind,
-            message: message.into(),
-            location: Box::default(),
+            inner: Box::new(Inner {
+                kind,
+                message: message.into(),
+                location: Location::default(),
+                source: None,
+            }),
         }
     }
 
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.inner.kind
     }
 
-    /// The message without its location.
+    /// The message, without its location or causes.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
 
     /// Where it happened.
     pub fn location(&self) -> &Location {
-        &self.location
+        &self.inner.location
+    }
+
+    /// Sets the error this one wraps (its [`source`](std::error::Error::source)).
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.inner.source = Some(Arc::new(source));
+        self
     }
 
     /// Sets the file.
     pub fn with_file(mut self, file: impl Into<PathBuf>) -> Self {
-        self.location.file = Some(file.into());
+        self.inner.location.file = Some(file.into());
         self
     }
 
     /// Sets the line (1-based).
     pub fn with_line(mut self, line: usize) -> Self {
-        self.location.line = Some(line);
+        self.inner.location.line = Some(line);
         self
     }
 
     /// Sets the path inside the document.
     pub fn with_path(mut self, path: impl Into<String>) -> Self {
-        self.location.path = Some(path.into());
+        self.inner.location.path = Some(path.into());
         self
     }
 
     /// Sets the tool.
     pub fn with_tool(mut self, tool: impl Into<String>) -> Self {
-        self.location.tool = Some(tool.into());
+        self.inner.location.tool = Some(tool.into());
         self
     }
 
     /// Sets the call id.
     pub fn with_call_id(mut self, call_id: impl Into<String>) -> Self {
-        self.location.call_id = Some(call_id.into());
+        self.inner.location.call_id = Some(call_id.into());
         self
+    }
+
+    /// The same error with another message (kind, location and cause kept).
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+    pub(crate) fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.inner.message = message.into();
+        self
+    }
+
+    /// The message followed by each cause (`message: cause: cause`), without
+    /// the location: what a model is told when a call fails.
+    pub(crate) fn message_with_causes(&self) -> String {
+        let mut out = self.inner.message.clone();
+        push_causes(&mut out, self.source());
+        out
     }
 
     pub(crate) fn input(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Input, message)
     }
+
+    pub(crate) fn spec(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Spec, message)
+    }
+
+    pub(crate) fn io(source: std::io::Error, file: impl Into<PathBuf>) -> Self {
+        let file = file.into();
+        Self::new(ErrorKind::Io, format!("cannot read {}", file.display()))
+            .with_source(source)
+            .with_file(file)
+    }
 }
 
+/// Appends `: cause` for each error in the chain starting at `source`,
+/// skipping a cause whose text the message already ends with.
+fn push_causes(out: &mut String, mut source: Option<&(dyn std::error::Error + 'static)>) {
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !text.is_empty() && !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = cause.source();
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("Error");
+        s.field("kind", &self.inner.kind)
+            .field("message", &self.inner.message);
+        if self.inner.location != Location::default() {
+            s.field("location", &self.inner.location);
+        }
+        if let Some(source) = &self.inner.source {
+            s.field("source", source);
+        }
+        s.finish()
+    }
+}
+
+/// `file:line: at /path: tool `t`: call `c`: message`; with `{:#}`, the causes follow.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let loc = &self.location;
+        let loc = &self.inner.location;
         if let Some(file) = &loc.file {
             write!(f, "{}", file.display())?;
             if let Some(line) = loc.line {
@@ -142,8 +221,52 @@ impl fmt::Display for Error {
         if let Some(call_id) = &loc.call_id {
             write!(f, "call `{call_id}`: ")?;
         }
-        f.write_str(&self.message)
+        if f.alternate() {
+            f.write_str(&self.message_with_causes())
+        } else {
+            f.write_str(&self.inner.message)
+        }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner
+            .source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_its_cause() {
+        let cause = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let err = Error::input("the arguments are not valid JSON")
+            .with_source(cause)
+            .with_tool("t");
+        assert!(err.source().is_some());
+        assert_eq!(
+            err.to_string(),
+            "tool `t`: the arguments are not valid JSON"
+        );
+        assert_eq!(
+            format!("{err:#}"),
+            "tool `t`: the arguments are not valid JSON: EOF while parsing an object at line 1 column 1"
+        );
+        assert_eq!(
+            err.message_with_causes(),
+            "the arguments are not valid JSON: EOF while parsing an object at line 1 column 1"
+        );
+    }
+
+    #[test]
+    fn a_cause_the_message_already_ends_with_is_not_repeated() {
+        let io = std::io::Error::other("disk on fire");
+        let err = Error::new(ErrorKind::Io, "reading x: disk on fire").with_source(io);
+        assert_eq!(err.message_with_causes(), "reading x: disk on fire");
+    }
+}

@@ -1,37 +1,77 @@
-//! Bounds on the nesting of JSON values the library copies or renders.
+//! JSON helpers shared by every stage: nesting bounds, pointers, type names.
 //!
 //! `serde_json` clones, serializes and drops values recursively, one stack
 //! frame (or several) per level. Text parsed by `serde_json` is at most 128
 //! levels deep, but a value built in memory (an in-process server's tool, a
 //! result assembled by a hook) can be nested arbitrarily deep. The library
 //! measures nesting iteratively before it copies a value of unknown origin,
-//! and refuses what is deeper than [`MAX_NESTING`].
+//! and refuses what is deeper than 256.
 
 use serde_json::Value;
 
 /// Deepest nesting of arrays and objects the library copies or renders: a
 /// tool's schemas, call arguments, `structuredContent`, unknown content
-/// blocks. The same bound as the strict converter's.
-pub const MAX_NESTING: usize = 256;
+/// blocks, and schemas given to the strict converter.
+pub(crate) const MAX_NESTING: usize = 256;
 
 /// Whether `value` has an array or object nested more than `cap` levels deep
 /// (the value itself, if a container, is level 1). Iterative: safe on any depth.
 pub(crate) fn deeper_than(value: &Value, cap: usize) -> bool {
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
-    while let Some((value, level)) = stack.pop() {
-        let is_container = |c: &&Value| matches!(c, Value::Array(_) | Value::Object(_));
+    first_too_deep(value, cap).is_some()
+}
+
+/// The JSON pointer of the first container (in document order) nested more
+/// than `cap` levels deep, if any. Runs with an explicit stack in time linear
+/// in the size of `value`; names are only kept for containers, so wide
+/// values stay cheap.
+pub(crate) fn first_too_deep(value: &Value, cap: usize) -> Option<String> {
+    enum Frame<'a> {
+        Object(serde_json::map::Iter<'a>),
+        Array(std::iter::Enumerate<std::slice::Iter<'a, Value>>),
+    }
+    enum Token<'a> {
+        Key(&'a str),
+        Index(usize),
+    }
+    fn frame(value: &Value) -> Option<Frame<'_>> {
         match value {
-            Value::Array(_) | Value::Object(_) if level > cap => return true,
-            Value::Array(items) => {
-                stack.extend(items.iter().filter(is_container).map(|c| (c, level + 1)))
-            }
-            Value::Object(map) => {
-                stack.extend(map.values().filter(is_container).map(|c| (c, level + 1)))
-            }
-            _ => {}
+            Value::Object(map) => Some(Frame::Object(map.iter())),
+            Value::Array(items) => Some(Frame::Array(items.iter().enumerate())),
+            _ => None,
         }
     }
-    false
+    let mut frames: Vec<Frame<'_>> = frame(value).into_iter().collect();
+    if cap == 0 && !frames.is_empty() {
+        return Some(String::new());
+    }
+    let mut tokens: Vec<Token<'_>> = Vec::new();
+    while let Some(top) = frames.last_mut() {
+        let next = match top {
+            Frame::Object(iter) => iter.next().map(|(k, v)| (Token::Key(k), v)),
+            Frame::Array(iter) => iter.next().map(|(i, v)| (Token::Index(i), v)),
+        };
+        let Some((token, child)) = next else {
+            frames.pop();
+            tokens.pop();
+            continue;
+        };
+        let Some(child_frame) = frame(child) else {
+            continue;
+        };
+        tokens.push(token);
+        if frames.len() >= cap {
+            let mut pointer = String::new();
+            for token in &tokens {
+                match token {
+                    Token::Key(key) => push_pointer_segment(&mut pointer, key),
+                    Token::Index(i) => push_pointer_segment(&mut pointer, &i.to_string()),
+                }
+            }
+            return Some(pointer);
+        }
+        frames.push(child_frame);
+    }
+    None
 }
 
 /// Drops a value of any depth without recursion.
@@ -53,6 +93,39 @@ pub(crate) fn dismantle(value: Value) {
     }
 }
 
+/// Appends `/segment` to a JSON pointer, escaping `~` and `/` (RFC 6901).
+pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
+    pointer.push('/');
+    for c in segment.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
+/// `pointer` with `/segment` appended (see [`push_pointer_segment`]).
+pub(crate) fn pointer_child(pointer: &str, segment: &str) -> String {
+    let mut out = String::with_capacity(pointer.len() + segment.len() + 1);
+    out.push_str(pointer);
+    push_pointer_segment(&mut out, segment);
+    out
+}
+
+/// What a value is, for messages: `null`, `a boolean`, `a number`,
+/// `a string`, `an array`, `an object`.
+pub(crate) fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,6 +138,18 @@ mod tests {
         assert!(!deeper_than(&json!([]), 1));
         assert!(!deeper_than(&json!({"a": [1, {"b": 2}]}), 3));
         assert!(deeper_than(&json!({"a": [1, {"b": {}}]}), 3));
+    }
+
+    #[test]
+    fn names_the_first_place_too_deep() {
+        let value = json!({"ok": [1], "a/b": [{"c~": {"d": []}}]});
+        assert_eq!(first_too_deep(&value, 3).as_deref(), Some("/a~1b/0/c~0"));
+        assert_eq!(first_too_deep(&value, 5), None);
+    }
+
+    #[test]
+    fn pointers_escape() {
+        assert_eq!(pointer_child("/a", "b/c~d"), "/a/b~1c~0d");
     }
 
     #[test]

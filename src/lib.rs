@@ -1,35 +1,40 @@
 //! # mcp-adapters
 //!
-//! Connects MCP (Model Context Protocol) tools to LLM tool calling. Given the
-//! tools of one or more MCP servers and a model's responses, the library
+//! Connects MCP (Model Context Protocol) tools to LLM tool calling. You hold
+//! one or more MCP servers and talk to a model through some provider's API;
+//! given the servers' tools and the model's responses, this crate lists the
+//! tools in the provider's format, reads the calls out of each response, runs
+//! them through a governed pipeline and answers every one in the provider's
+//! result shape. It never calls an LLM: you send the requests with your own
+//! HTTP client.
 //!
-//! 1. lists the tools in a provider's format ([`Provider::list_tools`]), under
-//!    names every provider accepts ([`toolset`]), with descriptions cleaned of
-//!    invisible characters ([`describe`]) and, where the provider has a strict
-//!    mode, strict schemas whose optional properties became nullable ([`strict`]);
-//! 2. reads the tool calls out of a model response ([`Provider::extract_calls`]),
-//!    answering calls to unknown tools or with non-object arguments with an
-//!    error, and sending nothing for them;
-//! 3. runs the other calls through a governed pipeline: policy, approval,
-//!    validation, hooks, per-call timeout, concurrency limit ([`exec`]);
-//! 4. answers every call, in the model's order, in the provider's result shape,
-//!    media included ([`Provider::answer`], [`media`]).
+//! Everything that differs between providers (Anthropic Messages, OpenAI Chat
+//! Completions and Responses, Gemini, Bedrock Converse, Mistral, Ollama, and
+//! any provider you describe) lives in YAML specs, loaded once into a
+//! [`Registry`] and interpreted by one generic engine.
 //!
-//! It never calls an LLM: you send the requests with your own HTTP client.
+//! ## The pipeline, in order
 //!
-//! Everything that differs between providers lives in YAML specs (built in:
-//! `anthropic`, `openai-chat`, `openai-responses`, `gemini`, and more), loaded
-//! once into a [`Registry`] and interpreted by one generic engine; a folder of
-//! your own specs adds or replaces providers ([`Registry::with_dir`]).
+//! | step | what | where |
+//! |---|---|---|
+//! | 1 | the servers' tools, as MCP sends them | [`Tool`], [`parse_tools_list`], the [`mcp`] model |
+//! | 2 | the tools a model is offered, under names every provider accepts | [`ToolSet`] |
+//! | 3 | a provider's wire format | [`Registry::builtin`], [`Registry::with_dir`], [`Provider`] |
+//! | 4 | the `tools` request parameter, strict schemas and their null paths | [`Provider::list_tools`] → [`Listing`] |
+//! | 5 | the calls in a model response; unknown tools and bad arguments answered, never sent | [`Provider::extract_calls`] → [`Extracted`] |
+//! | 6 | running calls under a policy, concurrently, each with a timeout | [`Source`], [`Policy`], [`ExecOptions`] |
+//! | 7 | answering every call, in the model's order, in the provider's shape | [`Provider::answer`], [`Execution`] |
+//!
+//! Steps 1–5 and 7 are pure functions over JSON values; step 6 is async and
+//! talks to servers through the [`Server`] trait: [`InProcessServer`] for Rust
+//! closures, and (feature `rmcp`) [`McpClient`] for real stdio or HTTP servers,
+//! started from an `mcpServers` file with [`HubConfig`]. The strict-schema
+//! converter is usable on its own ([`strict`]).
 //!
 //! ## The pure functions
 //!
 //! ```
-//! use mcp_adapters::listing::ListOptions;
-//! use mcp_adapters::mcp::{CallToolResult, Tool};
-//! use mcp_adapters::results::{Outcome, ResultOptions};
-//! use mcp_adapters::spec::Registry;
-//! use mcp_adapters::toolset::ToolSet;
+//! use mcp_adapters::{CallToolResult, ListOptions, Outcome, Registry, ResultOptions, Tool, ToolSet};
 //! use serde_json::json;
 //!
 //! let tools = vec![Tool::new(
@@ -40,48 +45,110 @@
 //! let toolset = ToolSet::client().server("notes", tools).build()?;
 //! let provider = Registry::builtin()?.get("openai-chat")?;
 //!
-//! // 1. The `tools` request parameter.
+//! // The `tools` request parameter.
 //! let listing = provider.list_tools(&toolset, &ListOptions::new())?;
 //! assert_eq!(listing.tools[0]["function"]["strict"], true);
 //!
-//! // 2. The model called the tool (strict mode made it send `null` for `limit`).
+//! // The model called the tool (strict mode made it send `null` for `limit`).
 //! let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
 //!     {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"rust\", \"limit\": null}"}}
 //! ]}}]});
-//! let extracted = provider.extract_calls(&response, &toolset, &listing.null_paths)?;
+//! let extracted = provider.extract_calls(&response, &listing)?;
 //! let call = &extracted.calls[0];
 //! assert_eq!(call.arguments, json!({"q": "rust"}).as_object().unwrap().clone());
 //!
-//! // 3. Run it against the server yourself (or let `exec` do it), then 4. answer.
+//! // Run it against the server yourself (or let a `Source` do it), then answer.
 //! let result = CallToolResult::text("2 notes found");
-//! let answer = provider.answer(call.call_id.as_deref(), &call.exposed_name, Outcome::Result(&result), &ResultOptions::default())?;
+//! let answer = provider.answer(call.call_id.as_deref(), &call.exposed_name, Outcome::Completed(&result), &ResultOptions::new())?;
 //! assert_eq!(answer, json!({"role": "tool", "tool_call_id": "call_1", "content": "2 notes found"}));
 //! # Ok::<(), mcp_adapters::Error>(())
 //! ```
 //!
-//! For the whole agent loop (listing from live servers, concurrent governed
-//! execution, halting, taint across turns) see [`exec`].
+//! ## The agent loop
+//!
+//! ```
+//! use mcp_adapters::{CallToolResult, ExecOptions, InProcessServer, ListOptions, Policy, Registry, Source, Status, Tool};
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let weather = InProcessServer::new().tool(
+//!     Tool::new("forecast", "Weather forecast", json!({"type": "object", "properties": {"city": {"type": "string"}}})),
+//!     |args, _ctx| async move { Ok(CallToolResult::text(format!("Sunny in {}", args["city"]))) },
+//! );
+//! let hub = Source::hub()
+//!     .server("weather", weather)
+//!     .policy(Policy::new().allow("weather/*")?)
+//!     .build()?;
+//! let provider = Registry::builtin()?.get("anthropic")?;
+//! let listing = hub.tools(provider, &ListOptions::new()).await?;
+//! assert_eq!(listing.tools[0]["name"], "weather__forecast");
+//!
+//! // ... send listing.tools to the model; it answers with a tool_use block:
+//! let response = json!({"content": [
+//!     {"type": "tool_use", "id": "toolu_1", "name": "weather__forecast", "input": {"city": "Oslo"}}
+//! ]});
+//! let run = hub.execute_tool_calls(provider, &response, &listing, &ExecOptions::new()).await?;
+//! assert_eq!(run.status, Status::Ok);
+//! assert_eq!(run.results[0]["content"][0]["text"], "Sunny in \"Oslo\"");
+//! // next user turn: {"role": "user", "content": run.results}
+//! # Ok::<(), mcp_adapters::Error>(())
+//! # }).unwrap();
+//! ```
+//!
+//! ## Errors
+//!
+//! Every fallible function returns [`Error`]: a [`kind`](Error::kind), a
+//! message, a [`Location`] (spec file and line, JSON pointer, tool, call id)
+//! and the error it wraps as its [`source`](std::error::Error::source). Bad
+//! input never panics; calls that cannot run are answered with an error the
+//! model can read.
+//!
+//! ## Cargo features
+//!
+//! None by default. `rmcp` adds [`McpClient`] (stdio servers through the
+//! official Rust SDK), `rmcp-http` its streamable HTTP transport, `cli` the
+//! `mcp-adapters` command.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod calls;
+mod calls;
 #[cfg(feature = "rmcp")]
-pub mod client;
-pub mod config;
-pub mod describe;
-pub mod error;
-pub mod exec;
-pub mod json;
-pub mod listing;
+mod client;
+mod config;
+mod describe;
+mod error;
+mod exec;
+mod json;
+mod listing;
 pub mod mcp;
-pub mod media;
-pub mod results;
-pub mod spec;
+mod media;
+mod results;
+mod spec;
 pub mod strict;
-pub mod toolset;
+mod toolset;
 
+pub use calls::{Extracted, RejectedCall, ToolCall};
 #[cfg(feature = "rmcp")]
 pub use client::{ClientOptions, McpClient};
 pub use config::{HubConfig, ServerConfig};
+pub use describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
 pub use error::{Error, ErrorKind, Location, Result};
-pub use spec::{Provider, Registry};
+pub use exec::{
+    Action, Approval, ApprovalRequest, Approver, BoxFuture, CallContext, CallRecord,
+    DEFAULT_CALL_TIMEOUT, ExecOptions, Execution, Hooks, InProcessServer, Policy, Progress,
+    ProgressFn, Server, Source, SourceBuilder, Status, ToolsPage,
+};
+pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode};
+pub use mcp::{CallToolResult, Content, Tool, parse_tools_list};
+pub use results::{Outcome, ResultOptions, Shape, StructuredMode};
+pub use spec::{Provider, Registry, SpecFile, SpecKind};
+pub use toolset::{
+    DropReason, Dropped, ExposedTool, FailedServer, Rename, RenameReason, ToolSet, ToolSetBuilder,
+    ToolsetReport,
+};
+
+/// The README's examples, compiled as doc tests (they use the `rmcp` feature).
+#[cfg(all(doctest, feature = "rmcp"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,15 +1,7 @@
 //! Tool listing: a [`ToolSet`] in a provider's tool-definition format.
-//!
-//! Only the toolset's tools are emitted, in its order (PO-7), under their
-//! exposed names, with descriptions cleaned of invisible characters and capped
-//! at 4 KiB (PI-1). Where the spec has a strict section, schemas are converted
-//! to the provider's strict subset according to the [`StrictMode`]; the
-//! resulting null paths come back per exposed name, to be handed to call
-//! extraction so that the `null`s strict mode makes the model send are removed
-//! before a call reaches its server.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 
 use serde::Serialize;
@@ -17,6 +9,7 @@ use serde_json::Value;
 
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
+use crate::spec::plan::{MissingDescription, OptionEffect};
 use crate::spec::template::Var;
 use crate::spec::{Provider, merge_object};
 use crate::strict::{self, NullPath};
@@ -28,6 +21,7 @@ pub type NullPaths = BTreeMap<String, Vec<NullPath>>;
 /// How strict-mode schemas are used, for specs that have strict rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StrictMode {
     /// Converted tools are strict; a tool that cannot be converted is sent
     /// non-strict with its original schema and reported as a fallback.
@@ -55,8 +49,9 @@ impl FromStr for StrictMode {
     }
 }
 
-/// Options for [`Provider::list_tools`].
+/// Options for [`Provider::list_tools`] and [`Source::tools`](crate::Source::tools).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ListOptions {
     strict: Option<StrictMode>,
     options: BTreeMap<String, String>,
@@ -83,6 +78,7 @@ impl ListOptions {
 
 /// A tool whose schema could not be made strict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct StrictIssue {
     /// The tool's exposed name.
     pub exposed_name: String,
@@ -97,7 +93,16 @@ pub struct StrictIssue {
 }
 
 /// What a listing changed or left out, and why.
+///
+/// Only the toolset's tools are emitted, in its order (PO-7), under their
+/// exposed names, with descriptions cleaned of invisible characters and capped
+/// at 4 KiB (PI-1). Where the spec has a strict section, schemas are converted
+/// to the provider's strict subset according to the [`StrictMode`]; the
+/// resulting null paths come back per exposed name, to be handed to call
+/// extraction so that the `null`s strict mode makes the model send are removed
+/// before a call reaches its server.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ListingReport {
     /// The toolset's renames, drops and failed servers.
     #[serde(flatten)]
@@ -108,8 +113,15 @@ pub struct ListingReport {
     pub excluded: Vec<StrictIssue>,
 }
 
-/// A provider's tool definitions for a toolset.
-#[derive(Debug, Clone, Default, Serialize)]
+/// What a model is offered: a provider's tool definitions for a toolset.
+///
+/// Send [`tools`](Self::tools) in the request; hand the listing back when
+/// the model answers ([`Provider::extract_calls`],
+/// [`Source::execute_tool_calls`](crate::Source::execute_tool_calls)): calls
+/// resolve against its toolset only, and the `null`s its strict schemas made
+/// the model send are stripped by its null paths.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Listing {
     /// The tool definitions, in the toolset's order.
     pub tools: Vec<Value>,
@@ -117,6 +129,29 @@ pub struct Listing {
     pub null_paths: NullPaths,
     /// What was changed or left out.
     pub report: ListingReport,
+    #[serde(skip)]
+    toolset: ToolSet,
+    #[serde(skip)]
+    provider: String,
+    #[serde(skip)]
+    strict: BTreeSet<String>,
+}
+
+impl Listing {
+    /// The toolset the definitions were made from: the tools the model may call.
+    pub fn toolset(&self) -> &ToolSet {
+        &self.toolset
+    }
+
+    /// The id of the provider the listing is in the format of.
+    pub fn provider_id(&self) -> &str {
+        &self.provider
+    }
+
+    /// Whether the tool exposed as `name` was listed with a strict schema.
+    pub fn is_strict(&self, name: &str) -> bool {
+        self.strict.contains(name)
+    }
 }
 
 impl Provider {
@@ -134,11 +169,15 @@ impl Provider {
             .or(self.strict.as_ref().map(|s| s.default))
             .unwrap_or(StrictMode::Off);
         let mut listing = Listing {
+            tools: Vec::with_capacity(toolset.len()),
+            null_paths: NullPaths::new(),
             report: ListingReport {
                 toolset: toolset.report().clone(),
                 ..Default::default()
             },
-            ..Default::default()
+            toolset: toolset.clone(),
+            provider: self.id().to_owned(),
+            strict: BTreeSet::new(),
         };
         for tool in toolset.tools() {
             if let Some(def) = self.definition(tool, mode, &mut listing)? {
@@ -156,10 +195,7 @@ impl Provider {
         Ok(listing)
     }
 
-    fn option_effects(
-        &self,
-        options: &ListOptions,
-    ) -> Result<Vec<&crate::spec::plan::OptionEffect>> {
+    fn option_effects(&self, options: &ListOptions) -> Result<Vec<&OptionEffect>> {
         options
             .options
             .iter()
@@ -212,8 +248,8 @@ impl Provider {
                             exposed_name: tool.exposed_name.clone(),
                             server_id: tool.server_id.clone(),
                             tool: tool.tool.name.clone(),
-                            path: err.pointer.clone(),
-                            reason: err.reason.to_string(),
+                            path: err.pointer().to_owned(),
+                            reason: err.kind().to_string(),
                         };
                         if mode == StrictMode::On {
                             tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
@@ -230,10 +266,11 @@ impl Provider {
             }
             _ => (Cow::Borrowed(original), false),
         };
+        let missing = self.tools.missing_description;
         let description = match tool.tool.description.as_deref() {
             Some(d) => Some(sanitize_description(d))
-                .filter(|d| !(self.tools.omit_blank_description && d.trim().is_empty())),
-            None if self.tools.empty_description => Some(Cow::Borrowed("")),
+                .filter(|d| !(missing == MissingDescription::OmitBlank && d.trim().is_empty())),
+            None if missing == MissingDescription::EmptyString => Some(Cow::Borrowed("")),
             None => None,
         };
         let strict_flag = Value::Bool(strict);
@@ -249,6 +286,9 @@ impl Provider {
         let title = tool.tool.title.as_deref().map(sanitize_description);
         if let Some(t) = &title {
             vars.push(("title", Var::Str(t)));
+        }
+        if strict {
+            listing.strict.insert(tool.exposed_name.clone());
         }
         self.tools.definition.render(vars.as_slice()).map(Some).map_err(|missing| {
             Error::new(

@@ -97,7 +97,9 @@ pub fn parse_tools_list(value: Value) -> Result<Vec<Tool>> {
         .enumerate()
         .map(|(i, item)| {
             serde_json::from_value(item).map_err(|e| {
-                Error::input(format!("malformed tool: {e}")).with_path(format!("/tools/{i}"))
+                Error::input("malformed tool")
+                    .with_path(format!("/tools/{i}"))
+                    .with_source(e)
             })
         })
         .collect()

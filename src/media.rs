@@ -1,28 +1,14 @@
 //! Shaping results for a model (PI-2), before any provider mapping.
-//!
-//! Models accept few media types. With `shape: llm` (the default) the
-//! provider-independent stage below turns everything a model cannot take into
-//! a text placeholder, so no provider ever receives a payload it would reject:
-//!
-//! | content | kept when | otherwise |
-//! |---|---|---|
-//! | `image` | JPEG, PNG, GIF or WebP with valid base64 | `[image: image/svg+xml, 1024 bytes]` |
-//! | `audio` | WAV, MP3, Ogg, WebM or FLAC with valid base64 | `[audio: audio/aac, 1024 bytes]` |
-//! | embedded blob | an accepted image type with valid base64 | `[resource: file:///a.pdf, application/pdf, 1024 bytes]` |
-//!
-//! Sizes are the decoded sizes, computed from the base64 text without decoding
-//! it. Invalid base64 reads `[image: image/png, invalid base64]`. The same text
-//! forms are what a provider's media table falls back to for content it does
-//! not map.
 
 use std::borrow::Cow;
 
 use crate::mcp::{Content, ResourceContents};
 
 /// Image types every built-in provider accepts inline.
-pub const MODEL_IMAGE_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
+pub(crate) const MODEL_IMAGE_TYPES: &[&str] =
+    &["image/jpeg", "image/png", "image/gif", "image/webp"];
 /// Audio types a model may be given.
-pub const MODEL_AUDIO_TYPES: &[&str] = &[
+pub(crate) const MODEL_AUDIO_TYPES: &[&str] = &[
     "audio/wav",
     "audio/mpeg",
     "audio/ogg",
@@ -32,7 +18,7 @@ pub const MODEL_AUDIO_TYPES: &[&str] = &[
 
 /// The MIME type's essence, lower-cased, with common aliases folded
 /// (`image/jpg` → `image/jpeg`, `audio/x-wav` → `audio/wav`, `audio/mp3` → `audio/mpeg`).
-pub fn normalize_mime(mime: &str) -> Cow<'_, str> {
+pub(crate) fn normalize_mime(mime: &str) -> Cow<'_, str> {
     let essence = mime.split(';').next().unwrap_or_default().trim();
     let lower: Cow<'_, str> = if essence.bytes().any(|b| b.is_ascii_uppercase()) {
         Cow::Owned(essence.to_ascii_lowercase())
@@ -50,7 +36,7 @@ pub fn normalize_mime(mime: &str) -> Cow<'_, str> {
 
 /// The decoded length of standard base64 text (padding optional), or `None` if
 /// it is not valid base64. Runs in one pass without decoding.
-pub fn base64_decoded_len(data: &str) -> Option<usize> {
+pub(crate) fn base64_decoded_len(data: &str) -> Option<usize> {
     let bytes = data.as_bytes();
     let body = bytes
         .strip_suffix(b"==")
@@ -74,10 +60,6 @@ pub fn base64_decoded_len(data: &str) -> Option<usize> {
 }
 
 /// `[image: image/png, 1024 bytes]`, or `[image: image/png, invalid base64]`.
-pub fn media_placeholder(kind: &str, mime: &str, data: &str) -> String {
-    sized_placeholder(kind, mime, base64_decoded_len(data))
-}
-
 fn sized_placeholder(kind: &str, mime: &str, size: Option<usize>) -> String {
     match size {
         Some(n) => format!("[{kind}: {mime}, {n} bytes]"),
@@ -108,10 +90,6 @@ impl Measured {
 }
 
 /// The standard text form of a content block, used where nothing richer applies.
-pub fn text_form(content: &Content) -> Cow<'_, str> {
-    text_form_measured(content, Measured::of(content))
-}
-
 pub(crate) fn text_form_measured(content: &Content, measured: Measured) -> Cow<'_, str> {
     let size = measured.size();
     match content {
@@ -149,10 +127,6 @@ fn accepted(mime: &str, types: &[&str], measured: Measured) -> bool {
 
 /// Whether a content block can reach a model as it is, or must become a
 /// placeholder first (the table in the [module docs](self)).
-pub fn fits_model(content: &Content) -> bool {
-    fits_model_measured(content, Measured::of(content))
-}
-
 pub(crate) fn fits_model_measured(content: &Content, measured: Measured) -> bool {
     match content {
         Content::Image(m) => accepted(&m.mime_type, MODEL_IMAGE_TYPES, measured),
@@ -202,11 +176,11 @@ mod tests {
     #[test]
     fn placeholders() {
         assert_eq!(
-            media_placeholder("image", "image/svg+xml", "QUJD"),
+            sized_placeholder("image", "image/svg+xml", base64_decoded_len("QUJD")),
             "[image: image/svg+xml, 3 bytes]"
         );
         assert_eq!(
-            media_placeholder("image", "image/png", "!!"),
+            sized_placeholder("image", "image/png", base64_decoded_len("!!")),
             "[image: image/png, invalid base64]"
         );
     }

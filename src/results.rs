@@ -1,28 +1,4 @@
 //! Answering calls: an MCP result, or a failure, in a provider's result shape.
-//!
-//! Two stages. First the result is shaped for a model ([`Shape::Llm`], the
-//! default; see [`media`](crate::media)): content no model takes becomes a text
-//! placeholder. Then the provider's media table maps each content block to a
-//! text part, a block in the content list, or an attachment beside it, and the
-//! spec's envelope wraps the lot, keyed by the call's id.
-//!
-//! A failed call (denied, timed out, unknown tool, ...) and a result with
-//! `isError: true` are both answered as errors, marked the way the spec says:
-//! a flag, a separate envelope, or a text prefix such as `Error: `.
-//!
-//! # Limits
-//!
-//! Every result that deserializes is answered; nothing in it is fetched,
-//! decoded or executed:
-//!
-//! - base64 is validated and measured without being decoded; invalid base64
-//!   becomes a placeholder (`[image: image/png, invalid base64]`);
-//! - a content block of unknown (or malformed known) type becomes
-//!   `[unsupported content: <type>]`;
-//! - `structuredContent` may be any JSON value (an object, a string, a list);
-//!   nested deeper than [`MAX_NESTING`] (256)
-//!   levels it is answered with a placeholder instead of being copied;
-//! - `resource_link` URIs are passed to the model as text, never fetched.
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -35,12 +11,13 @@ use crate::json::{MAX_NESTING, deeper_than};
 use crate::mcp::{CallToolResult, Content};
 use crate::media::{Measured, fits_model_measured, normalize_mime, text_form_measured};
 use crate::spec::Provider;
-use crate::spec::plan::{ContentForm, MediaAction, MediaKind, MediaRule};
-use crate::spec::template::{Missing, Var, Vars, render_string};
+use crate::spec::plan::{ContentForm, MediaAction, MediaKind, MediaRule, StructuredRender};
+use crate::spec::template::{Missing, Template, Var, Vars, render_string};
 
 /// How `structuredContent` is used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StructuredMode {
     /// Only when `content` is empty (servers usually repeat it as text).
     #[default]
@@ -71,8 +48,24 @@ impl std::str::FromStr for StructuredMode {
 }
 
 /// Whether results are shaped for a model before the provider mapping.
+///
+/// Models accept few media types. With `shape: llm` (the default) the
+/// provider-independent stage below turns everything a model cannot take into
+/// a text placeholder, so no provider ever receives a payload it would reject:
+///
+/// | content | kept when | otherwise |
+/// |---|---|---|
+/// | `image` | JPEG, PNG, GIF or WebP with valid base64 | `[image: image/svg+xml, 1024 bytes]` |
+/// | `audio` | WAV, MP3, Ogg, WebM or FLAC with valid base64 | `[audio: audio/aac, 1024 bytes]` |
+/// | embedded blob | an accepted image type with valid base64 | `[resource: file:///a.pdf, application/pdf, 1024 bytes]` |
+///
+/// Sizes are the decoded sizes, computed from the base64 text without decoding
+/// it. Invalid base64 reads `[image: image/png, invalid base64]`. The same text
+/// forms are what a provider's media table falls back to for content it does
+/// not map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Shape {
     /// Media no model takes become text placeholders first (PI-2).
     #[default]
@@ -81,35 +74,59 @@ pub enum Shape {
     None,
 }
 
-/// Options for [`Provider::answer`].
+/// Options for [`Provider::answer`] (and, through
+/// [`ExecOptions::results`](crate::ExecOptions::results), for execution).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ResultOptions {
-    /// How `structuredContent` is used; the spec's default when `None`.
-    pub structured: Option<StructuredMode>,
-    /// Whether to shape for a model first.
-    pub shape: Shape,
-    /// Put before the text of an error answer; the spec's prefix when `None`.
-    pub error_prefix: Option<String>,
+    pub(crate) structured: Option<StructuredMode>,
+    pub(crate) shape: Shape,
+    pub(crate) error_prefix: Option<String>,
+}
+
+impl ResultOptions {
+    /// The spec's structured mode and error prefix; results shaped for a model.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How `structuredContent` is used (the spec's default otherwise).
+    pub fn structured(mut self, mode: StructuredMode) -> Self {
+        self.structured = Some(mode);
+        self
+    }
+
+    /// Whether results are shaped for a model first ([`Shape::Llm`] by default).
+    pub fn shape(mut self, shape: Shape) -> Self {
+        self.shape = shape;
+        self
+    }
+
+    /// Put before the text of an error answer (the spec's prefix otherwise).
+    pub fn error_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.error_prefix = Some(prefix.into());
+        self
+    }
 }
 
 /// What a call came to.
 #[derive(Debug, Clone, Copy)]
 pub enum Outcome<'a> {
     /// The server answered (possibly with `isError: true`).
-    Result(&'a CallToolResult),
-    /// The call failed or was never sent.
-    Error(&'a Error),
+    Completed(&'a CallToolResult),
+    /// The call failed or was never sent; the model is told why.
+    Failed(&'a Error),
 }
 
 impl<'a> From<&'a CallToolResult> for Outcome<'a> {
     fn from(r: &'a CallToolResult) -> Self {
-        Outcome::Result(r)
+        Outcome::Completed(r)
     }
 }
 
 impl<'a> From<&'a Error> for Outcome<'a> {
     fn from(e: &'a Error) -> Self {
-        Outcome::Error(e)
+        Outcome::Failed(e)
     }
 }
 
@@ -129,6 +146,30 @@ impl Provider {
     /// # Errors
     ///
     /// [`ErrorKind::Input`] when the spec's envelope needs a call id and none is given.
+    ///
+    /// Two stages. First the result is shaped for a model ([`Shape::Llm`], the
+    /// default; see [`Shape`]): content no model takes becomes a text
+    /// placeholder. Then the provider's media table maps each content block to a
+    /// text part, a block in the content list, or an attachment beside it, and the
+    /// spec's envelope wraps the lot, keyed by the call's id.
+    ///
+    /// A failed call (denied, timed out, unknown tool, ...) and a result with
+    /// `isError: true` are both answered as errors, marked the way the spec says:
+    /// a flag, a separate envelope, or a text prefix such as `Error: `.
+    ///
+    /// # Limits
+    ///
+    /// Every result that deserializes is answered; nothing in it is fetched,
+    /// decoded or executed:
+    ///
+    /// - base64 is validated and measured without being decoded; invalid base64
+    ///   becomes a placeholder (`[image: image/png, invalid base64]`);
+    /// - a content block of unknown (or malformed known) type becomes
+    ///   `[unsupported content: <type>]`;
+    /// - `structuredContent` may be any JSON value (an object, a string, a list);
+    ///   nested deeper than 256
+    ///   levels it is answered with a placeholder instead of being copied;
+    /// - `resource_link` URIs are passed to the model as text, never fetched.
     pub fn answer(
         &self,
         call_id: Option<&str>,
@@ -137,8 +178,11 @@ impl Provider {
         options: &ResultOptions,
     ) -> Result<Value> {
         let (parts, is_error) = match outcome {
-            Outcome::Result(result) => (self.result_parts(result, options), result.is_error),
-            Outcome::Error(err) => (vec![Part::Text(Cow::Owned(err.message().to_owned()))], true),
+            Outcome::Completed(result) => (self.result_parts(result, options), result.is_error),
+            Outcome::Failed(err) => (
+                vec![Part::Text(Cow::Owned(err.message_with_causes()))],
+                true,
+            ),
         };
         self.envelope(call_id, exposed_name, parts, is_error, options)
     }
@@ -148,7 +192,7 @@ impl Provider {
         result: &'a CallToolResult,
         options: &ResultOptions,
     ) -> Vec<Part<'a>> {
-        let mode = options.structured.unwrap_or(self.results.structured);
+        let mode = options.structured.unwrap_or(self.results.structured.mode);
         let structured = result.structured_content.as_ref().filter(|_| match mode {
             StructuredMode::Auto => result.content.is_empty(),
             StructuredMode::Prefer | StructuredMode::Append => true,
@@ -193,7 +237,7 @@ impl Provider {
             content,
             measured: &measured,
         };
-        self.apply_rules(kind, mime, &vars)
+        self.apply_media_rules(kind, mime, &vars)
             .unwrap_or_else(|| Part::Text(text_form_measured(content, measure())))
     }
 
@@ -202,43 +246,26 @@ impl Provider {
             return Part::Text(Cow::Owned(too_deep_placeholder("structured content")));
         }
         let json = || Part::Text(Cow::Owned(value.to_string()));
-        let Some(rules) = self.results.media.get(&MediaKind::Structured) else {
-            return json();
-        };
-        if matches!(rules.first().map(|r| &r.action), Some(MediaAction::Value)) {
-            return if alone { Part::Value(value) } else { json() };
+        match &self.results.structured.render {
+            StructuredRender::JsonText => json(),
+            StructuredRender::Value if alone => Part::Value(value),
+            StructuredRender::Value => json(),
+            StructuredRender::Rules(rules) => {
+                let vars = [("value", Var::Json(Cow::Borrowed(value)))];
+                apply_rules(rules, None, vars.as_slice()).unwrap_or_else(json)
+            }
         }
-        let vars = [
-            ("value", Var::Json(Cow::Borrowed(value))),
-            ("type", Var::Str("structured")),
-        ];
-        self.apply_rules(MediaKind::Structured, None, vars.as_slice())
-            .unwrap_or_else(json)
     }
 
     /// The first rule of `kind`'s row whose MIME types match and whose variables are all present.
-    fn apply_rules<'a>(
+    fn apply_media_rules<'a>(
         &self,
         kind: MediaKind,
         mime: Option<&str>,
         vars: &(impl Vars + ?Sized),
     ) -> Option<Part<'a>> {
         let rules = self.results.media.get(&kind)?;
-        let mime = mime.map(normalize_mime);
-        rules
-            .iter()
-            .filter(|r| matches_mime(r, mime.as_deref()))
-            .find_map(|rule| {
-                let rendered: Result<Part<'a>, Missing> = match &rule.action {
-                    MediaAction::Block(t) => t.render(vars).map(Part::Block),
-                    MediaAction::Attach(t) => t.render(vars).map(Part::Attach),
-                    MediaAction::Text(pieces) => {
-                        render_string(pieces, vars).map(|s| Part::Text(Cow::Owned(s)))
-                    }
-                    MediaAction::Value => Err(Missing("value".into())),
-                };
-                rendered.ok()
-            })
+        apply_rules(rules, mime, vars)
     }
 
     fn envelope(
@@ -304,8 +331,8 @@ impl Provider {
         if let [Part::Value(v)] = body.as_slice() {
             return Ok((*v).clone());
         }
-        if plan.content == ContentForm::Text
-            || (plan.content == ContentForm::TextOrBlocks && !has_block)
+        if plan.content == ContentForm::String
+            || (plan.content == ContentForm::StringOrBlocks && !has_block)
         {
             let texts: Vec<Cow<'_, str>> = body
                 .into_iter()
@@ -320,7 +347,7 @@ impl Provider {
         let text_block = plan
             .text_block
             .as_ref()
-            .ok_or_else(|| Error::new(ErrorKind::Spec, "no text block template"))?;
+            .ok_or_else(|| Error::spec("no text block template").with_file(self.source()))?;
         body.into_iter()
             .map(|p| match p {
                 Part::Block(v) => Ok(v),
@@ -338,10 +365,32 @@ fn too_deep_placeholder(what: &str) -> String {
     format!("[{what} nested deeper than {MAX_NESTING} levels, omitted]")
 }
 
-fn render_text_block(template: &crate::spec::template::Template, text: &str) -> Result<Value> {
+/// The first of `rules` whose MIME types match and whose variables are all present.
+fn apply_rules<'a>(
+    rules: &[MediaRule],
+    mime: Option<&str>,
+    vars: &(impl Vars + ?Sized),
+) -> Option<Part<'a>> {
+    let mime = mime.map(normalize_mime);
+    rules
+        .iter()
+        .filter(|r| matches_mime(r, mime.as_deref()))
+        .find_map(|rule| {
+            let rendered: Result<Part<'a>, Missing> = match &rule.action {
+                MediaAction::Block(t) => t.render(vars).map(Part::Block),
+                MediaAction::Attach(t) => t.render(vars).map(Part::Attach),
+                MediaAction::Text(pieces) => {
+                    render_string(pieces, vars).map(|s| Part::Text(Cow::Owned(s)))
+                }
+            };
+            rendered.ok()
+        })
+}
+
+fn render_text_block(template: &Template, text: &str) -> Result<Value> {
     template
         .render([("text", Var::Str(text))].as_slice())
-        .map_err(|m| Error::new(ErrorKind::Spec, format!("text block needs `{}`", m.0)))
+        .map_err(|m| Error::spec(format!("the text block needs `{}`", m.0)))
 }
 
 fn matches_mime(rule: &MediaRule, mime: Option<&str>) -> bool {

@@ -1,45 +1,7 @@
 //! The toolset: the tools a model is offered, under names every provider accepts.
-//!
-//! A [`ToolSet`] is built from `(server id, tools)` pairs. Each tool gets an
-//! *exposed name* that satisfies every built-in provider at once,
-//! `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, and resolves back to its server and MCP
-//! name. The toolset is the single source of truth for what a model may see and
-//! call: listing emits only its tools (PO-7) and calls resolve against it only
-//! (HB-2).
-//!
-//! * **Client mode** (one server): tools keep their own names, with an optional prefix.
-//! * **Hub mode** (any number of servers): `server__tool`, with an optional prefix.
-//!
-//! Names are derived deterministically: invalid characters become `_`, a name
-//! that does not start with a letter or `_` gets a leading `_`, a name over 64
-//! characters is cut to 55 and given `_` and an 8-digit hash of its server and
-//! MCP name, and a name already taken gets the same hash suffix. Servers keep
-//! the order given and tools the order listed, so the tool list is a stable
-//! prompt prefix between turns. Every rename, drop and failed server is in the
-//! [`ToolsetReport`].
-//!
-//! # Limits
-//!
-//! A tool whose schemas or other JSON fields nest arrays and objects deeper
-//! than [`MAX_NESTING`] (256) levels is dropped ([`DropReason::TooDeep`]) and
-//! taken apart without recursion: listing it would copy it recursively.
-//! Text parsed by serde_json is at most 128 levels deep, so only tools built
-//! in memory can reach this.
-//!
-//! ```
-//! use mcp_adapters::mcp::Tool;
-//! use mcp_adapters::toolset::ToolSet;
-//! use serde_json::json;
-//!
-//! let tools = vec![Tool::new("files.read", "Reads a file", json!({"type": "object"}))];
-//! let toolset = ToolSet::hub().server("fs", tools).build()?;
-//! let tool = toolset.resolve("fs__files_read").unwrap();
-//! assert_eq!((tool.server_id.as_str(), tool.tool.name.as_str()), ("fs", "files.read"));
-//! assert_eq!(toolset.exposed_name("fs", "files.read"), Some("fs__files_read"));
-//! # Ok::<(), mcp_adapters::Error>(())
-//! ```
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::Serialize;
@@ -49,11 +11,12 @@ use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
 
 /// The longest exposed name.
-pub const MAX_NAME_LEN: usize = 64;
+pub(crate) const MAX_NAME_LEN: usize = 64;
 const HASH_LEN: usize = 8;
 
 /// Whether `name` satisfies the exposed-name rule `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
-pub fn is_valid_exposed_name(name: &str) -> bool {
+#[cfg(test)]
+pub(crate) fn is_valid_exposed_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && name.len() <= MAX_NAME_LEN
@@ -61,9 +24,8 @@ pub fn is_valid_exposed_name(name: &str) -> bool {
 }
 
 /// How tools are named.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
     /// One server; tools keep their own names.
     Client,
     /// Several servers; tools are named `server__tool`.
@@ -129,7 +91,7 @@ pub enum DropReason {
     /// The tool's MCP name is empty.
     EmptyName,
     /// The tool's schemas or other fields nest arrays and objects deeper than
-    /// [`MAX_NESTING`] levels (text parsed by
+    /// 256 levels (text parsed by
     /// `serde_json` never does; a tool built in memory can).
     TooDeep,
 }
@@ -166,9 +128,59 @@ pub struct ToolsetReport {
     pub failed_servers: Vec<FailedServer>,
 }
 
-/// The tools offered to a model, with their exposed names. See the [module docs](self).
+/// The tools offered to a model, with their exposed names.
+///
+/// Built from `(server id, tools)` pairs by [`ToolSet::hub`] or
+/// [`ToolSet::client`]; every tool gets an *exposed name* that satisfies
+/// every built-in provider at once, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, and
+/// resolves back to its server and MCP name. Immutable once built, and cheap
+/// to clone (the tools are shared), so a [`Listing`](crate::Listing) keeps
+/// the toolset it was made from.
+///
+/// A [`ToolSet`] is built from `(server id, tools)` pairs. Each tool gets an
+/// *exposed name* that satisfies every built-in provider at once,
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, and resolves back to its server and MCP
+/// name. The toolset is the single source of truth for what a model may see and
+/// call: listing emits only its tools (PO-7) and calls resolve against it only
+/// (HB-2).
+///
+/// * **Client mode** (one server): tools keep their own names, with an optional prefix.
+/// * **Hub mode** (any number of servers): `server__tool`, with an optional prefix.
+///
+/// Names are derived deterministically: invalid characters become `_`, a name
+/// that does not start with a letter or `_` gets a leading `_`, a name over 64
+/// characters is cut to 55 and given `_` and an 8-digit hash of its server and
+/// MCP name, and a name already taken gets the same hash suffix. Servers keep
+/// the order given and tools the order listed, so the tool list is a stable
+/// prompt prefix between turns. Every rename, drop and failed server is in the
+/// [`ToolsetReport`].
+///
+/// # Limits
+///
+/// A tool whose schemas or other JSON fields nest arrays and objects deeper
+/// than 256 levels is dropped ([`DropReason::TooDeep`]) and
+/// taken apart without recursion: listing it would copy it recursively.
+/// Text parsed by serde_json is at most 128 levels deep, so only tools built
+/// in memory can reach this.
+///
+/// ```
+/// use mcp_adapters::{Tool, ToolSet};
+/// use serde_json::json;
+///
+/// let tools = vec![Tool::new("files.read", "Reads a file", json!({"type": "object"}))];
+/// let toolset = ToolSet::hub().server("fs", tools).build()?;
+/// let tool = toolset.resolve("fs__files_read").unwrap();
+/// assert_eq!((tool.server_id.as_str(), tool.tool.name.as_str()), ("fs", "files.read"));
+/// assert_eq!(toolset.exposed_name("fs", "files.read"), Some("fs__files_read"));
+/// # Ok::<(), mcp_adapters::Error>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ToolSet {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
     tools: Vec<ExposedTool>,
     by_exposed: HashMap<String, usize>,
     by_mcp: HashMap<(String, String), usize>,
@@ -188,34 +200,37 @@ impl ToolSet {
 
     /// The tools, in order: servers as given, tools as listed.
     pub fn tools(&self) -> &[ExposedTool] {
-        &self.tools
+        &self.inner.tools
     }
 
     /// The tool exposed as `exposed_name`.
     pub fn resolve(&self, exposed_name: &str) -> Option<&ExposedTool> {
-        self.by_exposed.get(exposed_name).map(|&i| &self.tools[i])
+        let inner = &self.inner;
+        inner.by_exposed.get(exposed_name).map(|&i| &inner.tools[i])
     }
 
     /// The exposed name of `server_id`'s tool `mcp_name`.
     pub fn exposed_name(&self, server_id: &str, mcp_name: &str) -> Option<&str> {
-        self.by_mcp
+        let inner = &self.inner;
+        inner
+            .by_mcp
             .get(&(server_id.to_owned(), mcp_name.to_owned()))
-            .map(|&i| self.tools[i].exposed_name.as_str())
+            .map(|&i| inner.tools[i].exposed_name.as_str())
     }
 
     /// What was renamed or left out, and why.
     pub fn report(&self) -> &ToolsetReport {
-        &self.report
+        &self.inner.report
     }
 
     /// The number of tools.
     pub fn len(&self) -> usize {
-        self.tools.len()
+        self.inner.tools.len()
     }
 
     /// Whether the toolset holds no tool.
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.inner.tools.is_empty()
     }
 }
 
@@ -240,6 +255,11 @@ impl ToolSetBuilder {
             servers: Vec::new(),
             failed: Vec::new(),
         }
+    }
+
+    /// How names are made.
+    pub(crate) fn mode(&self) -> Mode {
+        self.mode
     }
 
     /// Puts `prefix` before every exposed name (sanitized like the rest of the name).
@@ -285,7 +305,7 @@ impl ToolSetBuilder {
     pub fn build(self) -> Result<ToolSet> {
         let filter = Filter::new(&self.allow, &self.deny)?;
         self.check_servers()?;
-        let mut set = ToolSet {
+        let mut set = Inner {
             report: ToolsetReport {
                 failed_servers: self.failed,
                 ..Default::default()
@@ -315,7 +335,9 @@ impl ToolSetBuilder {
                 }
             }
         }
-        Ok(set)
+        Ok(ToolSet {
+            inner: Arc::new(set),
+        })
     }
 
     fn check_servers(&self) -> Result<()> {
@@ -346,7 +368,7 @@ impl ToolSetBuilder {
     }
 }
 
-impl ToolSet {
+impl Inner {
     fn insert(&mut self, natural: String, server_id: String, tool: Tool) {
         let mut reasons = Vec::new();
         let mut name = sanitize(&natural, &mut reasons);
@@ -389,7 +411,7 @@ impl ToolSet {
     }
 }
 
-/// Whether any of a tool's JSON fields nests deeper than [`MAX_NESTING`]
+/// Whether any of a tool's JSON fields nests deeper than 256
 /// (cloning, listing or dropping it would recurse that deep).
 fn too_deep(tool: &Tool) -> bool {
     let cap = MAX_NESTING;
@@ -509,7 +531,9 @@ pub(crate) fn compile_glob(pattern: &str) -> Result<GlobMatcher> {
         .literal_separator(false)
         .backslash_escape(true)
         .build()
-        .map_err(|e| Error::new(ErrorKind::Input, format!("invalid glob `{pattern}`: {e}")))?;
+        .map_err(|e| {
+            Error::new(ErrorKind::Input, format!("invalid glob `{pattern}`")).with_source(e)
+        })?;
     Ok(glob.compile_matcher())
 }
 

@@ -1,16 +1,14 @@
 //! Call extraction for each core provider: snapshots of every accepted form and
 //! every rejection, and properties over random responses.
 
-mod support;
+mod common;
 
 use std::collections::HashSet;
 
-use mcp_adapters::ErrorKind;
-use mcp_adapters::listing::{ListOptions, Listing};
-use mcp_adapters::toolset::ToolSet;
+use common::*;
+use mcp_adapters::{ErrorKind, ListOptions, Listing, ToolSet};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn hub() -> ToolSet {
     ToolSet::hub()
@@ -39,9 +37,9 @@ fn responses() {
             .unwrap();
         let listing = listing(id, &toolset);
         let extracted = provider(id)
-            .extract_calls(&read_json(path), &toolset, &listing.null_paths)
+            .extract_calls(&read_json(path), &listing)
             .unwrap();
-        settings().bind(|| insta::assert_json_snapshot!(format!("calls-{id}"), extracted));
+        snapshot(Stage::Calls, Some(id), &case_name(path), extracted);
     });
 }
 
@@ -52,25 +50,27 @@ fn foreign_or_malformed_input_is_an_error() {
     // (A Chat assistant message has the same `role` as an Anthropic one, so Chat reads it as a message without calls.)
     for id in ["openai-responses", "gemini"] {
         let err = provider(id)
-            .extract_calls(&anthropic_response, &toolset, &Default::default())
+            .extract_calls(&anthropic_response, &listing(id, &toolset))
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input, "{id}: {err}");
         assert!(err.to_string().contains(id), "{err}");
     }
+    let anthropic = listing("anthropic", &toolset);
     for bad in [json!("text"), json!(42), json!(null)] {
         let err = provider("anthropic")
-            .extract_calls(&bad, &toolset, &Default::default())
+            .extract_calls(&bad, &anthropic)
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input);
     }
     let err = provider("anthropic")
-        .extract_calls(
-            &json!({"content": "not a list"}),
-            &toolset,
-            &Default::default(),
-        )
+        .extract_calls(&json!({"content": "not a list"}), &anthropic)
         .unwrap_err();
-    assert!(err.to_string().contains("not a list"), "{err}");
+    assert!(err.to_string().contains("not an array"), "{err}");
+    // A listing answers for the provider that made it.
+    let err = provider("openai-chat")
+        .extract_calls(&json!({"tool_calls": []}), &anthropic)
+        .unwrap_err();
+    assert!(err.to_string().contains("`anthropic`"), "{err}");
 }
 
 /// One call as a test case: which name, which arguments, which id.
@@ -148,7 +148,8 @@ proptest! {
     #[test]
     fn every_call_is_accounted_for(cases in proptest::collection::vec(case(), 0..12), pid in 0usize..4) {
         let id = CORE_PROVIDERS[pid];
-        let toolset = hub();
+        let listing = listing(id, &hub());
+        let toolset = listing.toolset();
         let noise = match id {
             "anthropic" => json!({"type": "text", "text": "noise"}),
             "gemini" => json!({"text": "noise"}),
@@ -159,7 +160,7 @@ proptest! {
             items.push(item(id, c));
             items.push(noise.clone());
         }
-        let extracted = provider(id).extract_calls(&Value::Array(items), &toolset, &Default::default()).unwrap();
+        let extracted = provider(id).extract_calls(&Value::Array(items), &listing).unwrap();
         prop_assert_eq!(extracted.len(), cases.len());
         let mut order: Vec<usize> = extracted.calls.iter().map(|c| c.index).chain(extracted.rejected.iter().map(|r| r.index)).collect();
         order.sort_unstable();

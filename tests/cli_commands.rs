@@ -1,12 +1,12 @@
 //! The command-line interface: JSON on stdout, errors on stderr with a non-zero exit.
 #![cfg(feature = "cli")]
 
-mod support;
+mod common;
 
 use std::process::{Command, Output};
 
+use common::*;
 use serde_json::Value;
-use support::*;
 
 fn run(args: &[&str], stdin: Option<&str>) -> Output {
     use std::io::Write;
@@ -103,14 +103,29 @@ fn calls_and_result() {
             "anthropic",
             "--tools",
             "everything=tests/fixtures/corpus/everything.tools.json",
-            "time=tests/fixtures/corpus/time.tools.json",
-            "--",
             "tests/fixtures/responses/anthropic/rejections.json",
+            "--tools",
+            "time=tests/fixtures/corpus/time.tools.json",
         ],
         None,
     ));
     assert_eq!(out["calls"].as_array().unwrap().len(), 1);
     assert_eq!(out["rejected"].as_array().unwrap().len(), 6);
+    // One file per --tools, so the response may come before or after them.
+    let reordered = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "anthropic",
+            "tests/fixtures/responses/anthropic/rejections.json",
+            "--tools",
+            "everything=tests/fixtures/corpus/everything.tools.json",
+            "--tools",
+            "time=tests/fixtures/corpus/time.tools.json",
+        ],
+        None,
+    ));
+    assert_eq!(reordered, out);
     let answer = json(&run(
         &[
             "result",

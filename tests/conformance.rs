@@ -6,16 +6,15 @@
 //! the checker and is not validated here.
 
 mod common;
-mod support;
 
 use common::conformance::{Item, check};
-use mcp_adapters::listing::{ListOptions, StrictMode};
-use mcp_adapters::mcp::{CallToolResult, parse_tools_list};
-use mcp_adapters::results::{Outcome, ResultOptions, StructuredMode};
-use mcp_adapters::toolset::ToolSet;
+use common::*;
+use mcp_adapters::ToolSet;
+use mcp_adapters::{CallToolResult, parse_tools_list};
 use mcp_adapters::{Error, ErrorKind};
+use mcp_adapters::{ListOptions, StrictMode};
+use mcp_adapters::{Outcome, ResultOptions, StructuredMode};
 use serde_json::{Value, json};
-use support::*;
 
 /// Provider id and the checker's type for its tool definitions.
 const TOOLS: &[(&str, &str)] = &[
@@ -115,15 +114,12 @@ fn result_items(items: &mut Vec<Item>) {
                 StructuredMode::Prefer,
                 StructuredMode::Append,
             ] {
-                let options = ResultOptions {
-                    structured: Some(mode),
-                    ..Default::default()
-                };
-                let value = answer(Outcome::Result(result), &options);
+                let options = ResultOptions::new().structured(mode);
+                let value = answer(Outcome::Completed(result), &options);
                 items.push(Item::new(format!("{id} {name} {mode:?}"), *check, value));
             }
         }
-        let value = answer(Outcome::Error(&failure), &ResultOptions::default());
+        let value = answer(Outcome::Failed(&failure), &ResultOptions::default());
         items.push(Item::new(format!("{id} failure"), *check, value));
     }
 }

@@ -6,7 +6,6 @@
 #![cfg(feature = "rmcp")]
 
 mod common;
-mod support;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -14,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use common::conformance::{Item, check};
 use common::servers;
-use mcp_adapters::exec::{ExecOptions, Progress, Source, Status, ToolsListing};
-use mcp_adapters::listing::ListOptions;
+use common::*;
+use mcp_adapters::ListOptions;
 use mcp_adapters::{ErrorKind, HubConfig, McpClient, ServerConfig};
+use mcp_adapters::{ExecOptions, Listing, Progress, Source, Status};
 use serde_json::{Value, json};
-use support::*;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -62,9 +61,9 @@ fn model_response(provider: &str, calls: &[(String, Value)]) -> Value {
     }
 }
 
-fn exposed(listing: &ToolsListing, server: &str, tool: &str) -> String {
+fn exposed(listing: &Listing, server: &str, tool: &str) -> String {
     listing
-        .toolset
+        .toolset()
         .exposed_name(server, tool)
         .unwrap_or_else(|| panic!("{server}/{tool} not offered"))
         .to_owned()
@@ -127,7 +126,7 @@ fn core_providers_against_everything_and_time() {
         let mut items = Vec::new();
         for &p in CORE_PROVIDERS {
             let provider = provider(p);
-            let listing = hub.tools(provider, &ListOptions::new(), false).await.unwrap();
+            let listing = hub.tools(provider, &ListOptions::new()).await.unwrap();
             assert!(listing.report.toolset.failed_servers.is_empty(), "{:?}", listing.report);
             let calls: Vec<(String, Value)> = [
                 ("everything", "echo", json!({"message": "hello from the model"})),
@@ -142,14 +141,14 @@ fn core_providers_against_everything_and_time() {
             .map(|(s, t, a)| (exposed(&listing, s, t), a))
             .collect();
             let response = model_response(p, &calls);
-            let run = hub.execute_tool_calls(provider, &response, &ExecOptions::from_listing(&listing)).await.unwrap();
+            let run = hub.execute_tool_calls(provider, &response, &listing, &ExecOptions::new()).await.unwrap();
             assert_eq!(run.status, Status::Ok);
             assert_eq!(run.results.len(), calls.len());
             for (i, result) in run.results.iter().enumerate() {
                 items.push(Item::new(format!("{p} e2e call {i}"), format!("{p}/result"), result.clone()));
             }
-            let snapshot = json!({"calls": run.calls, "results": run.results, "ran_servers": run.ran_servers});
-            settings().bind(|| insta::assert_json_snapshot!(format!("e2e-{p}"), normalize(&snapshot)));
+            let value = json!({"calls": run.calls, "results": run.results, "ran_servers": run.ran_servers});
+            snapshot(Stage::Exec, Some(p), "everything_and_time", normalize(&value));
         }
         check(&items).unwrap_or_else(|e| panic!("{e}"));
     });
@@ -167,16 +166,14 @@ fn audio_progress_and_meta_on_the_lab_server() {
             .unwrap();
         let source = Source::client("lab", client).build().unwrap();
         let p = provider("anthropic");
-        let listing = source.tools(p, &ListOptions::new(), false).await.unwrap();
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
         let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
         let sink = seen.clone();
         let mut meta = serde_json::Map::new();
         meta.insert("com.example/trace".into(), json!("abc-123"));
-        let options = ExecOptions {
-            progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p))),
-            meta: Some(meta),
-            ..ExecOptions::from_listing(&listing)
-        };
+        let options = ExecOptions::new()
+            .progress(move |p| sink.lock().unwrap().push(p))
+            .meta(meta);
         let response = model_response(
             "anthropic",
             &[
@@ -186,7 +183,7 @@ fn audio_progress_and_meta_on_the_lab_server() {
             ],
         );
         let run = source
-            .execute_tool_calls(p, &response, &options)
+            .execute_tool_calls(p, &response, &listing, &options)
             .await
             .unwrap();
         assert!(run.calls.iter().all(|c| c.ran), "{:?}", run.calls);
@@ -220,7 +217,7 @@ fn audio_progress_and_meta_on_the_lab_server() {
         );
         let mut results = run.results.clone();
         results.truncate(2);
-        settings().bind(|| insta::assert_json_snapshot!("e2e-lab-audio-progress", results));
+        snapshot(Stage::Exec, None, "lab_audio_progress", results);
         let audio_for_every_provider: Vec<Item> = CORE_PROVIDERS
             .iter()
             .map(|&p| {
@@ -233,7 +230,7 @@ fn audio_progress_and_meta_on_the_lab_server() {
 }
 
 /// The lab server's beep, answered in `provider`'s shape.
-fn source_answer(provider_id: &str, run: &mcp_adapters::exec::Execution) -> Value {
+fn source_answer(provider_id: &str, run: &mcp_adapters::Execution) -> Value {
     assert!(
         run.results[0].to_string().contains("audio/wav"),
         "{:?}",
@@ -244,7 +241,7 @@ fn source_answer(provider_id: &str, run: &mcp_adapters::exec::Execution) -> Valu
         .answer(
             Some("call_0"),
             "beep",
-            mcp_adapters::results::Outcome::Result(&beep),
+            mcp_adapters::Outcome::Completed(&beep),
             &Default::default(),
         )
         .unwrap()
@@ -260,11 +257,8 @@ fn a_timed_out_call_is_cancelled_on_the_server() {
             .unwrap();
         let source = Source::client("lab", client).build().unwrap();
         let p = provider("openai-chat");
-        let listing = source.tools(p, &ListOptions::new(), false).await.unwrap();
-        let options = ExecOptions {
-            call_timeout: Some(Duration::from_millis(700)),
-            ..ExecOptions::from_listing(&listing)
-        };
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let options = ExecOptions::new().call_timeout(Duration::from_millis(700));
         let response = model_response(
             "openai-chat",
             &[
@@ -277,7 +271,7 @@ fn a_timed_out_call_is_cancelled_on_the_server() {
         );
         let start = Instant::now();
         let run = source
-            .execute_tool_calls(p, &response, &options)
+            .execute_tool_calls(p, &response, &listing, &options)
             .await
             .unwrap();
         assert!(
@@ -310,6 +304,7 @@ fn a_timed_out_call_is_cancelled_on_the_server() {
             .execute_tool_calls(
                 p,
                 &model_response("openai-chat", &[("count".into(), json!({"n": 2}))]),
+                &listing,
                 &options,
             )
             .await
@@ -326,11 +321,8 @@ fn a_crashed_server_is_answered_not_hung() {
             .unwrap();
         let source = Source::client("lab", client).build().unwrap();
         let p = provider("gemini");
-        let listing = source.tools(p, &ListOptions::new(), false).await.unwrap();
-        let options = ExecOptions {
-            call_timeout: Some(Duration::from_secs(60)),
-            ..ExecOptions::from_listing(&listing)
-        };
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let options = ExecOptions::new().call_timeout(Duration::from_secs(60));
         let start = Instant::now();
         let run = source
             .execute_tool_calls(
@@ -342,6 +334,7 @@ fn a_crashed_server_is_answered_not_hung() {
                         ("crash".into(), json!({})),
                     ],
                 ),
+                &listing,
                 &options,
             )
             .await
@@ -371,6 +364,7 @@ fn a_crashed_server_is_answered_not_hung() {
             .execute_tool_calls(
                 p,
                 &model_response("gemini", &[("beep".into(), json!({}))]),
+                &listing,
                 &options,
             )
             .await
@@ -392,7 +386,7 @@ fn a_server_that_fails_to_start_is_reported_not_fatal() {
         );
         let hub = config.connect().await.unwrap().build().unwrap();
         let listing = hub
-            .tools(provider("anthropic"), &ListOptions::new(), false)
+            .tools(provider("anthropic"), &ListOptions::new())
             .await
             .unwrap();
         let failed = serde_json::to_value(&listing.report.toolset.failed_servers).unwrap();

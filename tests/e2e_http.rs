@@ -4,18 +4,17 @@
 #![cfg(feature = "rmcp-http")]
 
 mod common;
-mod support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_adapters::config::ServerConfig;
-use mcp_adapters::exec::{ExecOptions, Source};
-use mcp_adapters::listing::ListOptions;
+use common::provider;
+use mcp_adapters::ListOptions;
+use mcp_adapters::ServerConfig;
 use mcp_adapters::{ClientOptions, McpClient};
+use mcp_adapters::{ExecOptions, Source};
 use serde_json::json;
-use support::provider;
 
 /// The server process, killed when the test ends.
 struct Running(Child);
@@ -77,14 +76,14 @@ fn lists_and_calls_over_streamable_http() {
             .unwrap_or_else(|e| panic!("{e}"));
         let source = Source::client("everything", client).build().unwrap();
         let p = provider("openai-responses");
-        let listing = source.tools(p, &ListOptions::new(), false).await.unwrap();
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
         assert!(listing.tools.iter().any(|t| t["name"] == "echo"), "{:?}", listing.tools);
         let response = json!({"output": [
             {"type": "function_call", "call_id": "call_1", "name": "echo", "arguments": "{\"message\": \"over http\"}"}
         ]});
         let started = Instant::now();
         let run = source
-            .execute_tool_calls(p, &response, &ExecOptions::from_listing(&listing))
+            .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
             .await
             .unwrap();
         assert!(started.elapsed() < Duration::from_secs(30));

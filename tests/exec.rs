@@ -1,20 +1,20 @@
 //! Execution with in-process servers that are slow, failing, panicking,
 //! hanging and approval-gated: every call answered exactly once and in order.
 
-mod support;
+mod common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::*;
 use mcp_adapters::ErrorKind;
-use mcp_adapters::exec::*;
-use mcp_adapters::listing::ListOptions;
-use mcp_adapters::mcp::{CallToolResult, Tool};
+use mcp_adapters::ListOptions;
+use mcp_adapters::*;
+use mcp_adapters::{CallToolResult, Tool};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn schema() -> Value {
     json!({"type": "object", "properties": {"n": {"type": "integer"}, "ms": {"type": "integer"}}, "required": ["n"]})
@@ -84,11 +84,8 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-fn options(listing: &ToolsListing) -> ExecOptions {
-    ExecOptions {
-        call_timeout: Some(Duration::from_millis(300)),
-        ..ExecOptions::from_listing(listing)
-    }
+fn options() -> ExecOptions {
+    ExecOptions::new().call_timeout(Duration::from_millis(300))
 }
 
 #[test]
@@ -100,7 +97,7 @@ fn every_call_answered_once_in_order() {
             .build()
             .unwrap();
         let p = provider("anthropic");
-        let listing = hub.tools(p, &ListOptions::new(), false).await.unwrap();
+        let listing = hub.tools(p, &ListOptions::new()).await.unwrap();
         let response = anthropic_response(&[
             ("s__slow", json!({"n": 0, "ms": 80})),
             ("s__echo", json!({"n": 1})),
@@ -111,7 +108,7 @@ fn every_call_answered_once_in_order() {
             ("s__echo", json!("not an object")),
         ]);
         let run = hub
-            .execute_tool_calls(p, &response, &options(&listing))
+            .execute_tool_calls(p, &response, &listing, &options())
             .await
             .unwrap();
         assert_eq!(run.status, Status::Ok);
@@ -175,14 +172,14 @@ fn policy_denies_and_approver_halts_with_complete_results() {
             .build()
             .unwrap();
         let p = provider("openai-chat");
-        let listing = hub.tools(p, &ListOptions::new(), false).await.unwrap();
+        let listing = hub.tools(p, &ListOptions::new()).await.unwrap();
         let calls: Vec<Value> = [("s__echo", json!({"n": 1})), ("s__slow", json!({"n": 2, "ms": 1})), ("s__fail", json!({"n": 3})), ("s__panic", json!({"n": 4}))]
             .iter()
             .enumerate()
             .map(|(i, (name, args))| json!({"id": format!("c{i}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
             .collect();
         let run = hub
-            .execute_tool_calls(p, &json!({"tool_calls": calls}), &ExecOptions { max_concurrency: 1, ..options(&listing) })
+            .execute_tool_calls(p, &json!({"tool_calls": calls}), &listing, &options().max_concurrency(1))
             .await
             .unwrap();
         assert_eq!(run.status, Status::Halt);
@@ -218,19 +215,16 @@ fn taint_rules_react_to_earlier_turns() {
             .build()
             .unwrap();
         let p = provider("anthropic");
-        let listing = hub.tools(p, &ListOptions::new(), false).await.unwrap();
+        let listing = hub.tools(p, &ListOptions::new()).await.unwrap();
         let response = anthropic_response(&[("s__echo", json!({"n": 1}))]);
         let clean = hub
-            .execute_tool_calls(p, &response, &options(&listing))
+            .execute_tool_calls(p, &response, &listing, &options())
             .await
             .unwrap();
         assert_eq!(clean.results[0]["content"][0]["text"], "n=1");
-        let tainted = ExecOptions {
-            taint: BTreeSet::from(["web".to_owned()]),
-            ..options(&listing)
-        };
+        let tainted = options().taint(BTreeSet::from(["web".to_owned()]));
         let run = hub
-            .execute_tool_calls(p, &response, &tainted)
+            .execute_tool_calls(p, &response, &listing, &tainted)
             .await
             .unwrap();
         assert_eq!(run.results[0]["is_error"], true);
@@ -245,7 +239,7 @@ fn validation_hooks_and_context() {
     impl Hooks for Doubler {
         fn before<'a>(
             &'a self,
-            call: &'a mut mcp_adapters::calls::ToolCall,
+            call: &'a mut mcp_adapters::ToolCall,
             ctx: &'a CallContext,
         ) -> BoxFuture<'a, mcp_adapters::Result<()>> {
             Box::pin(async move {
@@ -257,14 +251,14 @@ fn validation_hooks_and_context() {
         }
         fn after<'a>(
             &'a self,
-            _call: &'a mcp_adapters::calls::ToolCall,
+            _call: &'a mcp_adapters::ToolCall,
             result: &'a mut CallToolResult,
             _ctx: &'a CallContext,
         ) -> BoxFuture<'a, mcp_adapters::Result<()>> {
             Box::pin(async move {
                 result
                     .content
-                    .push(mcp_adapters::mcp::Content::text("(checked)"));
+                    .push(mcp_adapters::Content::text("(checked)"));
                 Ok(())
             })
         }
@@ -272,7 +266,7 @@ fn validation_hooks_and_context() {
     runtime().block_on(async {
         let received = Arc::new(AtomicUsize::new(0));
         let client = Source::client("s", server(received.clone()))
-            .validate(true)
+            .validate_arguments()
             .hooks(Doubler)
             .build()
             .unwrap();
@@ -284,12 +278,9 @@ fn validation_hooks_and_context() {
             ("echo", json!({"n": "x"})),
             ("echo", json!({})),
         ]);
-        let opts = ExecOptions {
-            principal: Some("user-7".into()),
-            ..options(&listing)
-        };
+        let opts = options().principal("user-7");
         let run = client
-            .execute_tool_calls(p, &response, &opts)
+            .execute_tool_calls(p, &response, &listing, &opts)
             .await
             .unwrap();
         assert_eq!(run.results[0]["content"][0]["text"], "n=42");
@@ -310,8 +301,8 @@ fn validation_hooks_and_context() {
     });
 }
 
-async fn hub_listing(source: &Source, p: &mcp_adapters::spec::Provider) -> ToolsListing {
-    source.tools(p, &ListOptions::new(), false).await.unwrap()
+async fn hub_listing(source: &Source, p: &mcp_adapters::Provider) -> Listing {
+    source.tools(p, &ListOptions::new()).await.unwrap()
 }
 
 #[test]
@@ -352,7 +343,8 @@ fn failed_listing_leaves_the_server_out_and_pagination_is_followed() {
             .execute_tool_calls(
                 provider("gemini"),
                 &json!({"parts": [{"functionCall": {"name": "down__x", "args": {}}}]}),
-                &options(&listing),
+                &listing,
+                &options(),
             )
             .await
             .unwrap();
@@ -387,12 +379,14 @@ fn concurrency_is_bounded() {
         let hub = Source::hub().server("s", server).build().unwrap();
         let listing = hub_listing(&hub, provider("anthropic")).await;
         let calls: Vec<(&str, Value)> = (0..12).map(|_| ("s__work", json!({}))).collect();
-        let opts = ExecOptions {
-            max_concurrency: 3,
-            ..options(&listing)
-        };
+        let opts = options().max_concurrency(3);
         let run = hub
-            .execute_tool_calls(provider("anthropic"), &anthropic_response(&calls), &opts)
+            .execute_tool_calls(
+                provider("anthropic"),
+                &anthropic_response(&calls),
+                &listing,
+                &opts,
+            )
             .await
             .unwrap();
         assert_eq!(run.results.len(), 12);
@@ -467,8 +461,8 @@ proptest! {
                 Behaviour::Asked(_) => ("g__echo".to_owned(), json!({"n": i})),
             }).collect();
             let refs: Vec<(&str, Value)> = calls.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
-            let opts = ExecOptions { max_concurrency: concurrency, call_timeout: Some(Duration::from_millis(60)), ..ExecOptions::from_listing(&listing) };
-            let run = hub.execute_tool_calls(p, &anthropic_response(&refs), &opts).await.unwrap();
+            let opts = ExecOptions::new().max_concurrency(concurrency).call_timeout(Duration::from_millis(60));
+            let run = hub.execute_tool_calls(p, &anthropic_response(&refs), &listing, &opts).await.unwrap();
             assert_eq!(run.results.len(), mix.len());
             for (i, answer) in run.results.iter().enumerate() {
                 assert_eq!(answer["tool_use_id"], format!("toolu_{i}"));

@@ -3,20 +3,20 @@
 //! stack overflow or a hang. Sizes are chosen so that every test runs in well
 //! under five seconds in a debug build.
 
-mod support;
+mod common;
 
 use std::time::{Duration, Instant};
 
+use common::{drop_deep, listed, obj, provider};
 use mcp_adapters::ErrorKind;
-use mcp_adapters::exec::{ExecOptions, InProcessServer, Source as ExecSource};
-use mcp_adapters::listing::{ListOptions, NullPaths};
-use mcp_adapters::mcp::{CallToolResult, Tool};
-use mcp_adapters::results::{Outcome, ResultOptions, StructuredMode};
-use mcp_adapters::spec::{Registry, Source};
+use mcp_adapters::ListOptions;
+use mcp_adapters::ToolSet;
 use mcp_adapters::strict::convert;
-use mcp_adapters::toolset::ToolSet;
+use mcp_adapters::{CallToolResult, Tool};
+use mcp_adapters::{ExecOptions, InProcessServer, Source as ExecSource};
+use mcp_adapters::{Outcome, ResultOptions, StructuredMode};
+use mcp_adapters::{Registry, SpecFile};
 use serde_json::{Map, Value, json};
-use support::{drop_deep, obj, provider};
 
 /// `levels` objects nested through one property each, built without recursion.
 fn nested_schema(levels: usize) -> Value {
@@ -66,7 +66,7 @@ fn a_schema_100_000_levels_deep_in_memory_fails_strict_conversion() {
     let start = Instant::now();
     for id in ["openai-strict", "anthropic-strict"] {
         let err = convert(&schema, rules(id)).unwrap_err();
-        assert_eq!(err.reason.to_string(), "max_depth", "{id}");
+        assert_eq!(err.kind().to_string(), "max_depth", "{id}");
     }
     assert_fast(start, "converting a deep schema");
     drop_deep(schema);
@@ -103,12 +103,12 @@ fn ref_cycles_and_fan_out_bombs_end_quickly() {
     assert_eq!(
         convert(&cycle, rules("openai-strict"))
             .unwrap_err()
-            .reason
+            .kind()
             .to_string(),
         "recursive_ref"
     );
     let err = convert(&bomb, rules("openai-strict")).unwrap_err();
-    assert_eq!(err.reason.to_string(), "max_properties");
+    assert_eq!(err.kind().to_string(), "max_properties");
     assert_fast(start, "converting $ref cycles and bombs");
 }
 
@@ -131,7 +131,7 @@ fn a_million_properties() {
     assert_eq!(
         convert(&wide, rules("openai-strict"))
             .unwrap_err()
-            .reason
+            .kind()
             .to_string(),
         "max_properties"
     );
@@ -151,7 +151,7 @@ fn a_million_enum_values() {
     assert_eq!(
         convert(&many, rules("openai-strict"))
             .unwrap_err()
-            .reason
+            .kind()
             .to_string(),
         "max_enum_values"
     );
@@ -216,7 +216,7 @@ fn ten_thousand_calls_in_one_response_are_extracted() {
     let response = chat_calls(10_000, |i| format!("call_{i}"));
     let start = Instant::now();
     let extracted = provider("openai-chat")
-        .extract_calls(&response, &toolset, &NullPaths::new())
+        .extract_calls(&response, &listed("openai-chat", &toolset))
         .unwrap();
     assert_fast(start, "extracting 10,000 calls");
     assert_eq!(extracted.calls.len(), 10_000);
@@ -237,18 +237,15 @@ async fn ten_thousand_calls_in_one_response_are_executed_and_answered_in_order()
         |args, _ctx| async move { Ok(CallToolResult::text(args["q"].to_string())) },
     );
     let client = ExecSource::client("s", server)
-        .policy(mcp_adapters::exec::Policy::allow_all())
+        .policy(mcp_adapters::Policy::allow_all())
         .build()
         .unwrap();
     let provider = provider("openai-chat");
-    let listing = client
-        .tools(provider, &ListOptions::new(), false)
-        .await
-        .unwrap();
+    let listing = client.tools(provider, &ListOptions::new()).await.unwrap();
     let response = chat_calls(10_000, |i| format!("call_{i}"));
     let start = Instant::now();
     let run = client
-        .execute_tool_calls(provider, &response, &ExecOptions::from_listing(&listing))
+        .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
         .await
         .unwrap();
     assert_fast(start, "executing 10,000 calls");
@@ -264,7 +261,7 @@ fn duplicate_call_ids_run_once() {
     let toolset = echo_toolset();
     let response = chat_calls(4, |i| format!("call_{}", i % 2));
     let extracted = provider("openai-chat")
-        .extract_calls(&response, &toolset, &NullPaths::new())
+        .extract_calls(&response, &listed("openai-chat", &toolset))
         .unwrap();
     let sent: Vec<usize> = extracted.calls.iter().map(|c| c.index).collect();
     let rejected: Vec<usize> = extracted.rejected.iter().map(|r| r.index).collect();
@@ -283,7 +280,7 @@ fn deeply_nested_arguments_are_refused_by_the_parser() {
     let response = json!({"role": "assistant", "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": deep}}]});
     let extracted = provider("openai-chat")
-        .extract_calls(&response, &toolset, &NullPaths::new())
+        .extract_calls(&response, &listed("openai-chat", &toolset))
         .unwrap();
     assert_eq!(extracted.rejected.len(), 1);
     assert!(
@@ -311,7 +308,7 @@ fn deep_arguments_built_in_memory_are_rejected() {
     ]);
     let response = Value::Array(vec![call]);
     let extracted = provider("anthropic")
-        .extract_calls(&response, &toolset, &NullPaths::new())
+        .extract_calls(&response, &listed("anthropic", &toolset))
         .unwrap();
     assert!(extracted.calls.is_empty());
     assert_eq!(extracted.rejected.len(), 1);
@@ -339,12 +336,9 @@ fn answer_with(result: &CallToolResult, modes: &[StructuredMode]) -> Vec<Value> 
     let mut out = Vec::new();
     for p in Registry::builtin().unwrap().providers() {
         for &mode in modes {
-            let options = ResultOptions {
-                structured: Some(mode),
-                ..Default::default()
-            };
+            let options = ResultOptions::new().structured(mode);
             out.push(
-                p.answer(Some("c1"), "t", Outcome::Result(result), &options)
+                p.answer(Some("c1"), "t", Outcome::Completed(result), &options)
                     .unwrap_or_else(|e| panic!("{}: {e}", p.id())),
             );
         }
@@ -438,10 +432,10 @@ fn a_yaml_alias_bomb_is_a_clear_error_in_bounded_time() {
     }
     let start = Instant::now();
     for source in [
-        Source::spec("bomb", "bomb.yaml", text.clone()),
-        Source::rules("bomb", "rules/bomb.yaml", text.clone()),
+        SpecFile::provider("bomb", "bomb.yaml", text.clone()),
+        SpecFile::rules("bomb", "rules/bomb.yaml", text.clone()),
     ] {
-        let err = Registry::from_sources(vec![source]).unwrap_err();
+        let err = Registry::from_files(vec![source]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Spec);
         assert!(err.to_string().contains("bomb.yaml"), "{err}");
     }
@@ -452,14 +446,16 @@ fn a_yaml_alias_bomb_is_a_clear_error_in_bounded_time() {
 fn deeply_nested_yaml_is_a_clear_error() {
     let text = format!("title: {}x{}\n", "[".repeat(100_000), "]".repeat(100_000));
     let start = Instant::now();
-    let err = Registry::from_sources(vec![Source::spec("deep", "deep.yaml", text)]).unwrap_err();
+    let err =
+        Registry::from_files(vec![SpecFile::provider("deep", "deep.yaml", text)]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Spec);
     assert_fast(start, "loading a deeply nested spec");
     let block = (0..1_000)
         .map(|i| format!("{}k:", " ".repeat(i)))
         .collect::<Vec<_>>()
         .join("\n");
-    let err = Registry::from_sources(vec![Source::spec("deep", "deep.yaml", block)]).unwrap_err();
+    let err =
+        Registry::from_files(vec![SpecFile::provider("deep", "deep.yaml", block)]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Spec);
     assert!(err.to_string().contains("Depth"), "{err}");
 }
@@ -472,7 +468,7 @@ description: {}
 ",
         "y".repeat(2 * 1024 * 1024)
     );
-    let err = Registry::from_sources(vec![Source::spec("big", "big.yaml", text)]).unwrap_err();
+    let err = Registry::from_files(vec![SpecFile::provider("big", "big.yaml", text)]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Spec);
     assert!(err.to_string().contains("big.yaml"), "{err}");
     assert!(
@@ -543,7 +539,7 @@ fn deep_unknown_content_is_answered_with_a_placeholder() {
     // Deserializing a deep in-memory value recurses inside serde; build the
     // content block directly instead.
     let result = CallToolResult {
-        content: vec![mcp_adapters::mcp::Content::Unknown(block)],
+        content: vec![mcp_adapters::Content::Unknown(block)],
         ..Default::default()
     };
     for answer in answer_all(&result) {
@@ -556,7 +552,7 @@ fn deep_unknown_content_is_answered_with_a_placeholder() {
     }
     let CallToolResult { content, .. } = result;
     for c in content {
-        if let mcp_adapters::mcp::Content::Unknown(v) = c {
+        if let mcp_adapters::Content::Unknown(v) = c {
             drop_deep(v);
         }
     }

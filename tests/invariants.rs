@@ -6,22 +6,20 @@
 //! - `resource_link` URIs are never fetched: they reach the model as text.
 //! - A description cannot smuggle a tool name into the listing.
 
-mod support;
+mod common;
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 
-use mcp_adapters::describe::is_invisible;
-use mcp_adapters::exec::{
-    Action, Approval, ExecOptions, InProcessServer, Policy, Source as ExecSource,
-};
-use mcp_adapters::listing::{ListOptions, StrictMode};
-use mcp_adapters::mcp::{CallToolResult, Tool};
-use mcp_adapters::results::{Outcome, ResultOptions, Shape};
-use mcp_adapters::spec::Registry;
-use mcp_adapters::toolset::ToolSet;
+use mcp_adapters::Registry;
+use mcp_adapters::ToolSet;
+use mcp_adapters::{Action, Approval, ExecOptions, InProcessServer, Policy, Source as ExecSource};
+use mcp_adapters::{CallToolResult, Tool};
+use mcp_adapters::{ListOptions, StrictMode};
+use mcp_adapters::{Outcome, ResultOptions, Shape};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 
 const TOOLS: &[&str] = &["read", "write", "delete", "hidden"];
 
@@ -163,12 +161,12 @@ proptest! {
             }))
             .build()
             .unwrap();
-        let provider = support::provider("anthropic");
+        let provider = common::provider("anthropic");
         let response = json!({"content": items.iter().map(block).collect::<Vec<_>>()});
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let run = runtime.block_on(async {
-            let listing = source.tools(provider, &ListOptions::new(), false).await.unwrap();
-            source.execute_tool_calls(provider, &response, &ExecOptions::from_listing(&listing)).await
+            let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+            source.execute_tool_calls(provider, &response, &listing, &ExecOptions::new()).await
         }).unwrap();
         prop_assert_eq!(run.results.len(), items.len());
 
@@ -302,6 +300,23 @@ fn sneaky_text() -> impl Strategy<Value = String> {
     proptest::collection::vec(pieces, 0..40).prop_map(|p| p.concat())
 }
 
+/// The test's own oracle of PI-1's invisible characters: controls (but
+/// newline and tab), format characters, line and paragraph separators,
+/// variation selectors, tag characters and the invisible fillers.
+fn is_invisible(c: char) -> bool {
+    let category = matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    );
+    (category && c != '\n' && c != '\t')
+        || matches!(c, '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}' | '\u{2800}' | '\u{3164}' | '\u{FFA0}'
+            | '\u{FE00}'..='\u{FE0F}' | '\u{E0000}'..='\u{E007F}' | '\u{E0100}'..='\u{E01EF}')
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -373,12 +388,9 @@ fn resource_link_uris_are_never_fetched() {
     .unwrap();
     for provider in Registry::builtin().unwrap().providers() {
         for shape in [Shape::Llm, Shape::None] {
-            let options = ResultOptions {
-                shape,
-                ..Default::default()
-            };
+            let options = ResultOptions::new().shape(shape);
             let answer = provider
-                .answer(Some("c1"), "t", Outcome::Result(&result), &options)
+                .answer(Some("c1"), "t", Outcome::Completed(&result), &options)
                 .unwrap();
             let mut strings = Vec::new();
             strings_in(&answer, &mut strings);
@@ -446,7 +458,7 @@ fn a_spec_listing_titles_gets_them_cleaned() {
         "    description: ${description?}\n",
         "    description: ${description?}\n    title: ${title?}\n",
     );
-    let registry = Registry::from_sources(vec![mcp_adapters::spec::Source::spec(
+    let registry = Registry::from_files(vec![mcp_adapters::SpecFile::provider(
         "titled",
         "titled.yaml",
         text,

@@ -1,12 +1,12 @@
 //! Tool listing for each core provider over the real corpus and naming edge cases.
 
-mod support;
+mod common;
 
-use mcp_adapters::listing::ListOptions;
-use mcp_adapters::mcp::parse_tools_list;
-use mcp_adapters::toolset::ToolSet;
+use common::*;
+use mcp_adapters::ListOptions;
+use mcp_adapters::ToolSet;
+use mcp_adapters::parse_tools_list;
 use serde_json::{Value, json};
-use support::*;
 
 #[test]
 fn corpus_listings() {
@@ -22,7 +22,7 @@ fn corpus_listings() {
                 listing.tools.len() + listing.report.excluded.len(),
                 toolset.len()
             );
-            settings().bind(|| insta::assert_json_snapshot!(format!("listing-{id}"), listing));
+            snapshot(Stage::Listing, Some(id), &server, &listing);
         }
     });
 }
@@ -37,7 +37,7 @@ fn corpus_listings_of_strict_variants() {
         let listing = provider("anthropic-strict")
             .list_tools(&toolset, &ListOptions::new())
             .unwrap();
-        settings().bind(|| insta::assert_json_snapshot!("listing-anthropic-strict", listing));
+        snapshot(Stage::Listing, Some("anthropic-strict"), &server, &listing);
     });
 }
 
@@ -85,12 +85,12 @@ fn naming_edge_cases() {
             names.iter().map(|n| &n[0]).collect::<Vec<_>>(),
             "listing follows the toolset"
         );
-        settings().bind(|| {
-            insta::assert_json_snapshot!(
-                "naming",
-                json!({"tools": names, "report": toolset.report()})
-            );
-        });
+        snapshot(
+            Stage::Toolset,
+            None,
+            &case_name(path),
+            json!({"tools": names, "report": toolset.report()}),
+        );
     });
 }
 

@@ -3,16 +3,16 @@
 //! public corpus, plus a spec loaded from a folder at run time, through the
 //! library and through the command-line binary.
 
-mod support;
+mod common;
 
+use common::*;
 use mcp_adapters::ErrorKind;
-use mcp_adapters::listing::{ListOptions, StrictMode};
-use mcp_adapters::mcp::{CallToolResult, parse_tools_list};
-use mcp_adapters::results::{Outcome, ResultOptions};
-use mcp_adapters::spec::Registry;
-use mcp_adapters::toolset::ToolSet;
+use mcp_adapters::Registry;
+use mcp_adapters::ToolSet;
+use mcp_adapters::{CallToolResult, parse_tools_list};
+use mcp_adapters::{ListOptions, StrictMode};
+use mcp_adapters::{Outcome, ResultOptions};
 use serde_json::{Value, json};
-use support::*;
 
 /// Providers with their own wire format.
 const MORE_PROVIDERS: &[&str] = &["bedrock-converse", "mistral", "ollama"];
@@ -33,7 +33,12 @@ fn parse(value: Value) -> CallToolResult {
 
 fn answer(id: &str, call_id: &str, result: &CallToolResult, options: &ResultOptions) -> Value {
     provider(id)
-        .answer(Some(call_id), "srv__tool", Outcome::Result(result), options)
+        .answer(
+            Some(call_id),
+            "srv__tool",
+            Outcome::Completed(result),
+            options,
+        )
         .unwrap()
 }
 
@@ -64,8 +69,8 @@ fn gemini_multimodal_lists_and_reads_calls_like_gemini() {
     );
     for name in ["response", "content", "list", "without_ids", "rejections"] {
         let response = fixture(&format!("responses/gemini/{name}.json"));
-        let a = base.extract_calls(&response, &toolset, &listing.null_paths);
-        let b = variant.extract_calls(&response, &toolset, &listing.null_paths);
+        let a = base.extract_calls(&response, &listing);
+        let b = variant.extract_calls(&response, &listed("gemini-multimodal", &toolset));
         assert_eq!(
             serde_json::to_value(a.unwrap()).unwrap(),
             serde_json::to_value(b.unwrap()).unwrap(),
@@ -82,8 +87,7 @@ fn full_response_message_and_list_give_the_same_calls() {
             let extracted = provider(id)
                 .extract_calls(
                     &fixture(&format!("responses/{id}/{name}.json")),
-                    &toolset,
-                    &Default::default(),
+                    &listed(id, &toolset),
                 )
                 .unwrap();
             assert!(extracted.rejected.is_empty(), "{id} {name}");
@@ -102,12 +106,12 @@ fn foreign_or_malformed_input_is_an_error() {
     let gemini_response = fixture("responses/gemini/response.json");
     for id in MORE_PROVIDERS {
         let err = provider(id)
-            .extract_calls(&gemini_response, &toolset, &Default::default())
+            .extract_calls(&gemini_response, &listed(id, &toolset))
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input, "{id}: {err}");
         assert!(err.to_string().contains(id), "{err}");
         let err = provider(id)
-            .extract_calls(&json!("text"), &toolset, &Default::default())
+            .extract_calls(&json!("text"), &listed(id, &toolset))
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input, "{id}: {err}");
     }
@@ -120,7 +124,7 @@ fn answers_without_a_call_id() {
         provider(id).answer(
             None,
             "srv__tool",
-            Outcome::Result(&result),
+            Outcome::Completed(&result),
             &ResultOptions::default(),
         )
     };
@@ -150,7 +154,7 @@ fn bedrock_marks_only_errors_with_a_status() {
     assert_eq!(err["toolResult"]["status"], "error", "{err}");
 }
 
-/// `missing_description: omit_empty` sends no description for a tool whose
+/// `missing_description: omit_blank` sends no description for a tool whose
 /// description is absent, empty or blank; `omit` (the default) keeps an empty one.
 #[test]
 fn blank_descriptions_are_left_out_where_the_spec_says_so() {
@@ -222,7 +226,7 @@ fn a_spec_from_a_folder_changes_the_shapes_end_to_end() {
         .answer(
             Some("c1"),
             "get_current_time",
-            Outcome::Result(&text_result),
+            Outcome::Completed(&text_result),
             &ResultOptions::default(),
         )
         .unwrap();
@@ -332,13 +336,13 @@ fn anthropic_strict_is_anthropic_with_a_strict_flag() {
     let response = fixture("responses/anthropic/rejections.json");
     assert_eq!(
         serde_json::to_value(
-            base.extract_calls(&response, &toolset, &Default::default())
+            base.extract_calls(&response, &listed("anthropic", &toolset))
                 .unwrap()
         )
         .unwrap(),
         serde_json::to_value(
             strict
-                .extract_calls(&response, &toolset, &Default::default())
+                .extract_calls(&response, &listed("anthropic-strict", &toolset))
                 .unwrap()
         )
         .unwrap()

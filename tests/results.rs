@@ -1,17 +1,22 @@
 //! Result shaping for each core provider: every media row, errors, structured
 //! modes, and every `tools/call` result in the public corpus.
 
-mod support;
+mod common;
 
-use mcp_adapters::mcp::CallToolResult;
-use mcp_adapters::results::{Outcome, ResultOptions, Shape, StructuredMode};
-use mcp_adapters::{Error, ErrorKind};
+use common::*;
+use mcp_adapters::{
+    CallToolResult, Error, ErrorKind, Outcome, ResultOptions, Shape, StructuredMode,
+};
 use serde_json::{Map, Value, json};
-use support::*;
 
 fn answer(id: &str, call_id: &str, result: &CallToolResult, options: &ResultOptions) -> Value {
     provider(id)
-        .answer(Some(call_id), "srv__tool", Outcome::Result(result), options)
+        .answer(
+            Some(call_id),
+            "srv__tool",
+            Outcome::Completed(result),
+            options,
+        )
         .unwrap()
 }
 
@@ -33,7 +38,7 @@ fn media_rows() {
                 )
             })
             .collect();
-        settings().bind(|| insta::assert_json_snapshot!("result", answers));
+        snapshot(Stage::Results, None, &case_name(path), answers);
     });
 }
 
@@ -42,10 +47,7 @@ fn media_rows() {
 #[test]
 fn shape_none_keeps_content_for_the_media_table() {
     let result = parse(fixture("results/audio_wav.json"));
-    let none = ResultOptions {
-        shape: Shape::None,
-        ..Default::default()
-    };
+    let none = ResultOptions::new().shape(Shape::None);
     let llm = ResultOptions::default();
     for id in ANSWER_PROVIDERS {
         assert_eq!(
@@ -78,10 +80,7 @@ fn structured_modes() {
             let per_mode: Map<String, Value> = modes
                 .iter()
                 .map(|&m| {
-                    let options = ResultOptions {
-                        structured: Some(m),
-                        ..Default::default()
-                    };
+                    let options = ResultOptions::new().structured(m);
                     (
                         serde_json::to_value(m)
                             .unwrap()
@@ -95,7 +94,7 @@ fn structured_modes() {
             all.insert(format!("{name} {id}"), Value::Object(per_mode));
         }
     }
-    settings().bind(|| insta::assert_json_snapshot!("structured_modes", all));
+    snapshot(Stage::Results, None, "structured_modes", all);
 }
 
 #[test]
@@ -107,23 +106,20 @@ fn failures_and_error_prefix() {
             .answer(
                 Some("c"),
                 "srv__tool",
-                Outcome::Error(&err),
+                Outcome::Failed(&err),
                 &ResultOptions::default(),
             )
             .unwrap();
-        let custom = ResultOptions {
-            error_prefix: Some("TOOL FAILED: ".into()),
-            ..Default::default()
-        };
+        let custom = ResultOptions::new().error_prefix("TOOL FAILED: ");
         let prefixed = provider(id)
-            .answer(Some("c"), "srv__tool", Outcome::Error(&err), &custom)
+            .answer(Some("c"), "srv__tool", Outcome::Failed(&err), &custom)
             .unwrap();
         all.insert(
             id.to_string(),
             json!({"default": default, "custom_prefix": prefixed}),
         );
     }
-    settings().bind(|| insta::assert_json_snapshot!("failures", all));
+    snapshot(Stage::Results, None, "failures", all);
 }
 
 #[test]
@@ -133,7 +129,7 @@ fn gemini_answers_without_an_id_carry_only_the_name() {
         .answer(
             None,
             "srv__tool",
-            Outcome::Result(&result),
+            Outcome::Completed(&result),
             &ResultOptions::default(),
         )
         .unwrap();
@@ -145,7 +141,7 @@ fn gemini_answers_without_an_id_carry_only_the_name() {
         .answer(
             None,
             "t",
-            Outcome::Result(&result),
+            Outcome::Completed(&result),
             &ResultOptions::default(),
         )
         .unwrap_err();
@@ -168,7 +164,7 @@ fn corpus_results() {
                     json!({"tool": call["tool"], "answer": answer(id, &format!("call_{i}"), &result, &ResultOptions::default())})
                 })
                 .collect();
-            settings().bind(|| insta::assert_json_snapshot!(format!("results-{id}"), answers));
+            snapshot(Stage::Results, Some(id), &case_name(path), answers);
         }
     });
 }

@@ -4,17 +4,17 @@
 //! fixtures with random parts replaced). The always-on counterparts of the
 //! fuzz targets under `fuzz/`.
 
-mod support;
+mod common;
 
 use std::path::Path;
 
+use mcp_adapters::CallToolResult;
 use mcp_adapters::ErrorKind;
-use mcp_adapters::listing::{ListOptions, NullPaths};
-use mcp_adapters::mcp::CallToolResult;
-use mcp_adapters::results::{Outcome, ResultOptions, Shape, StructuredMode};
-use mcp_adapters::spec::{Registry, Source};
+use mcp_adapters::ListOptions;
+use mcp_adapters::ToolSet;
 use mcp_adapters::strict::convert;
-use mcp_adapters::toolset::ToolSet;
+use mcp_adapters::{Outcome, ResultOptions, Shape, StructuredMode};
+use mcp_adapters::{Registry, SpecFile};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
@@ -175,7 +175,7 @@ fn fixture_dir(rel: &str) -> Vec<Value> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
     let mut files: Vec<_> = walk(&dir);
     files.sort();
-    files.iter().map(|p| support::read_json(p)).collect()
+    files.iter().map(|p| common::read_json(p)).collect()
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -209,41 +209,37 @@ fn spec_values(under: &str) -> Vec<Value> {
 fn corpus_schemas() -> Vec<Value> {
     let mut out = Vec::new();
     for server in ["everything", "time", "github", "memory"] {
-        for tool in support::corpus_tools(server) {
+        for tool in common::corpus_tools(server) {
             out.push(tool.input_schema);
         }
     }
     out
 }
 
-fn toolset() -> &'static (ToolSet, Vec<NullPaths>) {
-    static SET: std::sync::OnceLock<(ToolSet, Vec<NullPaths>)> = std::sync::OnceLock::new();
+/// Every provider's listing of a corpus hub.
+fn listings() -> &'static [mcp_adapters::Listing] {
+    static SET: std::sync::OnceLock<Vec<mcp_adapters::Listing>> = std::sync::OnceLock::new();
     SET.get_or_init(|| {
         let toolset = ToolSet::hub()
-            .server("everything", support::corpus_tools("everything"))
-            .server("time", support::corpus_tools("time"))
+            .server("everything", common::corpus_tools("everything"))
+            .server("time", common::corpus_tools("time"))
             .build()
             .unwrap();
-        let null_paths = Registry::builtin()
+        Registry::builtin()
             .unwrap()
             .providers()
-            .map(|p| {
-                p.list_tools(&toolset, &ListOptions::new())
-                    .unwrap()
-                    .null_paths
-            })
-            .collect();
-        (toolset, null_paths)
+            .map(|p| p.list_tools(&toolset, &ListOptions::new()).unwrap())
+            .collect()
     })
 }
 
 fn check_spec(text: String) {
     for source in [
-        Source::spec("gen", "gen.yaml", text.clone()),
-        Source::rules("gen", "rules/gen.yaml", text),
+        SpecFile::provider("gen", "gen.yaml", text.clone()),
+        SpecFile::rules("gen", "rules/gen.yaml", text),
     ] {
         // Ok or an error; a panic fails the test.
-        let _ = Registry::from_sources(vec![source]);
+        let _ = Registry::from_files(vec![source]);
     }
 }
 
@@ -255,9 +251,9 @@ fn check_schema(schema: &Value) {
 }
 
 fn check_extraction(response: &Value) -> Result<(), TestCaseError> {
-    let (toolset, null_paths) = toolset();
-    for (provider, paths) in Registry::builtin().unwrap().providers().zip(null_paths) {
-        match provider.extract_calls(response, toolset, paths) {
+    for (provider, listing) in Registry::builtin().unwrap().providers().zip(listings()) {
+        let toolset = listing.toolset();
+        match provider.extract_calls(response, listing) {
             Ok(extracted) => {
                 let mut indexes: Vec<usize> = extracted
                     .calls
@@ -294,12 +290,9 @@ fn check_answers(value: Value) -> Result<(), TestCaseError> {
             StructuredMode::Ignore,
         ] {
             for shape in [Shape::Llm, Shape::None] {
-                let options = ResultOptions {
-                    structured: Some(structured),
-                    shape,
-                    error_prefix: None,
-                };
-                let answer = provider.answer(Some("c1"), "t", Outcome::Result(&result), &options);
+                let options = ResultOptions::new().structured(structured).shape(shape);
+                let answer =
+                    provider.answer(Some("c1"), "t", Outcome::Completed(&result), &options);
                 prop_assert!(answer.is_ok(), "{}: {:?}", provider.id(), answer);
             }
         }

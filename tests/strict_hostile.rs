@@ -2,16 +2,15 @@
 //! without overflowing the stack.
 
 mod common;
-mod support;
 
+use common::{drop_deep, obj};
 use mcp_adapters::strict::{StrictError, convert};
 use serde_json::{Map, Value, json};
-use support::{drop_deep, obj};
 
 fn reason(result: Result<mcp_adapters::strict::StrictSchema, StrictError>) -> String {
     result
         .expect_err("hostile input must fail")
-        .reason
+        .kind()
         .to_string()
 }
 
@@ -115,7 +114,7 @@ fn ref_fan_out_bomb_with_optional_leaf() {
     let leaf = json!({"type": "object", "properties": {"x": {"type": "string"}}});
     let schema = fan_out(60, leaf);
     let err = convert(&schema, &common::rules()).expect_err("unbounded null paths");
-    assert_eq!(err.reason.to_string(), "max_properties");
+    assert_eq!(err.kind().to_string(), "max_properties");
 }
 
 #[test]

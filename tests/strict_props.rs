@@ -3,9 +3,10 @@
 
 mod common;
 
+use common::RulesView;
 use common::instances::{Rng, fill_missing, generate};
 use jsonschema::Validator;
-use mcp_adapters::strict::{KeywordClass, StrictRules, StrictSchema, convert, strip_nulls};
+use mcp_adapters::strict::{StrictSchema, convert, strip_nulls};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -19,7 +20,7 @@ fn validator(schema: &Value) -> Validator {
 fn check_both_ways(original: &Value, strict: &StrictSchema, seeds: std::ops::Range<u64>) -> usize {
     // Soundness holds up to what dropped keywords narrow: judge it against
     // the original without them.
-    let relaxed = relax(original, &common::rules());
+    let relaxed = relax(original, &RulesView::bundled());
     let orig_v = validator(&relaxed);
     let strict_v = validator(&strict.schema);
     let mut judged = 0;
@@ -52,19 +53,14 @@ fn check_both_ways(original: &Value, strict: &StrictSchema, seeds: std::ops::Ran
 
 /// The original schema without the keywords the rules drop (and without
 /// formats they do not keep), walking only schema positions.
-fn relax(schema: &Value, rules: &StrictRules) -> Value {
+fn relax(schema: &Value, rules: &RulesView) -> Value {
     let Value::Object(map) = schema else {
         return schema.clone();
     };
     let mut out = Map::new();
     for (key, value) in map {
-        let dropped = rules.class(key) == KeywordClass::Drop
-            || (key == "format"
-                && !rules
-                    .formats
-                    .allowed
-                    .iter()
-                    .any(|f| Some(f.as_str()) == value.as_str()));
+        let dropped = rules.drops(key)
+            || (key == "format" && !value.as_str().is_some_and(|f| rules.keeps_format(f)));
         if dropped && key != "$schema" {
             continue;
         }

@@ -15,7 +15,7 @@ fn ok(schema: Value) -> (Value, Vec<String>) {
 
 fn fails(schema: Value) -> (String, String) {
     let err = convert(&schema, &common::rules()).expect_err("fails");
-    (err.pointer, err.reason.to_string())
+    (err.pointer().to_owned(), err.kind().to_string())
 }
 
 fn object(props: Value) -> Value {
@@ -412,6 +412,6 @@ fn rules_check_rejects_bad_rules() {
     ];
     for (yaml, needle) in cases {
         let err = StrictRules::from_yaml_str(yaml).expect_err(yaml);
-        assert!(err.contains(needle), "{err}");
+        assert!(err.to_string().contains(needle), "{err}");
     }
 }

@@ -1,15 +1,15 @@
 //! Properties of exposed names over arbitrary servers and tool names.
 
-mod support;
+mod common;
 
 use std::collections::HashSet;
 
-use mcp_adapters::listing::ListOptions;
-use mcp_adapters::mcp::Tool;
-use mcp_adapters::toolset::{ToolSet, is_valid_exposed_name};
+use common::*;
+use mcp_adapters::ListOptions;
+use mcp_adapters::Tool;
+use mcp_adapters::ToolSet;
 use proptest::prelude::*;
 use serde_json::json;
-use support::*;
 
 /// Tool names as servers send them: ASCII, dots, slashes, spaces, unicode,
 /// leading digits, up to 200 characters, with repeats.

@@ -1,7 +1,7 @@
 //! Shared by the agent-loop examples: the MCP servers from `mcp.json` (or
 //! `MCP_CONFIG`), or mcp-server-time when there is none.
 
-use mcp_adapters::exec::Source;
+use mcp_adapters::Source;
 use mcp_adapters::{HubConfig, ServerConfig};
 
 pub async fn source() -> Result<Source, Box<dyn std::error::Error>> {

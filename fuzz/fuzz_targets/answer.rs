@@ -5,9 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_adapters::mcp::CallToolResult;
-use mcp_adapters::results::{Outcome, ResultOptions, Shape, StructuredMode};
-use mcp_adapters::spec::Registry;
+use mcp_adapters::{CallToolResult, Outcome, Registry, ResultOptions, Shape, StructuredMode};
 
 const MODES: [StructuredMode; 4] = [
     StructuredMode::Auto,
@@ -26,19 +24,15 @@ fuzz_target!(|data: &[u8]| {
     for provider in Registry::builtin().unwrap().providers() {
         for mode in MODES {
             for shape in [Shape::Llm, Shape::None] {
-                let options = ResultOptions {
-                    structured: Some(mode),
-                    shape,
-                    error_prefix: None,
-                };
+                let options = ResultOptions::new().structured(mode).shape(shape);
                 let answer = provider.answer(
                     Some("call_1"),
                     "srv__tool",
-                    Outcome::Result(&result),
+                    Outcome::Completed(&result),
                     &options,
                 );
                 assert!(answer.is_ok(), "{}: {answer:?}", provider.id());
-                let _ = provider.answer(None, "srv__tool", Outcome::Result(&result), &options);
+                let _ = provider.answer(None, "srv__tool", Outcome::Completed(&result), &options);
             }
         }
     }

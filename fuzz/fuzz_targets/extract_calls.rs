@@ -7,22 +7,14 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_adapters::ErrorKind;
-use mcp_adapters::listing::{ListOptions, NullPaths};
-use mcp_adapters::mcp::parse_tools_list;
-use mcp_adapters::spec::Registry;
-use mcp_adapters::toolset::ToolSet;
+use mcp_adapters::{ErrorKind, ListOptions, Listing, Registry, ToolSet, parse_tools_list};
 
 const EVERYTHING: &str = include_str!("../../tests/fixtures/corpus/everything.tools.json");
 const TIME: &str = include_str!("../../tests/fixtures/corpus/time.tools.json");
 
-struct Fixture {
-    toolset: ToolSet,
-    null_paths: Vec<NullPaths>,
-}
-
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+/// Every provider's listing of the hub.
+fn fixture() -> &'static [Listing] {
+    static FIXTURE: OnceLock<Vec<Listing>> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let tools = |text: &str| parse_tools_list(serde_json::from_str(text).unwrap()).unwrap();
         let toolset = ToolSet::hub()
@@ -30,19 +22,11 @@ fn fixture() -> &'static Fixture {
             .server("time", tools(TIME))
             .build()
             .unwrap();
-        let null_paths = Registry::builtin()
+        Registry::builtin()
             .unwrap()
             .providers()
-            .map(|p| {
-                p.list_tools(&toolset, &ListOptions::new())
-                    .unwrap()
-                    .null_paths
-            })
-            .collect();
-        Fixture {
-            toolset,
-            null_paths,
-        }
+            .map(|p| p.list_tools(&toolset, &ListOptions::new()).unwrap())
+            .collect()
     })
 }
 
@@ -50,13 +34,12 @@ fuzz_target!(|data: &[u8]| {
     let Ok(response) = serde_json::from_slice::<serde_json::Value>(data) else {
         return;
     };
-    let fixture = fixture();
     let providers = Registry::builtin().unwrap().providers();
-    for (provider, null_paths) in providers.zip(&fixture.null_paths) {
-        match provider.extract_calls(&response, &fixture.toolset, null_paths) {
+    for (provider, listing) in providers.zip(fixture()) {
+        match provider.extract_calls(&response, listing) {
             Ok(extracted) => {
                 for call in &extracted.calls {
-                    assert!(fixture.toolset.resolve(&call.exposed_name).is_some());
+                    assert!(listing.toolset().resolve(&call.exposed_name).is_some());
                 }
             }
             Err(err) => assert_eq!(err.kind(), ErrorKind::Input, "{err}"),

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_adapters::spec::{Registry, Source};
+use mcp_adapters::{Registry, SpecFile};
 
 const OPENAI_RULES: &str = include_str!("../../providers/rules/openai-strict.yaml");
 const ANTHROPIC_RULES: &str = include_str!("../../providers/rules/anthropic-strict.yaml");
@@ -17,22 +17,22 @@ fuzz_target!(|data: &[u8]| {
     };
     let text = String::from_utf8_lossy(rest).into_owned();
     let sources = match mode % 4 {
-        0 => vec![Source::spec("fuzz", "fuzz.yaml", text)],
-        1 => vec![Source::rules("fuzz", "rules/fuzz.yaml", text)],
+        0 => vec![SpecFile::provider("fuzz", "fuzz.yaml", text)],
+        1 => vec![SpecFile::rules("fuzz", "rules/fuzz.yaml", text)],
         2 => vec![
-            Source::rules("openai-strict", "rules/openai-strict.yaml", OPENAI_RULES),
-            Source::rules(
+            SpecFile::rules("openai-strict", "rules/openai-strict.yaml", OPENAI_RULES),
+            SpecFile::rules(
                 "anthropic-strict",
                 "rules/anthropic-strict.yaml",
                 ANTHROPIC_RULES,
             ),
-            Source::spec("openai-chat", "openai-chat.yaml", OPENAI_CHAT),
-            Source::spec("fuzz", "fuzz.yaml", text),
+            SpecFile::provider("openai-chat", "openai-chat.yaml", OPENAI_CHAT),
+            SpecFile::provider("fuzz", "fuzz.yaml", text),
         ],
         _ => vec![
-            Source::rules("openai-strict", "rules/openai-strict.yaml", text),
-            Source::spec("openai-chat", "openai-chat.yaml", OPENAI_CHAT),
+            SpecFile::rules("openai-strict", "rules/openai-strict.yaml", text),
+            SpecFile::provider("openai-chat", "openai-chat.yaml", OPENAI_CHAT),
         ],
     };
-    let _ = Registry::from_sources(sources);
+    let _ = Registry::from_files(sources);
 });

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_adapters::spec::Registry;
+use mcp_adapters::Registry;
 use mcp_adapters::strict::convert;
 
 fuzz_target!(|data: &[u8]| {

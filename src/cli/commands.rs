@@ -1,127 +1,47 @@
 //! The commands, each a few library calls.
 
-use std::path::Path;
-
-use mcp_adapters::calls::Extracted;
-use mcp_adapters::listing::{ListOptions, StrictMode};
-use mcp_adapters::mcp::{CallToolResult, Tool, parse_tools_list};
-use mcp_adapters::results::{Outcome, ResultOptions, Shape};
-use mcp_adapters::spec::{Provider, Registry};
-use mcp_adapters::toolset::ToolSet;
-use mcp_adapters::{Error, ErrorKind, Result};
-use serde_json::{Value, json};
-
 use std::time::Duration;
 
-use mcp_adapters::exec::{ExecOptions, Policy, Source, ToolsListing};
+use mcp_adapters::{
+    CallToolResult, Error, ErrorKind, ExecOptions, ListOptions, Listing, Outcome, Policy, Provider,
+    Registry, Result, ResultOptions,
+};
+use serde_json::{Value, json};
 
-use super::live;
-use super::{CallsArgs, LiveArgs, ResultArgs, RunArgs, SpecsArg, ToolsArgs, ToolsetArgs};
+use super::input::{option_pairs, read_json, read_servers, registry, toolset};
+use super::{CallsArgs, ResultArgs, RunArgs, SpecsArg, ToolsArgs, ToolsetArgs, demo, live};
 
-pub(super) const DEMO_TOOLS: &str = include_str!("demo.tools.json");
-
-pub(super) fn registry(specs: &SpecsArg) -> Result<Registry> {
-    match &specs.specs {
-        Some(dir) => Registry::with_dir(dir),
-        None => Registry::builtin().cloned(),
-    }
-}
-
-pub(super) fn read_json(path: &str) -> Result<Value> {
-    let text = if path == "-" {
-        std::io::read_to_string(std::io::stdin())
-            .map_err(|e| Error::new(ErrorKind::Io, format!("reading stdin: {e}")))?
-    } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| Error::new(ErrorKind::Io, e.to_string()).with_file(path))?
-    };
-    serde_json::from_str(&text).map_err(|e| {
-        Error::new(ErrorKind::Input, format!("invalid JSON: {e}"))
-            .with_file(path)
-            .with_line(e.line())
-    })
-}
-
-/// `NAME=FILE` or `FILE` (the server id is the stem, without a `.tools` suffix).
-fn server_file(arg: &str) -> (String, &str) {
-    if let Some((name, file)) = arg
-        .split_once('=')
-        .filter(|(n, _)| !n.is_empty() && !n.contains('/'))
-    {
-        return (name.to_owned(), file);
-    }
-    let stem = Path::new(arg)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or(arg);
-    (stem.strip_suffix(".tools").unwrap_or(stem).to_owned(), arg)
-}
-
-pub(super) fn read_servers(files: &[String]) -> Result<Vec<(String, Vec<Tool>)>> {
-    if files.is_empty() {
-        let demo: Value = serde_json::from_str(DEMO_TOOLS)
-            .map_err(|e| Error::new(ErrorKind::Input, e.to_string()))?;
-        return Ok(vec![("notes".to_owned(), parse_tools_list(demo)?)]);
-    }
-    files
-        .iter()
-        .map(|arg| {
-            let (server, file) = server_file(arg);
-            let tools = parse_tools_list(read_json(file)?).map_err(|e| e.with_file(file))?;
-            Ok((server, tools))
-        })
-        .collect()
-}
-
-pub(super) fn toolset(args: &ToolsetArgs, servers: Vec<(String, Vec<Tool>)>) -> Result<ToolSet> {
-    let mut builder = if args.hub || servers.len() > 1 {
-        ToolSet::hub()
-    } else {
-        ToolSet::client()
-    };
-    if let Some(prefix) = &args.prefix {
-        builder = builder.prefix(prefix);
-    }
-    for glob in &args.allow {
-        builder = builder.allow(glob);
-    }
-    for glob in &args.deny {
-        builder = builder.deny(glob);
-    }
-    for (id, tools) in servers {
-        builder = builder.server(id, tools);
-    }
-    builder.build()
-}
-
-fn list_options(args: &ToolsetArgs) -> Result<ListOptions> {
+/// Listing options from the toolset flags.
+pub fn list_options(args: &ToolsetArgs) -> ListOptions {
     let mut options = ListOptions::new();
-    if let Some(mode) = &args.strict {
-        options = options.strict(mode.parse::<StrictMode>()?);
+    if let Some(mode) = args.strict {
+        options = options.strict(mode.into());
     }
-    Ok(options)
+    options
 }
 
 pub fn providers(specs: &SpecsArg) -> Result<Value> {
     Ok(Value::Array(
-        registry(specs)?.providers().map(Provider::info).collect(),
+        registry(specs.specs.as_deref())?
+            .providers()
+            .map(Provider::info)
+            .collect(),
     ))
 }
 
+fn to_json(value: impl serde::Serialize) -> Result<Value> {
+    serde_json::to_value(value)
+        .map_err(|e| Error::new(ErrorKind::Input, "cannot serialize the output").with_source(e))
+}
+
 pub fn tools(args: &ToolsArgs) -> Result<Value> {
-    let registry = registry(&args.specs)?;
+    let registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
-    let mut options = list_options(&args.toolset)?;
+    let mut options = list_options(&args.toolset);
     if let Some(value) = &args.cache_control {
         options = options.option("cache_control", value);
     }
-    for pair in &args.options {
-        let (name, value) = pair.split_once('=').ok_or_else(|| {
-            Error::new(
-                ErrorKind::Input,
-                format!("--option `{pair}`: expected NAME=VALUE"),
-            )
-        })?;
+    for (name, value) in option_pairs(&args.options)? {
         options = options.option(name, value);
     }
     if !args.live.servers.is_empty() || args.live.config.is_some() {
@@ -132,20 +52,18 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
             ));
         }
         return block_on(async {
-            let source = live_source(&args.live, &args.toolset, None, false)
+            let source = live::source(&args.live, &args.toolset, None, false)
                 .await?
-                .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))??;
-            let listing = source.tools(provider, &options, false).await?;
-            Ok(listing_json(&listing))
+                .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
+            to_json(source.tools(provider, &options).await?)
         })?;
     }
-    let toolset = toolset(&args.toolset, read_servers(&args.files)?)?;
-    let listing = provider.list_tools(&toolset, &options)?;
-    serde_json::to_value(listing).map_err(|e| Error::new(ErrorKind::Input, e.to_string()))
-}
-
-fn listing_json(listing: &ToolsListing) -> Value {
-    json!({"tools": listing.tools, "null_paths": listing.null_paths, "report": listing.report})
+    let servers = match args.files.as_slice() {
+        [] => vec![(demo::SERVER.to_owned(), demo::tools()?)],
+        files => read_servers(files)?,
+    };
+    let toolset = toolset(&args.toolset, servers)?;
+    to_json(provider.list_tools(&toolset, &options)?)
 }
 
 /// Runs `future` on a fresh runtime.
@@ -153,47 +71,16 @@ fn block_on<F: std::future::Future>(future: F) -> Result<F::Output> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!("cannot start the async runtime: {e}"),
-            )
-        })?;
+        .map_err(|e| Error::new(ErrorKind::Io, "cannot start the async runtime").with_source(e))?;
     Ok(runtime.block_on(future))
 }
 
-/// The source for `--server`s / `--config` (client for one, hub for more), or `None`.
-async fn live_source(
-    live_args: &LiveArgs,
-    filters: &ToolsetArgs,
-    policy: Option<Policy>,
-    validate: bool,
-) -> Result<Option<Result<Source>>> {
-    let Some(config) = live::hub_config(&live_args.servers, live_args.config.as_deref())? else {
-        return Ok(None);
-    };
-    let mut builder = config.connect().await?;
-    if let Some(prefix) = &filters.prefix {
-        builder = builder.prefix(prefix);
-    }
-    for glob in &filters.allow {
-        builder = builder.allow_tools(glob);
-    }
-    for glob in &filters.deny {
-        builder = builder.deny_tools(glob);
-    }
-    if let Some(policy) = policy {
-        builder = builder.policy(policy);
-    }
-    Ok(Some(live::no_approver(builder).validate(validate).build()))
-}
-
 pub fn run(args: &RunArgs) -> Result<Value> {
-    let registry = registry(&args.specs)?;
+    let registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
     let mut list = ListOptions::new();
-    if let Some(mode) = &args.strict {
-        list = list.strict(mode.parse::<StrictMode>()?);
+    if let Some(mode) = args.strict {
+        list = list.strict(mode.into());
     }
     let policy = match &args.policy {
         Some(path) => live::read_policy(path)?,
@@ -202,31 +89,31 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             Policy::allow_all()
         }
     };
-    let filters = ToolsetArgs {
-        hub: false,
-        prefix: None,
-        allow: Vec::new(),
-        deny: Vec::new(),
-        strict: None,
-    };
+    let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
     block_on(async {
+        let no_filters = ToolsetArgs {
+            hub: false,
+            prefix: None,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            strict: None,
+        };
         let source =
-            match live_source(&args.live, &filters, Some(policy.clone()), args.validate).await? {
-                Some(source) => source?,
+            match live::source(&args.live, &no_filters, Some(policy.clone()), args.validate).await?
+            {
+                Some(source) => source,
                 None => {
                     if args.response.is_some() {
                         eprintln!(
                             "note: no --server or --config: running against the bundled demo server"
                         );
                     }
-                    live::demo_server(policy, args.validate)?
+                    demo::server(policy, args.validate)?
                 }
             };
         let response = match &args.response {
             Some(path) => read_json(path)?,
-            None if args.live.servers.is_empty() && args.live.config.is_none() => {
-                live::demo_response(provider.id())?
-            }
+            None if !live_given => demo::response(provider.id())?,
             None => {
                 return Err(Error::new(
                     ErrorKind::Input,
@@ -234,19 +121,17 @@ pub fn run(args: &RunArgs) -> Result<Value> {
                 ));
             }
         };
-        let listing = source.tools(provider, &list, false).await?;
-        let options = ExecOptions {
-            max_concurrency: args.max_concurrency.unwrap_or(0),
-            call_timeout: args.call_timeout.map(Duration::from_millis),
-            ..ExecOptions::from_listing(&listing)
-        };
+        let listing = source.tools(provider, &list).await?;
+        let mut options = ExecOptions::new().max_concurrency(args.max_concurrency.unwrap_or(0));
+        if let Some(ms) = args.call_timeout {
+            options = options.call_timeout(Duration::from_millis(ms));
+        }
         let run = source
-            .execute_tool_calls(provider, &response, &options)
+            .execute_tool_calls(provider, &response, &listing, &options)
             .await?;
-        let mut out =
-            serde_json::to_value(&run).map_err(|e| Error::new(ErrorKind::Input, e.to_string()))?;
+        let mut out = to_json(&run)?;
         if let Value::Object(map) = &mut out {
-            map.insert("report".into(), json!(listing.report));
+            map.insert("report".into(), to_json(&listing.report)?);
             if args.response.is_none() {
                 map.insert("tools".into(), json!(listing.tools));
                 map.insert("response".into(), response);
@@ -257,48 +142,37 @@ pub fn run(args: &RunArgs) -> Result<Value> {
 }
 
 pub fn calls(args: &CallsArgs) -> Result<Value> {
-    let registry = registry(&args.specs)?;
+    let registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
-    if args.tools.is_empty() {
-        return Err(Error::new(
-            ErrorKind::Input,
-            "--tools: give the tools/list results the model was offered",
-        ));
-    }
     let toolset = toolset(&args.toolset, read_servers(&args.tools)?)?;
-    let listing = provider.list_tools(&toolset, &list_options(&args.toolset)?)?;
+    let listing: Listing = provider.list_tools(&toolset, &list_options(&args.toolset))?;
     let response = read_json(&args.response)?;
-    let extracted: Extracted = provider
-        .extract_calls(&response, &toolset, &listing.null_paths)
+    let extracted = provider
+        .extract_calls(&response, &listing)
         .map_err(|e| e.with_file(&args.response))?;
     Ok(json!({"calls": extracted.calls, "rejected": extracted.rejected}))
 }
 
 pub fn result(args: &ResultArgs) -> Result<Value> {
-    let registry = registry(&args.specs)?;
+    let registry: Registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
-    let options = ResultOptions {
-        structured: args.structured.as_deref().map(str::parse).transpose()?,
-        shape: match args.shape.as_str() {
-            "llm" => Shape::Llm,
-            "none" => Shape::None,
-            other => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!("--shape `{other}`: expected llm or none"),
-                ));
-            }
-        },
-        error_prefix: args.error_prefix.clone(),
-    };
+    let mut options = ResultOptions::new().shape(args.shape.into());
+    if let Some(mode) = args.structured {
+        options = options.structured(mode.into());
+    }
+    if let Some(prefix) = &args.error_prefix {
+        options = options.error_prefix(prefix);
+    }
     let call_id = args.call_id.as_deref();
     if let Some(message) = &args.error {
         let error = Error::new(ErrorKind::Server, message.clone());
-        return provider.answer(call_id, &args.name, Outcome::Error(&error), &options);
+        return provider.answer(call_id, &args.name, Outcome::Failed(&error), &options);
     }
     let file = args.file.as_deref().unwrap_or("-");
     let result: CallToolResult = serde_json::from_value(read_json(file)?).map_err(|e| {
-        Error::new(ErrorKind::Input, format!("not a CallToolResult: {e}")).with_file(file)
+        Error::new(ErrorKind::Input, "not a CallToolResult")
+            .with_file(file)
+            .with_source(e)
     })?;
-    provider.answer(call_id, &args.name, Outcome::Result(&result), &options)
+    provider.answer(call_id, &args.name, Outcome::Completed(&result), &options)
 }

@@ -1,13 +1,16 @@
 //! Command-line parsing and dispatch.
 
 mod commands;
+mod demo;
+mod input;
 mod live;
 mod strict;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use mcp_adapters::{Shape, StrictMode, StructuredMode};
 
 /// Lists MCP tools in an LLM provider's format, reads tool calls from model
 /// responses and answers them, driven by YAML provider specs.
@@ -96,9 +99,73 @@ struct ToolsetArgs {
     /// Leave out tools whose `server/tool` matches this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     deny: Vec<String>,
-    /// Strict-mode schemas: auto, true or false (providers with strict rules only).
+    /// Strict-mode schemas (providers with strict rules only; default: the spec's).
     #[arg(long, value_name = "MODE")]
-    strict: Option<String>,
+    strict: Option<StrictArg>,
+}
+
+/// `--strict`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum StrictArg {
+    /// Strict where the schema converts; the others non-strict, reported as fallbacks.
+    Auto,
+    /// Every tool strict; a tool whose schema cannot be converted is left out.
+    True,
+    /// No tool strict; schemas as the server wrote them.
+    False,
+}
+
+impl From<StrictArg> for StrictMode {
+    fn from(arg: StrictArg) -> Self {
+        match arg {
+            StrictArg::Auto => StrictMode::Auto,
+            StrictArg::True => StrictMode::On,
+            StrictArg::False => StrictMode::Off,
+        }
+    }
+}
+
+/// `--structured`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum StructuredArg {
+    /// structuredContent only when content is empty.
+    Auto,
+    /// structuredContent instead of content.
+    Prefer,
+    /// structuredContent after content.
+    Append,
+    /// Never structuredContent.
+    Ignore,
+}
+
+impl From<StructuredArg> for StructuredMode {
+    fn from(arg: StructuredArg) -> Self {
+        match arg {
+            StructuredArg::Auto => StructuredMode::Auto,
+            StructuredArg::Prefer => StructuredMode::Prefer,
+            StructuredArg::Append => StructuredMode::Append,
+            StructuredArg::Ignore => StructuredMode::Ignore,
+        }
+    }
+}
+
+/// `--shape`.
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+enum ShapeArg {
+    /// Media no model takes become text placeholders first.
+    #[default]
+    Llm,
+    /// Content goes to the provider mapping as the server sent it.
+    None,
+}
+
+impl From<ShapeArg> for Shape {
+    fn from(arg: ShapeArg) -> Self {
+        match arg {
+            ShapeArg::Llm => Shape::Llm,
+            ShapeArg::None => Shape::None,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -153,9 +220,9 @@ struct RunArgs {
     /// Calls run at once (default: the number of CPUs).
     #[arg(long, value_name = "N")]
     max_concurrency: Option<usize>,
-    /// Strict-mode schemas: auto, true or false (providers with strict rules only).
+    /// Strict-mode schemas (providers with strict rules only; default: the spec's).
     #[arg(long, value_name = "MODE")]
-    strict: Option<String>,
+    strict: Option<StrictArg>,
     /// Validate arguments against each tool's inputSchema before sending.
     #[arg(long)]
     validate: bool,
@@ -172,8 +239,9 @@ struct CallsArgs {
     specs: SpecsArg,
     #[command(flatten)]
     toolset: ToolsetArgs,
-    /// The tools offered to the model: tools/list results, as FILE or NAME=FILE (repeatable).
-    #[arg(long = "tools", value_name = "FILE", num_args = 1..)]
+    /// The tools offered to the model: a tools/list result, as FILE or NAME=FILE
+    /// (repeat the flag for each server).
+    #[arg(long = "tools", value_name = "FILE", required = true)]
     tools: Vec<String>,
     /// The model response (or message, or list of items); `-` reads stdin.
     response: String,
@@ -192,12 +260,12 @@ struct ResultArgs {
     /// The exposed tool name the model called.
     #[arg(long, value_name = "EXPOSED")]
     name: String,
-    /// How structuredContent is used: auto, prefer, append or ignore.
+    /// How structuredContent is used (default: the spec's).
     #[arg(long, value_name = "MODE")]
-    structured: Option<String>,
-    /// llm (default: media no model takes become placeholders) or none.
-    #[arg(long, value_name = "SHAPE", default_value = "llm")]
-    shape: String,
+    structured: Option<StructuredArg>,
+    /// Whether results are shaped for a model first.
+    #[arg(long, value_name = "SHAPE", value_enum, default_value_t = ShapeArg::Llm)]
+    shape: ShapeArg,
     /// Put this before the text of an error answer.
     #[arg(long, value_name = "S")]
     error_prefix: Option<String>,
@@ -247,7 +315,7 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

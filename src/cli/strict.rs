@@ -3,20 +3,19 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use mcp_adapters::listing::{ListOptions, StrictMode};
-use mcp_adapters::spec::Registry;
-use mcp_adapters::strict;
-use mcp_adapters::toolset::RenameReason;
-use mcp_adapters::{Error, ErrorKind, Result};
+use mcp_adapters::{
+    Error, ErrorKind, ListOptions, Registry, RenameReason, Result, StrictIssue, ToolSet, strict,
+};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::commands::{read_json, read_servers, registry, toolset};
+use super::commands::list_options;
+use super::input::{read_json, read_servers, registry, toolset};
 use super::{CheckArgs, StrictSchemaArgs};
 
 /// Prints `{"schema", "null_paths"}`, or `{"error": {"path", "reason"}}` and fails.
 pub fn strict_schema(args: &StrictSchemaArgs) -> Result<(Value, bool)> {
-    let registry = registry(&args.specs)?;
+    let registry = registry(args.specs.specs.as_deref())?;
     let rules_id = match (&args.rules, &args.provider) {
         (Some(id), _) => id.clone(),
         (None, Some(provider)) => registry
@@ -55,7 +54,7 @@ pub fn strict_schema(args: &StrictSchemaArgs) -> Result<(Value, bool)> {
             true,
         ),
         Err(err) => (
-            json!({"error": {"path": err.pointer, "reason": err.reason.to_string()}}),
+            json!({"error": {"path": err.pointer(), "reason": err.kind().to_string()}}),
             false,
         ),
     })
@@ -73,17 +72,14 @@ struct Row {
 }
 
 pub fn check(args: &CheckArgs) -> Result<(Value, String)> {
-    let registry = registry(&args.specs)?;
+    let registry = registry(args.specs.specs.as_deref())?;
     let ids: Vec<String> = if args.providers.is_empty() {
         registry.providers().map(|p| p.id().to_owned()).collect()
     } else {
         args.providers.clone()
     };
     let toolset = toolset(&args.toolset, read_servers(&args.files)?)?;
-    let mut options = ListOptions::new();
-    if let Some(mode) = &args.toolset.strict {
-        options = options.strict(mode.parse::<StrictMode>()?);
-    }
+    let options = list_options(&args.toolset);
     let renames: BTreeMap<(&str, &str), String> = toolset
         .report()
         .renamed
@@ -121,13 +117,13 @@ pub fn check(args: &CheckArgs) -> Result<(Value, String)> {
 fn provider_rows(
     registry: &Registry,
     id: &str,
-    toolset: &mcp_adapters::toolset::ToolSet,
+    toolset: &ToolSet,
     options: &ListOptions,
     renames: &BTreeMap<(&str, &str), String>,
 ) -> Result<Vec<Row>> {
     let provider = registry.get(id)?;
     let listing = provider.list_tools(toolset, options)?;
-    let issue = |list: &[mcp_adapters::listing::StrictIssue], name: &str| {
+    let issue = |list: &[StrictIssue], name: &str| {
         list.iter().find(|i| i.exposed_name == name).map(|i| {
             format!(
                 "{} at {}",
@@ -145,7 +141,7 @@ fn provider_rows(
                 ("excluded", why)
             } else if let Some(why) = issue(&listing.report.fallbacks, name) {
                 ("fallback", why)
-            } else if provider.strict_rules().is_some() && options_strict_on(&listing, name) {
+            } else if listing.is_strict(name) {
                 ("strict", String::new())
             } else {
                 ("as is", String::new())
@@ -168,17 +164,6 @@ fn provider_rows(
             }
         })
         .collect())
-}
-
-/// Whether the listing sent `name` with `"strict": true` anywhere in its definition.
-fn options_strict_on(listing: &mcp_adapters::listing::Listing, name: &str) -> bool {
-    listing.tools.iter().any(|t| {
-        let (n, strict) = match t.get("function") {
-            Some(f) => (f.get("name"), f.get("strict")),
-            None => (t.get("name"), t.get("strict")),
-        };
-        n.and_then(Value::as_str) == Some(name) && strict == Some(&Value::Bool(true))
-    })
 }
 
 fn describe_renames(reasons: &[RenameReason]) -> String {

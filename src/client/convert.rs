@@ -14,13 +14,11 @@ use crate::mcp::{CallToolResult, Content, Tool};
 /// Re-reads `value` as a `U` through its JSON form.
 fn via_json<T: Serialize, U: DeserializeOwned>(value: &T, what: &str) -> Result<U> {
     let json = serde_json::to_value(value).map_err(|e| {
-        Error::new(
-            ErrorKind::Input,
-            format!("cannot serialize the {what}: {e}"),
-        )
+        Error::new(ErrorKind::Input, format!("cannot serialize the {what}")).with_source(e)
     })?;
-    serde_json::from_value(json)
-        .map_err(|e| Error::new(ErrorKind::Input, format!("cannot convert the {what}: {e}")))
+    serde_json::from_value(json).map_err(|e| {
+        Error::new(ErrorKind::Input, format!("cannot convert the {what}")).with_source(e)
+    })
 }
 
 impl TryFrom<rmcp::model::Tool> for Tool {

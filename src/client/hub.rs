@@ -14,23 +14,11 @@ use crate::mcp::CallToolResult;
 /// error (so the toolset reports it and offers none of its tools) and so does
 /// any call to it.
 #[derive(Debug, Clone)]
-pub struct FailedServer {
+struct Unstarted {
     error: Error,
 }
 
-impl FailedServer {
-    /// A server that failed with `error`.
-    pub fn new(error: Error) -> Self {
-        FailedServer { error }
-    }
-
-    /// Why it failed.
-    pub fn error(&self) -> &Error {
-        &self.error
-    }
-}
-
-impl Server for FailedServer {
+impl Server for Unstarted {
     fn list_tools(&self, _cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
         let error = self.error.clone();
         Box::pin(async move { Err(error) })
@@ -63,11 +51,11 @@ impl HubConfig {
     /// are named `server__tool`). Add a policy, hooks or filters, then build.
     ///
     /// **A server that fails to start does not fail the others**: it joins the
-    /// source as a [`FailedServer`], so listing reports it in the toolset's
-    /// report (`failed_servers`) and offers none of its tools, and the start-up
-    /// error is logged with `tracing`. Check
-    /// [`ToolsListing::report`](crate::exec::ToolsListing::report) to see which
-    /// servers are missing.
+    /// source as a server whose listing fails with the start-up error, so
+    /// listing reports it in the toolset's report (`failed_servers`) and offers
+    /// none of its tools, and the error is logged with `tracing`. Check
+    /// [`Listing::report`](crate::Listing::report) to see which servers are
+    /// missing.
     ///
     /// # Errors
     ///
@@ -84,8 +72,8 @@ impl HubConfig {
                 let server: Arc<dyn Server> = match McpClient::connect(name, config, options).await {
                     Ok(client) => Arc::new(client),
                     Err(error) => {
-                        tracing::warn!(server = %name, error = %error, "MCP server failed to start; its tools are left out");
-                        Arc::new(FailedServer::new(error))
+                        tracing::warn!(server = %name, error = %format_args!("{error:#}"), "MCP server failed to start; its tools are left out");
+                        Arc::new(Unstarted { error })
                     }
                 };
                 (name.clone(), server)

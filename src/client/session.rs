@@ -149,9 +149,30 @@ impl ClientHandler for Handler {
     }
 }
 
-/// A live MCP server, through the official Rust SDK; see the [module docs](super).
+/// A live MCP server, through the official Rust SDK (the `rmcp` feature).
 ///
 /// Dropping the client ends the session (and kills a spawned server).
+///
+/// [`McpClient`] implements [`Server`](crate::Server) over an rmcp
+/// session: it spawns a stdio server ([`McpClient::spawn`]) or connects to a
+/// streamable HTTP one ([`McpClient::connect_http`], the `rmcp-http`
+/// feature), initializes it, lists its tools one page per call and calls
+/// tools. For each call it
+///
+/// - sends [`CallContext::meta`](crate::CallContext::meta) as the
+///   request's `_meta` (the SDK adds a `progressToken` to every request);
+/// - routes the server's `notifications/progress` for that token to
+///   [`CallContext::progress`](crate::CallContext::progress);
+/// - sends `notifications/cancelled` when the call's future is dropped before
+///   the answer arrives (a timeout in [`Source::execute_tool_calls`](crate::Source::execute_tool_calls));
+/// - answers [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) when the
+///   server exits or the connection closes before it answered, so a crashed
+///   server never leaves a call hanging.
+///
+/// [`HubConfig::connect`](crate::HubConfig::connect) starts every
+/// server of a configuration and returns a [`SourceBuilder`](crate::SourceBuilder).
+/// `From`/`TryFrom` impls turn the SDK's `Tool`, `CallToolResult` and
+/// `ContentBlock` into this crate's types and back.
 pub struct McpClient {
     name: String,
     service: RunningService<RoleClient, Handler>,
@@ -207,11 +228,12 @@ impl McpClient {
         options: &ClientOptions,
     ) -> Result<Self> {
         let (transport, tail) = stdio::spawn(name, command, args, env)?;
-        let mut client = Self::start(name, transport, options, Some(tail.clone())).await;
-        if let Err(err) = &mut client {
-            *err = Error::new(err.kind(), format!("{}{}", err.message(), tail.describe()));
-        }
-        client
+        Self::start(name, transport, options, Some(tail.clone()))
+            .await
+            .map_err(|err| {
+                let message = format!("{}{}", err.message(), tail.describe());
+                err.with_message(message)
+            })
     }
 
     /// Connects to a streamable HTTP server at `url`, sending `headers` with
@@ -232,10 +254,10 @@ impl McpClient {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
         for (key, value) in headers {
-            let bad = |e: String| {
+            let bad = || {
                 Error::new(
                     ErrorKind::Input,
-                    format!("server `{name}`: header `{key}`: {e}"),
+                    format!("server `{name}`: header `{key}` is not a valid HTTP header"),
                 )
             };
             if key.eq_ignore_ascii_case("authorization")
@@ -245,9 +267,9 @@ impl McpClient {
                 continue;
             }
             let header =
-                http::HeaderName::try_from(key.as_str()).map_err(|e| bad(e.to_string()))?;
+                http::HeaderName::try_from(key.as_str()).map_err(|e| bad().with_source(e))?;
             let value =
-                http::HeaderValue::try_from(value.as_str()).map_err(|e| bad(e.to_string()))?;
+                http::HeaderValue::try_from(value.as_str()).map_err(|e| bad().with_source(e))?;
             config.custom_headers.insert(header, value);
         }
         let transport = StreamableHttpClientTransport::from_config(config);
@@ -324,7 +346,7 @@ impl McpClient {
                     options.init_timeout.as_millis()
                 ))
             })?
-            .map_err(|e| unavailable(format!("initialization failed: {e}")))?;
+            .map_err(|e| unavailable("initialization failed".into()).with_source(e))?;
         Ok(McpClient {
             name: name.to_owned(),
             service,
@@ -372,19 +394,22 @@ impl McpClient {
                     "server `{}` answered {what} with error {}: {}",
                     self.name, e.code.0, e.message
                 ),
-            ),
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => Error::new(
+            )
+            .with_source(ServiceError::McpError(e)),
+            err @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) => Error::new(
                 ErrorKind::Unavailable,
                 format!(
                     "server `{}` is gone: the connection closed before it answered {what} (the server exited or crashed){}",
                     self.name,
                     stderr()
                 ),
-            ),
+            )
+            .with_source(err),
             other => Error::new(
                 ErrorKind::Server,
-                format!("server `{}`: {what} failed: {other}", self.name),
-            ),
+                format!("server `{}`: {what} failed", self.name),
+            )
+            .with_source(other),
         }
     }
 }
@@ -455,7 +480,10 @@ impl Server for McpClient {
                 .into_iter()
                 .map(Tool::try_from)
                 .collect::<Result<Vec<_>>>()
-                .map_err(|e| Error::new(e.kind(), format!("server `{}`: {e}", self.name)))?;
+                .map_err(|e| {
+                    let message = format!("server `{}`: {}", self.name, e.message());
+                    e.with_message(message)
+                })?;
             Ok(ToolsPage {
                 tools,
                 next_cursor: listed.next_cursor,
@@ -495,8 +523,12 @@ impl Server for McpClient {
                 key,
             };
             match in_flight.answer().await.map_err(|e| self.error(&what, e))? {
-                ServerResult::CallToolResult(result) => CallToolResult::try_from(result)
-                    .map_err(|e| Error::new(e.kind(), format!("server `{}`: {e}", self.name))),
+                ServerResult::CallToolResult(result) => {
+                    CallToolResult::try_from(result).map_err(|e| {
+                        let message = format!("server `{}`: {}", self.name, e.message());
+                        e.with_message(message)
+                    })
+                }
                 ServerResult::EmptyResult(_) => Ok(CallToolResult::default()),
                 _ => Err(Error::new(
                     ErrorKind::Server,

@@ -51,8 +51,9 @@ pub(crate) fn spawn(
         .map_err(|e| {
             Error::new(
                 ErrorKind::Unavailable,
-                format!("server `{name}`: cannot start `{command}`: {e}"),
+                format!("server `{name}`: cannot start `{command}`"),
             )
+            .with_source(e)
         })?;
     let tail = StderrTail::default();
     if let Some(stderr) = stderr {

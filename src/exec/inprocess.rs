@@ -20,8 +20,7 @@ type Handler = Arc<
 /// agent offers beside its real servers.
 ///
 /// ```
-/// use mcp_adapters::exec::InProcessServer;
-/// use mcp_adapters::mcp::{CallToolResult, Tool};
+/// use mcp_adapters::{CallToolResult, InProcessServer, Tool};
 /// use serde_json::json;
 ///
 /// let server = InProcessServer::new()

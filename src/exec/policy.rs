@@ -45,7 +45,7 @@ struct Rule {
 ///    it, [`Policy::allow_all`] allows it.
 ///
 /// ```
-/// use mcp_adapters::exec::{Action, Policy};
+/// use mcp_adapters::{Action, Policy};
 ///
 /// let policy = Policy::new()
 ///     .allow("github/get_*")?
@@ -196,6 +196,7 @@ impl Policy {
 
 /// A call awaiting approval.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ApprovalRequest {
     /// The call's server.
     pub server_id: String,

@@ -11,10 +11,10 @@ use serde_json::{Map, Value};
 
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, ProgressFn};
-use super::source::{Source, ToolsListing};
+use super::source::Source;
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
-use crate::listing::NullPaths;
+use crate::listing::Listing;
 use crate::mcp::CallToolResult;
 use crate::results::{Outcome, ResultOptions};
 use crate::spec::Provider;
@@ -23,29 +23,29 @@ use crate::toolset::ToolSet;
 /// The default bound on one call, approval and hooks included: 300 s.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Options for [`Source::execute_tool_calls`].
+/// Options for [`Source::execute_tool_calls`]: how one turn's calls run.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_adapters::{ExecOptions, ResultOptions, StructuredMode};
+///
+/// let options = ExecOptions::new()
+///     .max_concurrency(8)
+///     .call_timeout(Duration::from_secs(30))
+///     .principal("user-42")
+///     .results(ResultOptions::new().structured(StructuredMode::Append));
+/// ```
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct ExecOptions {
-    /// The toolset the model was offered; the source's current one when `None`.
-    pub toolset: Option<Arc<ToolSet>>,
-    /// Strict-mode null paths from the listing.
-    pub null_paths: NullPaths,
-    /// Calls run at once; 0 means the machine's available parallelism.
-    pub max_concurrency: usize,
-    /// Bound on one call in all, approval and hooks included; [`DEFAULT_CALL_TIMEOUT`] when `None`.
-    pub call_timeout: Option<Duration>,
-    /// How results are answered.
-    pub results: ResultOptions,
-    /// Who the calls are made for.
-    pub principal: Option<String>,
-    /// The caller's data, passed to policy, hooks and servers.
-    pub assigns: Map<String, Value>,
-    /// Servers whose output is already in the model's context (from earlier turns).
-    pub taint: BTreeSet<String>,
-    /// MCP request `_meta` sent with every call.
-    pub meta: Option<Map<String, Value>>,
-    /// Receives progress notifications.
-    pub progress: Option<ProgressFn>,
+    pub(crate) max_concurrency: usize,
+    pub(crate) call_timeout: Option<Duration>,
+    pub(crate) results: ResultOptions,
+    pub(crate) principal: Option<String>,
+    pub(crate) assigns: Map<String, Value>,
+    pub(crate) taint: BTreeSet<String>,
+    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) progress: Option<ProgressFn>,
 }
 
 impl std::fmt::Debug for ExecOptions {
@@ -61,19 +61,67 @@ impl std::fmt::Debug for ExecOptions {
 }
 
 impl ExecOptions {
-    /// Options that resolve calls against `listing`'s toolset and strip its null paths.
-    pub fn from_listing(listing: &ToolsListing) -> Self {
-        ExecOptions {
-            toolset: Some(listing.toolset.clone()),
-            null_paths: listing.null_paths.clone(),
-            ..Default::default()
-        }
+    /// The defaults: as many calls at once as the machine has cores, each
+    /// bounded by [`DEFAULT_CALL_TIMEOUT`], results as the spec says.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Calls run at once; 0 (the default) means the machine's available parallelism.
+    pub fn max_concurrency(mut self, calls: usize) -> Self {
+        self.max_concurrency = calls;
+        self
+    }
+
+    /// Bound on one call in all, approval and hooks included ([`DEFAULT_CALL_TIMEOUT`] otherwise).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = Some(timeout);
+        self
+    }
+
+    /// How results are answered.
+    pub fn results(mut self, options: ResultOptions) -> Self {
+        self.results = options;
+        self
+    }
+
+    /// Who the calls are made for (a user id, a tenant): given to the policy,
+    /// the approver, hooks and servers.
+    pub fn principal(mut self, principal: impl Into<String>) -> Self {
+        self.principal = Some(principal.into());
+        self
+    }
+
+    /// The caller's own data, passed to policy, hooks and servers untouched.
+    pub fn assigns(mut self, assigns: Map<String, Value>) -> Self {
+        self.assigns = assigns;
+        self
+    }
+
+    /// Servers whose output is already in the model's context (earlier
+    /// turns' [`Execution::ran_servers`]), for the policy's taint rules.
+    pub fn taint(mut self, servers: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.taint = servers.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// MCP request `_meta` sent with every call.
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// Receives progress notifications.
+    pub fn progress(mut self, sink: impl Fn(super::Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(sink));
+        self
     }
 }
 
 /// Whether the agent loop may go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Status {
     /// Every call was answered; go on.
     Ok,
@@ -83,6 +131,7 @@ pub enum Status {
 
 /// What happened to one call.
 #[derive(Debug, Clone, serde::Serialize)]
+#[non_exhaustive]
 pub struct CallRecord {
     /// The call's position in the model's response.
     pub index: usize,
@@ -101,13 +150,14 @@ pub struct CallRecord {
 
 fn message<S: serde::Serializer>(e: &Option<Error>, s: S) -> std::result::Result<S::Ok, S::Error> {
     match e {
-        Some(e) => s.serialize_some(&format!("{:?}: {}", e.kind(), e.message())),
+        Some(e) => s.serialize_some(&format!("{:?}: {}", e.kind(), e.message_with_causes())),
         None => s.serialize_none(),
     }
 }
 
 /// The answers to a turn's calls.
 #[derive(Debug, Clone, serde::Serialize)]
+#[non_exhaustive]
 pub struct Execution {
     /// [`Status::Halt`] when an approver halted the loop.
     pub status: Status,
@@ -122,30 +172,29 @@ pub struct Execution {
 impl Source {
     /// Runs the tool calls in `response` (a response, a message or a list of
     /// items) and answers every one, in the model's order, in `provider`'s
-    /// shape. See [`execute_calls`](Self::execute_calls).
+    /// shape. `listing` is what the model was offered: calls resolve against
+    /// its toolset only. See [`execute_calls`](Self::execute_calls).
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `response` is none of the provider's accepted forms.
+    /// [`ErrorKind::Input`] when `response` is none of the provider's accepted
+    /// forms or `listing` is another provider's.
     pub async fn execute_tool_calls(
         &self,
         provider: &Provider,
         response: &Value,
+        listing: &Listing,
         options: &ExecOptions,
     ) -> Result<Execution> {
-        let toolset = match &options.toolset {
-            Some(t) => t.clone(),
-            None => self.toolset(false).await?,
-        };
-        let extracted = provider.extract_calls(response, &toolset, &options.null_paths)?;
-        self.execute_calls(provider, extracted, &toolset, options)
+        let extracted = provider.extract_calls(response, listing)?;
+        self.execute_calls(provider, extracted, listing, options)
             .await
     }
 
-    /// Runs already extracted calls against `toolset` and answers every one.
+    /// Runs already extracted calls and answers every one.
     ///
     /// Rejected calls keep their answers and are never sent (HB-2); a call whose
-    /// tool is not in `toolset` is rejected here too. The others go through
+    /// tool is not in the `listing`'s toolset is rejected here too. The others go through
     /// policy (and the approver), optional validation, hooks and the server,
     /// at most `max_concurrency` at once, each bounded by `call_timeout`. A
     /// failure, timeout or panic answers that call alone. Once an approver
@@ -159,9 +208,10 @@ impl Source {
         &self,
         provider: &Provider,
         extracted: Extracted,
-        toolset: &ToolSet,
+        listing: &Listing,
         options: &ExecOptions,
     ) -> Result<Execution> {
+        let toolset = listing.toolset();
         let total = extracted.len();
         let mut answers: Vec<Option<(Value, CallRecord)>> = (0..total).map(|_| None).collect();
         for rejected in extracted.rejected {
@@ -196,8 +246,8 @@ impl Source {
         let mut ran_servers = BTreeSet::new();
         for (call, outcome) in outcomes {
             let outcome_ref = match &outcome {
-                Ok(result) => Outcome::Result(result),
-                Err(err) => Outcome::Error(err),
+                Ok(result) => Outcome::Completed(result),
+                Err(err) => Outcome::Failed(err),
             };
             let answer = provider.answer(
                 call.call_id.as_deref(),
@@ -276,7 +326,7 @@ impl Source {
         if let Err(err) = &outcome {
             let kind = err.kind();
             tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
-                kind = ?kind, reason = %err.message(), "tool call not completed");
+                kind = ?kind, reason = %err.message_with_causes(), "tool call not completed");
         }
         (call, outcome)
     }

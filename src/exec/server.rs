@@ -15,6 +15,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One page of a `tools/list` answer.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ToolsPage {
     /// The tools on this page.
     pub tools: Vec<Tool>,
@@ -22,8 +23,25 @@ pub struct ToolsPage {
     pub next_cursor: Option<String>,
 }
 
+impl ToolsPage {
+    /// A page of `tools`, the last one.
+    pub fn new(tools: Vec<Tool>) -> Self {
+        ToolsPage {
+            tools,
+            next_cursor: None,
+        }
+    }
+
+    /// Sets the cursor of the next page.
+    pub fn with_next_cursor(mut self, cursor: impl Into<String>) -> Self {
+        self.next_cursor = Some(cursor.into());
+        self
+    }
+}
+
 /// A progress notification for a running call.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Progress {
     /// The call's server.
     pub server_id: String,
@@ -45,6 +63,7 @@ pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 /// What a server (and a policy, an approver or a hook) knows about a call
 /// besides its arguments.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct CallContext {
     /// The call's server.
     pub server_id: String,
@@ -112,7 +131,7 @@ pub trait Server: Send + Sync {
 }
 
 /// The most pages [`list_all_tools`] follows, against a server that never stops paginating.
-pub const MAX_PAGES: usize = 1000;
+pub(crate) const MAX_PAGES: usize = 1000;
 
 /// All of a server's tools, following `nextCursor`.
 ///
@@ -120,7 +139,7 @@ pub const MAX_PAGES: usize = 1000;
 ///
 /// The server's error, or [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)
 /// when it paginates past [`MAX_PAGES`] or repeats a cursor.
-pub async fn list_all_tools(server: &dyn Server) -> Result<Vec<Tool>> {
+pub(crate) async fn list_all_tools(server: &dyn Server) -> Result<Vec<Tool>> {
     let mut tools = Vec::new();
     let mut cursor = None;
     let mut seen = BTreeSet::new();

@@ -9,10 +9,10 @@ use super::policy::{Approval, ApprovalRequest, Approver, Policy};
 use super::server::{BoxFuture, CallContext, Server, list_all_tools};
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
-use crate::listing::{ListOptions, ListingReport, NullPaths};
+use crate::listing::{ListOptions, Listing};
 use crate::mcp::CallToolResult;
 use crate::spec::Provider;
-use crate::toolset::{Mode, ToolSet};
+use crate::toolset::{Mode, ToolSet, ToolSetBuilder};
 
 /// Code run around every call: `before` may change the arguments or refuse the
 /// call; `after` may change the result or turn it into an error.
@@ -47,21 +47,6 @@ pub trait Hooks: Send + Sync {
     }
 }
 
-/// What [`Source::tools`] returns: the provider's definitions, the toolset they
-/// were built from and the null paths; pass the last two back on execution
-/// (see [`ExecOptions::from_listing`](super::ExecOptions::from_listing)).
-#[derive(Debug, Clone)]
-pub struct ToolsListing {
-    /// The provider's tool definitions.
-    pub tools: Vec<Value>,
-    /// The toolset the model is offered; calls resolve against it only.
-    pub toolset: Arc<ToolSet>,
-    /// Strict-mode null paths per exposed name.
-    pub null_paths: NullPaths,
-    /// Renames, drops, failed servers and strict fallbacks.
-    pub report: ListingReport,
-}
-
 /// A hub (several named servers, tools named `server__tool`) or a client (one
 /// server, its own names), with its policy, approver, hooks and validation.
 ///
@@ -69,17 +54,30 @@ pub struct ToolsListing {
 /// client has one only when configured: **without a policy, a client sends
 /// every call the model makes to a tool in its toolset as asked.** Configure a
 /// policy on any client you hand to a model.
+///
+/// Two calls do the work: [`Source::tools`] lists a hub's (or a client's)
+/// tools in a provider's format, and [`Source::execute_tool_calls`] runs the
+/// calls a model made through the governed pipeline (policy, approval,
+/// validation, hooks, per-call timeout, concurrency limit) and answers every
+/// one in the model's order, in the provider's shape.
+///
+/// # Limits
+///
+/// There is no cap on the calls in one response: each is answered, at most
+/// [`ExecOptions::max_concurrency`](crate::ExecOptions::max_concurrency) run at once, each bounded by its timeout
+/// (10,000 calls against an in-process server take under a second). The
+/// limits of call extraction, answering and the toolset apply.
+/// [`InProcessServer`](crate::InProcessServer) clones its tool list on every listing; a tool built in
+/// memory deeper than serde_json can clone is its author's concern.
 pub struct Source {
-    pub(crate) mode: Mode,
     pub(crate) servers: Vec<(String, Arc<dyn Server>)>,
-    prefix: Option<String>,
-    allow: Vec<String>,
-    deny: Vec<String>,
+    /// The naming and filters of every toolset listed (no servers).
+    naming: ToolSetBuilder,
     pub(crate) policy: Option<Policy>,
     pub(crate) approver: Option<Approver>,
     pub(crate) hooks: Option<Arc<dyn Hooks>>,
     pub(crate) validate: bool,
-    cache: Mutex<Option<Arc<ToolSet>>>,
+    cache: Mutex<Option<ToolSet>>,
     validators: Mutex<HashMap<(String, String), CompiledSchema>>,
 }
 
@@ -90,7 +88,7 @@ impl std::fmt::Debug for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ids: Vec<_> = self.servers.iter().map(|(id, _)| id).collect();
         f.debug_struct("Source")
-            .field("mode", &self.mode)
+            .field("mode", &self.naming.mode())
             .field("servers", &ids)
             .field("policy", &self.policy)
             .field("validate", &self.validate)
@@ -120,71 +118,58 @@ impl Source {
         self.policy.as_ref()
     }
 
-    /// The toolset for a model: the cached one, or a fresh listing of every
-    /// server (concurrently) when nothing is cached or `refresh` is set. A
-    /// server that fails to list is reported in the toolset's report and
-    /// contributes no tool.
+    /// The toolset for a model: the cached one, or (the first time) a fresh
+    /// listing of every server; see [`refresh`](Self::refresh).
+    ///
+    /// # Errors
+    ///
+    /// As [`refresh`](Self::refresh).
+    pub async fn toolset(&self) -> Result<ToolSet> {
+        let cached = self.cache.lock().map_err(poisoned)?.clone();
+        match cached {
+            Some(cached) => Ok(cached),
+            None => self.refresh().await,
+        }
+    }
+
+    /// Lists every server's tools again (concurrently) and caches the new
+    /// toolset. A server that fails to list is reported in the toolset's
+    /// report and contributes no tool.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Input`] if the filters are invalid.
-    pub async fn toolset(&self, refresh: bool) -> Result<Arc<ToolSet>> {
-        let cached = self.cache.lock().map_err(poisoned)?.clone();
-        if let Some(cached) = cached.filter(|_| !refresh) {
-            return Ok(cached);
-        }
+    pub async fn refresh(&self) -> Result<ToolSet> {
         let listings =
             futures_util::future::join_all(self.servers.iter().map(|(id, server)| async move {
                 (id.clone(), list_all_tools(server.as_ref()).await)
             }))
             .await;
-        let mut builder = match self.mode {
-            Mode::Hub => ToolSet::hub(),
-            Mode::Client => ToolSet::client(),
-        };
-        if let Some(prefix) = &self.prefix {
-            builder = builder.prefix(prefix);
-        }
-        for glob in &self.allow {
-            builder = builder.allow(glob);
-        }
-        for glob in &self.deny {
-            builder = builder.deny(glob);
-        }
+        let mut builder = self.naming.clone();
         for (id, listed) in listings {
             builder = match listed {
                 Ok(tools) => builder.server(id, tools),
                 Err(err) => {
-                    tracing::warn!(server = %id, error = %err, "listing tools failed; the server's tools are left out");
-                    builder.failed_server(id, err.to_string())
+                    tracing::warn!(server = %id, error = %format_args!("{err:#}"), "listing tools failed; the server's tools are left out");
+                    builder.failed_server(id, format!("{err:#}"))
                 }
             };
         }
-        let toolset = Arc::new(builder.build()?);
+        let toolset = builder.build()?;
         *self.cache.lock().map_err(poisoned)? = Some(toolset.clone());
         self.validators.lock().map_err(poisoned)?.clear();
         Ok(toolset)
     }
 
-    /// Lists the source's tools in `provider`'s format (the cached toolset unless `refresh`).
+    /// Lists the source's tools in `provider`'s format, from the cached
+    /// toolset ([`refresh`](Self::refresh) lists the servers again).
     ///
     /// # Errors
     ///
     /// See [`Provider::list_tools`].
-    pub async fn tools(
-        &self,
-        provider: &Provider,
-        options: &ListOptions,
-        refresh: bool,
-    ) -> Result<ToolsListing> {
-        let toolset = self.toolset(refresh).await?;
-        let listing = provider.list_tools(&toolset, options)?;
-        Ok(ToolsListing {
-            tools: listing.tools,
-            toolset,
-            null_paths: listing.null_paths,
-            report: listing.report,
-        })
+    pub async fn tools(&self, provider: &Provider, options: &ListOptions) -> Result<Listing> {
+        let toolset = self.toolset().await?;
+        provider.list_tools(&toolset, options)
     }
 
     pub(crate) fn server(&self, id: &str) -> Option<&Arc<dyn Server>> {
@@ -236,11 +221,8 @@ fn poisoned<T>(_: T) -> Error {
 
 /// Builds a [`Source`]; see [`Source::hub`] and [`Source::client`].
 pub struct SourceBuilder {
-    mode: Mode,
     servers: Vec<(String, Arc<dyn Server>)>,
-    prefix: Option<String>,
-    allow: Vec<String>,
-    deny: Vec<String>,
+    naming: ToolSetBuilder,
     policy: Option<Policy>,
     approver: Option<Approver>,
     hooks: Option<Arc<dyn Hooks>>,
@@ -250,11 +232,11 @@ pub struct SourceBuilder {
 impl SourceBuilder {
     fn new(mode: Mode) -> Self {
         SourceBuilder {
-            mode,
             servers: Vec::new(),
-            prefix: None,
-            allow: Vec::new(),
-            deny: Vec::new(),
+            naming: match mode {
+                Mode::Hub => ToolSet::hub(),
+                Mode::Client => ToolSet::client(),
+            },
             policy: None,
             approver: None,
             hooks: None,
@@ -276,19 +258,19 @@ impl SourceBuilder {
 
     /// Puts `prefix` before every exposed name.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = Some(prefix.into());
+        self.naming = self.naming.prefix(prefix);
         self
     }
 
-    /// Offers only tools whose `server/tool` matches (see [`ToolSetBuilder::allow`](crate::toolset::ToolSetBuilder::allow)).
+    /// Offers only tools whose `server/tool` matches (see [`ToolSetBuilder::allow`](crate::ToolSetBuilder::allow)).
     pub fn allow_tools(mut self, glob: impl Into<String>) -> Self {
-        self.allow.push(glob.into());
+        self.naming = self.naming.allow(glob);
         self
     }
 
     /// Never offers tools whose `server/tool` matches.
     pub fn deny_tools(mut self, glob: impl Into<String>) -> Self {
-        self.deny.push(glob.into());
+        self.naming = self.naming.deny(glob);
         self
     }
 
@@ -313,10 +295,10 @@ impl SourceBuilder {
         self
     }
 
-    /// Validates arguments against the tool's `inputSchema` before sending; an
-    /// invalid call is answered with an error and not sent.
-    pub fn validate(mut self, validate: bool) -> Self {
-        self.validate = validate;
+    /// Validates arguments against the tool's `inputSchema` before sending
+    /// (off by default); an invalid call is answered with an error and not sent.
+    pub fn validate_arguments(mut self) -> Self {
+        self.validate = true;
         self
     }
 
@@ -327,33 +309,26 @@ impl SourceBuilder {
     /// [`ErrorKind::Input`] when a client has other than one server, a server id
     /// is empty or repeated, or a filter glob is invalid.
     pub fn build(self) -> Result<Source> {
-        if self.mode == Mode::Client && self.servers.len() != 1 {
+        let mode = self.naming.mode();
+        if mode == Mode::Client && self.servers.len() != 1 {
             return Err(Error::new(
                 ErrorKind::Input,
                 "a client has exactly one server; use a hub for several",
             ));
         }
-        let mut probe = ToolSet::hub();
-        for glob in self.allow.iter() {
-            probe = probe.allow(glob);
-        }
-        for glob in self.deny.iter() {
-            probe = probe.deny(glob);
-        }
+        // The filters and server ids are checked now, not at the first listing.
+        let mut probe = self.naming.clone();
         for (id, _) in &self.servers {
             probe = probe.server(id, Vec::new());
         }
         probe.build()?;
-        let policy = match (self.mode, self.policy) {
+        let policy = match (mode, self.policy) {
             (Mode::Hub, None) => Some(Policy::allow_all()),
             (_, policy) => policy,
         };
         Ok(Source {
-            mode: self.mode,
             servers: self.servers,
-            prefix: self.prefix,
-            allow: self.allow,
-            deny: self.deny,
+            naming: self.naming,
             policy,
             approver: self.approver,
             hooks: self.hooks,

@@ -1,21 +1,19 @@
-//! Semantic checks and compilation of a schema-valid spec document into a [`Provider`].
+//! Semantic checks and compilation of a typed spec document into a [`Provider`].
 //!
-//! Every error is `(JSON pointer inside the spec, message)`; the loader adds the
-//! file and line.
+//! Every error is a [`Problem`] naming the JSON pointer inside the spec; the
+//! loader adds the file and line.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::Provider;
+use super::doc::*;
 use super::plan::*;
-use super::template::{Template, parse_pieces};
-use crate::listing::StrictMode;
-use crate::results::StructuredMode;
+use super::template::{Piece, Template, parse_pieces};
+use super::{Problem, Provider};
+use crate::json::pointer_child;
 use crate::strict::StrictRules;
-
-type Fail = (String, String);
 
 /// Variables of a tool definition.
 pub(crate) const TOOL_VARS: &[&str] = &["name", "description", "schema", "title"];
@@ -39,32 +37,21 @@ pub(crate) const MEDIA_VARS: &[&str] = &[
     "description",
     "value",
 ];
+/// Variables of a structured-content rule.
+pub(crate) const STRUCTURED_VARS: &[&str] = &["value"];
 
-fn fail(at: impl Into<String>, msg: impl Into<String>) -> Fail {
-    (at.into(), msg.into())
+fn template(value: &Value, at: &str, vars: &[&str]) -> Result<Template, Problem> {
+    Template::compile(value, vars).map_err(|p| Problem::at(format!("{at}{}", p.path), p.message))
 }
 
-fn template(doc: &Value, at: &str, vars: &[&str]) -> Result<Template, Fail> {
-    let value = pointer(doc, at).ok_or_else(|| fail(at, "missing"))?;
-    Template::compile(value, vars).map_err(|(p, m)| fail(format!("{at}{p}"), m))
-}
-
-fn pointer<'v>(doc: &'v Value, at: &str) -> Option<&'v Value> {
-    doc.pointer(at)
-}
-
-fn str_at<'v>(doc: &'v Value, at: &str) -> Option<&'v str> {
-    doc.pointer(at).and_then(Value::as_str)
-}
-
-/// Compiles a merged, schema-valid spec document.
+/// Compiles a merged, schema-valid, typed spec document.
 pub(crate) fn compile(
     id: &str,
     source: String,
-    doc: &Value,
+    doc: SpecDoc,
     rules: &BTreeMap<String, Arc<StrictRules>>,
-) -> Result<Provider, Fail> {
-    let strict = compile_strict(doc, rules)?;
+) -> Result<Provider, Problem> {
+    let strict = compile_strict(doc.strict.as_ref(), rules)?;
     let tool_vars = if strict.is_some() {
         TOOL_VARS_STRICT
     } else {
@@ -72,274 +59,269 @@ pub(crate) fn compile(
     };
     Ok(Provider {
         id: id.to_owned(),
-        title: str_at(doc, "/title").unwrap_or(id).to_owned(),
-        description: str_at(doc, "/description").map(str::to_owned),
+        title: doc.title,
+        description: doc.description,
         source,
         tools: ToolsPlan {
-            definition: template(doc, "/tools/definition", tool_vars)?,
-            empty_description: str_at(doc, "/tools/missing_description") == Some("empty"),
-            omit_blank_description: str_at(doc, "/tools/missing_description") == Some("omit_empty"),
+            definition: template(&doc.tools.definition, "/tools/definition", tool_vars)?,
+            missing_description: doc.tools.missing_description,
         },
         strict,
-        options: compile_options(doc)?,
-        calls: compile_calls(doc)?,
-        results: compile_results(doc)?,
+        options: compile_options(doc.options)?,
+        calls: compile_calls(doc.calls),
+        results: compile_results(doc.results)?,
     })
 }
 
 fn compile_strict(
-    doc: &Value,
+    doc: Option<&StrictDoc>,
     rules: &BTreeMap<String, Arc<StrictRules>>,
-) -> Result<Option<StrictPlan>, Fail> {
-    let Some(rules_id) = str_at(doc, "/strict/rules") else {
+) -> Result<Option<StrictPlan>, Problem> {
+    let Some(doc) = doc else {
         return Ok(None);
     };
-    let found = rules.get(rules_id).ok_or_else(|| {
+    let found = rules.get(&doc.rules).ok_or_else(|| {
         let known: Vec<_> = rules.keys().map(String::as_str).collect();
-        fail(
+        Problem::at(
             "/strict/rules",
             format!(
-                "no rules file `{rules_id}` (rules/{rules_id}.yaml); known: {}",
+                "no rules file `{0}` (rules/{0}.yaml); known: {1}",
+                doc.rules,
                 known.join(", ")
             ),
         )
     })?;
-    let default = match str_at(doc, "/strict/default").unwrap_or("auto") {
-        "true" => StrictMode::On,
-        "false" => StrictMode::Off,
-        _ => StrictMode::Auto,
-    };
     Ok(Some(StrictPlan {
-        rules_id: rules_id.to_owned(),
+        rules_id: doc.rules.clone(),
         rules: found.clone(),
-        default,
+        default: doc.default.0,
     }))
 }
 
-fn compile_options(doc: &Value) -> Result<BTreeMap<String, OptionPlan>, Fail> {
+fn compile_options(
+    options: BTreeMap<String, OptionDoc>,
+) -> Result<BTreeMap<String, OptionPlan>, Problem> {
     let mut out = BTreeMap::new();
-    let Some(options) = doc.get("options").and_then(Value::as_object) else {
-        return Ok(out);
-    };
     for (name, option) in options {
         let mut plan = OptionPlan {
-            description: option
-                .get("description")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            description: option.description,
             ..Default::default()
         };
-        for (value, effect) in option
-            .get("values")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            let obj = |key: &str| effect.get(key).and_then(Value::as_object).cloned();
-            let effect_plan = OptionEffect {
-                description: effect
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                merge_last: obj("merge_last"),
-                merge_each: obj("merge_each"),
-            };
-            if effect_plan.merge_last.is_none() && effect_plan.merge_each.is_none() {
-                return Err(fail(
-                    format!("/options/{name}/values/{value}"),
+        for (value, effect) in option.values {
+            if effect.merge_last.is_none() && effect.merge_each.is_none() {
+                let at = pointer_child(
+                    &pointer_child(&pointer_child("/options", &name), "values"),
+                    &value,
+                );
+                return Err(Problem::at(
+                    at,
                     "an option value needs merge_last or merge_each",
                 ));
             }
-            plan.values.insert(value.clone(), effect_plan);
+            plan.values.insert(
+                value,
+                OptionEffect {
+                    description: effect.description,
+                    merge_last: effect.merge_last,
+                    merge_each: effect.merge_each,
+                },
+            );
         }
-        out.insert(name.clone(), plan);
+        out.insert(name, plan);
     }
     Ok(out)
 }
 
-fn field(doc: &Value, at: &str) -> Field {
-    match pointer(doc, at) {
-        Some(Value::String(path)) => Field {
-            path: JsonPath::parse(path),
+fn field(doc: FieldDoc) -> Field {
+    match doc {
+        FieldDoc::Path(path) => Field {
+            path: JsonPath::parse(&path),
             optional: false,
         },
-        Some(obj) => Field {
-            path: JsonPath::parse(obj.get("path").and_then(Value::as_str).unwrap_or_default()),
-            optional: obj
-                .get("optional")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        },
-        None => Field {
-            path: JsonPath(Vec::new()),
-            optional: true,
+        FieldDoc::Full { path, optional } => Field {
+            path: JsonPath::parse(&path),
+            optional,
         },
     }
 }
 
-fn compile_calls(doc: &Value) -> Result<CallsPlan, Fail> {
+fn compile_calls(doc: CallsDoc) -> CallsPlan {
     let locate = doc
-        .pointer("/calls/locate")
-        .and_then(Value::as_array)
+        .locate
         .into_iter()
-        .flatten()
         .map(|entry| match entry {
-            Value::String(path) => Locate {
+            LocateDoc::Path(path) => Locate {
                 when: path.split('/').next().unwrap_or_default().to_owned(),
-                list: JsonPath::parse(path),
+                list: JsonPath::parse(&path),
             },
-            obj => Locate {
-                when: obj
-                    .get("when")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                list: JsonPath::parse(obj.get("list").and_then(Value::as_str).unwrap_or_default()),
+            LocateDoc::When { when, list } => Locate {
+                when,
+                list: JsonPath::parse(&list),
             },
         })
         .collect();
-    let select = match doc
-        .pointer("/calls/select")
-        .and_then(Value::as_object)
-        .and_then(|m| m.iter().next())
-    {
-        Some((key, Value::String(key_path))) if key == "has" => {
-            Select::Has(JsonPath::parse(key_path))
-        }
-        Some((key_path, Value::String(want))) => {
-            Select::Equals(JsonPath::parse(key_path), want.clone())
-        }
-        _ => return Err(fail("/calls/select", "expected {key: value} or {has: key}")),
-    };
-    let args = doc.pointer("/calls/arguments").cloned().unwrap_or_default();
-    Ok(CallsPlan {
+    CallsPlan {
         locate,
-        select,
-        id: field(doc, "/calls/id"),
-        name: field(doc, "/calls/name"),
+        select: Select {
+            path: JsonPath::parse(&doc.select.path),
+            equals: doc.select.equals,
+        },
+        id: field(doc.id),
+        name: field(doc.name),
         arguments: Field {
-            path: JsonPath::parse(args.get("path").and_then(Value::as_str).unwrap_or_default()),
+            path: JsonPath::parse(&doc.arguments.path),
             optional: false,
         },
-        arg_format: match args.get("format").and_then(Value::as_str) {
-            Some("json_string") => ArgFormat::JsonString,
-            Some("any") => ArgFormat::Any,
-            _ => ArgFormat::Object,
-        },
-        missing_args_empty: args.get("missing").and_then(Value::as_str) == Some("empty"),
-    })
+        arg_format: doc.arguments.format,
+        missing_arguments: doc.arguments.missing,
+    }
 }
 
-fn compile_results(doc: &Value) -> Result<ResultsPlan, Fail> {
-    let content = match str_at(doc, "/results/content") {
-        Some("blocks") => ContentForm::Blocks,
-        Some("text_or_blocks") => ContentForm::TextOrBlocks,
-        _ => ContentForm::Text,
-    };
-    let structured = match str_at(doc, "/results/structured").unwrap_or("auto") {
-        "prefer" => StructuredMode::Prefer,
-        "append" => StructuredMode::Append,
-        "ignore" => StructuredMode::Ignore,
-        _ => StructuredMode::Auto,
-    };
-    let text_block = match doc.pointer("/results/text") {
-        Some(_) => Some(template(doc, "/results/text", TEXT_VARS)?),
-        None if content != ContentForm::Text => {
-            return Err(fail(
+fn compile_results(doc: ResultsDoc) -> Result<ResultsPlan, Problem> {
+    let content = doc.content;
+    let text_block = match &doc.text_block {
+        Some(value) => Some(template(value, "/results/text_block", TEXT_VARS)?),
+        None if content != ContentForm::String => {
+            return Err(Problem::at(
                 "/results",
-                "`content: blocks` and `text_or_blocks` need a `text` block template",
+                "`content: blocks` and `string_or_blocks` need a `text_block` template",
             ));
         }
         None => None,
     };
-    let envelope = template(doc, "/results/envelope", ENVELOPE_VARS)?;
-    let error_envelope = match doc.pointer("/results/error/envelope") {
-        Some(_) => Some(template(doc, "/results/error/envelope", ENVELOPE_VARS)?),
+    let envelope = template(&doc.envelope, "/results/envelope", ENVELOPE_VARS)?;
+    let error_envelope = match &doc.error.envelope {
+        Some(value) => Some(template(value, "/results/error/envelope", ENVELOPE_VARS)?),
         None => None,
     };
-    let media = compile_media(doc, content)?;
     let plan = ResultsPlan {
-        structured,
+        structured: compile_structured(doc.structured_content, content)?,
         content,
         text_block,
         envelope,
         error_envelope,
-        error_prefix: str_at(doc, "/results/error/prefix").map(str::to_owned),
-        media,
+        error_prefix: doc.error.prefix,
+        media: compile_media(doc.media, content)?,
     };
     check_envelopes(&plan)?;
     Ok(plan)
 }
 
-fn compile_media(
-    doc: &Value,
-    content: ContentForm,
-) -> Result<BTreeMap<MediaKind, Vec<MediaRule>>, Fail> {
-    let mut table = BTreeMap::new();
-    for kind in MediaKind::ALL {
-        let at = format!("/results/media/{}", kind.key());
-        let rules = match doc.pointer(&at) {
-            None => continue,
-            Some(Value::String(s)) if s == "text" => Vec::new(),
-            Some(Value::String(s)) if s == "value" => {
-                if content != ContentForm::Text {
-                    return Err(fail(
-                        at,
-                        "`structured: value` needs `content: text` (the value replaces the content)",
-                    ));
-                }
-                vec![MediaRule {
-                    accept: None,
-                    action: MediaAction::Value,
-                }]
-            }
-            Some(Value::Array(items)) => items
-                .iter()
+fn compile_structured(doc: StructuredDoc, content: ContentForm) -> Result<StructuredPlan, Problem> {
+    let at = "/results/structured_content/render";
+    let render = match doc.render {
+        RenderDoc::Keyword(RenderKeyword::JsonText) => StructuredRender::JsonText,
+        RenderDoc::Keyword(RenderKeyword::Value) if content != ContentForm::String => {
+            return Err(Problem::at(
+                at,
+                "`render: value` needs `content: string` (the value replaces the content)",
+            ));
+        }
+        RenderDoc::Keyword(RenderKeyword::Value) => StructuredRender::Value,
+        RenderDoc::Rules(rules) => StructuredRender::Rules(
+            rules
+                .into_iter()
                 .enumerate()
-                .map(|(i, rule)| compile_rule(rule, &format!("{at}/{i}"), content))
+                .map(|(i, rule)| {
+                    let at = pointer_child(at, &i.to_string());
+                    if rule.accept.is_some() {
+                        return Err(Problem::at(
+                            pointer_child(&at, "accept"),
+                            "a structured value has no MIME type; `accept` applies to media rows only",
+                        ));
+                    }
+                    compile_rule(rule, &at, content, STRUCTURED_VARS)
+                })
                 .collect::<Result<_, _>>()?,
-            Some(_) => return Err(fail(at, "expected `text` or a list of rules")),
+        ),
+    };
+    Ok(StructuredPlan {
+        mode: doc.use_,
+        render,
+    })
+}
+
+fn compile_media(
+    doc: MediaDoc,
+    content: ContentForm,
+) -> Result<BTreeMap<MediaKind, Vec<MediaRule>>, Problem> {
+    let rows = [
+        (MediaKind::Image, doc.image),
+        (MediaKind::Audio, doc.audio),
+        (MediaKind::ResourceLink, doc.resource_link),
+        (MediaKind::ResourceText, doc.resource_text),
+        (MediaKind::ResourceBlob, doc.resource_blob),
+        (MediaKind::Unknown, doc.unknown),
+    ];
+    let mut table = BTreeMap::new();
+    for (kind, row) in rows {
+        let at = pointer_child("/results/media", kind.key());
+        let rules = match row {
+            None => continue,
+            Some(RowDoc::Placeholder(_)) => Vec::new(),
+            Some(RowDoc::Rules(rules)) => rules
+                .into_iter()
+                .enumerate()
+                .map(|(i, rule)| {
+                    compile_rule(
+                        rule,
+                        &pointer_child(&at, &i.to_string()),
+                        content,
+                        MEDIA_VARS,
+                    )
+                })
+                .collect::<Result<_, _>>()?,
         };
         table.insert(kind, rules);
     }
     Ok(table)
 }
 
-fn compile_rule(rule: &Value, at: &str, content: ContentForm) -> Result<MediaRule, Fail> {
-    let accept = rule.get("accept").and_then(Value::as_array).map(|list| {
-        list.iter()
-            .filter_map(Value::as_str)
-            .map(str::to_ascii_lowercase)
-            .collect()
-    });
-    let action = if rule.get("block").is_some() {
-        if content == ContentForm::Text {
-            return Err(fail(
-                format!("{at}/block"),
-                "`content: text` holds one string, so a media rule cannot produce a block; use `text` or `attach`",
+fn compile_rule(
+    rule: RuleDoc,
+    at: &str,
+    content: ContentForm,
+    vars: &[&str],
+) -> Result<MediaRule, Problem> {
+    let accept = rule
+        .accept
+        .map(|list| list.iter().map(|m| m.to_ascii_lowercase()).collect());
+    let action = match (rule.block, rule.attach, rule.as_text) {
+        (Some(block), None, None) => {
+            if content == ContentForm::String {
+                return Err(Problem::at(
+                    pointer_child(at, "block"),
+                    "`content: string` holds one string, so a rule cannot produce a block; use `as_text` or `attach`",
+                ));
+            }
+            MediaAction::Block(template(&block, &pointer_child(at, "block"), vars)?)
+        }
+        (None, Some(attach), None) => {
+            MediaAction::Attach(template(&attach, &pointer_child(at, "attach"), vars)?)
+        }
+        (None, None, Some(text)) => MediaAction::Text(
+            parse_pieces(&text, vars).map_err(|m| Problem::at(pointer_child(at, "as_text"), m))?,
+        ),
+        _ => {
+            return Err(Problem::at(
+                at,
+                "a rule produces exactly one of `block`, `attach` and `as_text`",
             ));
         }
-        MediaAction::Block(
-            template(rule, "/block", MEDIA_VARS).map_err(|(p, m)| fail(format!("{at}{p}"), m))?,
-        )
-    } else if rule.get("attach").is_some() {
-        MediaAction::Attach(
-            template(rule, "/attach", MEDIA_VARS).map_err(|(p, m)| fail(format!("{at}{p}"), m))?,
-        )
-    } else {
-        let text = rule.get("text").and_then(Value::as_str).unwrap_or_default();
-        MediaAction::Text(
-            parse_pieces(text, MEDIA_VARS).map_err(|m| fail(format!("{at}/text"), m))?,
-        )
     };
     Ok(MediaRule { accept, action })
 }
 
-fn check_envelopes(plan: &ResultsPlan) -> Result<(), Fail> {
+fn check_envelopes(plan: &ResultsPlan) -> Result<(), Problem> {
+    let structured_rules = match &plan.structured.render {
+        StructuredRender::Rules(rules) => rules.as_slice(),
+        _ => &[],
+    };
     let attaches = plan
         .media
         .values()
         .flatten()
+        .chain(structured_rules)
         .any(|r| matches!(r.action, MediaAction::Attach(_)));
     for (at, template) in [
         ("/results/envelope", Some(&plan.envelope)),
@@ -347,13 +329,13 @@ fn check_envelopes(plan: &ResultsPlan) -> Result<(), Fail> {
     ] {
         let Some(template) = template else { continue };
         if !uses(template, "content") {
-            return Err(fail(
+            return Err(Problem::at(
                 at,
                 "the envelope must place ${content}, or results would be lost",
             ));
         }
         if attaches && !uses(template, "attachments") {
-            return Err(fail(
+            return Err(Problem::at(
                 at,
                 "media rules `attach` items, so the envelope must place ${attachments}",
             ));
@@ -362,12 +344,13 @@ fn check_envelopes(plan: &ResultsPlan) -> Result<(), Fail> {
     Ok(())
 }
 
-fn uses(template: &Template, var: &str) -> bool {
+/// Whether `template` refers to `var` anywhere.
+pub(crate) fn uses(template: &Template, var: &str) -> bool {
     match template {
         Template::Var { name, .. } => name == var,
         Template::Text(pieces) => pieces
             .iter()
-            .any(|p| matches!(p, super::template::Piece::Var(n) if n.trim_end_matches('?') == var)),
+            .any(|p| matches!(p, Piece::Var { name, .. } if name == var)),
         Template::Object(entries) => entries.iter().any(|(_, t)| uses(t, var)),
         Template::Array(items) => items.iter().any(|t| uses(t, var)),
         Template::Literal(_) => false,
@@ -380,6 +363,14 @@ pub(crate) fn deep_merge(base: &mut Value, over: &Value) {
     match (base, over) {
         (Value::Object(b), Value::Object(o)) => merge_maps(b, o),
         (b, o) => *b = o.clone(),
+    }
+}
+
+/// [`deep_merge`] of an object into a value.
+pub(crate) fn merge_object(target: &mut Value, extra: &Map<String, Value>) {
+    match target {
+        Value::Object(map) => merge_maps(map, extra),
+        other => *other = Value::Object(extra.clone()),
     }
 }
 

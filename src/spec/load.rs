@@ -1,15 +1,25 @@
 //! Reading spec and rules files: built-in, from a folder, or given directly.
+//!
+//! Both kinds go through one front end: the file is size-checked and parsed
+//! with the same budget ([`Document::parse`]), validated against its JSON
+//! Schema (compiled once per process), deserialized into typed structs that
+//! deny unknown fields, then checked semantically. Every error names the
+//! file, the line where the parser knows it, and the JSON pointer inside
+//! the document.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::Registry;
 use super::compile::{compile, deep_merge};
+use super::doc::SpecDoc;
 use super::yaml::Document;
-use crate::error::{Error, ErrorKind, Result};
+use super::{Problem, Registry};
+use crate::error::{Error, Result};
+use crate::json::push_pointer_segment;
 use crate::strict::StrictRules;
 
 include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
@@ -20,79 +30,97 @@ const RULES_SCHEMA: &str = include_str!("../../schemas/strict-rules.schema.json"
 /// The largest spec or rules file read, in bytes (the bundled ones are under 8 KiB).
 pub(crate) const MAX_SPEC_BYTES: usize = 1024 * 1024;
 
-/// What a [`Source`] holds.
+/// What a [`SpecFile`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
-    /// A provider spec.
-    Spec,
-    /// Strict-mode rules.
+#[non_exhaustive]
+pub enum SpecKind {
+    /// A provider spec (`providers/<id>.yaml`).
+    Provider,
+    /// Strict-mode rules (`providers/rules/<id>.yaml`).
     Rules,
 }
 
 /// One spec or rules file's text, with its id and where it came from.
 #[derive(Debug, Clone)]
-pub struct Source {
-    /// What the file holds.
-    pub kind: SourceKind,
-    /// The id (the file's stem).
-    pub id: String,
-    /// Where the text came from, for error messages.
-    pub file: PathBuf,
-    /// The YAML text.
-    pub text: String,
+pub struct SpecFile {
+    kind: SpecKind,
+    id: String,
+    file: PathBuf,
+    text: String,
 }
 
-impl Source {
-    /// A provider spec with `id`, read from `file`.
-    pub fn spec(id: impl Into<String>, file: impl Into<PathBuf>, text: impl Into<String>) -> Self {
-        Source {
-            kind: SourceKind::Spec,
+impl SpecFile {
+    /// A provider spec with `id`, read from `file` (named in errors).
+    pub fn provider(
+        id: impl Into<String>,
+        file: impl Into<PathBuf>,
+        text: impl Into<String>,
+    ) -> Self {
+        SpecFile {
+            kind: SpecKind::Provider,
             id: id.into(),
             file: file.into(),
             text: text.into(),
         }
     }
 
-    /// Strict-mode rules with `id`, read from `file`.
+    /// Strict-mode rules with `id`, read from `file` (named in errors).
     pub fn rules(id: impl Into<String>, file: impl Into<PathBuf>, text: impl Into<String>) -> Self {
-        Source {
-            kind: SourceKind::Rules,
+        SpecFile {
+            kind: SpecKind::Rules,
             id: id.into(),
             file: file.into(),
             text: text.into(),
         }
     }
+
+    /// What the file holds.
+    pub fn kind(&self) -> SpecKind {
+        self.kind
+    }
+
+    /// The id (a file's stem).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Where the text came from.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// The YAML text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
 }
 
-pub(crate) fn builtin_sources() -> Vec<Source> {
+pub(crate) fn builtin_files() -> Vec<SpecFile> {
     BUILTIN
         .iter()
-        .map(|&(kind, id, file, text)| Source {
-            kind: if kind == "rules" {
-                SourceKind::Rules
+        .map(|&(kind, id, file, text)| {
+            let file = PathBuf::from(format!("built-in {file}"));
+            if kind == "rules" {
+                SpecFile::rules(id, file, text)
             } else {
-                SourceKind::Spec
-            },
-            id: id.to_owned(),
-            file: PathBuf::from(format!("built-in {file}")),
-            text: text.to_owned(),
+                SpecFile::provider(id, file, text)
+            }
         })
         .collect()
 }
 
-pub(crate) fn dir_sources(dir: &Path) -> Result<Vec<Source>> {
-    let mut out = read_yaml_files(dir, SourceKind::Spec)?;
+pub(crate) fn dir_files(dir: &Path) -> Result<Vec<SpecFile>> {
+    let mut out = read_yaml_files(dir, SpecKind::Provider)?;
     let rules = dir.join("rules");
     if rules.is_dir() {
-        out.extend(read_yaml_files(&rules, SourceKind::Rules)?);
+        out.extend(read_yaml_files(&rules, SpecKind::Rules)?);
     }
     Ok(out)
 }
 
-fn read_yaml_files(dir: &Path, kind: SourceKind) -> Result<Vec<Source>> {
-    let io = |e: std::io::Error, p: &Path| Error::new(ErrorKind::Io, e.to_string()).with_file(p);
+fn read_yaml_files(dir: &Path, kind: SpecKind) -> Result<Vec<SpecFile>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| io(e, dir))?
+        .map_err(|e| Error::io(e, dir))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
         .collect();
@@ -100,23 +128,19 @@ fn read_yaml_files(dir: &Path, kind: SourceKind) -> Result<Vec<Source>> {
     paths
         .into_iter()
         .map(|path| {
-            let bytes = std::fs::read(&path).map_err(|e| io(e, &path))?;
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(e, &path))?;
             let text = String::from_utf8(bytes).map_err(|e| {
-                Error::new(
-                    ErrorKind::Spec,
-                    format!(
-                        "not UTF-8 (invalid byte at offset {})",
-                        e.utf8_error().valid_up_to()
-                    ),
-                )
-                .with_file(&path)
+                let offset = e.utf8_error().valid_up_to();
+                Error::spec(format!("not UTF-8 (invalid byte at offset {offset})"))
+                    .with_source(e)
+                    .with_file(&path)
             })?;
             let id = path
                 .file_stem()
                 .and_then(|s| s.to_str())
                 .unwrap_or_default()
                 .to_owned();
-            Ok(Source {
+            Ok(SpecFile {
                 kind,
                 id,
                 file: path,
@@ -126,126 +150,175 @@ fn read_yaml_files(dir: &Path, kind: SourceKind) -> Result<Vec<Source>> {
         .collect()
 }
 
+/// A spec error at `at` (a JSON pointer) in `file`, with the line from the
+/// first of `docs` that has the node.
+fn error_at(file: &Path, docs: &[&Document], problem: Problem) -> Error {
+    let mut err = Error::spec(problem.message).with_file(file);
+    let doc = docs
+        .iter()
+        .find(|d| d.value.pointer(&problem.path).is_some())
+        .or(docs.first());
+    if let Some(line) = doc.and_then(|d| d.line(&problem.path)) {
+        err = err.with_line(line);
+    }
+    let path = if problem.path.is_empty() {
+        "/".to_owned()
+    } else {
+        problem.path
+    };
+    err.with_path(path)
+}
+
+/// Parses one file's text with the shared size and parse budget.
+fn parse(file: &SpecFile) -> Result<Document> {
+    if file.text.len() > MAX_SPEC_BYTES {
+        return Err(Error::spec(format!(
+            "the file is {} bytes; specs and rules files are limited to {MAX_SPEC_BYTES} bytes",
+            file.text.len()
+        ))
+        .with_file(&file.file));
+    }
+    Document::parse(&file.text).map_err(|e| {
+        let mut err = Error::spec(format!("invalid YAML: {}", e.message)).with_file(&file.file);
+        if let Some(line) = e.line {
+            err = err.with_line(line);
+        }
+        err
+    })
+}
+
+/// The two file formats and their JSON Schemas, compiled once per process.
+#[derive(Clone, Copy)]
+enum Format {
+    Provider,
+    Rules,
+}
+
+impl Format {
+    fn validator(self) -> &'static jsonschema::Validator {
+        static PROVIDER: LazyLock<jsonschema::Validator> =
+            LazyLock::new(|| compile_schema(SPEC_SCHEMA, true));
+        static RULES: LazyLock<jsonschema::Validator> =
+            LazyLock::new(|| compile_schema(RULES_SCHEMA, false));
+        match self {
+            Format::Provider => &PROVIDER,
+            Format::Rules => &RULES,
+        }
+    }
+}
+
+/// Compiles a bundled schema. With `skip_templates`, the `*_template`
+/// definitions accept any value: the schema describes templates for editors,
+/// but the compiler checks them with a better message (the unknown variable
+/// and the ones known there) than a schema can give ("no branch matched").
+fn compile_schema(text: &str, skip_templates: bool) -> jsonschema::Validator {
+    // The crate's tests load both schemas; a failure here is a build defect.
+    let mut schema: Value = serde_json::from_str(text).expect("the bundled schemas are valid JSON");
+    if skip_templates && let Some(Value::Object(defs)) = schema.get_mut("$defs") {
+        for (name, def) in defs.iter_mut() {
+            if name.ends_with("_template") {
+                *def = Value::Bool(true);
+            }
+        }
+    }
+    jsonschema::validator_for(&schema).expect("the bundled schemas are valid JSON Schema")
+}
+
+/// Validates `value` against `format`'s schema, then deserializes it.
+///
+/// The deepest schema violation is reported (the most specific one), at its
+/// JSON pointer; a deserialization error names its path the same way.
+fn typed<T: DeserializeOwned>(
+    format: Format,
+    file: &Path,
+    docs: &[&Document],
+    value: Value,
+) -> Result<T> {
+    let errors: Vec<_> = format.validator().iter_errors(&value).collect();
+    if let Some(deepest) = errors
+        .iter()
+        .map(|e| e.instance_path().as_str().len())
+        .max()
+    {
+        // Every violation at the most specific place: a missing key and an
+        // unexpected one at the same object say together what was meant.
+        let at = errors
+            .iter()
+            .find(|e| e.instance_path().as_str().len() == deepest)
+            .map(|e| e.instance_path().as_str().to_owned())
+            .unwrap_or_default();
+        let mut messages: Vec<String> = Vec::new();
+        for err in errors.iter().filter(|e| e.instance_path().as_str() == at) {
+            let message = err.to_string();
+            if !messages.contains(&message) {
+                messages.push(message);
+            }
+        }
+        return Err(error_at(file, docs, Problem::at(at, messages.join("; "))));
+    }
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let mut at = String::new();
+        for segment in err.path().iter() {
+            match segment {
+                serde_path_to_error::Segment::Seq { index } => {
+                    push_pointer_segment(&mut at, &index.to_string())
+                }
+                serde_path_to_error::Segment::Map { key } => push_pointer_segment(&mut at, key),
+                serde_path_to_error::Segment::Enum { .. }
+                | serde_path_to_error::Segment::Unknown => {}
+            }
+        }
+        let message = err.inner().to_string();
+        error_at(file, docs, Problem::at(at, message)).with_source(err.into_inner())
+    })
+}
+
+/// Loads one rules file: parsed, validated, typed and checked.
+pub(crate) fn rules_from_file(file: &SpecFile) -> Result<StrictRules> {
+    let doc = parse(file)?;
+    rules_from_doc(&file.file, &doc)
+}
+
+fn rules_from_doc(file: &Path, doc: &Document) -> Result<StrictRules> {
+    let rules: StrictRules = typed(Format::Rules, file, &[doc], doc.value.clone())?;
+    rules.check().map_err(|p| error_at(file, &[doc], p))?;
+    Ok(rules)
+}
+
 struct Parsed {
     file: PathBuf,
     doc: Document,
 }
 
-fn spec_error(file: &Path, doc: Option<&Document>, at: &str, message: impl Into<String>) -> Error {
-    let mut err = Error::new(ErrorKind::Spec, message).with_file(file);
-    if let Some(line) = doc.and_then(|d| d.line(at)) {
-        err = err.with_line(line);
-    }
-    let path = if at.is_empty() {
-        "/".to_owned()
-    } else {
-        at.to_owned()
-    };
-    err.with_path(path)
-}
-
-fn validator(schema: &'static str) -> &'static jsonschema::Validator {
-    static SPEC: LazyLock<jsonschema::Validator> = LazyLock::new(|| compile_schema(SPEC_SCHEMA));
-    static RULES: LazyLock<jsonschema::Validator> = LazyLock::new(|| compile_schema(RULES_SCHEMA));
-    if std::ptr::eq(schema, SPEC_SCHEMA) {
-        &SPEC
-    } else {
-        &RULES
-    }
-}
-
-fn compile_schema(text: &str) -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(text).expect("the bundled schemas are valid JSON");
-    jsonschema::validator_for(&schema).expect("the bundled schemas are valid JSON Schema")
-}
-
-fn validate(schema: &'static str, file: &Path, docs: &[&Document], value: &Value) -> Result<()> {
-    let Some(err) = validator(schema)
-        .iter_errors(value)
-        .max_by_key(|e| e.instance_path().as_str().len())
-    else {
-        return Ok(());
-    };
-    let at = err.instance_path().as_str().to_owned();
-    let doc = docs
-        .iter()
-        .copied()
-        .find(|d| d.line(&at).is_some_and(|_| d.value.pointer(&at).is_some()));
-    Err(spec_error(
-        file,
-        doc.or(docs.first().copied()),
-        &at,
-        err.to_string(),
-    ))
-}
-
-pub(crate) fn load(sources: Vec<Source>) -> Result<Registry> {
+pub(crate) fn load(files: Vec<SpecFile>) -> Result<Registry> {
     let mut specs: BTreeMap<String, Parsed> = BTreeMap::new();
     let mut rules_docs: BTreeMap<String, Parsed> = BTreeMap::new();
-    for source in sources {
-        if source.text.len() > MAX_SPEC_BYTES {
-            return Err(Error::new(
-                ErrorKind::Spec,
-                format!(
-                    "the file is {} bytes; specs and rules files are limited to {MAX_SPEC_BYTES} bytes",
-                    source.text.len()
-                ),
-            )
-            .with_file(&source.file));
-        }
-        let doc = Document::parse(&source.text).map_err(|(msg, line)| {
-            let err =
-                Error::new(ErrorKind::Spec, format!("invalid YAML: {msg}")).with_file(&source.file);
-            match line {
-                Some(l) => err.with_line(l),
-                None => err,
-            }
-        })?;
+    for file in files {
+        let doc = parse(&file)?;
         let parsed = Parsed {
-            file: source.file,
+            file: file.file,
             doc,
         };
-        match source.kind {
-            SourceKind::Spec => specs.insert(source.id, parsed),
-            SourceKind::Rules => rules_docs.insert(source.id, parsed),
+        match file.kind {
+            SpecKind::Provider => specs.insert(file.id, parsed),
+            SpecKind::Rules => rules_docs.insert(file.id, parsed),
         };
     }
     let mut registry = Registry::default();
     for (id, parsed) in &rules_docs {
-        registry
-            .rules
-            .insert(id.clone(), Arc::new(load_rules(parsed)?));
+        let rules = rules_from_doc(&parsed.file, &parsed.doc)?;
+        registry.rules.insert(id.clone(), Arc::new(rules));
     }
     for (id, parsed) in &specs {
         let merged = resolve_extends(id, &specs)?;
         let docs = chain_docs(id, &specs);
-        validate(SPEC_SCHEMA, &parsed.file, &docs, &merged)?;
+        let doc: SpecDoc = typed(Format::Provider, &parsed.file, &docs, merged)?;
         let source = parsed.file.display().to_string();
-        let provider = compile(id, source, &merged, &registry.rules).map_err(|(at, msg)| {
-            let doc = docs
-                .iter()
-                .copied()
-                .find(|d| d.value.pointer(&at).is_some());
-            spec_error(&parsed.file, doc.or(Some(&parsed.doc)), &at, msg)
-        })?;
+        let provider = compile(id, source, doc, &registry.rules)
+            .map_err(|p| error_at(&parsed.file, &docs, p))?;
         registry.providers.insert(id.clone(), Arc::new(provider));
     }
     Ok(registry)
-}
-
-fn load_rules(parsed: &Parsed) -> Result<StrictRules> {
-    validate(
-        RULES_SCHEMA,
-        &parsed.file,
-        &[&parsed.doc],
-        &parsed.doc.value,
-    )?;
-    let rules: StrictRules = serde_json::from_value(parsed.doc.value.clone())
-        .map_err(|e| spec_error(&parsed.file, Some(&parsed.doc), "", e.to_string()))?;
-    rules
-        .check()
-        .map_err(|msg| spec_error(&parsed.file, Some(&parsed.doc), "", msg))?;
-    Ok(rules)
 }
 
 /// The documents of `id` and the specs it extends, nearest first.
@@ -278,33 +351,20 @@ fn resolve_extends(id: &str, specs: &BTreeMap<String, Parsed>) -> Result<Value> 
         let Some(base) = cur.doc.value.get("extends") else {
             break;
         };
+        let fail =
+            |message: String| error_at(&cur.file, &[&cur.doc], Problem::at("/extends", message));
         let Some(base_id) = base.as_str() else {
-            return Err(spec_error(
-                &cur.file,
-                Some(&cur.doc),
-                "/extends",
-                "`extends` must be a spec id",
-            ));
+            return Err(fail("`extends` must be a spec id".into()));
         };
         if seen.iter().any(|s| s == base_id) {
-            return Err(spec_error(
-                &cur.file,
-                Some(&cur.doc),
-                "/extends",
-                format!(
-                    "`extends` makes a cycle: {} -> {base_id}",
-                    seen.join(" -> ")
-                ),
-            ));
+            return Err(fail(format!(
+                "`extends` makes a cycle: {} -> {base_id}",
+                seen.join(" -> ")
+            )));
         }
-        cur = specs.get(base_id).ok_or_else(|| {
-            spec_error(
-                &cur.file,
-                Some(&cur.doc),
-                "/extends",
-                format!("no spec `{base_id}` to extend"),
-            )
-        })?;
+        cur = specs
+            .get(base_id)
+            .ok_or_else(|| fail(format!("no spec `{base_id}` to extend")))?;
         seen.push(base_id.to_owned());
     }
     let mut merged = Value::Object(Default::default());

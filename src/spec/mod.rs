@@ -1,37 +1,7 @@
 //! Provider specs: the YAML files that describe each provider's wire format,
-//! and the [`Registry`] that loads, validates and compiles them.
-//!
-//! A spec is loaded once: parsed (with line numbers), deep-merged over the spec
-//! it `extends`, validated against `schemas/provider-spec.schema.json`, checked
-//! semantically (template variables, strategies, rules references) and compiled
-//! into a [`Provider`], which the engine then executes many times. The built-in
-//! specs under `providers/` are embedded in the library and loaded through the
-//! same path as a user's folder; a user spec with a built-in's id replaces it.
-//!
-//! # Limits
-//!
-//! Spec and rules files are untrusted text. Each ends in a [`Registry`] or an
-//! [`ErrorKind::Spec`] error naming the file (and the line, where there is
-//! one), in time and memory bounded by these limits:
-//!
-//! - a file larger than 1 MiB is refused before it is parsed;
-//! - a file read by [`Registry::with_dir`] that is not UTF-8 is refused,
-//!   with the offset of the first invalid byte;
-//! - mappings and sequences (block or flow) nest at most 32 levels deep;
-//! - at most 50,000 nodes, aliases expanded (a "billion laughs" document
-//!   stops there), and at most 1,000 alias uses;
-//! - duplicate keys, `extends` cycles and unknown `extends` targets are errors.
-//!
-//! ```
-//! use mcp_adapters::spec::Registry;
-//!
-//! let registry = Registry::builtin()?;
-//! let ids: Vec<&str> = registry.providers().map(|p| p.id()).collect();
-//! assert!(ids.len() >= 4);
-//! # Ok::<(), mcp_adapters::Error>(())
-//! ```
 
 mod compile;
+mod doc;
 mod load;
 pub(crate) mod plan;
 pub(crate) mod template;
@@ -46,8 +16,26 @@ use serde_json::Value;
 use crate::error::{Error, ErrorKind, Result};
 use crate::strict::StrictRules;
 
-pub use load::Source;
+pub(crate) use compile::merge_object;
+pub(crate) use load::rules_from_file;
+pub use load::{SpecFile, SpecKind};
 use plan::*;
+
+/// A problem found in a document: the JSON pointer where, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+impl Problem {
+    pub(crate) fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Problem {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
 
 /// A compiled provider spec. Obtain one from a [`Registry`].
 #[derive(Debug, Clone)]
@@ -127,6 +115,38 @@ impl Provider {
 }
 
 /// A set of compiled provider specs and strict-mode rules, by id.
+///
+/// and the [`Registry`] that loads, validates and compiles them.
+///
+/// A spec is loaded once: parsed (with line numbers), deep-merged over the spec
+/// it `extends`, validated against `schemas/provider-spec.schema.json`, checked
+/// semantically (template variables, strategies, rules references) and compiled
+/// into a [`Provider`], which the engine then executes many times. The built-in
+/// specs under `providers/` are embedded in the library and loaded through the
+/// same path as a user's folder; a user spec with a built-in's id replaces it.
+///
+/// # Limits
+///
+/// Spec and rules files are untrusted text. Each ends in a [`Registry`] or an
+/// [`ErrorKind::Spec`] error naming the file (and the line, where there is
+/// one), in time and memory bounded by these limits:
+///
+/// - a file larger than 1 MiB is refused before it is parsed;
+/// - a file read by [`Registry::with_dir`] that is not UTF-8 is refused,
+///   with the offset of the first invalid byte;
+/// - mappings and sequences (block or flow) nest at most 32 levels deep;
+/// - at most 50,000 nodes, aliases expanded (a "billion laughs" document
+///   stops there), and at most 1,000 alias uses;
+/// - duplicate keys, `extends` cycles and unknown `extends` targets are errors.
+///
+/// ```
+/// use mcp_adapters::Registry;
+///
+/// let registry = Registry::builtin()?;
+/// let ids: Vec<&str> = registry.providers().map(|p| p.id()).collect();
+/// assert!(ids.len() >= 4);
+/// # Ok::<(), mcp_adapters::Error>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     providers: BTreeMap<String, Arc<Provider>>,
@@ -142,7 +162,7 @@ impl Registry {
     pub fn builtin() -> Result<&'static Registry> {
         static BUILTIN: OnceLock<Result<Registry>> = OnceLock::new();
         BUILTIN
-            .get_or_init(|| Registry::from_sources(load::builtin_sources()))
+            .get_or_init(|| Registry::from_files(load::builtin_files()))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -155,19 +175,20 @@ impl Registry {
     /// [`ErrorKind::Io`] if the folder cannot be read; [`ErrorKind::Spec`] naming
     /// the file, the line and the path inside the spec if a spec is invalid.
     pub fn with_dir(dir: impl AsRef<Path>) -> Result<Registry> {
-        let mut sources = load::builtin_sources();
-        sources.extend(load::dir_sources(dir.as_ref())?);
-        Registry::from_sources(sources)
+        let mut files = load::builtin_files();
+        files.extend(load::dir_files(dir.as_ref())?);
+        Registry::from_files(files)
     }
 
-    /// Loads specs and rules from `sources`; a later source with an id already
-    /// given replaces the earlier one.
+    /// Loads specs and rules from `files`; a later file with an id already
+    /// given replaces the earlier one. Add the built-ins
+    /// ([`SpecFile`]s of your own only) with [`Registry::with_dir`].
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Spec`] naming the file, the line and the path inside the spec.
-    pub fn from_sources(sources: Vec<Source>) -> Result<Registry> {
-        load::load(sources)
+    pub fn from_files(files: Vec<SpecFile>) -> Result<Registry> {
+        load::load(files)
     }
 
     /// The provider with `id`.
@@ -214,9 +235,4 @@ impl Registry {
             .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
             .map(|(id, _)| id)
     }
-}
-
-/// Deep-merges `extra` into `target` (see the spec format's `extends`).
-pub(crate) fn merge_object(target: &mut Value, extra: &serde_json::Map<String, Value>) {
-    compile::deep_merge(target, &Value::Object(extra.clone()));
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub(crate) use super::doc::{ArgFormat, ContentForm, MissingArguments, MissingDescription};
 use super::template::{Piece, Template};
 use crate::strict::StrictRules;
 
@@ -46,10 +47,7 @@ impl JsonPath {
 #[derive(Debug, Clone)]
 pub(crate) struct ToolsPlan {
     pub definition: Template,
-    /// A tool without a description gets `""`.
-    pub empty_description: bool,
-    /// An empty or blank description counts as none.
-    pub omit_blank_description: bool,
+    pub missing_description: MissingDescription,
 }
 
 /// The strict-mode section of a spec.
@@ -82,11 +80,11 @@ pub(crate) struct Locate {
     pub list: JsonPath,
 }
 
-/// Which items are tool calls.
+/// Which items are tool calls: `path` holds `equals`, or (without it) is present and not `null`.
 #[derive(Debug, Clone)]
-pub(crate) enum Select {
-    Equals(JsonPath, String),
-    Has(JsonPath),
+pub(crate) struct Select {
+    pub path: JsonPath,
+    pub equals: Option<String>,
 }
 
 /// A field of a call item.
@@ -94,14 +92,6 @@ pub(crate) enum Select {
 pub(crate) struct Field {
     pub path: JsonPath,
     pub optional: bool,
-}
-
-/// How arguments are encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ArgFormat {
-    Object,
-    JsonString,
-    Any,
 }
 
 /// How calls are read.
@@ -113,15 +103,7 @@ pub(crate) struct CallsPlan {
     pub name: Field,
     pub arguments: Field,
     pub arg_format: ArgFormat,
-    pub missing_args_empty: bool,
-}
-
-/// What `${content}` is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ContentForm {
-    Blocks,
-    Text,
-    TextOrBlocks,
+    pub missing_arguments: MissingArguments,
 }
 
 /// The kinds of content a media table maps.
@@ -133,20 +115,9 @@ pub(crate) enum MediaKind {
     ResourceText,
     ResourceBlob,
     Unknown,
-    Structured,
 }
 
 impl MediaKind {
-    pub const ALL: [MediaKind; 7] = [
-        MediaKind::Image,
-        MediaKind::Audio,
-        MediaKind::ResourceLink,
-        MediaKind::ResourceText,
-        MediaKind::ResourceBlob,
-        MediaKind::Unknown,
-        MediaKind::Structured,
-    ];
-
     pub fn key(self) -> &'static str {
         match self {
             MediaKind::Image => "image",
@@ -155,7 +126,6 @@ impl MediaKind {
             MediaKind::ResourceText => "resource_text",
             MediaKind::ResourceBlob => "resource_blob",
             MediaKind::Unknown => "unknown",
-            MediaKind::Structured => "structured",
         }
     }
 }
@@ -166,8 +136,6 @@ pub(crate) enum MediaAction {
     Block(Template),
     Attach(Template),
     Text(Vec<Piece>),
-    /// The structured value itself becomes `${content}`.
-    Value,
 }
 
 /// One rule of a media row: the first whose MIME types match (and whose variables are present) applies.
@@ -177,10 +145,26 @@ pub(crate) struct MediaRule {
     pub action: MediaAction,
 }
 
+/// How a `structuredContent` value is rendered.
+#[derive(Debug, Clone)]
+pub(crate) enum StructuredRender {
+    JsonText,
+    /// The value itself becomes `${content}` when it is the only part.
+    Value,
+    Rules(Vec<MediaRule>),
+}
+
+/// When and how `structuredContent` is used.
+#[derive(Debug, Clone)]
+pub(crate) struct StructuredPlan {
+    pub mode: crate::results::StructuredMode,
+    pub render: StructuredRender,
+}
+
 /// How results are answered.
 #[derive(Debug, Clone)]
 pub(crate) struct ResultsPlan {
-    pub structured: crate::results::StructuredMode,
+    pub structured: StructuredPlan,
     pub content: ContentForm,
     pub text_block: Option<Template>,
     pub envelope: Template,

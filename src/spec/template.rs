@@ -6,7 +6,8 @@
 //!   when the variable is absent, `null` or an empty list.
 //! * Any other string containing `${name}` is interpolated: each reference is
 //!   replaced by the variable's text (strings as they are, numbers and booleans
-//!   written out). `$${` writes a literal `${`.
+//!   written out); rendering fails if it is absent, except for `${name?}`,
+//!   which is then the empty text. `$${` writes a literal `${`.
 //! * Everything else is a literal.
 //!
 //! Templates are compiled once, when a spec is loaded; the variable names a
@@ -15,6 +16,9 @@
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
+
+use super::Problem;
+use crate::json::pointer_child;
 
 /// A compiled template.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,7 +40,11 @@ pub(crate) enum Template {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Piece {
     Lit(String),
-    Var(String),
+    /// `${name}`, or `${name?}` (empty text when absent).
+    Var {
+        name: String,
+        optional: bool,
+    },
 }
 
 /// A variable's value while rendering.
@@ -101,7 +109,7 @@ pub(crate) struct Missing(pub String);
 impl Template {
     /// Compiles `value`; `known` lists the variable names it may use.
     /// Errors name the JSON pointer (relative to `value`) of the bad string.
-    pub fn compile(value: &Value, known: &[&str]) -> Result<Template, (String, String)> {
+    pub fn compile(value: &Value, known: &[&str]) -> Result<Template, Problem> {
         let mut template = compile_at(value, known, "")?;
         let mut seen = Vec::new();
         template.mark_last_uses(&mut seen);
@@ -118,8 +126,8 @@ impl Template {
             }
             Template::Text(pieces) => {
                 for piece in pieces.iter().rev() {
-                    if let Piece::Var(name) = piece {
-                        seen.push(name.trim_end_matches('?').to_owned());
+                    if let Piece::Var { name, .. } = piece {
+                        seen.push(name.clone());
                     }
                 }
             }
@@ -222,10 +230,11 @@ fn render_text(pieces: &[Piece], vars: &(impl Vars + ?Sized)) -> Result<String, 
         .iter()
         .map(|p| match p {
             Piece::Lit(_) => Ok(None),
-            Piece::Var(name) => vars
-                .get(name)
-                .map(Some)
-                .ok_or_else(|| Missing(name.clone())),
+            Piece::Var { name, optional } => match vars.get(name) {
+                Some(v) => Ok(Some(v)),
+                None if *optional => Ok(None),
+                None => Err(Missing(name.clone())),
+            },
         })
         .collect::<Result<_, _>>()?;
     let len = pieces
@@ -256,14 +265,14 @@ pub(crate) fn render_string(
     render_text(pieces, vars)
 }
 
-fn compile_at(value: &Value, known: &[&str], at: &str) -> Result<Template, (String, String)> {
+fn compile_at(value: &Value, known: &[&str], at: &str) -> Result<Template, Problem> {
     Ok(match value {
-        Value::String(s) => compile_string(s, known).map_err(|e| (at.to_owned(), e))?,
+        Value::String(s) => compile_string(s, known).map_err(|e| Problem::at(at, e))?,
         Value::Object(map) => Template::Object(
             map.iter()
                 .map(|(k, v)| {
-                    let child = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
-                    Ok::<_, (String, String)>((k.clone(), compile_at(v, known, &child)?))
+                    let child = pointer_child(at, k);
+                    Ok::<_, Problem>((k.clone(), compile_at(v, known, &child)?))
                 })
                 .collect::<Result<_, _>>()?,
         ),
@@ -271,7 +280,7 @@ fn compile_at(value: &Value, known: &[&str], at: &str) -> Result<Template, (Stri
             items
                 .iter()
                 .enumerate()
-                .map(|(i, v)| compile_at(v, known, &format!("{at}/{i}")))
+                .map(|(i, v)| compile_at(v, known, &pointer_child(at, &i.to_string())))
                 .collect::<Result<_, _>>()?,
         ),
         other => Template::Literal(other.clone()),
@@ -283,28 +292,14 @@ fn compile_string(s: &str, known: &[&str]) -> Result<Template, String> {
     Ok(match pieces.as_slice() {
         [] => Template::Literal(Value::String(String::new())),
         [Piece::Lit(lit)] => Template::Literal(Value::String(lit.clone())),
-        [Piece::Var(name)] if s.starts_with("${") && s.ends_with('}') => {
-            let (name, optional) = match name.strip_suffix('?') {
-                Some(n) => (n.to_owned(), true),
-                None => (name.clone(), false),
-            };
+        [Piece::Var { name, optional }] if s.starts_with("${") && s.ends_with('}') => {
             Template::Var {
-                name,
-                optional,
+                name: name.clone(),
+                optional: *optional,
                 last: false,
             }
         }
-        _ => {
-            if let Some(Piece::Var(opt)) = pieces
-                .iter()
-                .find(|p| matches!(p, Piece::Var(n) if n.ends_with('?')))
-            {
-                return Err(format!(
-                    "`${{{opt}}}` is optional, which only a whole value can be, not part of a string"
-                ));
-            }
-            Template::Text(pieces)
-        }
+        _ => Template::Text(pieces),
     })
 }
 
@@ -325,7 +320,10 @@ pub(crate) fn parse_pieces(s: &str, known: &[&str]) -> Result<Vec<Piece>, String
                 .find('}')
                 .ok_or_else(|| format!("unclosed `${{` in {s:?}"))?;
             let name = &after[..end];
-            let bare = name.strip_suffix('?').unwrap_or(name);
+            let (bare, optional) = match name.strip_suffix('?') {
+                Some(bare) => (bare, true),
+                None => (name, false),
+            };
             if !known.contains(&bare) {
                 return Err(format!(
                     "unknown variable `{bare}`; known here: {}",
@@ -335,7 +333,10 @@ pub(crate) fn parse_pieces(s: &str, known: &[&str]) -> Result<Vec<Piece>, String
             if !lit.is_empty() {
                 pieces.push(Piece::Lit(std::mem::take(&mut lit)));
             }
-            pieces.push(Piece::Var(name.to_owned()));
+            pieces.push(Piece::Var {
+                name: bare.to_owned(),
+                optional,
+            });
             rest = &after[end + 1..];
         } else {
             lit.push('$');
@@ -400,6 +401,16 @@ mod tests {
     }
 
     #[test]
+    fn optional_references_in_text_are_empty_when_absent() {
+        let vars = [("a", Var::Str("A"))];
+        let t = json!({"s": "[${a}${b?}]", "t": "${a?} and ${b?}"});
+        assert_eq!(
+            render(&t, &vars).unwrap(),
+            json!({"s": "[A]", "t": "A and "})
+        );
+    }
+
+    #[test]
     fn required_values_must_be_present() {
         assert_eq!(render(&json!({"a": "${a}"}), &[]), Err(Missing("a".into())));
         assert_eq!(render(&json!("x ${b}"), &[]), Err(Missing("b".into())));
@@ -408,11 +419,13 @@ mod tests {
     #[test]
     fn compile_errors_name_the_path() {
         let err = Template::compile(&json!({"o": [{"k": "${nope}"}]}), &["a"]).unwrap_err();
-        assert_eq!(err.0, "/o/0/k");
-        assert!(err.1.contains("unknown variable `nope`"), "{}", err.1);
-        let err = Template::compile(&json!("x ${a?}"), &["a"]).unwrap_err();
-        assert!(err.1.contains("optional"), "{}", err.1);
+        assert_eq!(err.path, "/o/0/k");
+        assert!(
+            err.message.contains("unknown variable `nope`"),
+            "{}",
+            err.message
+        );
         let err = Template::compile(&json!("x ${a"), &["a"]).unwrap_err();
-        assert!(err.1.contains("unclosed"), "{}", err.1);
+        assert!(err.message.contains("unclosed"), "{}", err.message);
     }
 }

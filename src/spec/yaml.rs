@@ -9,6 +9,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::Spanned;
 
+use crate::json::pointer_child;
+
 /// Deepest nesting of mappings and sequences (block or flow) in a spec or
 /// rules file. The bundled specs nest 8 levels; the parser and the
 /// conversion below recurse once per level, so the cap keeps them far from
@@ -32,7 +34,7 @@ pub(crate) struct Document {
 
 impl Document {
     /// Parses `text`. Booleans are only `true`/`false`; `no`, `010` and `1_000` stay strings.
-    pub fn parse(text: &str) -> Result<Document, (String, Option<usize>)> {
+    pub fn parse(text: &str) -> Result<Document, ParseError> {
         let options = serde_saphyr::options! {
             strict_booleans: true,
             leading_zero_numbers_as_strings: true,
@@ -48,7 +50,10 @@ impl Document {
         let root: Spanned<Node> =
             serde_saphyr::from_str_with_options(text, options).map_err(|e| {
                 let line = e.location().map(|l| l.line() as usize).filter(|&l| l > 0);
-                (e.to_string(), line)
+                ParseError {
+                    message: e.to_string(),
+                    line,
+                }
             })?;
         let mut lines = HashMap::new();
         let value = root_into_value(root, &mut lines);
@@ -65,6 +70,13 @@ impl Document {
             p = &p[..p.rfind('/')?];
         }
     }
+}
+
+/// A YAML syntax error, or a document over the parse budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ParseError {
+    pub message: String,
+    pub line: Option<usize>,
 }
 
 enum Node {
@@ -95,13 +107,13 @@ fn into_value(node: Spanned<Node>, pointer: String, lines: &mut HashMap<String, 
             items
                 .into_iter()
                 .enumerate()
-                .map(|(i, item)| into_value(item, format!("{pointer}/{i}"), lines))
+                .map(|(i, item)| into_value(item, pointer_child(&pointer, &i.to_string()), lines))
                 .collect(),
         ),
         Node::Map(entries) => {
             let mut map = Map::new();
             for (key, item) in entries {
-                let child = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
+                let child = pointer_child(&pointer, &key);
                 map.insert(key, into_value(item, child, lines));
             }
             Value::Object(map)
@@ -214,10 +226,10 @@ mod tests {
 
     #[test]
     fn syntax_errors_carry_a_line() {
-        let (msg, line) = Document::parse("a: 1\nb: [\n").unwrap_err();
-        assert!(!msg.is_empty());
-        assert!(line.is_some(), "{msg}");
-        let (msg, _) = Document::parse("a: 1\na: 2\n").unwrap_err();
-        assert!(msg.contains("uplicate"), "{msg}");
+        let err = Document::parse("a: 1\nb: [\n").unwrap_err();
+        assert!(!err.message.is_empty());
+        assert!(err.line.is_some(), "{}", err.message);
+        let err = Document::parse("a: 1\na: 2\n").unwrap_err();
+        assert!(err.message.contains("uplicate"), "{}", err.message);
     }
 }

@@ -1,19 +1,27 @@
-//! The one error type of the strict converter.
+//! The strict converter's error.
+//!
+//! A failed conversion is data as much as an error: a listing reports it per
+//! tool ([`StrictIssue`](crate::StrictIssue)) and `auto` mode falls back on
+//! it, so [`convert`](super::convert) returns this small, comparable value
+//! (a pointer and a reason) rather than the crate's [`Error`]. Where a
+//! conversion failure is an error of the caller's, `?` turns it into an
+//! [`Error`] of kind [`ErrorKind::Strict`] with the pointer as its path and
+//! this value as its source.
 
 use std::fmt;
 
+use crate::error::{Error, ErrorKind};
+
 /// Why a schema could not be converted, and where.
 ///
-/// `pointer` is a JSON pointer into the *input* schema (`""` is the root);
-/// `reason` says what was wrong there. `Display` gives
-/// `"<reason> at #<pointer>"`.
+/// [`pointer`](Self::pointer) is a JSON pointer into the *input* schema
+/// (`""` is the root); [`kind`](Self::kind) says what was wrong there.
+/// `Display` gives `"<reason> at #<pointer>"`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason} at #{pointer}")]
 pub struct StrictError {
-    /// JSON pointer into the input schema.
-    pub pointer: String,
-    /// What was wrong.
-    pub reason: StrictReason,
+    pointer: String,
+    reason: StrictReason,
 }
 
 impl StrictError {
@@ -24,9 +32,30 @@ impl StrictError {
         }
     }
 
-    /// The kind of failure.
+    /// What made the conversion fail.
     pub fn kind(&self) -> &StrictReason {
         &self.reason
+    }
+
+    /// The JSON pointer into the input schema (`""` is the root).
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+}
+
+impl From<StrictError> for Error {
+    fn from(err: StrictError) -> Self {
+        let path = if err.pointer.is_empty() {
+            "/".to_owned()
+        } else {
+            err.pointer.clone()
+        };
+        Error::new(
+            ErrorKind::Strict,
+            format!("the schema cannot be made strict: {}", err.reason),
+        )
+        .with_path(path)
+        .with_source(err)
     }
 }
 

@@ -6,7 +6,7 @@
 //! `providers/rules/`, their JSON Schema in `schemas/strict-rules.schema.json`).
 //!
 //! ```
-//! use mcp_adapters::strict::{convert, StrictRules};
+//! use mcp_adapters::strict::{StrictRules, convert};
 //! use serde_json::json;
 //!
 //! let rules = StrictRules::from_yaml_str(
@@ -17,11 +17,11 @@
 //!     "properties": {"q": {"type": "string"}, "limit": {"type": "integer"}},
 //!     "required": ["q"]
 //! });
-//! let strict = convert(&schema, &rules).map_err(|e| e.to_string())?;
+//! let strict = convert(&schema, &rules)?;
 //! assert_eq!(strict.schema["properties"]["limit"], json!({"type": ["integer", "null"]}));
 //! assert_eq!(strict.schema["required"], json!(["limit", "q"]));
 //! assert_eq!(strict.null_paths[0].to_string(), "$.limit");
-//! # Ok::<(), String>(())
+//! # Ok::<(), mcp_adapters::Error>(())
 //! ```
 //!
 //! # Rules files
@@ -95,7 +95,6 @@
 //! error in time linear in its size.
 
 mod error;
-mod nesting;
 mod null_path;
 mod objects;
 mod refs;
@@ -106,10 +105,7 @@ use serde_json::Value;
 
 pub use error::{Limit, StrictError, StrictReason};
 pub use null_path::{NullPath, Segment, strip_nulls};
-pub use rules::{
-    FormatRule, KeywordClass, KeywordClasses, Limits, OptionalProperties, Otherwise, RootRule,
-    StrictRules, ValueRule,
-};
+pub use rules::StrictRules;
 
 use walk::{DefKey, Walker};
 
@@ -135,7 +131,12 @@ pub struct StrictSchema {
 /// map, an untyped node, an array without `items`, a non-local, unresolvable
 /// or recursive `$ref`, or an invalid keyword value.
 pub fn convert(schema: &Value, rules: &StrictRules) -> Result<StrictSchema, StrictError> {
-    nesting::check_nesting(schema, nesting::MAX_JSON_NESTING)?;
+    if let Some(pointer) = crate::json::first_too_deep(schema, crate::json::MAX_NESTING) {
+        return Err(StrictError::new(
+            &pointer,
+            StrictReason::Limit(Limit::MaxDepth),
+        ));
+    }
     check_root(schema, rules)?;
     let mut walker = Walker::new(schema, rules);
     walker.begin(DefKey::Root, true);

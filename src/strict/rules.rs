@@ -6,11 +6,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use fnv::FnvBuildHasher;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// JSON Schema of a rules file, embedded so loading never touches the disk.
-const RULES_SCHEMA: &str = include_str!("../../schemas/strict-rules.schema.json");
+use crate::json::pointer_child;
+use crate::spec::Problem;
 
 /// Keywords the converter itself relies on; a rules file must keep them.
 const ESSENTIAL_KEYWORDS: &[&str] = &["type", "properties", "required", "additionalProperties"];
@@ -35,7 +36,7 @@ pub(crate) const UNCONVERTIBLE_SCHEMA_KEYWORDS: &[&str] = &[
 /// What the converter does with a keyword.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum KeywordClass {
+pub(crate) enum KeywordClass {
     /// Copied (structural keywords are rewritten).
     Keep,
     /// Removed from the output.
@@ -47,7 +48,7 @@ pub enum KeywordClass {
 /// The three keyword lists and the class of any keyword not listed.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
-pub struct KeywordClasses {
+pub(crate) struct KeywordClasses {
     /// Keywords kept in the strict schema.
     pub keep: Vec<String>,
     /// Keywords removed from the strict schema.
@@ -68,7 +69,7 @@ fn default_unknown() -> KeywordClass {
 /// What happens to a kept keyword whose value is not one of the allowed values.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
-pub enum Otherwise {
+pub(crate) enum Otherwise {
     /// The keyword is removed (the server still validates it).
     #[default]
     Drop,
@@ -79,7 +80,7 @@ pub enum Otherwise {
 /// Values a kept keyword may have, e.g. `minItems: {allowed: [0, 1]}`.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
-pub struct ValueRule {
+pub(crate) struct ValueRule {
     /// The values kept as they are.
     pub allowed: Vec<Value>,
     /// What happens to any other value.
@@ -90,7 +91,7 @@ pub struct ValueRule {
 /// The `format` values kept, and what happens to the others.
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
-pub struct FormatRule {
+pub(crate) struct FormatRule {
     /// Formats kept as they are.
     #[serde(default)]
     pub allowed: Vec<String>,
@@ -102,7 +103,7 @@ pub struct FormatRule {
 /// Rules for the root schema, which must always be `type: object`.
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
-pub struct RootRule {
+pub(crate) struct RootRule {
     /// Whether the root may carry `anyOf`.
     #[serde(default)]
     pub any_of: bool,
@@ -111,7 +112,7 @@ pub struct RootRule {
 /// How properties that were not `required` are represented.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
-pub enum OptionalProperties {
+pub(crate) enum OptionalProperties {
     /// Every property is listed in `required`; optional ones become nullable
     /// and their instance paths are returned as null paths.
     #[default]
@@ -123,7 +124,7 @@ pub enum OptionalProperties {
 /// Size limits of the strict schema; an absent limit is not checked.
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Properties in total (each definition counted once).
     pub max_properties: Option<usize>,
     /// Levels of object nesting; definitions count from their own root.
@@ -141,51 +142,20 @@ pub struct Limits {
 
 /// A provider's strict subset of JSON Schema, loaded from a rules file.
 ///
-/// See the [module documentation](super) for the file format.
+/// See the [module documentation](super) for the file format. Rules are
+/// loaded once ([`StrictRules::from_yaml_str`], or by a
+/// [`Registry`](crate::Registry) from `providers/rules/`) and are immutable:
+/// the keyword index is built from the lists when they are read.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(from = "RawRules")]
 pub struct StrictRules {
-    /// The keyword lists as written in the file.
-    pub keywords: KeywordClasses,
-    /// Per-keyword value constraints.
-    pub values: BTreeMap<String, ValueRule>,
-    /// Allowed formats.
-    pub formats: FormatRule,
-    /// Root rules.
-    pub root: RootRule,
-    /// How optional properties are represented.
-    pub optional_properties: OptionalProperties,
-    /// Size limits.
-    pub limits: Limits,
-    index: HashMap<String, KeywordClass, BuildFnv>,
-}
-
-/// FNV-1a for the keyword index: keywords are short, trusted strings (the
-/// rules file's own), looked up for every key of every schema node.
-#[derive(Debug, Clone, Copy, Default)]
-struct BuildFnv;
-
-impl std::hash::BuildHasher for BuildFnv {
-    type Hasher = Fnv;
-
-    fn build_hasher(&self) -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-#[derive(Debug)]
-struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    pub(crate) keywords: KeywordClasses,
+    pub(crate) values: BTreeMap<String, ValueRule>,
+    pub(crate) formats: FormatRule,
+    pub(crate) root: RootRule,
+    pub(crate) optional_properties: OptionalProperties,
+    pub(crate) limits: Limits,
+    index: HashMap<String, KeywordClass, FnvBuildHasher>,
 }
 
 #[derive(Deserialize)]
@@ -212,7 +182,9 @@ impl From<RawRules> for StrictRules {
             (&k.drop, KeywordClass::Drop),
             (&k.keep, KeywordClass::Keep),
         ];
-        let mut index = HashMap::with_hasher(BuildFnv);
+        // Keywords are short, trusted strings (the rules file's own), looked
+        // up for every key of every schema node: FNV beats SipHash here.
+        let mut index = HashMap::with_hasher(FnvBuildHasher::default());
         for (list, class) in classes {
             for name in list {
                 index.insert(name.clone(), class);
@@ -231,62 +203,57 @@ impl From<RawRules> for StrictRules {
 }
 
 impl StrictRules {
-    /// Loads rules from YAML text: parses it, validates it against the
-    /// embedded JSON Schema, deserializes it and runs [`StrictRules::check`].
+    /// Loads rules from YAML text, as a [`Registry`](crate::Registry) loads a
+    /// rules file: with the same size and parse budget, validated against
+    /// `schemas/strict-rules.schema.json`, typed, then checked semantically.
     ///
     /// # Errors
     ///
-    /// A message naming the YAML position (parse errors), the path inside the
-    /// rules (schema violations) or the semantic problem.
-    pub fn from_yaml_str(text: &str) -> Result<StrictRules, String> {
-        let options = serde_saphyr::options! {
-            strict_booleans: true,
-            legacy_octal_numbers: false,
-        };
-        let value: Value = serde_saphyr::from_str_with_options(text, options)
-            .map_err(|e| format!("strict rules: {e}"))?;
-        validate_shape(&value)?;
-        let rules: StrictRules =
-            serde_json::from_value(value).map_err(|e| format!("strict rules: {e}"))?;
-        rules.check()?;
-        Ok(rules)
+    /// [`ErrorKind::Spec`](crate::ErrorKind::Spec) naming the line and the
+    /// path inside the rules: a YAML error, a schema violation, or a semantic
+    /// problem (a keyword in two classes, an essential keyword not kept, a
+    /// kept keyword the converter cannot rewrite, a value rule for a keyword
+    /// that is not kept, a duplicate format, a zero limit).
+    pub fn from_yaml_str(text: &str) -> crate::Result<StrictRules> {
+        crate::spec::rules_from_file(&crate::spec::SpecFile::rules("rules", "strict rules", text))
     }
 
     /// Semantic checks beyond the JSON Schema of the file.
-    ///
-    /// # Errors
-    ///
-    /// A message naming the first problem: a keyword in two classes, a
-    /// keyword the converter needs that is not kept, a kept keyword whose
-    /// subschemas the converter cannot rewrite, a value rule for a keyword
-    /// that is not kept, a duplicate format, or a zero limit.
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), Problem> {
         self.check_classes()?;
         for name in ESSENTIAL_KEYWORDS {
             if self.class(name) != KeywordClass::Keep {
-                return Err(format!("strict rules: keyword {name} must be kept"));
+                return Err(Problem::at(
+                    "/keywords/keep",
+                    format!("keyword {name} must be kept"),
+                ));
             }
         }
         if self.class("$ref") == KeywordClass::Keep {
             for name in ["$defs", "definitions"] {
                 if self.class(name) != KeywordClass::Keep {
-                    return Err(format!(
-                        "strict rules: keyword {name} must be kept when $ref is kept"
+                    return Err(Problem::at(
+                        "/keywords/keep",
+                        format!("keyword {name} must be kept when $ref is kept"),
                     ));
                 }
             }
         }
-        for name in &self.keywords.keep {
+        for (i, name) in self.keywords.keep.iter().enumerate() {
             if UNCONVERTIBLE_SCHEMA_KEYWORDS.contains(&name.as_str()) {
-                return Err(format!(
-                    "strict rules: keyword {name} cannot be kept: its subschemas cannot be converted; drop it or mark it unsupported"
+                return Err(Problem::at(
+                    format!("/keywords/keep/{i}"),
+                    format!(
+                        "keyword {name} cannot be kept: its subschemas cannot be converted; drop it or mark it unsupported"
+                    ),
                 ));
             }
         }
         for name in self.values.keys() {
             if self.class(name) != KeywordClass::Keep {
-                return Err(format!(
-                    "strict rules: values.{name} constrains a keyword that is not kept"
+                return Err(Problem::at(
+                    pointer_child("/values", name),
+                    format!("values.{name} constrains a keyword that is not kept"),
                 ));
             }
         }
@@ -294,7 +261,7 @@ impl StrictRules {
         self.check_limits()
     }
 
-    fn check_classes(&self) -> Result<(), String> {
+    fn check_classes(&self) -> Result<(), Problem> {
         let k = &self.keywords;
         let mut seen: HashMap<&str, &str> = HashMap::new();
         let lists = [
@@ -303,10 +270,13 @@ impl StrictRules {
             ("unsupported", &k.unsupported),
         ];
         for (list_name, list) in lists {
-            for name in list {
+            for (i, name) in list.iter().enumerate() {
                 if let Some(first) = seen.insert(name, list_name) {
-                    return Err(format!(
-                        "strict rules: keyword {name} is listed in both keywords.{first} and keywords.{list_name}"
+                    return Err(Problem::at(
+                        format!("/keywords/{list_name}/{i}"),
+                        format!(
+                            "keyword {name} is listed in both keywords.{first} and keywords.{list_name}"
+                        ),
                     ));
                 }
             }
@@ -314,17 +284,20 @@ impl StrictRules {
         Ok(())
     }
 
-    fn check_formats(&self) -> Result<(), String> {
+    fn check_formats(&self) -> Result<(), Problem> {
         let mut seen = std::collections::HashSet::new();
-        for format in &self.formats.allowed {
+        for (i, format) in self.formats.allowed.iter().enumerate() {
             if !seen.insert(format) {
-                return Err(format!("strict rules: format {format} is listed twice"));
+                return Err(Problem::at(
+                    format!("/formats/allowed/{i}"),
+                    format!("format {format} is listed twice"),
+                ));
             }
         }
         Ok(())
     }
 
-    fn check_limits(&self) -> Result<(), String> {
+    fn check_limits(&self) -> Result<(), Problem> {
         let l = &self.limits;
         let limits = [
             ("max_properties", l.max_properties),
@@ -334,39 +307,19 @@ impl StrictRules {
             ("max_enum_chars", l.max_enum_chars),
         ];
         match limits.iter().find(|(_, v)| *v == Some(0)) {
-            Some((name, _)) => Err(format!("strict rules: limits.{name} must be at least 1")),
+            Some((name, _)) => Err(Problem::at(
+                format!("/limits/{name}"),
+                format!("limits.{name} must be at least 1"),
+            )),
             None => Ok(()),
         }
     }
 
     /// The class of a keyword under these rules.
-    pub fn class(&self, keyword: &str) -> KeywordClass {
+    pub(crate) fn class(&self, keyword: &str) -> KeywordClass {
         self.index
             .get(keyword)
             .copied()
             .unwrap_or(self.keywords.unknown)
-    }
-}
-
-fn validate_shape(value: &Value) -> Result<(), String> {
-    let schema: Value = serde_json::from_str(RULES_SCHEMA)
-        .map_err(|e| format!("strict rules schema is not JSON: {e}"))?;
-    let validator = jsonschema::validator_for(&schema)
-        .map_err(|e| format!("strict rules schema is invalid: {e}"))?;
-    match validator.iter_errors(value).next() {
-        Some(error) => Err(format!(
-            "strict rules: at {}: {}",
-            display_pointer(&error.instance_path().to_string()),
-            error
-        )),
-        None => Ok(()),
-    }
-}
-
-fn display_pointer(pointer: &str) -> String {
-    if pointer.is_empty() {
-        "the top level".to_owned()
-    } else {
-        pointer.to_owned()
     }
 }

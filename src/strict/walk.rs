@@ -286,16 +286,7 @@ impl<'a> Walker<'a> {
 }
 
 /// Appends `/token` to a JSON pointer, escaping `~` and `/`.
-pub(crate) fn push_token(pointer: &mut String, token: &str) {
-    pointer.push('/');
-    for c in token.chars() {
-        match c {
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            c => pointer.push(c),
-        }
-    }
-}
+pub(crate) use crate::json::push_pointer_segment as push_token;
 
 /// Whether a node's `type` is (or lists) `name`.
 pub(crate) fn has_type(map: &Map<String, Value>, name: &str) -> bool {

@@ -1,5 +1,6 @@
-//! Helpers shared by the integration tests (`mod common;`): the official-SDK
-//! conformance harness and the strict-mode test helpers.
+//! Helpers shared by the integration tests (`mod common;`): providers and
+//! fixtures, snapshot naming, the official-SDK conformance harness, the
+//! end-to-end servers and the strict-mode helpers.
 #![allow(dead_code)]
 
 pub mod conformance;
@@ -7,9 +8,10 @@ pub mod install;
 pub mod instances;
 pub mod servers;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use mcp_adapters::strict::{StrictRules, convert};
+use mcp_adapters::{Provider, Registry, Tool, parse_tools_list};
 use serde_json::{Map, Value, json};
 
 /// The bundled rules file for the strict subset used across the tests.
@@ -52,7 +54,7 @@ pub fn tools(path: &std::path::Path) -> Vec<(String, Value)> {
 pub fn outcome(schema: &Value, rules: &StrictRules) -> Value {
     match convert(schema, rules) {
         Ok(strict) => json!({"schema": strict.schema, "null_paths": strict.null_paths}),
-        Err(e) => json!({"error": {"path": e.pointer, "reason": e.reason.to_string()}}),
+        Err(e) => json!({"error": {"path": e.pointer(), "reason": e.kind().to_string()}}),
     }
 }
 
@@ -65,4 +67,232 @@ pub fn file_outcomes(path: &std::path::Path, rules: &StrictRules) -> Map<String,
             (name, out)
         })
         .collect()
+}
+
+/// The four providers the seeds specify.
+pub const CORE_PROVIDERS: &[&str] = &["anthropic", "openai-chat", "openai-responses", "gemini"];
+
+/// Every built-in provider with a wire format of its own: listings are snapshotted for each.
+pub const LISTING_PROVIDERS: &[&str] = &[
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "gemini",
+    "bedrock-converse",
+    "mistral",
+    "ollama",
+];
+
+/// Every built-in provider whose answers differ: result shapes are snapshotted for each.
+pub const ANSWER_PROVIDERS: &[&str] = &[
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "gemini",
+    "gemini-multimodal",
+    "bedrock-converse",
+    "mistral",
+    "ollama",
+];
+
+/// The stages of the pipeline, in order: snapshot names start with their
+/// number, so `cargo insta review` lists a reviewer's work in pipeline order.
+#[derive(Debug, Clone, Copy)]
+pub enum Stage {
+    /// Exposed names, filters, the toolset report.
+    Toolset,
+    /// Strict-schema conversion on its own.
+    Strict,
+    /// Tool definitions per provider.
+    Listing,
+    /// Calls read from model responses.
+    Calls,
+    /// Calls assembled from streams.
+    Stream,
+    /// Answers to results and failures.
+    Results,
+    /// Whole turns against servers.
+    Exec,
+}
+
+impl Stage {
+    fn prefix(self) -> &'static str {
+        match self {
+            Stage::Toolset => "1-toolset",
+            Stage::Strict => "2-strict",
+            Stage::Listing => "3-listing",
+            Stage::Calls => "4-calls",
+            Stage::Stream => "5-stream",
+            Stage::Results => "6-results",
+            Stage::Exec => "7-exec",
+        }
+    }
+}
+
+/// insta settings that put snapshots in the top-level `snapshots/` folder.
+pub fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots"));
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
+
+/// A fixture's case name: its file name without the extensions
+/// (`fixtures/corpus/time.tools.json` -> `time`).
+pub fn case_name(path: &Path) -> String {
+    stem(path)
+}
+
+/// Asserts a JSON snapshot named `<n>-<stage>[-<provider>]@<case>.snap`;
+/// its header's description names the test that produced it.
+#[track_caller]
+pub fn snapshot(stage: Stage, provider: Option<&str>, case: &str, value: impl serde::Serialize) {
+    let name = match provider {
+        Some(p) => format!("{}-{p}", stage.prefix()),
+        None => stage.prefix().to_owned(),
+    };
+    let test = std::thread::current().name().unwrap_or("?").to_owned();
+    let file = std::panic::Location::caller().file();
+    let mut s = settings();
+    s.set_snapshot_suffix(case);
+    s.set_description(format!("{file}: {test}"));
+    s.set_omit_expression(true);
+    s.bind(|| insta::assert_json_snapshot!(name, value));
+}
+
+pub fn provider(id: &str) -> &'static Provider {
+    Registry::builtin()
+        .expect("built-in specs load")
+        .get(id)
+        .expect("built-in provider")
+}
+
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub fn fixture(rel: &str) -> Value {
+    read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(rel),
+    )
+}
+
+/// A corpus server's tools.
+pub fn corpus_tools(server: &str) -> Vec<Tool> {
+    parse_tools_list(fixture(&format!("corpus/{server}.tools.json"))).expect("corpus tools parse")
+}
+
+/// The corpus servers, by file stem.
+pub fn corpus_servers() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".tools.json")
+                .map(str::to_owned)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The server id for a corpus file path (`.../time.tools.json` -> `time`).
+pub fn stem(path: &Path) -> String {
+    let name = path.file_name().unwrap().to_str().unwrap();
+    name.split('.').next().unwrap().to_owned()
+}
+
+/// Drops a value of any depth without recursion (serde_json's `Drop` recurses).
+pub fn drop_deep(value: Value) {
+    let mut stack = vec![value];
+    while let Some(mut value) = stack.pop() {
+        match &mut value {
+            Value::Array(items) => stack.append(items),
+            Value::Object(map) => {
+                let keys: Vec<String> = map.keys().cloned().collect();
+                for key in keys {
+                    if let Some(child) = map.shift_remove(&key) {
+                        stack.push(child);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An object from entries, moved in (`json!` would clone interpolated values recursively).
+pub fn obj<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
+}
+
+/// `id`'s listing of `toolset` with default options.
+pub fn listed(id: &str, toolset: &mcp_adapters::ToolSet) -> mcp_adapters::Listing {
+    provider(id)
+        .list_tools(toolset, &mcp_adapters::ListOptions::new())
+        .unwrap_or_else(|e| panic!("{id}: {e:#}"))
+}
+
+/// What the bundled strict rules say of keywords and formats, read from the
+/// rules file by the tests themselves (the library keeps its rules private).
+pub struct RulesView {
+    listed: std::collections::HashMap<String, String>,
+    unknown: String,
+    formats: Vec<String>,
+}
+
+impl RulesView {
+    pub fn bundled() -> RulesView {
+        let doc: Value = serde_saphyr::from_str(RULES_YAML).expect("bundled rules are YAML");
+        let mut listed = std::collections::HashMap::new();
+        for class in ["keep", "drop", "unsupported"] {
+            for name in doc["keywords"][class].as_array().into_iter().flatten() {
+                listed.insert(name.as_str().unwrap().to_owned(), class.to_owned());
+            }
+        }
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        };
+        RulesView {
+            listed,
+            unknown: doc["keywords"]["unknown"]
+                .as_str()
+                .unwrap_or("drop")
+                .to_owned(),
+            formats: strings(&doc["formats"]["allowed"]),
+        }
+    }
+
+    /// Whether the converter drops `keyword`.
+    pub fn drops(&self, keyword: &str) -> bool {
+        self.listed.get(keyword).unwrap_or(&self.unknown) == "drop"
+    }
+
+    /// Whether `format` is kept.
+    pub fn keeps_format(&self, format: &str) -> bool {
+        self.formats.iter().any(|f| f == format)
+    }
+}
+
+/// The exposed-name rule, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, as the tests' own oracle.
+pub fn is_valid_exposed_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }

@@ -1,0 +1,103 @@
+//! Reading the command line's inputs: spec folders, JSON files, tools/list
+//! files and the toolset they make.
+
+use std::path::Path;
+
+use mcp_adapters::{Error, ErrorKind, Registry, Result, Tool, ToolSet, parse_tools_list};
+use serde_json::Value;
+
+use super::ToolsetArgs;
+
+/// The built-in specs, plus `dir`'s when given.
+pub fn registry(dir: Option<&Path>) -> Result<Registry> {
+    match dir {
+        Some(dir) => Registry::with_dir(dir),
+        None => Registry::builtin().cloned(),
+    }
+}
+
+/// Reads JSON from `path` (`-` is stdin).
+pub fn read_json(path: &str) -> Result<Value> {
+    let text = if path == "-" {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| Error::new(ErrorKind::Io, "cannot read stdin").with_source(e))?
+    } else {
+        std::fs::read_to_string(path).map_err(|e| {
+            Error::new(ErrorKind::Io, format!("cannot read {path}"))
+                .with_file(path)
+                .with_source(e)
+        })?
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        let line = e.line();
+        Error::new(ErrorKind::Input, "invalid JSON")
+            .with_file(path)
+            .with_line(line)
+            .with_source(e)
+    })
+}
+
+/// `NAME=FILE` or `FILE` (the server id is the stem, without a `.tools` suffix).
+fn server_file(arg: &str) -> (String, &str) {
+    if let Some((name, file)) = arg
+        .split_once('=')
+        .filter(|(n, _)| !n.is_empty() && !n.contains('/'))
+    {
+        return (name.to_owned(), file);
+    }
+    let stem = Path::new(arg)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(arg);
+    (stem.strip_suffix(".tools").unwrap_or(stem).to_owned(), arg)
+}
+
+/// The servers in `tools/list` files given as `FILE` or `NAME=FILE`.
+pub fn read_servers(files: &[String]) -> Result<Vec<(String, Vec<Tool>)>> {
+    files
+        .iter()
+        .map(|arg| {
+            let (server, file) = server_file(arg);
+            let tools = parse_tools_list(read_json(file)?).map_err(|e| e.with_file(file))?;
+            Ok((server, tools))
+        })
+        .collect()
+}
+
+/// The toolset of `servers` with the naming and filter flags: a client for
+/// one server (unless `--hub`), a hub for more.
+pub fn toolset(args: &ToolsetArgs, servers: Vec<(String, Vec<Tool>)>) -> Result<ToolSet> {
+    let mut builder = if args.hub || servers.len() > 1 {
+        ToolSet::hub()
+    } else {
+        ToolSet::client()
+    };
+    if let Some(prefix) = &args.prefix {
+        builder = builder.prefix(prefix);
+    }
+    for glob in &args.allow {
+        builder = builder.allow(glob);
+    }
+    for glob in &args.deny {
+        builder = builder.deny(glob);
+    }
+    for (id, tools) in servers {
+        builder = builder.server(id, tools);
+    }
+    builder.build()
+}
+
+/// `NAME=VALUE` pairs of `--option`.
+pub fn option_pairs(pairs: &[String]) -> Result<Vec<(&str, &str)>> {
+    pairs
+        .iter()
+        .map(|pair| {
+            pair.split_once('=').ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Input,
+                    format!("--option `{pair}`: expected NAME=VALUE"),
+                )
+            })
+        })
+        .collect()
+}
