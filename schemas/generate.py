@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Writes provider-spec.schema.json from the definitions below.
+
+The provider-spec schema repeats itself (one template definition per
+context, a partial variant of each section for specs with `extends`), so it
+is generated: edit this file, then run `python3 schemas/generate.py`. The
+test `tests/spec_format.rs` fails when the committed schema differs from
+what this prints (`--check`).
+"""
+import json
+VARS = {
+  "tool_template": (["name","description","schema","title","strict"], "A tool definition template. Variables: name (the exposed name), description (cleaned, at most 4 KiB; see missing_description), schema (the input schema, strict where converted), title (cleaned), strict (whether the schema is strict; only with a strict section)."),
+  "text_block_template": (["text"], "A text block template. Variable: text."),
+  "envelope_template": (["call_id","name","content","attachments"], "An answer template. Variables: call_id (absent for a call without an id), name (the exposed tool name), content (see content), attachments (the items of attach rules, a list)."),
+  "media_template": (["type","text","mime","mime_subtype","data","size","uri","name","title","description","value"], "A media rule template. Variables: type, text, mime, mime_subtype, data (base64), size (decoded bytes), uri, name, title, description, value (an unknown block as sent). A rule whose required variables a block lacks does not apply."),
+  "structured_template": (["value"], "A structured-content rule template. Variable: value (the structuredContent value)."),
+}
+def pattern(vars):
+    v = "|".join(vars)
+    return "^(?:[^$]|\\$\\$\\{|\\$\\{(?:" + v + ")\\??\\}|\\$(?!\\{))*$"
+defs = {}
+for name,(vars,desc) in VARS.items():
+    defs[name] = {
+      "description": desc + " A string that is exactly ${var} is the variable's value; ${var?} vanishes when absent; other strings interpolate ${var} (${var?}: empty when absent); $${ writes ${.",
+      "anyOf": [
+        {"type": "string", "pattern": pattern(vars)},
+        {"type": "object", "additionalProperties": {"$ref": f"#/$defs/{name}"}},
+        {"type": "array", "items": {"$ref": f"#/$defs/{name}"}},
+        {"type": ["number", "boolean", "null"]},
+      ],
+    }
+def text_pattern(name):
+    vars,_ = VARS[name]
+    return {"type": "string", "pattern": pattern(vars)}
+path = {"type": "string", "pattern": "^[^/]+(/[^/]+)*$", "description": "A slash-separated path into a JSON value; numeric segments index arrays."}
+def rule(tmpl, accept=True):
+    props = {}
+    if accept:
+        props["accept"] = {"type": "array", "items": {"type": "string", "pattern": "^[^/\\s]+/[^/\\s]+$"}, "minItems": 1, "description": "MIME types this rule applies to (type/* allowed); absent: any."}
+    props["block"] = {"$ref": f"#/$defs/{tmpl}", "description": "An item of ${content} (content: blocks or string_or_blocks)."}
+    props["attach"] = {"$ref": f"#/$defs/{tmpl}", "description": "An item of ${attachments}, placed by the envelope outside the content."}
+    props["as_text"] = dict(text_pattern(tmpl), description="A text part; variables interpolate.")
+    return {"type": "object", "additionalProperties": False, "properties": props,
+            "oneOf": [{"required": ["block"]}, {"required": ["attach"]}, {"required": ["as_text"]}]}
+defs.update({
+  "path": path,
+  "tools": {"type": "object", "additionalProperties": False, "required": ["definition"], "properties": {
+      "definition": {"allOf": [{"$ref": "#/$defs/tool_template"}], "type": "object", "description": "One tool definition."},
+      "missing_description": {"enum": ["omit", "empty_string", "omit_blank"], "default": "omit", "description": "What ${description} is for a tool without one: absent (omit), the empty string (empty_string), or absent also when the cleaned description is empty or blank (omit_blank, for APIs that reject an empty string)."}}},
+  "strict": {"type": "object", "additionalProperties": False, "required": ["rules"], "properties": {
+      "rules": {"type": "string", "minLength": 1, "description": "The id of a strict-mode rules file (rules/<id>.yaml)."},
+      "default": {"enum": ["auto", True, False], "default": "auto", "description": "The strict mode when the caller names none: auto (strict where the schema converts), true or false (YAML booleans)."}}},
+  "option": {"type": "object", "additionalProperties": False, "required": ["values"], "properties": {
+      "description": {"type": "string"},
+      "values": {"type": "object", "minProperties": 1, "additionalProperties": {"type": "object", "additionalProperties": False,
+          "anyOf": [{"required": ["merge_last"]}, {"required": ["merge_each"]}],
+          "properties": {"description": {"type": "string"},
+            "merge_last": {"type": "object", "description": "Deep-merged into the last tool definition (null removes a key)."},
+            "merge_each": {"type": "object", "description": "Deep-merged into every tool definition (null removes a key)."}}}}}},
+  "locate": {"if": {"type": "string"}, "then":
+      dict(path, description="Shorthand: applies when the input has the path's first key; the path leads to the items."),
+      "else": {"type": "object", "additionalProperties": False, "required": ["when", "list"], "properties": {
+          "when": {"type": "string", "minLength": 1, "description": "A key whose presence in the input selects this entry."},
+          "list": dict(path, description="Where the list of items is; absent or null means no calls.")}}},
+  "field": {"if": {"type": "string"}, "then": path, "else": {"type": "object", "additionalProperties": False, "required": ["path"], "properties": {
+      "path": path, "optional": {"type": "boolean", "default": False, "description": "Whether a call may lack it."}}}},
+  "calls": {"type": "object", "additionalProperties": False, "required": ["locate", "select", "id", "name", "arguments"], "properties": {
+      "locate": {"type": "array", "items": {"$ref": "#/$defs/locate"}, "minItems": 1, "description": "Where the items are in a response or message, tried in order; a list given as input is the items themselves."},
+      "select": {"type": "object", "additionalProperties": False, "required": ["path"], "description": "Which items are tool calls: those whose path holds `equals`, or (without equals) those where the path is present and not null.", "properties": {
+          "path": path, "equals": {"type": "string"}}},
+      "id": {"$ref": "#/$defs/field", "description": "The call's id."},
+      "name": {"$ref": "#/$defs/field", "description": "The tool name the model called."},
+      "arguments": {"type": "object", "additionalProperties": False, "required": ["path", "format"], "properties": {
+          "path": path,
+          "format": {"enum": ["object", "json_text", "object_or_json_text"], "description": "A JSON object, a string holding one, or either."},
+          "missing": {"enum": ["reject", "empty_object"], "default": "reject", "description": "Whether absent or null arguments reject the call or mean {}."}}}}},
+  "media_rule": rule("media_template"),
+  "structured_rule": rule("structured_template", accept=False),
+  "media_row": {"if": {"type": "string"},
+      "then": {"const": "placeholder", "description": "The standard text form, e.g. [image: image/png, 1024 bytes]."},
+      "else": {"type": "array", "items": {"$ref": "#/$defs/media_rule"}, "minItems": 1, "description": "Rules tried in order: the first whose MIME types match and whose variables the block has applies; otherwise the placeholder."}},
+  "results": {"type": "object", "additionalProperties": False, "required": ["content", "envelope"], "properties": {
+      "content": {"enum": ["string", "blocks", "string_or_blocks"], "description": "What ${content} is: one string (texts joined by newlines), a list of blocks, or a string unless a media rule produced a block."},
+      "text_block": {"$ref": "#/$defs/text_block_template", "description": "A text block, for content: blocks and string_or_blocks."},
+      "envelope": {"$ref": "#/$defs/envelope_template", "description": "The answer to one call."},
+      "error": {"type": "object", "additionalProperties": False, "properties": {
+          "prefix": {"type": "string", "description": "Put before the text of an error answer."},
+          "envelope": {"$ref": "#/$defs/envelope_template", "description": "The answer to a failed call or an isError result, instead of envelope."}}},
+      "structured_content": {"type": "object", "additionalProperties": False, "properties": {
+          "use": {"enum": ["auto", "prefer", "append", "ignore"], "default": "auto", "description": "When structuredContent is used: auto (only when content is empty), prefer (instead of content), append (after it), ignore."},
+          "render": {"default": "json_text", "if": {"type": "string"},
+              "then": {"enum": ["json_text", "value"], "description": "JSON text, or the value itself as ${content} (content: string only)."},
+              "else": {"type": "array", "items": {"$ref": "#/$defs/structured_rule"}, "minItems": 1}}}},
+      "media": {"type": "object", "additionalProperties": False, "description": "How each kind of content block reaches the model; a kind not listed gets its placeholder.", "properties": {
+          k: {"$ref": "#/$defs/media_row"} for k in ["image", "audio", "resource_link", "resource_text", "resource_blob", "unknown"]}}}},
+})
+import copy
+def partial(node, names):
+    """The same schema with `required` dropped from every object schema and refs pointing at partial defs."""
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "required" and "properties" in node:
+                continue
+            if k == "$ref" and v.split("/")[-1] in names:
+                out[k] = v + "_partial"
+            else:
+                out[k] = partial(v, names)
+        return out
+    if isinstance(node, list):
+        return [partial(v, names) for v in node]
+    return node
+PARTIAL = ["tools", "strict", "option", "calls", "field", "results"]
+for name in PARTIAL:
+    defs[name + "_partial"] = partial(copy.deepcopy(defs[name]), PARTIAL)
+def spec_def(suffix, required):
+    d = {"type": "object", "additionalProperties": False, "properties": {
+    "title": {"type": "string", "minLength": 1, "description": "A human-readable name."},
+    "description": {"type": "string"},
+    "extends": {"type": "string", "minLength": 1, "description": "The id of a spec this one is based on: this document is deep-merged over it (objects merge, anything else replaces, null removes a key)."},
+    "tools": {"$ref": "#/$defs/tools"},
+    "strict": {"$ref": "#/$defs/strict"},
+    "options": {"type": "object", "description": "Named listing options, such as cache_control: last.", "additionalProperties": {"$ref": "#/$defs/option"}},
+    "calls": {"$ref": "#/$defs/calls"},
+    "results": {"$ref": "#/$defs/results"},
+    }}
+    for k in ["tools", "strict", "calls", "results"]:
+        d["properties"][k] = {"$ref": f"#/$defs/{k}{suffix}"}
+    d["properties"]["options"] = {"type": "object", "description": "Named listing options, such as cache_control: last.", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
+    if required:
+        d["required"] = required
+    return d
+defs["spec"] = spec_def("", ["title", "tools", "calls", "results"])
+defs["spec_partial"] = spec_def("_partial", ["extends"])
+schema = {
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$id": "https://github.com/mcp-adapters/schemas/provider-spec.schema.json",
+  "title": "mcp-adapters provider spec",
+  "description": "One LLM provider's tool-calling wire format: tool definitions, where calls are found in a response, and how results are answered. A provider's id is its file's stem. A spec with `extends` holds only what differs from the spec it extends.",
+  "if": {"type": "object", "required": ["extends"]},
+  "then": {"$ref": "#/$defs/spec_partial"},
+  "else": {"$ref": "#/$defs/spec"},
+  "$defs": defs,
+}
+import os
+import sys
+
+TARGET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "provider-spec.schema.json")
+text = json.dumps(schema, indent=2) + "\n"
+if "--check" in sys.argv:
+    with open(TARGET) as f:
+        if f.read() != text:
+            sys.exit("schemas/provider-spec.schema.json is out of date: run python3 schemas/generate.py")
+else:
+    with open(TARGET, "w") as f:
+        f.write(text)
