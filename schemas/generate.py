@@ -110,7 +110,47 @@ def partial(node, names):
     if isinstance(node, list):
         return [partial(v, names) for v in node]
     return node
-PARTIAL = ["tools", "strict", "option", "calls", "field", "results"]
+key_path = dict(path, description="A path in the event to the key the item is known by (a block index, an output index).")
+defs.update({
+  "condition": {"type": "object", "additionalProperties": False, "required": ["path"], "description": "The event's path holds `equals` (any JSON value), or (without equals) is present and not null.", "properties": {
+      "path": path, "equals": {"description": "The value the path must hold."}}},
+  "event_rule": {"type": "object", "additionalProperties": False, "description": "What the events this rule matches do; every matching rule applies, in order.", "properties": {
+      "on": {"description": "The event names this rule applies to (see `name`).", "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]},
+      "when": {"$ref": "#/$defs/condition"},
+      "error": {"description": "The event is a stream error: paths of its message, the first present wins.", "anyOf": [path, {"type": "array", "items": path, "minItems": 1}]},
+      "message": {"description": "Merge the object at this path into the message, or set message fields from event paths ({field: path}).", "anyOf": [path, {"type": "object", "additionalProperties": path}]},
+      "open": {"type": "object", "additionalProperties": False, "required": ["key"], "description": "Start an item.", "properties": {"key": key_path, "item": dict(path, description="The item as the event carries it; absent: an empty object.")}},
+      "replace": {"type": "object", "additionalProperties": False, "required": ["key", "item"], "description": "Replace an open item with the whole one the event carries.", "properties": {"key": key_path, "item": path}},
+      "fragments": {"type": "object", "additionalProperties": False, "required": ["list"], "description": "Entries of a list, each merged into the call it belongs to: by id (a new id starts a call), then index, then the latest call. Empty strings and nulls never overwrite.", "properties": {
+          "list": path, "id": path, "index": path,
+          "append": {"type": "array", "items": path, "description": "Paths whose strings are appended (an object counts as its JSON text)."},
+          "drop": {"type": "array", "items": path, "description": "Paths left out of the item."}}},
+      "whole": {"type": "object", "additionalProperties": False, "required": ["list"], "description": "Every element of the list (or the object) at the path is a complete item.", "properties": {
+          "list": path,
+          "pieces": {"type": "object", "additionalProperties": False, "required": ["at", "list", "into", "path", "more"], "description": "Elements that stream one item's arguments in pieces addressed by JSON path: an element whose `at` object has other keys and `more: true` opens the item, pieces fill `into`, an empty `at` object (or a last piece without `more`) completes it.", "properties": {
+              "at": path, "list": path, "into": path,
+              "path": {"type": "string", "description": "A piece's JSON-path key, such as jsonPath."},
+              "more": {"type": "string", "description": "The key that is true while more follows."},
+              "null_key": {"type": "string", "description": "A piece key whose presence means null."}}}}},
+      "append": {"type": "object", "additionalProperties": False, "required": ["from", "to"], "description": "Append the event's fragment to a field of an item (by key) or of the message (no key).", "properties": {
+          "key": key_path, "from": path, "to": path,
+          "as": {"enum": ["text", "json", "list"], "default": "text", "description": "text: concatenated; json: JSON text parsed when the item closes (blank: {} or what was there); list: pushed onto a list."}}},
+      "set": {"type": "object", "additionalProperties": False, "required": ["from", "to"], "description": "Set a field of an item (by key) or of the message to the event's value.", "properties": {"key": key_path, "from": path, "to": path}},
+      "close": {"type": "object", "additionalProperties": False, "required": ["key"], "description": "The item is complete (a call runs now).", "properties": {"key": key_path}},
+      "end": {"type": "boolean", "description": "The stream is complete."}}},
+  "stream": {"type": "object", "additionalProperties": False, "required": ["framing", "events"], "description": "How a streamed response builds the assistant message and when each call is complete.", "properties": {
+      "framing": {"enum": ["sse", "ndjson", "json", "eventstream"], "description": "How the bytes are cut into events."},
+      "done": {"type": "string", "description": "A data payload that ends the stream, such as [DONE]."},
+      "name": {"description": "Where an event's name (for `on`) is: {path: type}, or `wrapper` for {\"<name>\": {...}} events (rule paths then address the inner object).", "if": {"type": "string"}, "then": {"const": "wrapper"}, "else": {"type": "object", "additionalProperties": False, "required": ["path"], "properties": {"path": path}}},
+      "message": {"type": "object", "additionalProperties": False, "properties": {
+          "base": {"type": "object", "description": "The message before any event."},
+          "items": dict(path, description="Where the items go in the message; absent, the message is the list of items."),
+          "omit_empty": {"type": "boolean", "default": False, "description": "Leave items out of a message that has none."},
+          "drop": {"type": "array", "description": "Items left out of the message when they equal one of these (an empty text part the API would refuse in a request)."}}},
+      "open_at_end": {"enum": ["drop", "close"], "default": "drop", "description": "A call still open at the end: incomplete (drop) or complete (close, for formats without a per-call end event)."},
+      "events": {"type": "array", "items": {"$ref": "#/$defs/event_rule"}, "minItems": 1}}},
+})
+PARTIAL = ["tools", "strict", "option", "calls", "field", "results", "stream"]
 for name in PARTIAL:
     defs[name + "_partial"] = partial(copy.deepcopy(defs[name]), PARTIAL)
 def spec_def(suffix, required):
@@ -124,7 +164,8 @@ def spec_def(suffix, required):
     "calls": {"$ref": "#/$defs/calls"},
     "results": {"$ref": "#/$defs/results"},
     }}
-    for k in ["tools", "strict", "calls", "results"]:
+    d["properties"]["stream"] = {"$ref": "#/$defs/stream"}
+    for k in ["tools", "strict", "calls", "results", "stream"]:
         d["properties"][k] = {"$ref": f"#/$defs/{k}{suffix}"}
     d["properties"]["options"] = {"type": "object", "description": "Named listing options, such as cache_control: last.", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
     if required:

@@ -121,56 +121,85 @@ impl Provider {
                 self.id()
             )));
         }
-        let (toolset, null_paths) = (listing.toolset(), &listing.null_paths);
         let items = self.locate(input)?;
         let mut out = Extracted::default();
         let mut seen_ids = HashSet::new();
-        let plan = &self.calls;
-        for item in items.iter().filter(|item| selects(&plan.select, item)) {
+        for item in items.iter().filter(|item| self.is_call(item)) {
             let index = out.len();
-            let call_id = read_string(&plan.id, item);
-            let name = read_string(&plan.name, item);
-            match self.read_call(
-                item,
-                call_id.as_deref(),
-                name.as_deref(),
-                toolset,
-                &mut seen_ids,
-            ) {
-                Ok(mut call) => {
-                    if let Some(paths) = null_paths.get(&call.exposed_name) {
-                        strip_nulls(&mut call.arguments, paths);
-                    }
-                    call.index = index;
-                    out.calls.push(call);
-                }
-                Err(error) => {
-                    let shown = name.clone().unwrap_or_default();
-                    let options = ResultOptions::default();
-                    // A provider that requires ids still gets an answer for a call without one.
-                    let answer = self
-                        .answer(
-                            call_id.as_deref(),
-                            &shown,
-                            Outcome::Failed(&error),
-                            &options,
-                        )
-                        .or_else(|_| {
-                            self.answer(Some(""), &shown, Outcome::Failed(&error), &options)
-                        })?;
-                    tracing::warn!(provider = self.id(), tool = %shown, call_id = call_id.as_deref().unwrap_or(""),
-                        reason = %error.message_with_causes(), "tool call rejected");
-                    out.rejected.push(RejectedCall {
-                        index,
-                        call_id,
-                        name,
-                        error,
-                        answer,
-                    });
-                }
+            match self.extract_item(item, index, listing, &mut seen_ids, None)? {
+                Ok(call) => out.calls.push(call),
+                Err(rejected) => out.rejected.push(rejected),
             }
         }
         Ok(out)
+    }
+
+    /// Whether a response item is a tool call (the spec's `calls.select`).
+    pub(crate) fn is_call(&self, item: &Value) -> bool {
+        selects(&self.calls.select, item)
+    }
+
+    /// Reads one call item, the `index`-th call of its response: a call to
+    /// send, or a rejection with its answer. `seen_ids` holds the ids of the
+    /// response's earlier calls; `arguments_error`, when given, is why the
+    /// item's arguments could not be read (a stream whose argument text was
+    /// not JSON).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when the provider cannot shape the rejection's answer.
+    pub(crate) fn extract_item(
+        &self,
+        item: &Value,
+        index: usize,
+        listing: &Listing,
+        seen_ids: &mut HashSet<String>,
+        arguments_error: Option<Error>,
+    ) -> Result<Result<ToolCall, RejectedCall>> {
+        let plan = &self.calls;
+        let call_id = read_string(&plan.id, item);
+        let name = read_string(&plan.name, item);
+        let read = self.read_call(
+            item,
+            call_id.as_deref(),
+            name.as_deref(),
+            listing.toolset(),
+            seen_ids,
+            arguments_error,
+        );
+        match read {
+            Ok(mut call) => {
+                if let Some(paths) = listing.null_paths.get(&call.exposed_name) {
+                    strip_nulls(&mut call.arguments, paths);
+                }
+                call.index = index;
+                Ok(Ok(call))
+            }
+            Err(error) => {
+                let shown = name.clone().unwrap_or_default();
+                let options = ResultOptions::default();
+                // A provider that requires ids still gets an answer for a call without one.
+                let answer = self
+                    .answer(
+                        call_id.as_deref(),
+                        &shown,
+                        Outcome::Failed(&error),
+                        &options,
+                    )
+                    .or_else(|_| {
+                        self.answer(Some(""), &shown, Outcome::Failed(&error), &options)
+                    })?;
+                tracing::warn!(provider = self.id(), tool = %shown, call_id = call_id.as_deref().unwrap_or(""),
+                    reason = %error.message_with_causes(), "tool call rejected");
+                Ok(Err(RejectedCall {
+                    index,
+                    call_id,
+                    name,
+                    error,
+                    answer,
+                }))
+            }
+        }
     }
 
     fn locate<'v>(&self, input: &'v Value) -> Result<&'v [Value]> {
@@ -220,6 +249,7 @@ impl Provider {
         name: Option<&str>,
         toolset: &ToolSet,
         seen_ids: &mut HashSet<String>,
+        arguments_error: Option<Error>,
     ) -> Result<ToolCall> {
         let plan = &self.calls;
         let name =
@@ -239,6 +269,9 @@ impl Provider {
                 format!("unknown tool `{name}`: call one of the tools offered"),
             )
         })?;
+        if let Some(error) = arguments_error {
+            return Err(error);
+        }
         let arguments = read_arguments(
             plan.arguments.path.get(item),
             plan.arg_format,

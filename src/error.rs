@@ -39,6 +39,9 @@ pub enum ErrorKind {
     Server,
     /// Reading a file failed.
     Io,
+    /// A model stream reported an error, broke off before it was complete,
+    /// or could not be read in its framing.
+    Stream,
 }
 
 /// Where an [`Error`] happened, as precisely as it is known.

@@ -125,6 +125,7 @@ pub mod mcp;
 mod media;
 mod results;
 mod spec;
+mod stream;
 pub mod strict;
 mod toolset;
 
@@ -135,14 +136,15 @@ pub use config::{HubConfig, ServerConfig};
 pub use describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use exec::{
-    Action, Approval, ApprovalRequest, Approver, BoxFuture, CallContext, CallRecord,
+    Action, Approval, ApprovalRequest, Approver, BoxFuture, CallContext, CallRecord, CallStart,
     DEFAULT_CALL_TIMEOUT, ExecOptions, Execution, Hooks, InProcessServer, Policy, Progress,
-    ProgressFn, Server, Source, SourceBuilder, Status, ToolsPage,
+    ProgressFn, Server, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
 };
 pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode};
 pub use mcp::{CallToolResult, Content, Tool, parse_tools_list};
 pub use results::{Outcome, ResultOptions, Shape, StructuredMode};
 pub use spec::{Provider, Registry, SpecFile, SpecKind};
+pub use stream::{CallStream, Framing, Streamed, StreamedCall};
 pub use toolset::{
     DropReason, Dropped, ExposedTool, FailedServer, Rename, RenameReason, ToolSet, ToolSetBuilder,
     ToolsetReport,

@@ -364,3 +364,90 @@ fn run_with_a_policy_file() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("policy.yaml"));
 }
+
+#[test]
+fn calls_from_a_recorded_stream() {
+    let tools = "tests/fixtures/corpus/time.tools.json";
+    // A Bedrock stream of event objects: the framing is told from the bytes.
+    let out = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "bedrock-converse",
+            "--tools",
+            tools,
+            "--stream",
+            "tests/fixtures/streams/bedrock-converse/amazon-bedrock-tool-call.1.jsonl",
+        ],
+        None,
+    ));
+    assert_eq!(out["rejected"][0]["name"], "test-tool", "{out}");
+    assert_eq!(
+        out["message"]["content"][0]["toolUse"]["input"],
+        serde_json::json!({"value": "Sparkle Day"})
+    );
+    // From stdin, with the framing named.
+    let sse = std::fs::read_to_string(
+        "tests/fixtures/streams/openai-chat/synthetic-parallel-interleaved.sse",
+    )
+    .unwrap();
+    let out = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "openai-chat",
+            "--tools",
+            tools,
+            "--stream",
+            "-",
+            "--framing",
+            "sse",
+        ],
+        Some(&sse),
+    ));
+    assert_eq!(out["rejected"].as_array().unwrap().len(), 2, "{out}");
+    assert_eq!(out["message"]["tool_calls"].as_array().unwrap().len(), 2);
+    // A stream that ends in an error fails, naming the provider's message.
+    let failed = run(
+        &[
+            "calls",
+            "--provider",
+            "anthropic",
+            "--tools",
+            tools,
+            "--stream",
+            "tests/fixtures/streams/anthropic/synthetic-error-after-partial-input.sse",
+        ],
+        None,
+    );
+    assert!(!failed.status.success());
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("Overloaded"));
+}
+
+#[test]
+fn run_executes_a_recorded_stream_against_the_demo_server() {
+    let events = [
+        serde_json::json!({"type": "message_start", "message": {"role": "assistant", "content": []}}),
+        serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "notes_search", "input": {}}}),
+        serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"query\": \"groceries\"}"}}),
+        serde_json::json!({"type": "content_block_stop", "index": 0}),
+        serde_json::json!({"type": "message_stop"}),
+    ];
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    let out = json(&run(
+        &["run", "--provider", "anthropic", "--stream", "-"],
+        Some(&body),
+    ));
+    assert_eq!(out["status"], "ok", "{out}");
+    assert_eq!(out["results"][0]["tool_use_id"], "toolu_1");
+    assert!(
+        out["results"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("notes match")
+    );
+    assert_eq!(out["message"]["content"][0]["input"]["query"], "groceries");
+}

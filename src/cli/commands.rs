@@ -3,13 +3,17 @@
 use std::time::Duration;
 
 use mcp_adapters::{
-    CallToolResult, Error, ErrorKind, ExecOptions, ListOptions, Listing, Outcome, Policy, Provider,
-    Registry, Result, ResultOptions,
+    CallToolResult, Error, ErrorKind, ExecOptions, Framing, ListOptions, Listing, Outcome, Policy,
+    Provider, Registry, Result, ResultOptions,
 };
 use serde_json::{Value, json};
 
-use super::input::{option_pairs, read_json, read_servers, registry, toolset};
-use super::{CallsArgs, ResultArgs, RunArgs, SpecsArg, ToolsArgs, ToolsetArgs, demo, live};
+use super::input::{
+    detect_framing, option_pairs, read_bytes, read_json, read_servers, registry, toolset,
+};
+use super::{
+    CallsArgs, ResultArgs, RunArgs, SpecsArg, StreamArgs, ToolsArgs, ToolsetArgs, demo, live,
+};
 
 /// Listing options from the toolset flags.
 pub fn list_options(args: &ToolsetArgs) -> ListOptions {
@@ -111,21 +115,39 @@ pub fn run(args: &RunArgs) -> Result<Value> {
                     demo::server(policy, args.validate)?
                 }
             };
+        let listing = source.tools(provider, &list).await?;
+        let mut options = ExecOptions::new().max_concurrency(args.max_concurrency.unwrap_or(0));
+        if let Some(ms) = args.call_timeout {
+            options = options.call_timeout(Duration::from_millis(ms));
+        }
+        if let Some(file) = &args.stream.stream {
+            let bytes = read_bytes(file)?;
+            let spec = provider.stream(&listing)?.framing_used();
+            let options = options.framing(stream_framing(&args.stream, &bytes, spec));
+            let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes)]);
+            let run = source
+                .execute_stream(provider, chunks, &listing, &options)
+                .await?;
+            let mut out = to_json(&run.execution)?;
+            if let Value::Object(map) = &mut out {
+                map.insert("message".into(), run.message);
+                if let Some(error) = &run.error {
+                    map.insert("stream_error".into(), json!(format!("{error:#}")));
+                }
+                map.insert("report".into(), to_json(&listing.report)?);
+            }
+            return Ok(out);
+        }
         let response = match &args.response {
             Some(path) => read_json(path)?,
             None if !live_given => demo::response(provider.id())?,
             None => {
                 return Err(Error::new(
                     ErrorKind::Input,
-                    "give the model RESPONSE to run against the servers",
+                    "give the model RESPONSE (or --stream FILE) to run against the servers",
                 ));
             }
         };
-        let listing = source.tools(provider, &list).await?;
-        let mut options = ExecOptions::new().max_concurrency(args.max_concurrency.unwrap_or(0));
-        if let Some(ms) = args.call_timeout {
-            options = options.call_timeout(Duration::from_millis(ms));
-        }
         let run = source
             .execute_tool_calls(provider, &response, &listing, &options)
             .await?;
@@ -146,11 +168,36 @@ pub fn calls(args: &CallsArgs) -> Result<Value> {
     let provider = registry.get(&args.provider)?;
     let toolset = toolset(&args.toolset, read_servers(&args.tools)?)?;
     let listing: Listing = provider.list_tools(&toolset, &list_options(&args.toolset))?;
-    let response = read_json(&args.response)?;
+    if let Some(file) = &args.stream.stream {
+        let bytes = read_bytes(file)?;
+        let stream = provider.stream(&listing)?;
+        let framing = stream_framing(&args.stream, &bytes, stream.framing_used());
+        let mut stream = stream.framing(framing);
+        // The calls come out as they complete; the result holds them all.
+        let streamed = stream
+            .push(&bytes)
+            .and_then(|_| stream.finish())
+            .map_err(|e| e.with_file(file))?;
+        return Ok(json!({
+            "calls": streamed.extracted.calls,
+            "rejected": streamed.extracted.rejected,
+            "message": streamed.message,
+        }));
+    }
+    let file = args.response.as_deref().unwrap_or("-");
+    let response = read_json(file)?;
     let extracted = provider
         .extract_calls(&response, &listing)
-        .map_err(|e| e.with_file(&args.response))?;
+        .map_err(|e| e.with_file(file))?;
     Ok(json!({"calls": extracted.calls, "rejected": extracted.rejected}))
+}
+
+/// `--framing`, or the framing the bytes show.
+fn stream_framing(args: &StreamArgs, bytes: &[u8], spec: Framing) -> Framing {
+    match args.framing {
+        Some(framing) => framing.into(),
+        None => detect_framing(bytes, spec),
+    }
 }
 
 pub fn result(args: &ResultArgs) -> Result<Value> {

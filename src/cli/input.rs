@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mcp_adapters::{Error, ErrorKind, Registry, Result, Tool, ToolSet, parse_tools_list};
+use mcp_adapters::{Error, ErrorKind, Framing, Registry, Result, Tool, ToolSet, parse_tools_list};
 use serde_json::Value;
 
 use super::ToolsetArgs;
@@ -13,6 +13,43 @@ pub fn registry(dir: Option<&Path>) -> Result<Registry> {
     match dir {
         Some(dir) => Registry::with_dir(dir),
         None => Registry::builtin().cloned(),
+    }
+}
+
+/// Reads the bytes of `path` (`-` is stdin).
+pub fn read_bytes(path: &str) -> Result<Vec<u8>> {
+    if path == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+            .map_err(|e| Error::new(ErrorKind::Io, "cannot read stdin").with_source(e))?;
+        return Ok(bytes);
+    }
+    std::fs::read(path).map_err(|e| {
+        Error::new(ErrorKind::Io, format!("cannot read {path}"))
+            .with_file(path)
+            .with_source(e)
+    })
+}
+
+/// The framing of recorded stream bytes: SSE lines, JSON text (read as
+/// `spec` says when it is a JSON framing), or else binary frames.
+pub fn detect_framing(bytes: &[u8], spec: Framing) -> Framing {
+    let text = bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(bytes)
+        .trim_ascii_start();
+    let sse = [&b"data:"[..], b"event:", b":", b"id:", b"retry:"];
+    if sse.iter().any(|p| text.starts_with(p)) {
+        Framing::Sse
+    } else if text.starts_with(b"{") || text.starts_with(b"[") {
+        match spec {
+            Framing::Ndjson => Framing::Ndjson,
+            _ => Framing::Json,
+        }
+    } else if text.is_empty() {
+        spec
+    } else {
+        Framing::EventStream
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use mcp_adapters::{Shape, StrictMode, StructuredMode};
+use mcp_adapters::{Framing, Shape, StrictMode, StructuredMode};
 
 /// Lists MCP tools in an LLM provider's format, reads tool calls from model
 /// responses and answers them, driven by YAML provider specs.
@@ -226,6 +226,8 @@ struct RunArgs {
     /// Validate arguments against each tool's inputSchema before sending.
     #[arg(long)]
     validate: bool,
+    #[command(flatten)]
+    stream: StreamArgs,
     /// The model response; `-` reads stdin. Without servers and RESPONSE, a bundled one.
     response: Option<String>,
 }
@@ -243,8 +245,46 @@ struct CallsArgs {
     /// (repeat the flag for each server).
     #[arg(long = "tools", value_name = "FILE", required = true)]
     tools: Vec<String>,
+    #[command(flatten)]
+    stream: StreamArgs,
     /// The model response (or message, or list of items); `-` reads stdin.
-    response: String,
+    #[arg(required_unless_present = "stream")]
+    response: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct StreamArgs {
+    /// A recorded streamed response (the HTTP body as received); `-` reads stdin.
+    /// Prints the calls as for a response, plus the assembled assistant `message`.
+    #[arg(long, value_name = "FILE", conflicts_with = "response")]
+    stream: Option<String>,
+    /// How the stream's bytes are framed (default: detected from the bytes, or the spec's).
+    #[arg(long, value_name = "FRAMING", requires = "stream")]
+    framing: Option<FramingArg>,
+}
+
+/// `--framing`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FramingArg {
+    /// Server-sent events (`event:` / `data:` lines).
+    Sse,
+    /// Newline-delimited JSON.
+    Ndjson,
+    /// JSON values one after another (events an SDK decoded).
+    Json,
+    /// Binary application/vnd.amazon.eventstream frames.
+    Eventstream,
+}
+
+impl From<FramingArg> for Framing {
+    fn from(arg: FramingArg) -> Self {
+        match arg {
+            FramingArg::Sse => Framing::Sse,
+            FramingArg::Ndjson => Framing::Ndjson,
+            FramingArg::Json => Framing::Json,
+            FramingArg::Eventstream => Framing::EventStream,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -12,11 +12,12 @@ use serde_json::{Map, Value};
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, ProgressFn};
 use super::source::Source;
+use super::turn::Turn;
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
 use crate::mcp::CallToolResult;
-use crate::results::{Outcome, ResultOptions};
+use crate::results::ResultOptions;
 use crate::spec::Provider;
 use crate::toolset::ToolSet;
 
@@ -39,6 +40,8 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 #[non_exhaustive]
 pub struct ExecOptions {
     pub(crate) max_concurrency: usize,
+    pub(crate) call_start: CallStart,
+    pub(crate) framing: Option<crate::stream::Framing>,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) results: ResultOptions,
     pub(crate) principal: Option<String>,
@@ -52,6 +55,7 @@ impl std::fmt::Debug for ExecOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ExecOptions")
             .field("max_concurrency", &self.max_concurrency)
+            .field("call_start", &self.call_start)
             .field("call_timeout", &self.call_timeout)
             .field("results", &self.results)
             .field("principal", &self.principal)
@@ -61,6 +65,15 @@ impl std::fmt::Debug for ExecOptions {
 }
 
 impl ExecOptions {
+    /// The concurrency limit and the per-call timeout these options give.
+    pub(crate) fn limits(&self) -> (usize, Duration) {
+        let limit = match self.max_concurrency {
+            0 => std::thread::available_parallelism().map_or(4, usize::from),
+            n => n,
+        };
+        (limit, self.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT))
+    }
+
     /// The defaults: as many calls at once as the machine has cores, each
     /// bounded by [`DEFAULT_CALL_TIMEOUT`], results as the spec says.
     pub fn new() -> Self {
@@ -111,11 +124,38 @@ impl ExecOptions {
         self
     }
 
+    /// When the calls of a streamed response start (see
+    /// [`Source::execute_stream`]): as soon as each is complete (the
+    /// default), or once the stream has ended.
+    pub fn call_start(mut self, start: CallStart) -> Self {
+        self.call_start = start;
+        self
+    }
+
+    /// Reads a streamed response with another framing than the spec's (see
+    /// [`CallStream::framing`](crate::CallStream::framing)).
+    pub fn framing(mut self, framing: crate::stream::Framing) -> Self {
+        self.framing = Some(framing);
+        self
+    }
+
     /// Receives progress notifications.
     pub fn progress(mut self, sink: impl Fn(super::Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(sink));
         self
     }
+}
+
+/// When the calls of a streamed response start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallStart {
+    /// Each call starts the moment the stream completes it, while the model
+    /// is still streaming the next ones.
+    #[default]
+    WhenComplete,
+    /// Every call waits for the end of the stream.
+    AfterStream,
 }
 
 /// Whether the agent loop may go on.
@@ -212,81 +252,27 @@ impl Source {
         options: &ExecOptions,
     ) -> Result<Execution> {
         let toolset = listing.toolset();
-        let total = extracted.len();
-        let mut answers: Vec<Option<(Value, CallRecord)>> = (0..total).map(|_| None).collect();
+        let mut turn = Turn::new(provider, options);
         for rejected in extracted.rejected {
-            let record = CallRecord {
-                index: rejected.index,
-                call_id: rejected.call_id,
-                exposed_name: rejected.name,
-                server_id: None,
-                ran: false,
-                error: Some(rejected.error),
-            };
-            if let Some(slot) = answers.get_mut(rejected.index) {
-                *slot = Some((rejected.answer, record));
-            }
+            turn.rejected(rejected);
         }
+        let (limit, timeout) = options.limits();
+        let shared = Shared::new(options);
         let halted = AtomicBool::new(false);
-        let limit = match options.max_concurrency {
-            0 => std::thread::available_parallelism().map_or(4, usize::from),
-            n => n,
-        };
-        let timeout = options.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT);
-        let shared = Shared {
-            assigns: Arc::new(options.assigns.clone()),
-            taint: Arc::new(options.taint.clone()),
-        };
         let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
             futures_util::stream::iter(extracted.calls)
                 .map(|call| self.guarded(call, toolset, options, &shared, timeout, &halted))
                 .buffer_unordered(limit)
                 .collect()
                 .await;
-        let mut ran_servers = BTreeSet::new();
         for (call, outcome) in outcomes {
-            let outcome_ref = match &outcome {
-                Ok(result) => Outcome::Completed(result),
-                Err(err) => Outcome::Failed(err),
-            };
-            let answer = provider.answer(
-                call.call_id.as_deref(),
-                &call.exposed_name,
-                outcome_ref,
-                &options.results,
-            )?;
-            if outcome.is_ok() {
-                ran_servers.insert(call.server_id.clone());
-            }
-            let index = call.index;
-            let record = CallRecord {
-                index,
-                call_id: call.call_id,
-                exposed_name: Some(call.exposed_name),
-                server_id: Some(call.server_id),
-                ran: outcome.is_ok(),
-                error: outcome.err(),
-            };
-            if let Some(slot) = answers.get_mut(index) {
-                *slot = Some((answer, record));
-            }
+            turn.answered(call, outcome)?;
         }
-        let (results, calls): (Vec<Value>, Vec<CallRecord>) = answers.into_iter().flatten().unzip();
-        let status = if halted.load(Ordering::SeqCst) {
-            Status::Halt
-        } else {
-            Status::Ok
-        };
-        Ok(Execution {
-            status,
-            results,
-            calls,
-            ran_servers,
-        })
+        Ok(turn.finish(&halted))
     }
 
     /// One call through the pipeline, bounded by `timeout`, with panics caught.
-    async fn guarded(
+    pub(crate) async fn guarded(
         &self,
         mut call: ToolCall,
         toolset: &ToolSet,
@@ -451,9 +437,18 @@ impl Source {
 }
 
 /// Per-turn values every call's context shares.
-struct Shared {
+pub(crate) struct Shared {
     assigns: Arc<Map<String, Value>>,
     taint: Arc<BTreeSet<String>>,
+}
+
+impl Shared {
+    pub(crate) fn new(options: &ExecOptions) -> Self {
+        Shared {
+            assigns: Arc::new(options.assigns.clone()),
+            taint: Arc::new(options.taint.clone()),
+        }
+    }
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

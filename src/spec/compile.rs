@@ -70,6 +70,7 @@ pub(crate) fn compile(
         options: compile_options(doc.options)?,
         calls: compile_calls(doc.calls),
         results: compile_results(doc.results)?,
+        stream: doc.stream.map(crate::stream::plan::compile).transpose()?,
     })
 }
 

@@ -27,6 +27,8 @@ pub(crate) struct SpecDoc {
     pub options: BTreeMap<String, OptionDoc>,
     pub calls: CallsDoc,
     pub results: ResultsDoc,
+    #[serde(default)]
+    pub stream: Option<StreamDoc>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -278,4 +280,230 @@ pub(crate) struct RuleDoc {
     pub attach: Option<Value>,
     #[serde(default)]
     pub as_text: Option<String>,
+}
+
+/// How a streamed response is read: its framing, and what each event does to
+/// the assistant message being assembled.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StreamDoc {
+    pub framing: crate::stream::Framing,
+    /// A data payload (not JSON) that ends the stream, such as `[DONE]`.
+    #[serde(default)]
+    pub done: Option<String>,
+    /// How an event is named for `on:`.
+    #[serde(default)]
+    pub name: Option<EventNameDoc>,
+    #[serde(default)]
+    pub message: MessageDoc,
+    /// What becomes of a call still open when the stream ends.
+    #[serde(default)]
+    pub open_at_end: OpenAtEnd,
+    pub events: Vec<EventRuleDoc>,
+}
+
+/// Where an event's name is.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum EventNameDoc {
+    /// The string at a path of the event.
+    Path { path: String },
+    /// `wrapper`: the event is `{"<name>": {...}}`; rule paths address the inner object.
+    Wrapper(WrapperKeyword),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum WrapperKeyword {
+    Wrapper,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MessageDoc {
+    /// The message before any event.
+    #[serde(default)]
+    pub base: Option<Map<String, Value>>,
+    /// Where the items go in the message; absent, the message is the list of items.
+    #[serde(default)]
+    pub items: Option<String>,
+    /// Leave `items` out of a message that has none.
+    #[serde(default)]
+    pub omit_empty: bool,
+    /// Items left out of the message when they equal one of these (an
+    /// empty text part the API would refuse in a request).
+    #[serde(default)]
+    pub drop: Vec<Value>,
+}
+
+/// A call still open at the end of the stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum OpenAtEnd {
+    /// It is incomplete: never run, left out of the message.
+    #[default]
+    Drop,
+    /// The end of the stream completes it (formats without a per-call end event).
+    Close,
+}
+
+/// One event rule: which events it applies to and what each does.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EventRuleDoc {
+    #[serde(default)]
+    pub on: Option<OneOrMany>,
+    #[serde(default)]
+    pub when: Option<ConditionDoc>,
+    #[serde(default)]
+    pub message: Option<MessageMergeDoc>,
+    #[serde(default)]
+    pub open: Option<OpenDoc>,
+    #[serde(default)]
+    pub replace: Option<OpenDoc>,
+    #[serde(default)]
+    pub fragments: Option<FragmentsDoc>,
+    #[serde(default)]
+    pub whole: Option<WholeDoc>,
+    #[serde(default)]
+    pub append: Option<AppendDoc>,
+    #[serde(default)]
+    pub set: Option<SetDoc>,
+    #[serde(default)]
+    pub close: Option<KeyDoc>,
+    #[serde(default)]
+    pub end: Option<bool>,
+    #[serde(default)]
+    pub error: Option<OneOrMany>,
+}
+
+/// A name or a list of names (or of paths).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// An event whose `path` holds `equals`, or (without it) where `path` is present and not null.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConditionDoc {
+    pub path: String,
+    #[serde(default)]
+    pub equals: Option<Value>,
+}
+
+/// Merge the object at a path into the message, or set message fields from event paths.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum MessageMergeDoc {
+    Path(String),
+    Fields(BTreeMap<String, String>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OpenDoc {
+    pub key: String,
+    /// The item as the event carries it; absent: an empty object.
+    #[serde(default)]
+    pub item: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct KeyDoc {
+    pub key: String,
+}
+
+/// Call fragments: entries of a list, each merged into the call it belongs to.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FragmentsDoc {
+    pub list: String,
+    /// A fragment's call id: a new id starts a new call, a known one continues it.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// A fragment's position key: continues the call last given it.
+    #[serde(default)]
+    pub index: Option<String>,
+    /// Paths whose strings are appended (an object there counts as its JSON text).
+    #[serde(default)]
+    pub append: Vec<String>,
+    /// Paths left out of the item.
+    #[serde(default)]
+    pub drop: Vec<String>,
+}
+
+/// Whole items: every element of a list (or the object) at a path is a complete item.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WholeDoc {
+    pub list: String,
+    #[serde(default)]
+    pub pieces: Option<PiecesDoc>,
+}
+
+/// Elements that stream one item's arguments in pieces addressed by JSON path.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PiecesDoc {
+    /// The object of an element that carries the piece protocol.
+    pub at: String,
+    /// Its list of pieces, each `{<path key>: "$.a.b[0]", <value>, <more>}`.
+    pub list: String,
+    /// Where, in that object, the assembled arguments go.
+    pub into: String,
+    /// A piece's JSON path key.
+    pub path: String,
+    /// The key that is true while more follows (on the object and on a piece).
+    pub more: String,
+    /// A piece key whose presence means the value `null`.
+    #[serde(default)]
+    pub null_key: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AppendDoc {
+    /// The item's key; absent: the message itself.
+    #[serde(default)]
+    pub key: Option<String>,
+    pub from: String,
+    pub to: String,
+    #[serde(default, rename = "as")]
+    pub as_: AppendAs,
+}
+
+/// How appended fragments are kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum AppendAs {
+    /// Concatenated into a string.
+    #[default]
+    Text,
+    /// Concatenated JSON text, parsed into the value when the item closes
+    /// (empty text leaves what was there, or `{}`).
+    Json,
+    /// Each fragment pushed onto a list.
+    List,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SetDoc {
+    #[serde(default)]
+    pub key: Option<String>,
+    pub from: String,
+    pub to: String,
 }

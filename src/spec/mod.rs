@@ -1,7 +1,7 @@
 //! Provider specs: the YAML files that describe each provider's wire format,
 
 mod compile;
-mod doc;
+pub(crate) mod doc;
 mod load;
 pub(crate) mod plan;
 pub(crate) mod template;
@@ -49,6 +49,7 @@ pub struct Provider {
     pub(crate) options: BTreeMap<String, OptionPlan>,
     pub(crate) calls: CallsPlan,
     pub(crate) results: ResultsPlan,
+    pub(crate) stream: Option<crate::stream::plan::StreamPlan>,
 }
 
 impl Provider {

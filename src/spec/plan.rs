@@ -41,6 +41,46 @@ impl JsonPath {
             _ => None,
         })
     }
+
+    /// The value at this path, created as `null` (with objects on the way)
+    /// where it is missing; `None` when a step meets a value that is not an
+    /// object (or, for an index, an array long enough).
+    pub fn get_or_insert<'v>(&self, value: &'v mut Value) -> Option<&'v mut Value> {
+        let mut cur = value;
+        for step in &self.0 {
+            if cur.is_null() {
+                *cur = Value::Object(Map::new());
+            }
+            cur = match (step, cur) {
+                (Step::Key(k), Value::Object(m)) => m.entry(k.clone()).or_insert(Value::Null),
+                (Step::Index(i), Value::Array(a)) => a.get_mut(*i)?,
+                (Step::Index(i), Value::Object(m)) => m.entry(i.to_string()).or_insert(Value::Null),
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+
+    /// Removes the value at this path, if there is one.
+    pub fn remove(&self, value: &mut Value) -> Option<Value> {
+        let (last, parents) = self.0.split_last()?;
+        let parent = JsonPath(parents.to_vec());
+        match (last, parent.get_mut(value)?) {
+            (Step::Key(k), Value::Object(m)) => m.shift_remove(k),
+            (Step::Index(i), Value::Object(m)) => m.shift_remove(&i.to_string()),
+            (Step::Index(i), Value::Array(a)) if *i < a.len() => Some(a.remove(*i)),
+            _ => None,
+        }
+    }
+
+    fn get_mut<'v>(&self, value: &'v mut Value) -> Option<&'v mut Value> {
+        self.0.iter().try_fold(value, |v, step| match (step, v) {
+            (Step::Key(k), Value::Object(m)) => m.get_mut(k),
+            (Step::Index(i), Value::Array(a)) => a.get_mut(*i),
+            (Step::Index(i), Value::Object(m)) => m.get_mut(&i.to_string()),
+            _ => None,
+        })
+    }
 }
 
 /// How tools are listed.

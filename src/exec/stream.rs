@@ -1,0 +1,146 @@
+//! Running calls while the model streams: each call starts the moment the
+//! stream completes it.
+
+use std::collections::VecDeque;
+use std::sync::atomic::AtomicBool;
+
+use futures_util::stream::FuturesUnordered;
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+
+use super::run::{CallStart, ExecOptions, Execution, Shared};
+use super::source::Source;
+use super::turn::Turn;
+use crate::calls::ToolCall;
+use crate::error::{Error, ErrorKind, Result};
+use crate::listing::Listing;
+use crate::spec::Provider;
+use crate::stream::StreamedCall;
+
+/// What a streamed turn came to.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct StreamedExecution {
+    /// The answers to every complete call, in the model's order.
+    pub execution: Execution,
+    /// The assistant message for the history, in the provider's non-streamed
+    /// shape (see [`Streamed::message`](crate::Streamed::message)).
+    pub message: Value,
+    /// Where and why the stream broke, if it did: the calls it had not
+    /// completed were never sent.
+    pub error: Option<Error>,
+}
+
+/// The calls a stream completed: to run, or answered already.
+fn sort(completed: Vec<StreamedCall>, queued: &mut VecDeque<ToolCall>, turn: &mut Turn<'_>) {
+    for call in completed {
+        match call {
+            StreamedCall::Ready(call) => queued.push_back(call),
+            StreamedCall::Rejected(rejected) => turn.rejected(rejected),
+        }
+    }
+}
+
+impl Source {
+    /// Reads a model's streamed response (the bytes as the HTTP client
+    /// receives them, in chunks cut anywhere: a reqwest response's
+    /// `bytes_stream()`), runs each call through the governed pipeline the
+    /// moment the stream completes it, and answers every one in the model's
+    /// order, as [`execute_tool_calls`](Self::execute_tool_calls) would have
+    /// for the whole response. With
+    /// [`CallStart::AfterStream`](crate::CallStart::AfterStream) calls start
+    /// only once the stream has ended.
+    ///
+    /// If the stream breaks (its error event, bytes it cannot read, an end
+    /// before it said it was complete, or an error from `stream` itself),
+    /// every call it completed before the break runs and is answered, a call
+    /// it had not completed is never sent, and [`StreamedExecution::error`]
+    /// says where it broke.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when the provider's spec has no `stream:`
+    /// section, `listing` is another provider's, or an answer cannot be
+    /// shaped (a call without the id the provider requires).
+    pub async fn execute_stream<S, B, E>(
+        &self,
+        provider: &Provider,
+        stream: S,
+        listing: &Listing,
+        options: &ExecOptions,
+    ) -> Result<StreamedExecution>
+    where
+        S: Stream<Item = std::result::Result<B, E>>,
+        B: AsRef<[u8]>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let mut reader = Some(match options.framing {
+            Some(framing) => provider.stream(listing)?.framing(framing),
+            None => provider.stream(listing)?,
+        });
+        let mut stream = std::pin::pin!(stream);
+        let toolset = listing.toolset();
+        let mut turn = Turn::new(provider, options);
+        let (limit, timeout) = options.limits();
+        let shared = Shared::new(options);
+        let halted = AtomicBool::new(false);
+        let wait = options.call_start == CallStart::AfterStream;
+        let mut running = FuturesUnordered::new();
+        let mut queued: VecDeque<ToolCall> = VecDeque::new();
+        let mut message = Value::Null;
+        let mut error: Option<Error> = None;
+        let mut bytes: u64 = 0;
+        loop {
+            if !wait || reader.is_none() {
+                while running.len() < limit {
+                    let Some(call) = queued.pop_front() else {
+                        break;
+                    };
+                    running.push(self.guarded(call, toolset, options, &shared, timeout, &halted));
+                }
+            }
+            if reader.is_none() && running.is_empty() && queued.is_empty() {
+                break;
+            }
+            tokio::select! {
+                chunk = stream.next(), if reader.is_some() => {
+                    let mut broke = None;
+                    let mut ended = false;
+                    match (chunk, reader.as_mut()) {
+                        (Some(Ok(chunk)), Some(calls)) => {
+                            let chunk = chunk.as_ref();
+                            bytes += chunk.len() as u64;
+                            match calls.push(chunk) {
+                                Ok(done) => sort(done, &mut queued, &mut turn),
+                                Err(e) => broke = Some(e),
+                            }
+                            // Calls completed before a break come first; the error follows.
+                            ended = calls.is_broken();
+                        }
+                        (Some(Err(e)), _) => {
+                            broke = Some(Error::new(
+                                ErrorKind::Stream,
+                                format!("reading the stream failed after {bytes} bytes"),
+                            ).with_source(e));
+                        }
+                        _ => ended = true,
+                    }
+                    if (ended || broke.is_some()) && let Some(calls) = reader.take() {
+                        let (done, streamed, finish_error) = calls.finish_parts();
+                        sort(done, &mut queued, &mut turn);
+                        message = streamed.message;
+                        error = broke.or(finish_error);
+                    }
+                }
+                Some((call, outcome)) = running.next(), if !running.is_empty() => {
+                    turn.answered(call, outcome)?;
+                }
+            }
+        }
+        Ok(StreamedExecution {
+            execution: turn.finish(&halted),
+            message,
+            error,
+        })
+    }
+}

@@ -1,0 +1,782 @@
+//! The generic assembler: a spec's `stream:` rules applied to each event,
+//! building the assistant message item by item and reading each call the
+//! moment its item is complete.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::plan::{
+    Append, Condition, EventName, Fragments, MessageMerge, Pieces, Rule, StreamPlan,
+};
+use super::{Streamed, StreamedCall};
+use crate::calls::Extracted;
+use crate::error::{Error, ErrorKind, Result};
+use crate::json::type_name;
+use crate::listing::Listing;
+use crate::spec::Provider;
+use crate::spec::doc::{AppendAs, OpenAtEnd};
+use crate::spec::plan::JsonPath;
+
+/// One item of the message: a content block, an output item, a part, a call.
+#[derive(Debug)]
+struct Item {
+    value: Value,
+    open: bool,
+    /// `as: json` text not yet parsed, per path in the item.
+    json: Vec<(JsonPath, String)>,
+    /// The call's position among the response's calls, if the item is a call.
+    call: Option<usize>,
+}
+
+/// The state of one stream.
+pub(crate) struct Assembler<'a> {
+    provider: &'a Provider,
+    plan: &'a StreamPlan,
+    listing: &'a Listing,
+    message: Map<String, Value>,
+    items: Vec<Item>,
+    keys: HashMap<String, usize>,
+    by_id: HashMap<String, usize>,
+    by_index: HashMap<String, usize>,
+    latest_fragment: Option<usize>,
+    piece_item: Option<usize>,
+    calls: usize,
+    seen_ids: HashSet<String>,
+    done: Vec<StreamedCall>,
+    ended: bool,
+    events: usize,
+}
+
+/// The key of an item: a number or a string, as text.
+fn key_of(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Text to append: strings as they are, other values as their JSON text.
+fn fragment_text(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+fn holds(condition: &Condition, event: &Value) -> bool {
+    let found = condition.path.get(event);
+    match &condition.equals {
+        Some(want) => found == Some(want),
+        None => found.is_some_and(|v| !v.is_null()),
+    }
+}
+
+impl<'a> Assembler<'a> {
+    pub(crate) fn new(provider: &'a Provider, plan: &'a StreamPlan, listing: &'a Listing) -> Self {
+        Assembler {
+            provider,
+            plan,
+            listing,
+            message: plan.base.clone(),
+            items: Vec::new(),
+            keys: HashMap::new(),
+            by_id: HashMap::new(),
+            by_index: HashMap::new(),
+            latest_fragment: None,
+            piece_item: None,
+            calls: 0,
+            seen_ids: HashSet::new(),
+            done: Vec::new(),
+            ended: false,
+            events: 0,
+        }
+    }
+
+    /// How many events were read.
+    pub(crate) fn events(&self) -> usize {
+        self.events
+    }
+
+    /// Whether an end event was seen.
+    pub(crate) fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// A data payload that is not JSON: the `done` marker, or an error.
+    pub(crate) fn text(&mut self, text: &str, out: &mut Vec<StreamedCall>) -> Result<()> {
+        self.events += 1;
+        if self.plan.done.as_deref() == Some(text) {
+            return self.end(out);
+        }
+        let shown: String = text.chars().take(200).collect();
+        Err(Error::new(
+            ErrorKind::Stream,
+            format!("event {} is not JSON: {shown:?}", self.events),
+        ))
+    }
+
+    /// Applies every rule that matches `event`.
+    pub(crate) fn event(&mut self, event: &Value, out: &mut Vec<StreamedCall>) -> Result<()> {
+        self.events += 1;
+        let plan = self.plan;
+        let (name, body) = match &plan.name {
+            EventName::None => (None, event),
+            EventName::Path(path) => (path.get(event).and_then(Value::as_str), event),
+            EventName::Wrapper => match event.as_object().filter(|m| m.len() == 1) {
+                Some(map) => map
+                    .iter()
+                    .next()
+                    .map_or((None, event), |(k, v)| (Some(k.as_str()), v)),
+                None => (None, event),
+            },
+        };
+        for rule in &plan.rules {
+            if !rule.on.is_empty() && !name.is_some_and(|n| rule.on.iter().any(|o| o == n)) {
+                continue;
+            }
+            if rule.when.as_ref().is_some_and(|c| !holds(c, body)) {
+                continue;
+            }
+            self.apply(rule, body, out)?;
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, rule: &Rule, event: &Value, out: &mut Vec<StreamedCall>) -> Result<()> {
+        if !rule.error.is_empty() {
+            return Err(self.reported_error(&rule.error, event));
+        }
+        if let Some(merge) = &rule.message {
+            self.merge_message(merge, event, out)?;
+        }
+        if let Some(open) = &rule.open
+            && let Some(key) = open.key.get(event).and_then(key_of)
+        {
+            let value = open.item.as_ref().map_or(Value::Object(Map::new()), |p| {
+                p.get(event).cloned().unwrap_or(Value::Object(Map::new()))
+            });
+            let index = self.push_item(value, true);
+            self.keys.insert(key, index);
+        }
+        if let Some(replace) = &rule.replace
+            && let Some(index) = self.keyed(&replace.key, event)
+            && let Some(value) = replace.item.as_ref().and_then(|p| p.get(event))
+        {
+            let item = &mut self.items[index];
+            if item.open {
+                item.value = value.clone();
+                item.json.clear();
+            }
+        }
+        if let Some(fragments) = &rule.fragments {
+            self.fragments(fragments, event);
+        }
+        if let Some(whole) = &rule.whole
+            && let Some(found) = whole.list.get(event)
+        {
+            let elements: Vec<&Value> = match found {
+                Value::Array(items) => items.iter().collect(),
+                other => vec![other],
+            };
+            for element in elements {
+                match &whole.pieces {
+                    Some(pieces) if self.piece(pieces, element, out)? => {}
+                    _ => {
+                        let index = self.push_item(element.clone(), true);
+                        self.close(index, out)?;
+                    }
+                }
+            }
+        }
+        if let Some(append) = &rule.append {
+            self.append(append, event);
+        }
+        if let Some(set) = &rule.set
+            && let Some(value) = set.from.get(event)
+        {
+            match &set.key {
+                Some(key) => {
+                    if let Some(i) = self.keyed(key, event)
+                        && let Some(slot) = set.to.get_or_insert(&mut self.items[i].value)
+                    {
+                        *slot = value.clone();
+                    }
+                }
+                None => {
+                    let mut message = Value::Object(std::mem::take(&mut self.message));
+                    if let Some(slot) = set.to.get_or_insert(&mut message) {
+                        *slot = value.clone();
+                    }
+                    self.message = into_map(message);
+                }
+            }
+        }
+        if let Some(key) = &rule.close
+            && let Some(index) = self.keyed(key, event)
+        {
+            self.close(index, out)?;
+        }
+        if rule.end {
+            self.end(out)?;
+        }
+        Ok(())
+    }
+
+    /// The provider's error event, as an error naming its message.
+    fn reported_error(&self, paths: &[JsonPath], event: &Value) -> Error {
+        let message = paths.iter().find_map(|p| match p.get(event)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        });
+        let message = message.unwrap_or_else(|| {
+            let text = event.to_string();
+            text.chars().take(500).collect()
+        });
+        Error::new(
+            ErrorKind::Stream,
+            format!(
+                "the stream reported an error at event {}: {message}",
+                self.events
+            ),
+        )
+    }
+
+    fn keyed(&self, key: &JsonPath, event: &Value) -> Option<usize> {
+        key.get(event)
+            .and_then(key_of)
+            .and_then(|k| self.keys.get(&k).copied())
+    }
+
+    /// Adds an item; an open item that is a call gets its position among the calls now.
+    fn push_item(&mut self, value: Value, open: bool) -> usize {
+        let call = self.provider.is_call(&value).then(|| {
+            self.calls += 1;
+            self.calls - 1
+        });
+        self.items.push(Item {
+            value,
+            open,
+            json: Vec::new(),
+            call,
+        });
+        self.items.len() - 1
+    }
+
+    fn merge_message(
+        &mut self,
+        merge: &MessageMerge,
+        event: &Value,
+        out: &mut Vec<StreamedCall>,
+    ) -> Result<()> {
+        match merge {
+            MessageMerge::Object(path) => {
+                let Some(Value::Object(fields)) = path.get(event) else {
+                    return Ok(());
+                };
+                let items_key = self.plan.items.as_ref().and_then(|p| match p.0.as_slice() {
+                    [crate::spec::plan::Step::Key(k)] => Some(k.as_str()),
+                    _ => None,
+                });
+                for (key, value) in fields {
+                    match (Some(key.as_str()) == items_key, value) {
+                        // Items the message already holds are whole items.
+                        (true, Value::Array(items)) => {
+                            for item in items {
+                                let index = self.push_item(item.clone(), true);
+                                self.close(index, out)?;
+                            }
+                        }
+                        (true, _) => {}
+                        (false, value) => {
+                            self.message.insert(key.clone(), value.clone());
+                        }
+                    }
+                }
+            }
+            MessageMerge::Fields(fields) => {
+                let mut message = Value::Object(std::mem::take(&mut self.message));
+                for (to, from) in fields {
+                    if let (Some(value), Some(slot)) =
+                        (from.get(event), to.get_or_insert(&mut message))
+                    {
+                        *slot = value.clone();
+                    }
+                }
+                self.message = into_map(message);
+            }
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, append: &Append, event: &Value) {
+        let Some(value) = append.from.get(event) else {
+            return;
+        };
+        let index = match &append.key {
+            None => None,
+            Some(key) => {
+                let Some(k) = key.get(event).and_then(key_of) else {
+                    return;
+                };
+                Some(match self.keys.get(&k) {
+                    Some(&i) => i,
+                    // A block that streams without a start event starts here.
+                    None => {
+                        let i = self.push_item(Value::Object(Map::new()), true);
+                        self.keys.insert(k, i);
+                        i
+                    }
+                })
+            }
+        };
+        if let Some(i) = index {
+            if !self.items[i].open {
+                return;
+            }
+            if append.as_ == AppendAs::Json {
+                let Some(text) = fragment_text(value) else {
+                    return;
+                };
+                let item = &mut self.items[i];
+                match item.json.iter_mut().find(|(p, _)| *p == append.to) {
+                    Some((_, buffer)) => buffer.push_str(&text),
+                    None => item.json.push((append.to.clone(), text)),
+                }
+                return;
+            }
+            append_value(&mut self.items[i].value, &append.to, value, append.as_);
+        } else {
+            let mut message = Value::Object(std::mem::take(&mut self.message));
+            append_value(&mut message, &append.to, value, append.as_);
+            self.message = into_map(message);
+        }
+    }
+
+    /// Merges each fragment into the call it belongs to: a new id starts a
+    /// call (even at an index already used), a known id continues its call,
+    /// then an index continues the call last given it, then a fragment with
+    /// neither continues the latest call.
+    fn fragments(&mut self, plan: &Fragments, event: &Value) {
+        let Some(Value::Array(entries)) = plan.list.get(event) else {
+            return;
+        };
+        for entry in entries {
+            let id = plan.id.as_ref().and_then(|p| p.get(entry)).and_then(key_of);
+            let index = plan
+                .index
+                .as_ref()
+                .and_then(|p| p.get(entry))
+                .and_then(key_of);
+            let known = match (&id, &index) {
+                (Some(id), _) => self.by_id.get(id).copied(),
+                (None, Some(index)) => self.by_index.get(index).copied(),
+                (None, None) => self.latest_fragment,
+            };
+            let mut fragment = entry.clone();
+            for path in &plan.drop {
+                path.remove(&mut fragment);
+            }
+            let appended: Vec<(&JsonPath, Option<Value>)> = plan
+                .append
+                .iter()
+                .map(|p| (p, p.remove(&mut fragment)))
+                .collect();
+            let target = match known.filter(|&i| self.items[i].open) {
+                Some(i) => {
+                    merge_present(&mut self.items[i].value, fragment);
+                    i
+                }
+                None => {
+                    let i = self.push_item(fragment, true);
+                    self.latest_fragment = Some(i);
+                    i
+                }
+            };
+            if let Some(id) = id {
+                self.by_id.insert(id, target);
+            }
+            if let Some(index) = index {
+                self.by_index.insert(index, target);
+            }
+            self.latest_fragment = Some(target);
+            for (path, value) in appended {
+                let value = value.unwrap_or(Value::Null);
+                append_value(&mut self.items[target].value, path, &value, AppendAs::Text);
+            }
+            // An item opened by a fragment is a call once it looks like one.
+            if self.items[target].call.is_none() && self.provider.is_call(&self.items[target].value)
+            {
+                self.items[target].call = Some(self.calls);
+                self.calls += 1;
+            }
+        }
+    }
+
+    /// An element of a pieces list: opens, extends, keeps alive or closes the
+    /// item whose arguments arrive in pieces. `false` when it is a whole item.
+    fn piece(
+        &mut self,
+        plan: &Pieces,
+        element: &Value,
+        out: &mut Vec<StreamedCall>,
+    ) -> Result<bool> {
+        let Some(Value::Object(at)) = plan.at.get(element) else {
+            return Ok(false);
+        };
+        let list_key = plan.list.0.first().and_then(|s| match s {
+            crate::spec::plan::Step::Key(k) => Some(k.as_str()),
+            _ => None,
+        });
+        let more = at.get(&plan.more) == Some(&Value::Bool(true));
+        let pieces = plan
+            .list
+            .get(&Value::Object(at.clone()))
+            .and_then(Value::as_array)
+            .cloned();
+        let other_keys = at
+            .keys()
+            .any(|k| Some(k.as_str()) != list_key && *k != plan.more);
+        if at.is_empty() {
+            // The terminal element: the item is complete.
+            if let Some(i) = self.piece_item.take() {
+                self.close(i, out)?;
+            }
+            return Ok(true);
+        }
+        if pieces.is_none() && !more {
+            return Ok(false);
+        }
+        if other_keys {
+            // An opening element: the item, without the protocol's keys.
+            if let Some(i) = self.piece_item.take() {
+                self.close(i, out)?;
+            }
+            let mut value = element.clone();
+            if let Some(Value::Object(obj)) = plan.at.get_or_insert(&mut value) {
+                if let Some(k) = list_key {
+                    obj.shift_remove(k);
+                }
+                obj.shift_remove(&plan.more);
+            }
+            let into = plan.at.0.iter().chain(&plan.into.0).cloned().collect();
+            if let Some(slot) = JsonPath(into).get_or_insert(&mut value)
+                && slot.is_null()
+            {
+                *slot = Value::Object(Map::new());
+            }
+            self.piece_item = Some(self.push_item(value, true));
+        }
+        let mut piece_more = false;
+        if let (Some(pieces), Some(i)) = (pieces, self.piece_item) {
+            let into: JsonPath = JsonPath(plan.at.0.iter().chain(&plan.into.0).cloned().collect());
+            for piece in &pieces {
+                piece_more |= piece.get(&plan.more) == Some(&Value::Bool(true));
+                let Some(path) = piece.get(&plan.path).and_then(Value::as_str) else {
+                    continue;
+                };
+                let value = piece.as_object().and_then(|p| {
+                    p.iter()
+                        .find(|(k, _)| **k != plan.path && **k != plan.more)
+                        .map(|(k, v)| match &plan.null {
+                            Some(null) if k == null => Value::Null,
+                            _ => v.clone(),
+                        })
+                });
+                if let (Some(value), Some(args)) =
+                    (value, into.get_or_insert(&mut self.items[i].value))
+                {
+                    set_json_path(args, path, value);
+                }
+            }
+        }
+        if !more
+            && !piece_more
+            && let Some(i) = self.piece_item.take()
+        {
+            self.close(i, out)?;
+        }
+        Ok(true)
+    }
+
+    /// Completes an item; a call is read and handed out.
+    fn close(&mut self, index: usize, out: &mut Vec<StreamedCall>) -> Result<()> {
+        let item = &mut self.items[index];
+        if !item.open {
+            return Ok(());
+        }
+        item.open = false;
+        let arguments_error = finish_json(item);
+        let Some(position) = item.call else {
+            return Ok(());
+        };
+        let item = &self.items[index];
+        let call = match self.provider.extract_item(
+            &item.value,
+            position,
+            self.listing,
+            &mut self.seen_ids,
+            arguments_error,
+        )? {
+            Ok(call) => StreamedCall::Ready(call),
+            Err(rejected) => StreamedCall::Rejected(rejected),
+        };
+        self.done.push(call.clone());
+        out.push(call);
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Vec<StreamedCall>) -> Result<()> {
+        self.ended = true;
+        if self.plan.open_at_end == OpenAtEnd::Close {
+            for index in 0..self.items.len() {
+                self.close(index, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The message and the calls: complete items in order; a call still open
+    /// is incomplete and left out.
+    pub(crate) fn finish(mut self) -> Streamed {
+        let mut items = Vec::with_capacity(self.items.len());
+        for mut item in std::mem::take(&mut self.items) {
+            if item.open {
+                if item.call.is_some() {
+                    continue;
+                }
+                finish_json(&mut item);
+            }
+            if !self.plan.drop.contains(&item.value) {
+                items.push(item.value);
+            }
+        }
+        let message = match &self.plan.items {
+            None => Value::Array(items),
+            Some(path) => {
+                let mut message = Value::Object(std::mem::take(&mut self.message));
+                if !(items.is_empty() && self.plan.omit_empty)
+                    && let Some(slot) = path.get_or_insert(&mut message)
+                {
+                    *slot = Value::Array(items);
+                }
+                message
+            }
+        };
+        let mut extracted = Extracted::default();
+        let mut done = self.done;
+        done.sort_by_key(StreamedCall::index);
+        for (position, call) in done.into_iter().enumerate() {
+            match call {
+                StreamedCall::Ready(mut call) => {
+                    call.index = position;
+                    extracted.calls.push(call);
+                }
+                StreamedCall::Rejected(mut rejected) => {
+                    rejected.index = position;
+                    extracted.rejected.push(rejected);
+                }
+            }
+        }
+        Streamed { extracted, message }
+    }
+}
+
+fn into_map(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// Parses an item's `as: json` text into place. Blank text leaves what the
+/// item had there (or `{}`); text that is not a JSON object leaves `{}` and
+/// is the call's arguments error.
+fn finish_json(item: &mut Item) -> Option<Error> {
+    let mut error = None;
+    for (path, text) in std::mem::take(&mut item.json) {
+        let Some(slot) = path.get_or_insert(&mut item.value) else {
+            continue;
+        };
+        if text.trim().is_empty() {
+            if slot.is_null() {
+                *slot = Value::Object(Map::new());
+            }
+            continue;
+        }
+        match serde_json::from_str::<Value>(&text) {
+            Ok(value @ Value::Object(_)) => *slot = value,
+            Ok(other) => {
+                error.get_or_insert_with(|| {
+                    Error::new(
+                        ErrorKind::InvalidArguments,
+                        format!(
+                            "the arguments must be a JSON object, got {}",
+                            type_name(&other)
+                        ),
+                    )
+                });
+                *slot = Value::Object(Map::new());
+            }
+            Err(e) => {
+                error.get_or_insert_with(|| {
+                    Error::new(
+                        ErrorKind::InvalidArguments,
+                        "the arguments are not valid JSON",
+                    )
+                    .with_source(e)
+                });
+                *slot = Value::Object(Map::new());
+            }
+        }
+    }
+    error
+}
+
+/// Appends `value` at `path` in `target`: to a string, or to a list.
+fn append_value(target: &mut Value, path: &JsonPath, value: &Value, as_: AppendAs) {
+    let Some(slot) = path.get_or_insert(target) else {
+        return;
+    };
+    match as_ {
+        AppendAs::List => match slot {
+            Value::Array(items) => items.push(value.clone()),
+            Value::Null => *slot = Value::Array(vec![value.clone()]),
+            _ => {}
+        },
+        AppendAs::Text | AppendAs::Json => {
+            let Some(text) = fragment_text(value) else {
+                if slot.is_null() {
+                    *slot = Value::String(String::new());
+                }
+                return;
+            };
+            match slot {
+                Value::String(s) => s.push_str(&text),
+                Value::Null => *slot = Value::String(text),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Merges `over` into `base`: objects key by key; an empty string or `null`
+/// never replaces what is there.
+fn merge_present(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(existing) => merge_present(existing, v),
+                    None => {
+                        if !v.is_null() {
+                            b.insert(k, v);
+                        }
+                    }
+                }
+            }
+        }
+        (_, Value::Null) => {}
+        (_, Value::String(s)) if s.is_empty() => {}
+        (b, o) => *b = o,
+    }
+}
+
+/// Sets `value` at an RFC 9535 normalized path such as `$.a.b[0]['c d']`
+/// under `target`; a string arriving where a string is appends to it.
+fn set_json_path(target: &mut Value, path: &str, value: Value) {
+    let Some(steps) = parse_json_path(path) else {
+        return;
+    };
+    let mut cur = target;
+    for step in steps {
+        cur = match step {
+            PathStep::Key(k) => {
+                if !cur.is_object() {
+                    *cur = Value::Object(Map::new());
+                }
+                let Value::Object(map) = cur else { return };
+                map.entry(k).or_insert(Value::Null)
+            }
+            PathStep::Index(i) => {
+                if !cur.is_array() {
+                    *cur = Value::Array(Vec::new());
+                }
+                let Value::Array(items) = cur else { return };
+                if items.len() <= i {
+                    // Bounded: a hostile index cannot make the list huge.
+                    if i > 100_000 {
+                        return;
+                    }
+                    items.resize(i + 1, Value::Null);
+                }
+                &mut items[i]
+            }
+        };
+    }
+    match (cur, value) {
+        (Value::String(existing), Value::String(more)) => existing.push_str(&more),
+        (slot, value) => *slot = value,
+    }
+}
+
+enum PathStep {
+    Key(String),
+    Index(usize),
+}
+
+fn parse_json_path(path: &str) -> Option<Vec<PathStep>> {
+    let mut rest = path.strip_prefix('$')?;
+    let mut steps = Vec::new();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            steps.push(PathStep::Key(after[..end].to_owned()));
+            rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix("['") {
+            let end = after.find("']")?;
+            steps.push(PathStep::Key(after[..end].replace("\\'", "'")));
+            rest = &after[end + 2..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']')?;
+            steps.push(PathStep::Index(after[..end].parse().ok()?));
+            rest = &after[end + 1..];
+        } else {
+            return None;
+        }
+    }
+    Some(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_paths_set_and_append() {
+        let mut v = json!({});
+        set_json_path(&mut v, "$.a.b[1].c", json!("x"));
+        set_json_path(&mut v, "$.a.b[1].c", json!("y"));
+        set_json_path(&mut v, "$['k l']", json!(3));
+        assert_eq!(v, json!({"a": {"b": [null, {"c": "xy"}]}, "k l": 3}));
+        assert!(parse_json_path("a.b").is_none());
+        assert!(parse_json_path("$[x]").is_none());
+    }
+
+    #[test]
+    fn merging_keeps_what_an_empty_fragment_would_blank() {
+        let mut v = json!({"id": "a", "function": {"name": "f"}});
+        merge_present(
+            &mut v,
+            json!({"id": "", "type": "function", "function": {"name": ""}}),
+        );
+        assert_eq!(
+            v,
+            json!({"id": "a", "function": {"name": "f"}, "type": "function"})
+        );
+    }
+}

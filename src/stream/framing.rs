@@ -1,0 +1,406 @@
+//! Cutting a stream's bytes into events, whatever the chunks' boundaries.
+//!
+//! - **SSE** through the `sse-stream` crate (the parser the MCP SDK uses):
+//!   its async decoder is driven by hand, so bytes can be pushed as they
+//!   arrive and every complete event taken out at once.
+//! - **JSON values** one after another (newline-delimited or not): a scanner
+//!   finds where each top-level value ends, then serde_json reads it. Work is
+//!   linear in the bytes however they are cut.
+//! - **AWS event stream** binary frames (feature `eventstream`), through
+//!   `aws-smithy-eventstream`: each frame becomes `{"<event type>": payload}`.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_util::Stream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How a stream's bytes are cut into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Framing {
+    /// Server-sent events: each `data:` payload is one JSON event (or the
+    /// spec's `done` marker).
+    Sse,
+    /// Newline-delimited JSON: one event per line.
+    Ndjson,
+    /// JSON values one after another, such as the event objects an SDK
+    /// yields, written out; a JSON array holds several events.
+    Json,
+    /// `application/vnd.amazon.eventstream` binary frames (cargo feature
+    /// `eventstream`); each frame is the event `{"<event type>": payload}`.
+    #[serde(rename = "eventstream")]
+    EventStream,
+}
+
+impl Framing {
+    /// The framing's name as a spec and the command line write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Framing::Sse => "sse",
+            Framing::Ndjson => "ndjson",
+            Framing::Json => "json",
+            Framing::EventStream => "eventstream",
+        }
+    }
+}
+
+/// One event cut from the bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Payload {
+    /// A JSON event, with its SSE event name if it had one.
+    Json(Value),
+    /// A data payload that is not JSON (such as `[DONE]`).
+    Text(String),
+}
+
+/// Why bytes could not be cut into events.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FramingError {
+    #[error("not valid server-sent events")]
+    Sse(#[source] sse_stream::Error),
+    #[error("an event is not valid JSON")]
+    Json(#[source] serde_json::Error),
+    #[error("expected a JSON object or array, found byte {byte:#04x}")]
+    NotJson { byte: u8 },
+    #[error("the stream ended inside a JSON value ({0} bytes unread)")]
+    Unfinished(usize),
+    #[cfg(feature = "eventstream")]
+    #[error("not a valid AWS event-stream frame")]
+    EventStream(#[source] aws_smithy_eventstream::error::Error),
+    #[cfg(feature = "eventstream")]
+    #[error("an event-stream frame's payload is not valid JSON")]
+    EventStreamJson(#[source] serde_json::Error),
+    #[cfg(not(feature = "eventstream"))]
+    #[error("binary event streams need the `eventstream` cargo feature")]
+    EventStreamDisabled,
+}
+
+/// A push decoder for one framing.
+pub(crate) enum Decoder {
+    Sse(SseDecoder),
+    Json(JsonSplitter),
+    #[cfg(feature = "eventstream")]
+    EventStream(EventStreamDecoder),
+    #[cfg(not(feature = "eventstream"))]
+    EventStream,
+}
+
+impl Decoder {
+    pub(crate) fn new(framing: Framing) -> Decoder {
+        match framing {
+            Framing::Sse => Decoder::Sse(SseDecoder::new()),
+            Framing::Ndjson | Framing::Json => Decoder::Json(JsonSplitter::default()),
+            #[cfg(feature = "eventstream")]
+            Framing::EventStream => Decoder::EventStream(EventStreamDecoder::default()),
+            #[cfg(not(feature = "eventstream"))]
+            Framing::EventStream => Decoder::EventStream,
+        }
+    }
+
+    /// Takes `bytes` and appends every event they complete to `out`.
+    pub(crate) fn push(
+        &mut self,
+        bytes: &[u8],
+        out: &mut Vec<Payload>,
+    ) -> Result<(), FramingError> {
+        match self {
+            Decoder::Sse(d) => d.push(bytes, out),
+            Decoder::Json(d) => d.push(bytes, out),
+            #[cfg(feature = "eventstream")]
+            Decoder::EventStream(d) => d.push(bytes, out),
+            #[cfg(not(feature = "eventstream"))]
+            Decoder::EventStream => Err(FramingError::EventStreamDisabled),
+        }
+    }
+
+    /// The end of the bytes: appends what they complete.
+    pub(crate) fn finish(&mut self, out: &mut Vec<Payload>) -> Result<(), FramingError> {
+        match self {
+            Decoder::Sse(d) => d.finish(out),
+            Decoder::Json(d) => d.finish(),
+            #[cfg(feature = "eventstream")]
+            Decoder::EventStream(d) => d.finish(),
+            #[cfg(not(feature = "eventstream"))]
+            Decoder::EventStream => Ok(()),
+        }
+    }
+}
+
+/// The chunks not yet read by the SSE parser, and whether more will come.
+#[derive(Default)]
+struct Feed {
+    chunks: VecDeque<Bytes>,
+    closed: bool,
+}
+
+/// The parser's input: the feed's chunks, pending while it is empty and open.
+struct FeedStream(Arc<Mutex<Feed>>);
+
+impl Stream for FeedStream {
+    type Item = Result<Bytes, std::convert::Infallible>;
+
+    fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        // A poisoned lock can only come from a panic inside this module's own
+        // short critical sections; its data is still consistent.
+        let mut feed = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match feed.chunks.pop_front() {
+            Some(chunk) => Poll::Ready(Some(Ok(chunk))),
+            None if feed.closed => Poll::Ready(None),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// The SSE parser, driven synchronously: after each push it is polled until
+/// it needs more input. Nothing waits, so a no-op waker is enough.
+pub(crate) struct SseDecoder {
+    feed: Arc<Mutex<Feed>>,
+    parser: Pin<Box<sse_stream::SseByteStream<FeedStream>>>,
+}
+
+impl SseDecoder {
+    fn new() -> SseDecoder {
+        let feed = Arc::new(Mutex::new(Feed::default()));
+        let parser = Box::pin(sse_stream::SseByteStream::new(FeedStream(feed.clone())));
+        SseDecoder { feed, parser }
+    }
+
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
+        if !bytes.is_empty() {
+            let mut feed = self.feed.lock().unwrap_or_else(|p| p.into_inner());
+            feed.chunks.push_back(Bytes::copy_from_slice(bytes));
+        }
+        self.drain(out)
+    }
+
+    fn finish(&mut self, out: &mut Vec<Payload>) -> Result<(), FramingError> {
+        self.feed.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+        self.drain(out)
+    }
+
+    fn drain(&mut self, out: &mut Vec<Payload>) -> Result<(), FramingError> {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        while let Poll::Ready(Some(event)) = self.parser.as_mut().poll_next(&mut cx) {
+            let event = event.map_err(FramingError::Sse)?;
+            let Some(data) = event.data else { continue };
+            let text = data.trim();
+            if text.is_empty() {
+                continue;
+            }
+            out.push(match serde_json::from_str::<Value>(text) {
+                Ok(value) => Payload::Json(value),
+                Err(_) => Payload::Text(text.to_owned()),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Finds complete top-level JSON values in bytes that arrive in pieces.
+#[derive(Debug, Default)]
+pub(crate) struct JsonSplitter {
+    buf: Vec<u8>,
+    /// Where scanning resumes.
+    pos: usize,
+    /// Where the value being read starts.
+    start: Option<usize>,
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl JsonSplitter {
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
+        self.buf.extend_from_slice(bytes);
+        while self.pos < self.buf.len() {
+            let b = self.buf[self.pos];
+            self.pos += 1;
+            if self.in_string {
+                match (self.escaped, b) {
+                    (true, _) => self.escaped = false,
+                    (false, b'\\') => self.escaped = true,
+                    (false, b'"') => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' if self.start.is_some() => self.in_string = true,
+                b'{' | b'[' => {
+                    if self.start.is_none() {
+                        self.start = Some(self.pos - 1);
+                    }
+                    self.depth += 1;
+                }
+                b'}' | b']' if self.start.is_some() => {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        let start = self.start.take().unwrap_or_default();
+                        let value = serde_json::from_slice::<Value>(&self.buf[start..self.pos])
+                            .map_err(FramingError::Json)?;
+                        match value {
+                            Value::Array(events) => {
+                                out.extend(events.into_iter().map(Payload::Json))
+                            }
+                            other => out.push(Payload::Json(other)),
+                        }
+                    }
+                }
+                b' ' | b'\t' | b'\r' | b'\n' => {}
+                _ if self.start.is_some() => {}
+                other => return Err(FramingError::NotJson { byte: other }),
+            }
+        }
+        // Keep only the value being read, if any: everything before it is
+        // whitespace or values already read.
+        let keep_from = self.start.unwrap_or(self.pos);
+        if keep_from > 0 {
+            self.buf.drain(..keep_from);
+            self.pos -= keep_from;
+            if let Some(start) = &mut self.start {
+                *start = 0;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), FramingError> {
+        match self.start {
+            Some(_) => Err(FramingError::Unfinished(self.buf.len())),
+            None => Ok(()),
+        }
+    }
+}
+
+/// AWS event-stream frames, decoded by the AWS SDK's own decoder.
+#[cfg(feature = "eventstream")]
+#[derive(Debug, Default)]
+pub(crate) struct EventStreamDecoder {
+    buf: bytes::BytesMut,
+    frames: aws_smithy_eventstream::frame::MessageFrameDecoder,
+}
+
+#[cfg(feature = "eventstream")]
+impl EventStreamDecoder {
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
+        use aws_smithy_eventstream::frame::DecodedFrame;
+        use aws_smithy_eventstream::smithy::parse_response_headers;
+        self.buf.extend_from_slice(bytes);
+        loop {
+            match self
+                .frames
+                .decode_frame(&mut self.buf)
+                .map_err(FramingError::EventStream)?
+            {
+                DecodedFrame::Incomplete => return Ok(()),
+                DecodedFrame::Complete(message) => {
+                    let headers =
+                        parse_response_headers(&message).map_err(FramingError::EventStream)?;
+                    let name = headers.smithy_type.as_str().to_owned();
+                    let payload: Value = if message.payload().is_empty() {
+                        Value::Object(Default::default())
+                    } else {
+                        serde_json::from_slice(message.payload())
+                            .map_err(FramingError::EventStreamJson)?
+                    };
+                    let mut event = serde_json::Map::new();
+                    event.insert(name, payload);
+                    out.push(Payload::Json(Value::Object(event)));
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Result<(), FramingError> {
+        if self.buf.is_empty() {
+            Ok(())
+        } else {
+            Err(FramingError::Unfinished(self.buf.len()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cut_everywhere(framing: Framing, text: &[u8]) -> Vec<Payload> {
+        let mut whole = Vec::new();
+        let mut d = Decoder::new(framing);
+        d.push(text, &mut whole).unwrap();
+        d.finish(&mut whole).unwrap();
+        for cut in 0..=text.len() {
+            let mut out = Vec::new();
+            let mut d = Decoder::new(framing);
+            d.push(&text[..cut], &mut out).unwrap();
+            d.push(&text[cut..], &mut out).unwrap();
+            d.finish(&mut out).unwrap();
+            assert_eq!(out, whole, "cut at {cut}");
+        }
+        let mut out = Vec::new();
+        let mut d = Decoder::new(framing);
+        for b in text {
+            d.push(std::slice::from_ref(b), &mut out).unwrap();
+        }
+        d.finish(&mut out).unwrap();
+        assert_eq!(out, whole, "byte by byte");
+        whole
+    }
+
+    #[test]
+    fn sse_events_whatever_the_cut() {
+        let text = "event: a\r\ndata: {\"x\": \"é\"}\r\n\r\n: comment\n\ndata: {\"y\":\ndata: 2}\n\ndata: [DONE]\n\n";
+        let events = cut_everywhere(Framing::Sse, text.as_bytes());
+        assert_eq!(
+            events,
+            [
+                Payload::Json(json!({"x": "é"})),
+                Payload::Json(json!({"y": 2})),
+                Payload::Text("[DONE]".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn json_values_whatever_the_cut() {
+        let text = "{\"a\": \"}{\\\"\"}\n{\"b\": [1, {\"c\": null}]}[{\"d\": 1}, {\"e\": 2}]";
+        let events = cut_everywhere(Framing::Ndjson, text.as_bytes());
+        assert_eq!(
+            events,
+            [
+                Payload::Json(json!({"a": "}{\""})),
+                Payload::Json(json!({"b": [1, {"c": null}]})),
+                Payload::Json(json!({"d": 1})),
+                Payload::Json(json!({"e": 2}))
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_json_is_an_error_and_a_cut_value_is_unfinished() {
+        let mut d = Decoder::new(Framing::Json);
+        let mut out = Vec::new();
+        assert!(matches!(
+            d.push(b"42", &mut out),
+            Err(FramingError::NotJson { byte: b'4' })
+        ));
+        let mut d = Decoder::new(Framing::Json);
+        d.push(b"{\"a\": [1,", &mut out).unwrap();
+        assert!(matches!(
+            d.finish(&mut out),
+            Err(FramingError::Unfinished(_))
+        ));
+        let mut d = Decoder::new(Framing::Json);
+        assert!(matches!(
+            d.push(b"{\"a\" 1}", &mut out),
+            Err(FramingError::Json(_))
+        ));
+    }
+}
