@@ -35,7 +35,7 @@ impl JsonPath {
     /// The value at this path, if every step exists (an index also reads a key of that name).
     pub fn get<'v>(&self, value: &'v Value) -> Option<&'v Value> {
         self.0.iter().try_fold(value, |v, step| match (step, v) {
-            (Step::Key(k), Value::Object(m)) => m.get(k),
+            (Step::Key(k), Value::Object(m)) => member(m, k),
             (Step::Index(i), Value::Array(a)) => a.get(*i),
             (Step::Index(i), Value::Object(m)) => m.get(&i.to_string()),
             _ => None,
@@ -80,6 +80,17 @@ impl JsonPath {
             (Step::Index(i), Value::Object(m)) => m.get_mut(&i.to_string()),
             _ => None,
         })
+    }
+}
+
+/// A member of an object. Paths are looked up for every event of a stream,
+/// mostly in small objects, where comparing a few short keys is cheaper than
+/// hashing one.
+fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
     }
 }
 

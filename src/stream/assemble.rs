@@ -2,7 +2,10 @@
 //! building the assistant message item by item and reading each call the
 //! moment its item is complete.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+
+use fnv::FnvBuildHasher;
 
 use serde_json::{Map, Value};
 
@@ -36,9 +39,9 @@ pub(crate) struct Assembler<'a> {
     listing: &'a Listing,
     message: Map<String, Value>,
     items: Vec<Item>,
-    keys: HashMap<String, usize>,
-    by_id: HashMap<String, usize>,
-    by_index: HashMap<String, usize>,
+    keys: Keys,
+    by_id: Keys,
+    by_index: Keys,
     latest_fragment: Option<usize>,
     piece_item: Option<usize>,
     calls: usize,
@@ -48,26 +51,62 @@ pub(crate) struct Assembler<'a> {
     events: usize,
 }
 
-/// The key of an item: a number or a string, as text.
-fn key_of(value: &Value) -> Option<String> {
+/// The key of an item: a number or a non-empty string.
+#[derive(Clone, Copy)]
+enum Key<'a> {
+    Num(u64),
+    Str(&'a str),
+}
+
+fn key_of(value: &Value) -> Option<Key<'_>> {
     match value {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) if !s.is_empty() => Some(Key::Str(s)),
+        Value::Number(n) => Some(Key::Num(
+            n.as_u64()
+                .or_else(|| n.as_i64().map(|i| i as u64))
+                .unwrap_or_else(|| n.as_f64().map_or(0, f64::to_bits)),
+        )),
         _ => None,
     }
 }
 
-/// Text to append: strings as they are, other values as their JSON text.
-fn fragment_text(value: &Value) -> Option<String> {
-    match value {
-        Value::Null => None,
-        Value::String(s) => Some(s.clone()),
-        other => Some(other.to_string()),
+/// Items by key: numbers and strings apart, so looking a key up allocates nothing.
+#[derive(Debug, Default)]
+struct Keys {
+    nums: HashMap<u64, usize, FnvBuildHasher>,
+    strs: HashMap<String, usize, FnvBuildHasher>,
+}
+
+impl Keys {
+    fn get(&self, key: Key<'_>) -> Option<usize> {
+        match key {
+            Key::Num(n) => self.nums.get(&n).copied(),
+            Key::Str(s) => self.strs.get(s).copied(),
+        }
+    }
+
+    fn insert(&mut self, key: Key<'_>, item: usize) {
+        match key {
+            Key::Num(n) => {
+                self.nums.insert(n, item);
+            }
+            Key::Str(s) => {
+                self.strs.insert(s.to_owned(), item);
+            }
+        }
     }
 }
 
-fn holds(condition: &Condition, event: &Value) -> bool {
-    let found = condition.path.get(event);
+/// Text to append: strings as they are, other values as their JSON text.
+fn fragment_text(value: &Value) -> Option<Cow<'_, str>> {
+    match value {
+        Value::Null => None,
+        Value::String(s) => Some(Cow::Borrowed(s)),
+        other => Some(Cow::Owned(other.to_string())),
+    }
+}
+
+fn holds(condition: &Condition, found: Option<&Value>) -> bool {
     match &condition.equals {
         Some(want) => found == Some(want),
         None => found.is_some_and(|v| !v.is_null()),
@@ -82,9 +121,9 @@ impl<'a> Assembler<'a> {
             listing,
             message: plan.base.clone(),
             items: Vec::new(),
-            keys: HashMap::new(),
-            by_id: HashMap::new(),
-            by_index: HashMap::new(),
+            keys: Keys::default(),
+            by_id: Keys::default(),
+            by_index: Keys::default(),
             latest_fragment: None,
             piece_item: None,
             calls: 0,
@@ -133,12 +172,22 @@ impl<'a> Assembler<'a> {
                 None => (None, event),
             },
         };
-        for rule in &plan.rules {
-            if !rule.on.is_empty() && !name.is_some_and(|n| rule.on.iter().any(|o| o == n)) {
-                continue;
-            }
-            if rule.when.as_ref().is_some_and(|c| !holds(c, body)) {
-                continue;
+        let candidates = name
+            .and_then(|n| plan.by_name.get(n))
+            .unwrap_or(&plan.unnamed);
+        // Rules often test the same path in a row: it is looked up once.
+        let mut last: Option<(&JsonPath, Option<&Value>)> = None;
+        for &i in candidates {
+            let rule = &plan.rules[i];
+            if let Some(condition) = &rule.when {
+                let found = match last {
+                    Some((path, found)) if *path == condition.path => found,
+                    _ => condition.path.get(body),
+                };
+                last = Some((&condition.path, found));
+                if !holds(condition, found) {
+                    continue;
+                }
             }
             self.apply(rule, body, out)?;
         }
@@ -248,7 +297,7 @@ impl<'a> Assembler<'a> {
     fn keyed(&self, key: &JsonPath, event: &Value) -> Option<usize> {
         key.get(event)
             .and_then(key_of)
-            .and_then(|k| self.keys.get(&k).copied())
+            .and_then(|k| self.keys.get(k))
     }
 
     /// Adds an item; an open item that is a call gets its position among the calls now.
@@ -322,8 +371,8 @@ impl<'a> Assembler<'a> {
                 let Some(k) = key.get(event).and_then(key_of) else {
                     return;
                 };
-                Some(match self.keys.get(&k) {
-                    Some(&i) => i,
+                Some(match self.keys.get(k) {
+                    Some(i) => i,
                     // A block that streams without a start event starts here.
                     None => {
                         let i = self.push_item(Value::Object(Map::new()), true);
@@ -344,7 +393,7 @@ impl<'a> Assembler<'a> {
                 let item = &mut self.items[i];
                 match item.json.iter_mut().find(|(p, _)| *p == append.to) {
                     Some((_, buffer)) => buffer.push_str(&text),
-                    None => item.json.push((append.to.clone(), text)),
+                    None => item.json.push((append.to.clone(), text.into_owned())),
                 }
                 return;
             }
@@ -371,9 +420,9 @@ impl<'a> Assembler<'a> {
                 .as_ref()
                 .and_then(|p| p.get(entry))
                 .and_then(key_of);
-            let known = match (&id, &index) {
-                (Some(id), _) => self.by_id.get(id).copied(),
-                (None, Some(index)) => self.by_index.get(index).copied(),
+            let known = match (id, index) {
+                (Some(id), _) => self.by_id.get(id),
+                (None, Some(index)) => self.by_index.get(index),
                 (None, None) => self.latest_fragment,
             };
             let mut fragment = entry.clone();
@@ -473,7 +522,7 @@ impl<'a> Assembler<'a> {
         let mut piece_more = false;
         if let (Some(pieces), Some(i)) = (pieces, self.piece_item) {
             let into: JsonPath = JsonPath(plan.at.0.iter().chain(&plan.into.0).cloned().collect());
-            for piece in &pieces {
+            for piece in pieces {
                 piece_more |= piece.get(&plan.more) == Some(&Value::Bool(true));
                 let Some(path) = piece.get(&plan.path).and_then(Value::as_str) else {
                     continue;
@@ -656,7 +705,7 @@ fn append_value(target: &mut Value, path: &JsonPath, value: &Value, as_: AppendA
             };
             match slot {
                 Value::String(s) => s.push_str(&text),
-                Value::Null => *slot = Value::String(text),
+                Value::Null => *slot = Value::String(text.into_owned()),
                 _ => {}
             }
         }

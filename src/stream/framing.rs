@@ -84,6 +84,7 @@ pub(crate) enum FramingError {
 /// A push decoder for one framing.
 pub(crate) enum Decoder {
     Sse(SseDecoder),
+    Lines(LineSplitter),
     Json(JsonSplitter),
     #[cfg(feature = "eventstream")]
     EventStream(EventStreamDecoder),
@@ -95,7 +96,8 @@ impl Decoder {
     pub(crate) fn new(framing: Framing) -> Decoder {
         match framing {
             Framing::Sse => Decoder::Sse(SseDecoder::new()),
-            Framing::Ndjson | Framing::Json => Decoder::Json(JsonSplitter::default()),
+            Framing::Ndjson => Decoder::Lines(LineSplitter::default()),
+            Framing::Json => Decoder::Json(JsonSplitter::default()),
             #[cfg(feature = "eventstream")]
             Framing::EventStream => Decoder::EventStream(EventStreamDecoder::default()),
             #[cfg(not(feature = "eventstream"))]
@@ -111,6 +113,7 @@ impl Decoder {
     ) -> Result<(), FramingError> {
         match self {
             Decoder::Sse(d) => d.push(bytes, out),
+            Decoder::Lines(d) => d.push(bytes, out),
             Decoder::Json(d) => d.push(bytes, out),
             #[cfg(feature = "eventstream")]
             Decoder::EventStream(d) => d.push(bytes, out),
@@ -123,6 +126,7 @@ impl Decoder {
     pub(crate) fn finish(&mut self, out: &mut Vec<Payload>) -> Result<(), FramingError> {
         match self {
             Decoder::Sse(d) => d.finish(out),
+            Decoder::Lines(d) => d.finish(out),
             Decoder::Json(d) => d.finish(),
             #[cfg(feature = "eventstream")]
             Decoder::EventStream(d) => d.finish(),
@@ -200,6 +204,53 @@ impl SseDecoder {
         }
         Ok(())
     }
+}
+
+/// Newline-delimited JSON: each complete line is one event (blank lines and
+/// a trailing `\r` are skipped); a last line without its newline is read at
+/// the end.
+#[derive(Debug, Default)]
+pub(crate) struct LineSplitter {
+    buf: Vec<u8>,
+}
+
+impl LineSplitter {
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
+        let mut rest = bytes;
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            if self.buf.is_empty() {
+                line(&rest[..end], out)?;
+            } else {
+                self.buf.extend_from_slice(&rest[..end]);
+                let whole = std::mem::take(&mut self.buf);
+                line(&whole, out)?;
+            }
+            rest = &rest[end + 1..];
+        }
+        self.buf.extend_from_slice(rest);
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Vec<Payload>) -> Result<(), FramingError> {
+        let last = std::mem::take(&mut self.buf);
+        line(&last, out)
+    }
+}
+
+/// One line of newline-delimited JSON.
+fn line(bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
+    let bytes = bytes.trim_ascii();
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    if !matches!(bytes[0], b'{' | b'[') {
+        return Err(FramingError::NotJson { byte: bytes[0] });
+    }
+    match serde_json::from_slice::<Value>(bytes).map_err(FramingError::Json)? {
+        Value::Array(events) => out.extend(events.into_iter().map(Payload::Json)),
+        other => out.push(Payload::Json(other)),
+    }
+    Ok(())
 }
 
 /// Finds complete top-level JSON values in bytes that arrive in pieces.
@@ -371,7 +422,7 @@ mod tests {
     #[test]
     fn json_values_whatever_the_cut() {
         let text = "{\"a\": \"}{\\\"\"}\n{\"b\": [1, {\"c\": null}]}[{\"d\": 1}, {\"e\": 2}]";
-        let events = cut_everywhere(Framing::Ndjson, text.as_bytes());
+        let events = cut_everywhere(Framing::Json, text.as_bytes());
         assert_eq!(
             events,
             [
@@ -379,6 +430,21 @@ mod tests {
                 Payload::Json(json!({"b": [1, {"c": null}]})),
                 Payload::Json(json!({"d": 1})),
                 Payload::Json(json!({"e": 2}))
+            ]
+        );
+    }
+
+    #[test]
+    fn json_lines_whatever_the_cut() {
+        let text = "{\"a\": \"\\n\"}\r\n\n[{\"b\": 1}, {\"c\": 2}]\n{\"d\": \"é\"}";
+        let events = cut_everywhere(Framing::Ndjson, text.as_bytes());
+        assert_eq!(
+            events,
+            [
+                Payload::Json(json!({"a": "\n"})),
+                Payload::Json(json!({"b": 1})),
+                Payload::Json(json!({"c": 2})),
+                Payload::Json(json!({"d": "é"}))
             ]
         );
     }

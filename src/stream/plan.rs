@@ -1,5 +1,7 @@
 //! The compiled form of a spec's `stream:` section, and its compilation.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::Framing;
@@ -22,6 +24,11 @@ pub(crate) struct StreamPlan {
     pub drop: Vec<Value>,
     pub open_at_end: OpenAtEnd,
     pub rules: Vec<Rule>,
+    /// Per event name, the rules that may apply to it (those with that name
+    /// in `on`, and those without `on`), in order.
+    pub by_name: HashMap<String, Vec<usize>>,
+    /// The rules that apply to an event whose name no rule mentions.
+    pub unnamed: Vec<usize>,
 }
 
 /// Where an event's name is.
@@ -142,7 +149,23 @@ pub(crate) fn compile(doc: StreamDoc) -> Result<StreamPlan, Problem> {
             "no rule ends the stream (`end: true`) and there is no `done` marker: a cut stream could not be told from a finished one",
         ));
     }
+    let unnamed: Vec<usize> = (0..rules.len())
+        .filter(|&i| rules[i].on.is_empty())
+        .collect();
+    let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, rule) in rules.iter().enumerate() {
+        for name in &rule.on {
+            by_name.entry(name.clone()).or_default().push(i);
+        }
+    }
+    for list in by_name.values_mut() {
+        list.extend(&unnamed);
+        list.sort_unstable();
+        list.dedup();
+    }
     Ok(StreamPlan {
+        by_name,
+        unnamed,
         framing: doc.framing,
         done: doc.done,
         name,
