@@ -505,3 +505,94 @@ fn unreadable_streams_are_errors() {
     let err = stream.push(b"data: not json\n\n").unwrap_err();
     assert!(err.to_string().contains("not JSON"), "{err}");
 }
+
+/// What the next request must send back verbatim survives into the
+/// assembled message: Gemini's thoughtSignature on its part, Anthropic's
+/// thinking signature and redacted_thinking, the final encrypted_content of
+/// a Responses reasoning item, Bedrock's reasoning signature.
+#[test]
+fn opaque_pieces_survive_into_the_message() {
+    let message_of = |provider: &str, file: &str| -> Value {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/streams")
+            .join(provider)
+            .join(file);
+        let rec = recording(&path);
+        let listing = listing_for(&rec);
+        let mut stream = reader(&rec, &listing);
+        stream.push(&rec.bytes).unwrap();
+        stream.finish().unwrap().message
+    };
+    let raw = |provider: &str, file: &str| -> String {
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/streams")
+                .join(provider)
+                .join(file),
+        )
+        .unwrap()
+    };
+    // Gemini: the signature is on the part that carried it, unchanged.
+    let message = message_of("gemini", "synthetic-parallel-calls-signature.sse");
+    let signature = message["parts"][0]["thoughtSignature"].as_str().unwrap();
+    assert!(signature.len() > 20);
+    assert!(raw("gemini", "synthetic-parallel-calls-signature.sse").contains(signature));
+    assert!(message["parts"][0]["functionCall"]["name"].is_string());
+    let message = message_of(
+        "gemini",
+        "test_google_streaming_tool_call_thought_signature.0.sse",
+    );
+    let part = &message["parts"][0];
+    assert!(
+        part["thoughtSignature"].is_string() && part["functionCall"].is_object(),
+        "{message}"
+    );
+    // Anthropic: thinking with its signature (the signature delta replaces).
+    let message = message_of("anthropic", "anthropic-clear-thinking.1.sse");
+    let thinking = &message["content"][0];
+    assert_eq!(thinking["type"], "thinking");
+    let signature = thinking["signature"].as_str().unwrap();
+    assert!(raw("anthropic", "anthropic-clear-thinking.1.sse").contains(signature));
+    let message = message_of(
+        "anthropic",
+        "test_anthropic_model_thinking_part_redacted_stream.sse",
+    );
+    let redacted: Vec<&Value> = message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "redacted_thinking")
+        .collect();
+    assert_eq!(redacted.len(), 2, "{message}");
+    assert!(
+        redacted
+            .iter()
+            .all(|b| b["data"].as_str().is_some_and(|d| !d.is_empty()))
+    );
+    // Responses: the reasoning item as output_item.done gave it (its final encrypted_content).
+    let message = message_of(
+        "openai-responses",
+        "openai-reasoning-encrypted-content.1.resp1.sse",
+    );
+    let reasoning = &message[0];
+    assert_eq!(reasoning["type"], "reasoning");
+    let encrypted = reasoning["encrypted_content"].as_str().unwrap();
+    let body = raw(
+        "openai-responses",
+        "openai-reasoning-encrypted-content.1.resp1.sse",
+    );
+    let done = body
+        .lines()
+        .find(|l| l.contains("response.output_item.done") && l.contains("\"reasoning\""))
+        .unwrap();
+    assert!(done.contains(encrypted), "the item of output_item.done");
+    // Bedrock: reasoning text and signature in one block.
+    let message = message_of("bedrock-converse", "amazon-bedrock-reasoning.jsonl");
+    let reasoning = &message["content"][0]["reasoningContent"]["reasoningText"];
+    assert!(reasoning["text"].as_str().unwrap().contains("strawberry"));
+    assert!(
+        reasoning["signature"]
+            .as_str()
+            .is_some_and(|s| s.len() > 20)
+    );
+}
