@@ -596,3 +596,42 @@ fn opaque_pieces_survive_into_the_message() {
             .is_some_and(|s| s.len() > 20)
     );
 }
+
+/// Hostile streams end in an error in bounded memory: an event that never
+/// ends, an in-memory event nested too deep.
+#[test]
+fn hostile_streams_are_refused() {
+    let toolset = ToolSet::client().server("s", vec![]).build().unwrap();
+    for (id, framing) in [
+        ("ollama", Framing::Ndjson),
+        ("openai-chat", Framing::Sse),
+        ("bedrock-converse", Framing::Json),
+    ] {
+        let listing = provider(id)
+            .list_tools(&toolset, &ListOptions::new())
+            .unwrap();
+        let mut stream = provider(id).stream(&listing).unwrap().framing(framing);
+        let start: &[u8] = match framing {
+            Framing::Sse => b"data: {\"a\": \"",
+            _ => b"{\"a\": \"",
+        };
+        stream.push(start).unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        let err = (0..20)
+            .find_map(|_| stream.push(&chunk).err())
+            .unwrap_or_else(|| panic!("{id}: a 20 MiB event was buffered"));
+        assert_eq!(err.kind(), ErrorKind::Stream);
+        assert!(format!("{err:#}").contains("bytes"), "{err:#}");
+    }
+    let listing = provider("ollama")
+        .list_tools(&toolset, &ListOptions::new())
+        .unwrap();
+    let mut stream = provider("ollama").stream(&listing).unwrap();
+    let mut deep = json!(1);
+    for _ in 0..1000 {
+        deep = json!([deep]);
+    }
+    let event = json!({"message": {"tool_calls": deep}});
+    let err = stream.push_event(&event).unwrap_err();
+    assert!(err.to_string().contains("deeper"), "{err}");
+}

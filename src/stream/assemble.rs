@@ -755,12 +755,13 @@ fn set_json_path(target: &mut Value, path: &str, value: Value) {
                     *cur = Value::Array(Vec::new());
                 }
                 let Value::Array(items) = cur else { return };
-                if items.len() <= i {
-                    // Bounded: a hostile index cannot make the list huge.
-                    if i > 100_000 {
-                        return;
-                    }
-                    items.resize(i + 1, Value::Null);
+                // Elements arrive in order: a piece may add the next one, never
+                // skip ahead (so an index cannot make a list huge).
+                if i > items.len() {
+                    return;
+                }
+                if i == items.len() {
+                    items.push(Value::Null);
                 }
                 &mut items[i]
             }
@@ -808,10 +809,13 @@ mod tests {
     #[test]
     fn json_paths_set_and_append() {
         let mut v = json!({});
+        set_json_path(&mut v, "$.a.b[0]", json!(1));
         set_json_path(&mut v, "$.a.b[1].c", json!("x"));
         set_json_path(&mut v, "$.a.b[1].c", json!("y"));
         set_json_path(&mut v, "$['k l']", json!(3));
-        assert_eq!(v, json!({"a": {"b": [null, {"c": "xy"}]}, "k l": 3}));
+        // An index past the next element is ignored: lists grow one by one.
+        set_json_path(&mut v, "$.a.b[99999]", json!(2));
+        assert_eq!(v, json!({"a": {"b": [1, {"c": "xy"}]}, "k l": 3}));
         assert!(parse_json_path("a.b").is_none());
         assert!(parse_json_path("$[x]").is_none());
     }

@@ -50,6 +50,10 @@ impl Framing {
     }
 }
 
+/// The largest event read, in bytes: a stream whose event (or line) grows
+/// past it is refused instead of buffered without end.
+pub(crate) const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
 /// One event cut from the bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Payload {
@@ -70,6 +74,8 @@ pub(crate) enum FramingError {
     NotJson { byte: u8 },
     #[error("the stream ended inside a JSON value ({0} bytes unread)")]
     Unfinished(usize),
+    #[error("an event is over {MAX_EVENT_BYTES} bytes")]
+    TooLarge,
     #[cfg(feature = "eventstream")]
     #[error("not a valid AWS event-stream frame")]
     EventStream(#[source] aws_smithy_eventstream::error::Error),
@@ -166,13 +172,19 @@ impl Stream for FeedStream {
 pub(crate) struct SseDecoder {
     feed: Arc<Mutex<Feed>>,
     parser: Pin<Box<sse_stream::SseByteStream<FeedStream>>>,
+    /// Bytes pushed since the last complete event.
+    pending: usize,
 }
 
 impl SseDecoder {
     fn new() -> SseDecoder {
         let feed = Arc::new(Mutex::new(Feed::default()));
         let parser = Box::pin(sse_stream::SseByteStream::new(FeedStream(feed.clone())));
-        SseDecoder { feed, parser }
+        SseDecoder {
+            feed,
+            parser,
+            pending: 0,
+        }
     }
 
     fn push(&mut self, bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
@@ -180,7 +192,13 @@ impl SseDecoder {
             let mut feed = self.feed.lock().unwrap_or_else(|p| p.into_inner());
             feed.chunks.push_back(Bytes::copy_from_slice(bytes));
         }
-        self.drain(out)
+        self.drain(out)?;
+        // The parser holds the unfinished event; bytes since the last event bound it.
+        self.pending += bytes.len();
+        if self.pending > MAX_EVENT_BYTES {
+            return Err(FramingError::TooLarge);
+        }
+        Ok(())
     }
 
     fn finish(&mut self, out: &mut Vec<Payload>) -> Result<(), FramingError> {
@@ -192,6 +210,7 @@ impl SseDecoder {
         let mut cx = Context::from_waker(std::task::Waker::noop());
         while let Poll::Ready(Some(event)) = self.parser.as_mut().poll_next(&mut cx) {
             let event = event.map_err(FramingError::Sse)?;
+            self.pending = 0;
             let Some(data) = event.data else { continue };
             let text = data.trim();
             if text.is_empty() {
@@ -228,6 +247,9 @@ impl LineSplitter {
             rest = &rest[end + 1..];
         }
         self.buf.extend_from_slice(rest);
+        if self.buf.len() > MAX_EVENT_BYTES {
+            return Err(FramingError::TooLarge);
+        }
         Ok(())
     }
 
@@ -317,6 +339,9 @@ impl JsonSplitter {
             if let Some(start) = &mut self.start {
                 *start = 0;
             }
+        }
+        if self.buf.len() > MAX_EVENT_BYTES {
+            return Err(FramingError::TooLarge);
         }
         Ok(())
     }

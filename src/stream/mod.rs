@@ -176,6 +176,18 @@ impl<'a> CallStream<'a> {
     /// As [`push`](Self::push).
     pub fn push_event(&mut self, event: &Value) -> Result<Vec<StreamedCall>> {
         self.check()?;
+        if crate::json::deeper_than(event, crate::json::MAX_NESTING) {
+            let error = Error::new(
+                ErrorKind::Stream,
+                format!(
+                    "event {} nests deeper than {} levels",
+                    self.assembler.events() + 1,
+                    crate::json::MAX_NESTING
+                ),
+            );
+            self.error = Some(error.clone());
+            return Err(error);
+        }
         let mut out = Vec::new();
         let read = self.assembler.event(event, &mut out);
         self.handed(out, Ok(()), read)
