@@ -141,7 +141,7 @@ pub use exec::{
 };
 pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode};
 pub use mcp::{CallToolResult, Content, Tool, parse_tools_list};
-pub use results::{Outcome, ResultOptions, Shape, StructuredMode};
+pub use results::{Outcome, ResultOptions, Shape, StructuredMode, Turn};
 pub use spec::{Provider, Registry, SpecFile, SpecKind};
 pub use toolset::{
     DropReason, Dropped, ExposedTool, FailedServer, Rename, RenameReason, ToolSet, ToolSetBuilder,

@@ -16,7 +16,7 @@ use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
 use crate::mcp::CallToolResult;
-use crate::results::{Outcome, ResultOptions};
+use crate::results::{FollowUps, Outcome, ResultOptions};
 use crate::spec::Provider;
 use crate::toolset::ToolSet;
 
@@ -163,6 +163,11 @@ pub struct Execution {
     pub status: Status,
     /// One answer per call, in the model's order, in the provider's shape.
     pub results: Vec<Value>,
+    /// The media the answers could not carry, to append after `results` to
+    /// the same list (see [`Turn`](crate::Turn)): empty unless the spec's
+    /// `follow_up` rules apply (for instance with the `media: full` option).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub follow_ups: Vec<Value>,
     /// What happened to each call, in the same order.
     pub calls: Vec<CallRecord>,
     /// The servers whose results are now in the model's context: add them to the next turn's taint.
@@ -203,7 +208,12 @@ impl Source {
     /// # Errors
     ///
     /// [`ErrorKind::Input`] only when the provider cannot shape an answer
-    /// (a call without the id the provider requires).
+    /// (a call without the id the provider requires) or the result options name
+    /// an option the spec does not offer.
+    ///
+    /// Media the spec sends after the turn's answers (its `follow_up` rules, as
+    /// with the `media: full` option) are in [`Execution::follow_ups`]: append
+    /// them right after the results, to the same list.
     pub async fn execute_calls(
         &self,
         provider: &Provider,
@@ -237,24 +247,22 @@ impl Source {
             assigns: Arc::new(options.assigns.clone()),
             taint: Arc::new(options.taint.clone()),
         };
-        let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
+        let mut outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
             futures_util::stream::iter(extracted.calls)
                 .map(|call| self.guarded(call, toolset, options, &shared, timeout, &halted))
                 .buffer_unordered(limit)
                 .collect()
                 .await;
+        // Answered in the model's order: follow-ups and request limits go by it.
+        outcomes.sort_by_key(|(call, _)| call.index);
+        let mut turn = provider.turn(&options.results, FollowUps::Collect)?;
         let mut ran_servers = BTreeSet::new();
         for (call, outcome) in outcomes {
             let outcome_ref = match &outcome {
                 Ok(result) => Outcome::Completed(result),
                 Err(err) => Outcome::Failed(err),
             };
-            let answer = provider.answer(
-                call.call_id.as_deref(),
-                &call.exposed_name,
-                outcome_ref,
-                &options.results,
-            )?;
+            let answer = turn.answer(call.call_id.as_deref(), &call.exposed_name, outcome_ref)?;
             if outcome.is_ok() {
                 ran_servers.insert(call.server_id.clone());
             }
@@ -271,6 +279,7 @@ impl Source {
                 *slot = Some((answer, record));
             }
         }
+        let follow_ups = turn.finish()?;
         let (results, calls): (Vec<Value>, Vec<CallRecord>) = answers.into_iter().flatten().unzip();
         let status = if halted.load(Ordering::SeqCst) {
             Status::Halt
@@ -280,6 +289,7 @@ impl Source {
         Ok(Execution {
             status,
             results,
+            follow_ups,
             calls,
             ran_servers,
         })
