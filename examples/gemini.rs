@@ -39,10 +39,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         taint.extend(run.ran_servers.iter().cloned());
         contents.push(response["candidates"][0]["content"].clone());
-        // functionResponse parts first, then the media they cannot carry, in the same turn.
-        let mut parts = run.results;
-        parts.extend(run.follow_ups);
-        contents.push(json!({"role": "user", "parts": parts}));
+        // The functionResponse parts in one user turn, then the media they cannot carry in
+        // one more (a turn mixing both is rejected by some models and by Vertex AI).
+        contents.push(json!({"role": "user", "parts": run.results}));
+        contents.extend(run.follow_ups);
         if run.status == Status::Halt {
             return Ok(());
         }

@@ -152,11 +152,13 @@ impl<'a> From<&'a Error> for Outcome<'a> {
 
 /// A turn's answers and what goes after them.
 ///
-/// Append [`results`](Self::results), then [`follow_ups`](Self::follow_ups),
-/// to the same list: the messages (OpenAI Chat, Mistral: the follow-ups are
-/// one user message after the tool messages), the input items, the user
-/// turn's parts (Gemini: parts after the `functionResponse` parts) or the user
-/// message's content blocks (Bedrock: blocks after the `toolResult` blocks).
+/// Put [`follow_ups`](Self::follow_ups) right after [`results`](Self::results),
+/// as the spec shapes them: OpenAI Chat and Mistral append both to the
+/// messages (the follow-ups are one user message after the tool messages);
+/// Bedrock puts both in one user message's content (blocks after the
+/// `toolResult` blocks); Gemini puts the results in a user `Content`'s parts
+/// and appends the follow-ups, one user `Content` of `inlineData` parts, to the
+/// contents after it. Anthropic and OpenAI Responses need none.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Turn {

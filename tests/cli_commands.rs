@@ -400,15 +400,13 @@ fn media_option_on_result_and_run() {
         &["run", "--provider", "gemini", "--option", "media=full"],
         None,
     ));
+    // Gemini's follow-ups: one user Content after the functionResponse one.
     let follow_ups = cycle["follow_ups"].as_array().expect("follow_ups");
-    assert_eq!(follow_ups.len(), 2, "{cycle}");
-    assert!(
-        follow_ups[0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("notes_render")
-    );
-    assert_eq!(follow_ups[1]["inlineData"]["mimeType"], "image/png");
+    assert_eq!(follow_ups.len(), 1, "{cycle}");
+    let parts = &follow_ups[0]["parts"];
+    assert_eq!(follow_ups[0]["role"], "user");
+    assert!(parts[0]["text"].as_str().unwrap().contains("notes_render"));
+    assert_eq!(parts[1]["inlineData"]["mimeType"], "image/png");
     let plain = json(&run(&["run", "--provider", "gemini"], None));
     assert!(plain.get("follow_ups").is_none(), "{plain}");
 }

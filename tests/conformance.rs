@@ -42,23 +42,23 @@ const RESULTS: &[(&str, &str)] = &[
     ("mistral", "mistral/result"),
 ];
 
-/// How a provider's follow-ups are checked: the follow-up message itself
-/// (OpenAI Chat, Mistral), or the whole user turn they end, answers first
-/// (Gemini: the `Content`; Bedrock: the `Message`). The other providers send none.
+/// How a provider's follow-ups are checked: the one follow-up message itself
+/// (OpenAI Chat and Mistral: a user message; Gemini: a user `Content`), or
+/// the whole user message they end, answers first (Bedrock). The other
+/// providers send none.
 #[derive(Clone, Copy)]
 enum FollowUps {
     Message(&'static str),
-    Parts(&'static str),
     Content(&'static str),
 }
 
 const FOLLOW_UPS: &[(&str, FollowUps)] = &[
     ("openai-chat", FollowUps::Message("openai-chat/follow_up")),
     ("mistral", FollowUps::Message("mistral/follow_up")),
-    ("gemini", FollowUps::Parts("gemini/turn")),
+    ("gemini", FollowUps::Message("gemini/follow_up")),
     (
         "gemini-multimodal",
-        FollowUps::Parts("gemini-multimodal/turn@gemini/turn"),
+        FollowUps::Message("gemini-multimodal/follow_up@gemini/follow_up"),
     ),
     (
         "bedrock-converse",
@@ -79,10 +79,10 @@ fn turn_items(items: &mut Vec<Item>, id: &str, label: &str, check: &str, turn: T
     if turn.follow_ups.is_empty() {
         return;
     }
-    let whole = |key: &str| {
+    let whole = || {
         let mut all = turn.results.clone();
         all.extend(turn.follow_ups.iter().cloned());
-        json!({"role": "user", key: all})
+        json!({"role": "user", "content": all})
     };
     match how {
         Some(FollowUps::Message(check)) => {
@@ -93,11 +93,8 @@ fn turn_items(items: &mut Vec<Item>, id: &str, label: &str, check: &str, turn: T
                 turn.follow_ups[0].clone(),
             ));
         }
-        Some(FollowUps::Parts(check)) => {
-            items.push(Item::new(format!("{label} turn"), check, whole("parts")))
-        }
         Some(FollowUps::Content(check)) => {
-            items.push(Item::new(format!("{label} turn"), check, whole("content")))
+            items.push(Item::new(format!("{label} turn"), check, whole()))
         }
         None => panic!("{label}: {id} sent follow-ups: {:?}", turn.follow_ups),
     }
@@ -290,7 +287,7 @@ fn the_checker_rejects_unknown_keys_and_bad_values() {
             json!({"role": "user", "content": [{"type": "document", "document_url": "data:application/pdf;base64,QUJD"}]}),
         ),
         (
-            "gemini/turn",
+            "gemini/follow_up",
             json!({"role": "user", "parts": [{"inlineData": {"mimeType": "image/png", "data": "QUJD", "displayNames": "x"}}]}),
         ),
         (

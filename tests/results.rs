@@ -502,7 +502,10 @@ fn structured_content_never_carries_media_as_text() {
     // Gemini's default `prefer` now sends the filesystem server's image as an
     // image (with the option) instead of its base64 as JSON text.
     let gemini = turn("gemini", &[("c", "srv__tool", &mirror)], &media("full"));
-    assert_eq!(gemini.follow_ups[1]["inlineData"]["data"], image_data);
+    assert_eq!(
+        gemini.follow_ups[0]["parts"][1]["inlineData"]["data"],
+        image_data
+    );
     // Without shaping for a model, structured values go as the server sent them (the mirror still does not).
     let raw = answer(
         "gemini",

@@ -163,8 +163,8 @@ pub struct Execution {
     pub status: Status,
     /// One answer per call, in the model's order, in the provider's shape.
     pub results: Vec<Value>,
-    /// The media the answers could not carry, to append after `results` to
-    /// the same list (see [`Turn`](crate::Turn)): empty unless the spec's
+    /// The media the answers could not carry, to put right after `results`
+    /// (where, per provider: [`Turn`](crate::Turn)): empty unless the spec's
     /// `follow_up` rules apply (for instance with the `media: full` option).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub follow_ups: Vec<Value>,
@@ -212,8 +212,8 @@ impl Source {
     /// an option the spec does not offer.
     ///
     /// Media the spec sends after the turn's answers (its `follow_up` rules, as
-    /// with the `media: full` option) are in [`Execution::follow_ups`]: append
-    /// them right after the results, to the same list.
+    /// with the `media: full` option) are in [`Execution::follow_ups`]: put
+    /// them right after the results (see [`Turn`](crate::Turn) for where).
     pub async fn execute_calls(
         &self,
         provider: &Provider,

@@ -102,11 +102,12 @@ CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mistral/tool": ("mistralai.client.models.Tool", ()),
     "mistral/result": ("mistralai.client.models.ToolMessage", ()),
     # Media sent after a turn's answers: OpenAI Chat and Mistral as one user
-    # message after the tool messages; Gemini and Bedrock as items after the
-    # answers in the same user turn, checked as that whole turn.
+    # message after the tool messages, Gemini as one user Content after the
+    # functionResponse one; Bedrock as blocks after the toolResult blocks of
+    # the same user message, checked as that whole message.
     "openai-chat/follow_up": ("openai.types.chat.ChatCompletionUserMessageParam", ()),
     "mistral/follow_up": ("mistralai.client.models.UserMessage", ()),
-    "gemini/turn": ("google.genai.types.Content", ("role", "parts")),
+    "gemini/follow_up": ("google.genai.types.Content", ("role", "parts")),
     "bedrock-converse/turn": ("botocore:bedrock-runtime:Message", ()),
 }
 

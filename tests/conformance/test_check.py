@@ -158,11 +158,10 @@ GOOD = {
         },
         {"role": "user", "content": "plain"},
     ],
-    "gemini/turn": [
+    "gemini/follow_up": [
         {
             "role": "user",
             "parts": [
-                {"functionResponse": {"id": "c1", "name": "chart", "response": {"output": "[item 1 follows]"}}},
                 {"text": "Item 1 of the result of chart (call c1):"},
                 {"inlineData": {"mimeType": "audio/mpeg", "data": PNG_B64}},
             ],
@@ -199,7 +198,7 @@ MUTATIONS = {
     "mistral/result": (("content", 1, "image_url"), ("content",), (("tool_call_id",), 9)),
     "openai-chat/follow_up": (("content", 1, "image_url"), ("role",), (("content", 0, "text"), 7)),
     "mistral/follow_up": (("content", 1, "image_url"), ("content",), (("content", 0, "text"), 7)),
-    "gemini/turn": (("parts", 2, "inlineData"), ("parts",), (("parts", 1, "text"), 7)),
+    "gemini/follow_up": (("parts", 1, "inlineData"), ("parts",), (("parts", 0, "text"), 7)),
     "bedrock-converse/turn": (("content", 2, "document"), ("role",), (("content", 1, "text"), 7)),
 }
 
