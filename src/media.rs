@@ -1,4 +1,7 @@
-//! Shaping results for a model (PI-2), before any provider mapping.
+//! Shaping results for a model (PI-2), before any provider mapping: which
+//! media a model may be given, placeholders, base64 payloads and mirrored
+//! content inside `structuredContent`, and the file and document names media
+//! rules use.
 
 use std::borrow::Cow;
 
