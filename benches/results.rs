@@ -1,6 +1,8 @@
 //! Answering a call whose result carries a 20 MiB PNG image, for each core
-//! provider, against copying the same base64 text once; and the peak memory
-//! each answer takes, as a multiple of the payload.
+//! provider, and a 20 MiB PDF, for each provider with the `media: full`
+//! option (the document in the answer or in a follow-up), against copying the
+//! same base64 text once; and the peak memory each answer takes, as a
+//! multiple of the payload.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -9,12 +11,22 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use criterion::{Criterion, criterion_group};
 use mcp_adapters::Registry;
 use mcp_adapters::{CallToolResult, Content};
-use mcp_adapters::{Outcome, ResultOptions};
+use mcp_adapters::{Outcome, ResultOptions, Turn};
 use serde_json::json;
 
 mod support;
 
 const FORMATS: [&str; 4] = ["anthropic", "openai-chat", "openai-responses", "gemini"];
+/// Every provider with a `media` option (Ollama has none).
+const MEDIA_FORMATS: [&str; 7] = [
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "gemini",
+    "gemini-multimodal",
+    "bedrock-converse",
+    "mistral",
+];
 const IMAGE_BYTES: usize = 20 * 1024 * 1024;
 
 /// The system allocator, counting the bytes currently allocated and the peak.
@@ -93,8 +105,17 @@ fn base64(bytes: &[u8]) -> String {
 
 /// 20 MiB of pseudo-random bytes (a PNG signature first), base64-encoded.
 fn image_base64() -> String {
+    payload_base64(b"\x89PNG\r\n\x1a\n")
+}
+
+/// 20 MiB of pseudo-random bytes after a PDF header, base64-encoded.
+fn pdf_base64() -> String {
+    payload_base64(b"%PDF-1.7\n")
+}
+
+fn payload_base64(signature: &[u8]) -> String {
     let mut bytes = Vec::with_capacity(IMAGE_BYTES);
-    bytes.extend_from_slice(b"\x89PNG\r\n\x1a\n");
+    bytes.extend_from_slice(signature);
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     while bytes.len() < IMAGE_BYTES {
         state ^= state << 13;
@@ -112,6 +133,23 @@ fn image_result(data: &str) -> CallToolResult {
         serde_json::from_value(json!({"content": [block]})).expect("valid result");
     assert!(matches!(result.content[0], Content::Image(_)));
     result
+}
+
+/// A result with one embedded PDF, labelled as the reference filesystem server labels it.
+fn pdf_result(data: &str) -> CallToolResult {
+    let block = json!({"type": "resource", "resource": {
+        "uri": "file:///reports/annual.pdf", "mimeType": "application/pdf", "blob": data}});
+    serde_json::from_value(json!({"content": [block]})).expect("valid result")
+}
+
+/// The answer and its follow-ups, as a turn of one call with `media: full`.
+fn answer_full(provider: &mcp_adapters::Provider, result: &CallToolResult) -> Turn {
+    provider
+        .answer_all(
+            [(Some("call_1"), "report", Outcome::Completed(result))],
+            &ResultOptions::new().option("media", "full"),
+        )
+        .expect("answer")
 }
 
 fn answering(c: &mut Criterion) {
@@ -136,6 +174,62 @@ fn answering(c: &mut Criterion) {
         });
     }
     group.finish();
+    let pdf = pdf_base64();
+    let result = pdf_result(&pdf);
+    let mut group = c.benchmark_group("20 MiB PDF, media=full");
+    group.sample_size(10);
+    group.bench_function("memcpy", |b| b.iter(|| black_box(&pdf).clone()));
+    for id in MEDIA_FORMATS {
+        let provider = registry.get(id).expect("provider");
+        group.bench_function(id, |b| b.iter(|| answer_full(provider, black_box(&result))));
+    }
+    group.finish();
+}
+
+/// The peak memory `f` takes above what was allocated before, and what its value keeps.
+fn peak_of<T>(f: impl FnOnce() -> T) -> (usize, usize, T) {
+    let before = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let value = black_box(f());
+    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let kept = CURRENT.load(Ordering::Relaxed) - before;
+    (peak, kept, value)
+}
+
+fn pdf_ratios(rounds: usize) {
+    let data = pdf_base64();
+    let result = pdf_result(&data);
+    let registry = Registry::builtin().expect("built-in specs");
+    println!();
+    println!(
+        "payload: {IMAGE_BYTES} bytes of PDF, {} bytes of base64, answered with media=full",
+        data.len()
+    );
+    for id in MEDIA_FORMATS {
+        let provider = registry.get(id).expect("provider");
+        let ratio =
+            support::median_ratio(rounds, || answer_full(provider, &result), || data.clone());
+        support::report(&format!("20 MiB PDF {id} / memcpy"), ratio, Some(3.0));
+        let (peak, kept, turn) = peak_of(|| answer_full(provider, &result));
+        let payload = data.len() as f64;
+        support::report(
+            &format!("peak memory {id} PDF / payload"),
+            peak as f64 / payload,
+            Some(3.0),
+        );
+        let carried = if !turn.follow_ups.is_empty() {
+            "goes in a follow-up"
+        } else if turn.results[0]
+            .to_string()
+            .contains("over the provider's limit")
+        {
+            "is over the spec's documented limit, so a placeholder answers"
+        } else {
+            "goes in the answer"
+        };
+        println!("  ({peak} bytes at peak, {kept} bytes kept; the document {carried})");
+        drop(turn);
+    }
 }
 
 fn ratios() {
@@ -181,6 +275,7 @@ fn ratios() {
             data.len()
         );
     }
+    pdf_ratios(rounds);
 }
 
 criterion_group!(benches, answering);

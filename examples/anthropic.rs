@@ -5,7 +5,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use mcp_adapters::{ExecOptions, ListOptions, Registry, Status};
+use mcp_adapters::{ExecOptions, ListOptions, Registry, ResultOptions, Status};
 use serde_json::{Value, json};
 
 #[tokio::main]
@@ -18,6 +18,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let provider = Registry::builtin()?.get("anthropic")?;
     let listing = source.tools(provider, &ListOptions::new()).await?;
     let mut taint = std::collections::BTreeSet::new();
+    // Every medium the API takes (documents, and follow-ups where a tool result cannot carry one).
+    let options = ExecOptions::new().results(ResultOptions::new().option("media", "full"));
     let mut messages = vec![json!({"role": "user", "content": question})];
     for _turn in 0..10 {
         let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "tools": listing.tools, "messages": messages});
@@ -35,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 provider,
                 &response,
                 &listing,
-                &ExecOptions::new().taint(&taint),
+                &options.clone().taint(&taint),
             )
             .await?;
         if run.results.is_empty() {
@@ -44,7 +46,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         taint.extend(run.ran_servers.iter().cloned());
         messages.push(json!({"role": "assistant", "content": response["content"]}));
-        messages.push(json!({"role": "user", "content": run.results}));
+        // tool_result blocks first; the follow-ups (none for Anthropic, which
+        // takes images and documents in tool_result) would come after them.
+        let mut content = run.results;
+        content.extend(run.follow_ups);
+        messages.push(json!({"role": "user", "content": content}));
         if run.status == Status::Halt {
             return Ok(());
         }

@@ -5,7 +5,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use mcp_adapters::{ExecOptions, ListOptions, Registry, Status};
+use mcp_adapters::{ExecOptions, ListOptions, Registry, ResultOptions, Status};
 use serde_json::{Value, json};
 
 #[tokio::main]
@@ -18,6 +18,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let provider = Registry::builtin()?.get("gemini")?;
     let listing = source.tools(provider, &ListOptions::new()).await?;
     let mut taint = std::collections::BTreeSet::new();
+    // Every medium the API takes (documents, and follow-ups where a tool result cannot carry one).
+    let options = ExecOptions::new().results(ResultOptions::new().option("media", "full"));
     let mut contents = vec![json!({"role": "user", "parts": [{"text": question}]})];
     for _turn in 0..10 {
         let body =
@@ -28,7 +30,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 provider,
                 &response,
                 &listing,
-                &ExecOptions::new().taint(&taint),
+                &options.clone().taint(&taint),
             )
             .await?;
         if run.results.is_empty() {
@@ -37,7 +39,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         taint.extend(run.ran_servers.iter().cloned());
         contents.push(response["candidates"][0]["content"].clone());
+        // The functionResponse parts in one user turn, then the media they cannot carry in
+        // one more (a turn mixing both is rejected by some models and by Vertex AI).
         contents.push(json!({"role": "user", "parts": run.results}));
+        contents.extend(run.follow_ups);
         if run.status == Status::Halt {
             return Ok(());
         }

@@ -5,7 +5,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use mcp_adapters::{ExecOptions, ListOptions, Registry, Status};
+use mcp_adapters::{ExecOptions, ListOptions, Registry, ResultOptions, Status};
 use serde_json::{Value, json};
 
 #[tokio::main]
@@ -18,6 +18,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let provider = Registry::builtin()?.get("openai-responses")?;
     let listing = source.tools(provider, &ListOptions::new()).await?;
     let mut taint = std::collections::BTreeSet::new();
+    // Every medium the API takes (documents, and follow-ups where a tool result cannot carry one).
+    let options = ExecOptions::new().results(ResultOptions::new().option("media", "full"));
     let mut input = vec![json!({"role": "user", "content": question})];
     for _turn in 0..10 {
         let body = json!({"model": "gpt-4.1", "tools": listing.tools, "input": input});
@@ -32,7 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 provider,
                 &response,
                 &listing,
-                &ExecOptions::new().taint(&taint),
+                &options.clone().taint(&taint),
             )
             .await?;
         if run.results.is_empty() {
@@ -41,7 +43,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         taint.extend(run.ran_servers.iter().cloned());
         input.extend(response["output"].as_array().cloned().unwrap_or_default());
-        input.extend(run.results);
+        input.extend(run.results); // function_call_output items
+        input.extend(run.follow_ups); // none for Responses, which takes images and files in `output`
         if run.status == Status::Halt {
             return Ok(());
         }

@@ -12,8 +12,10 @@ VARS = {
   "tool_template": (["name","description","schema","title","strict"], "A tool definition template. Variables: name (the exposed name), description (cleaned, at most 4 KiB; see missing_description), schema (the input schema, strict where converted), title (cleaned), strict (whether the schema is strict; only with a strict section)."),
   "text_block_template": (["text"], "A text block template. Variable: text."),
   "envelope_template": (["call_id","name","content","attachments"], "An answer template. Variables: call_id (absent for a call without an id), name (the exposed tool name), content (see content), attachments (the items of attach rules, a list)."),
-  "media_template": (["type","text","mime","mime_subtype","data","size","uri","name","title","description","value"], "A media rule template. Variables: type, text, mime, mime_subtype, data (base64), size (decoded bytes), uri, name, title, description, value (an unknown block as sent). A rule whose required variables a block lacks does not apply."),
+  "media_template": (["type","text","mime","mime_subtype","data","size","uri","name","title","description","value","blob_text","file_name","document_name"], "A media rule template. Variables: type, text, mime, mime_subtype, data (base64), size (decoded bytes), uri, name, title, description, value (an unknown block as sent), blob_text (a text/* blob decoded as UTF-8), file_name (a safe file name from the resource's URI, with the MIME type's extension), document_name (letters, digits, single spaces, hyphens, parentheses and brackets only, unique per call and block). A rule whose required variables a block lacks does not apply."),
   "structured_template": (["value"], "A structured-content rule template. Variable: value (the structuredContent value)."),
+  "follow_up_text_template": (["text"], "A follow-up text item: the text that introduces one follow-up medium and names its call. Variable: text."),
+  "follow_up_envelope_template": (["items"], "Wraps all of a turn's follow-up items into one item (a user message). Variable: items (the list)."),
 }
 def pattern(vars):
     v = "|".join(vars)
@@ -40,8 +42,12 @@ def rule(tmpl, accept=True):
     props["block"] = {"$ref": f"#/$defs/{tmpl}", "description": "An item of ${content} (content: blocks or string_or_blocks)."}
     props["attach"] = {"$ref": f"#/$defs/{tmpl}", "description": "An item of ${attachments}, placed by the envelope outside the content."}
     props["as_text"] = dict(text_pattern(tmpl), description="A text part; variables interpolate.")
-    return {"type": "object", "additionalProperties": False, "properties": props,
-            "oneOf": [{"required": ["block"]}, {"required": ["attach"]}, {"required": ["as_text"]}]}
+    one_of = [{"required": ["block"]}, {"required": ["attach"]}, {"required": ["as_text"]}]
+    if accept:
+        props["follow_up"] = {"$ref": f"#/$defs/{tmpl}", "description": "An item sent after all the turn's answers (results.follow_up says how), introduced by a text naming its call; the answer keeps a short note in its place."}
+        props["max_bytes"] = {"type": "integer", "minimum": 0, "description": "The largest payload the rule takes, in decoded bytes; a larger one is refused (the next rule is tried, else the placeholder says why)."}
+        one_of.append({"required": ["follow_up"]})
+    return {"type": "object", "additionalProperties": False, "properties": props, "oneOf": one_of}
 defs.update({
   "path": path,
   "tools": {"type": "object", "additionalProperties": False, "required": ["definition"], "properties": {
@@ -53,10 +59,11 @@ defs.update({
   "option": {"type": "object", "additionalProperties": False, "required": ["values"], "properties": {
       "description": {"type": "string"},
       "values": {"type": "object", "minProperties": 1, "additionalProperties": {"type": "object", "additionalProperties": False,
-          "anyOf": [{"required": ["merge_last"]}, {"required": ["merge_each"]}],
+          "anyOf": [{"required": ["merge_last"]}, {"required": ["merge_each"]}, {"required": ["results"]}],
           "properties": {"description": {"type": "string"},
             "merge_last": {"type": "object", "description": "Deep-merged into the last tool definition (null removes a key)."},
-            "merge_each": {"type": "object", "description": "Deep-merged into every tool definition (null removes a key)."}}}}}},
+            "merge_each": {"type": "object", "description": "Deep-merged into every tool definition (null removes a key)."},
+            "results": {"$ref": "#/$defs/results_partial", "description": "Deep-merged over the results section when the option has this value (objects merge, lists and other values replace, null removes a key)."}}}}}},
   "locate": {"if": {"type": "string"}, "then":
       dict(path, description="Shorthand: applies when the input has the path's first key; the path leads to the items."),
       "else": {"type": "object", "additionalProperties": False, "required": ["when", "list"], "properties": {
@@ -92,7 +99,15 @@ defs.update({
               "then": {"enum": ["json_text", "value"], "description": "JSON text, or the value itself as ${content} (content: string only)."},
               "else": {"type": "array", "items": {"$ref": "#/$defs/structured_rule"}, "minItems": 1}}}},
       "media": {"type": "object", "additionalProperties": False, "description": "How each kind of content block reaches the model; a kind not listed gets its placeholder.", "properties": {
-          k: {"$ref": "#/$defs/media_row"} for k in ["image", "audio", "resource_link", "resource_text", "resource_blob", "unknown"]}}}},
+          k: {"$ref": "#/$defs/media_row"} for k in ["image", "audio", "resource_link", "resource_text", "resource_blob", "unknown"]}},
+      "follow_up": {"type": "object", "additionalProperties": False, "required": ["text"], "description": "How media that follow_up rules take are delivered: after all the turn's answers, each after a text item naming its call.", "properties": {
+          "text": {"$ref": "#/$defs/follow_up_text_template", "description": "A text item."},
+          "envelope": {"$ref": "#/$defs/follow_up_envelope_template", "description": "Wraps the turn's follow-up items into one item; without it they are appended as they are."}}},
+      "request_limits": {"type": "array", "description": "Limits on the media of one request, counted over one turn's answers and follow-ups (earlier turns are not known here); a medium that would pass one gets its placeholder, which says why.", "items": {
+          "type": "object", "additionalProperties": False, "anyOf": [{"required": ["max_bytes"]}, {"required": ["max_items"]}], "properties": {
+              "accept": {"type": "array", "items": {"type": "string", "pattern": "^[^/\\s]+/[^/\\s]+$"}, "minItems": 1, "description": "The MIME types the limit counts (type/* allowed); absent: every medium."},
+              "max_bytes": {"type": "integer", "minimum": 0, "description": "Decoded bytes."},
+              "max_items": {"type": "integer", "minimum": 0}}}}}},
 })
 import copy
 def partial(node, names):
@@ -160,14 +175,14 @@ def spec_def(suffix, required):
     "extends": {"type": "string", "minLength": 1, "description": "The id of a spec this one is based on: this document is deep-merged over it (objects merge, anything else replaces, null removes a key)."},
     "tools": {"$ref": "#/$defs/tools"},
     "strict": {"$ref": "#/$defs/strict"},
-    "options": {"type": "object", "description": "Named listing options, such as cache_control: last.", "additionalProperties": {"$ref": "#/$defs/option"}},
+    "options": {"type": "object", "description": "Named options, such as cache_control: last (listings) or media: full (answers).", "additionalProperties": {"$ref": "#/$defs/option"}},
     "calls": {"$ref": "#/$defs/calls"},
     "results": {"$ref": "#/$defs/results"},
     }}
     d["properties"]["stream"] = {"$ref": "#/$defs/stream"}
     for k in ["tools", "strict", "calls", "results", "stream"]:
         d["properties"][k] = {"$ref": f"#/$defs/{k}{suffix}"}
-    d["properties"]["options"] = {"type": "object", "description": "Named listing options, such as cache_control: last.", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
+    d["properties"]["options"] = {"type": "object", "description": "Named options, such as cache_control: last (listings) or media: full (answers).", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
     if required:
         d["required"] = required
     return d

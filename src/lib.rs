@@ -23,7 +23,7 @@
 //! | 4 | the `tools` request parameter, strict schemas and their null paths | [`Provider::list_tools`] → [`Listing`] |
 //! | 5 | the calls in a model response; unknown tools and bad arguments answered, never sent | [`Provider::extract_calls`] → [`Extracted`] |
 //! | 6 | running calls under a policy, concurrently, each with a timeout | [`Source`], [`Policy`], [`ExecOptions`] |
-//! | 7 | answering every call, in the model's order, in the provider's shape | [`Provider::answer`], [`Execution`] |
+//! | 7 | answering every call, in the model's order, in the provider's shape, and (option `media` = `full`) the media a tool result cannot carry right after | [`Provider::answer`], [`Provider::answer_all`] → [`Turn`], [`Execution`] |
 //!
 //! Steps 1–5 and 7 are pure functions over JSON values; step 6 is async and
 //! talks to servers through the [`Server`] trait: [`InProcessServer`] for Rust
@@ -90,7 +90,8 @@
 //! let run = hub.execute_tool_calls(provider, &response, &listing, &ExecOptions::new()).await?;
 //! assert_eq!(run.status, Status::Ok);
 //! assert_eq!(run.results[0]["content"][0]["text"], "Sunny in \"Oslo\"");
-//! // next user turn: {"role": "user", "content": run.results}
+//! // next user turn: {"role": "user", "content": run.results}, then run.follow_ups
+//! // (empty for Anthropic; see `Turn` for where each provider's go)
 //! # Ok::<(), mcp_adapters::Error>(())
 //! # }).unwrap();
 //! ```
@@ -142,7 +143,7 @@ pub use exec::{
 };
 pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode};
 pub use mcp::{CallToolResult, Content, Tool, parse_tools_list};
-pub use results::{Outcome, ResultOptions, Shape, StructuredMode};
+pub use results::{Outcome, ResultOptions, Shape, StructuredMode, Turn};
 pub use spec::{Provider, Registry, SpecFile, SpecKind};
 pub use stream::{CallStream, Framing, Streamed, StreamedCall};
 pub use toolset::{

@@ -199,29 +199,7 @@ impl Provider {
         options
             .options
             .iter()
-            .map(|(name, value)| {
-                let plan = self.options.get(name).ok_or_else(|| {
-                    let known: Vec<_> = self.options.keys().map(String::as_str).collect();
-                    Error::new(
-                        ErrorKind::Input,
-                        format!(
-                            "provider `{}` has no option `{name}`; it has: {}",
-                            self.id(),
-                            known.join(", ")
-                        ),
-                    )
-                })?;
-                plan.values.get(value).ok_or_else(|| {
-                    let known: Vec<_> = plan.values.keys().map(String::as_str).collect();
-                    Error::new(
-                        ErrorKind::Input,
-                        format!(
-                            "option `{name}` has no value `{value}`; accepted: {}",
-                            known.join(", ")
-                        ),
-                    )
-                })
-            })
+            .map(|(name, value)| self.option_effect(name, value))
             .collect()
     }
 

@@ -2,16 +2,24 @@
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
+use std::collections::BTreeMap;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD_PAD_INDIFFERENT;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{MAX_NESTING, deeper_than};
 use crate::mcp::{CallToolResult, Content};
-use crate::media::{Measured, fits_model_measured, normalize_mime, text_form_measured};
+use crate::media::{
+    Measured, blob_mime, document_name, file_name, fits_model_measured, normalize_mime,
+    shape_structured, text_form_measured, with_reason, without_mirror,
+};
 use crate::spec::Provider;
-use crate::spec::plan::{ContentForm, MediaAction, MediaKind, MediaRule, StructuredRender};
+use crate::spec::plan::{
+    ContentForm, MediaAction, MediaKind, MediaRule, ResultsPlan, StructuredRender,
+};
 use crate::spec::template::{Missing, Template, Var, Vars, render_string};
 
 /// How `structuredContent` is used.
@@ -55,14 +63,16 @@ impl std::str::FromStr for StructuredMode {
 ///
 /// | content | kept when | otherwise |
 /// |---|---|---|
-/// | `image` | JPEG, PNG, GIF or WebP with valid base64 | `[image: image/svg+xml, 1024 bytes]` |
-/// | `audio` | WAV, MP3, Ogg, WebM or FLAC with valid base64 | `[audio: audio/aac, 1024 bytes]` |
-/// | embedded blob | an accepted image type with valid base64 | `[resource: file:///a.pdf, application/pdf, 1024 bytes]` |
+/// | `image` | JPEG, PNG, GIF, WebP, HEIC or HEIF with valid base64 | `[image: image/svg+xml, 1024 bytes]` |
+/// | `audio` | WAV, MP3, Ogg, WebM, FLAC, AAC or AIFF with valid base64 | `[audio: audio/x-ms-wma, 1024 bytes]` |
+/// | embedded blob | one of those image or audio types, PDF, plain text or a common video type (MP4, MPEG, MOV, AVI, FLV, WebM, WMV, 3GPP), with valid base64; an unlabelled or `application/octet-stream` blob that starts with `%PDF-` counts as PDF | `[resource: file:///a.docx, application/msword, 1024 bytes]` |
+/// | `structuredContent` | always, with each base64 payload in it (a `data:` URI, a `data`/`blob` string beside a MIME type, a long base64 string) replaced | `[image/png, 1024 bytes of base64, omitted]` |
 ///
 /// Sizes are the decoded sizes, computed from the base64 text without decoding
 /// it. Invalid base64 reads `[image: image/png, invalid base64]`. The same text
 /// forms are what a provider's media table falls back to for content it does
-/// not map.
+/// not map. Passing this stage only means a model may take the medium: each
+/// spec's media table says which ones its provider takes, and where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -82,12 +92,22 @@ pub struct ResultOptions {
     pub(crate) structured: Option<StructuredMode>,
     pub(crate) shape: Shape,
     pub(crate) error_prefix: Option<String>,
+    pub(crate) options: BTreeMap<String, String>,
 }
 
 impl ResultOptions {
-    /// The spec's structured mode and error prefix; results shaped for a model.
+    /// The spec's structured mode, error prefix and media table; results shaped for a model.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sets a named option the spec offers, such as `media` = `full` (the
+    /// provider's whole documented media support, follow-ups included). An
+    /// option whose value changes only listings has no effect here; see
+    /// [`Provider::options`].
+    pub fn option(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.options.insert(name.into(), value.into());
+        self
     }
 
     /// How `structuredContent` is used (the spec's default otherwise).
@@ -130,11 +150,52 @@ impl<'a> From<&'a Error> for Outcome<'a> {
     }
 }
 
+/// A turn's answers and what goes after them.
+///
+/// Put [`follow_ups`](Self::follow_ups) right after [`results`](Self::results),
+/// as the spec shapes them: OpenAI Chat and Mistral append both to the
+/// messages (the follow-ups are one user message after the tool messages);
+/// Bedrock puts both in one user message's content (blocks after the
+/// `toolResult` blocks); Gemini puts the results in a user `Content`'s parts
+/// and appends the follow-ups, one user `Content` of `inlineData` parts, to the
+/// contents after it. Anthropic and OpenAI Responses need none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Turn {
+    /// One answer per call, in the order given.
+    pub results: Vec<Value>,
+    /// The media the answers could not carry, each introduced by a text naming
+    /// its call, in the calls' order (empty unless a spec's `follow_up` rules apply).
+    pub follow_ups: Vec<Value>,
+}
+
 enum Part<'a> {
     Text(Cow<'a, str>),
     Block(Value),
     Attach(Value),
-    Value(&'a Value),
+    /// A medium sent after the turn's answers: the item, what it is (`image/png,
+    /// 1024 bytes`) and its block's position in the result.
+    FollowUp {
+        item: Value,
+        what: String,
+        n: usize,
+    },
+    Value(Cow<'a, Value>),
+}
+
+/// The outcome of a media row's rules for one block.
+enum Applied<'a> {
+    Part(Part<'a>),
+    /// A rule would have taken the medium but for a limit: why.
+    Refused(String),
+    Nothing,
+}
+
+/// What the request limits have counted so far in a turn.
+#[derive(Debug, Clone, Copy, Default)]
+struct Used {
+    items: u64,
+    bytes: u64,
 }
 
 impl Provider {
@@ -145,7 +206,8 @@ impl Provider {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when the spec's envelope needs a call id and none is given.
+    /// [`ErrorKind::Input`] when the spec's envelope needs a call id and none is
+    /// given, or `options` name an option (or value) the spec does not offer.
     ///
     /// Two stages. First the result is shaped for a model ([`Shape::Llm`], the
     /// default; see [`Shape`]): content no model takes becomes a text
@@ -157,18 +219,27 @@ impl Provider {
     /// `isError: true` are both answered as errors, marked the way the spec says:
     /// a flag, a separate envelope, or a text prefix such as `Error: `.
     ///
+    /// Media a spec sends after the turn's answers (its `follow_up` rules, for
+    /// instance OpenAI Chat with the `media: full` option) need the whole turn:
+    /// use [`answer_all`](Self::answer_all). Here those rules do not apply, and
+    /// such media get the next rule that takes them, or their placeholder.
+    ///
     /// # Limits
     ///
-    /// Every result that deserializes is answered; nothing in it is fetched,
-    /// decoded or executed:
+    /// Every result that deserializes is answered; nothing in it is fetched
+    /// or executed, and only a text blob a rule asks for as text (`${blob_text}`)
+    /// is decoded:
     ///
     /// - base64 is validated and measured without being decoded; invalid base64
     ///   becomes a placeholder (`[image: image/png, invalid base64]`);
+    /// - a medium over a limit the spec states (per item, or per request over
+    ///   the turn's media) becomes its placeholder, which says which limit;
     /// - a content block of unknown (or malformed known) type becomes
     ///   `[unsupported content: <type>]`;
     /// - `structuredContent` may be any JSON value (an object, a string, a list);
     ///   nested deeper than 256
     ///   levels it is answered with a placeholder instead of being copied;
+    ///   structured content that only repeats the content blocks is left out;
     /// - `resource_link` URIs are passed to the model as text, never fetched.
     pub fn answer(
         &self,
@@ -177,35 +248,211 @@ impl Provider {
         outcome: Outcome<'_>,
         options: &ResultOptions,
     ) -> Result<Value> {
+        self.turn(options, FollowUps::Skip)?
+            .answer(call_id, exposed_name, outcome)
+    }
+
+    /// The answers to a turn's calls, given in the model's order as
+    /// `(call id, exposed name, outcome)`, and the follow-up items that go
+    /// after them (see [`Turn`]).
+    ///
+    /// Each answer is what [`answer`](Self::answer) gives, except that media a
+    /// spec's `follow_up` rules take leave a short note in the answer
+    /// (`[image/png, 1024 bytes: item 2 of this result, sent after the tool
+    /// results]`) and go to [`Turn::follow_ups`], each after a text naming its
+    /// call and item; and that the spec's request limits count the media of
+    /// the whole turn.
+    ///
+    /// ```
+    /// use mcp_adapters::{CallToolResult, Content, Outcome, Registry, ResultOptions};
+    /// use serde_json::json;
+    ///
+    /// let provider = Registry::builtin()?.get("openai-chat")?;
+    /// let mut result = CallToolResult::text("The chart:");
+    /// result.content.push(Content::from_value(json!({"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="})));
+    /// let options = ResultOptions::new().option("media", "full");
+    /// let turn = provider.answer_all([(Some("call_1"), "chart", Outcome::Completed(&result))], &options)?;
+    /// // messages.extend(turn.results); messages.extend(turn.follow_ups);
+    /// assert_eq!(turn.results[0]["role"], "tool");
+    /// assert_eq!(turn.follow_ups[0]["role"], "user");
+    /// assert_eq!(turn.follow_ups[0]["content"][1]["type"], "image_url");
+    /// # Ok::<(), mcp_adapters::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`answer`](Self::answer).
+    pub fn answer_all<'c>(
+        &self,
+        calls: impl IntoIterator<Item = (Option<&'c str>, &'c str, Outcome<'c>)>,
+        options: &ResultOptions,
+    ) -> Result<Turn> {
+        let mut turn = self.turn(options, FollowUps::Collect)?;
+        let results = calls
+            .into_iter()
+            .map(|(call_id, name, outcome)| turn.answer(call_id, name, outcome))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Turn {
+            results,
+            follow_ups: turn.finish()?,
+        })
+    }
+
+    /// A turn to answer calls in, with the results section `options` select.
+    pub(crate) fn turn<'p>(
+        &'p self,
+        options: &'p ResultOptions,
+        follow_ups: FollowUps,
+    ) -> Result<TurnAnswers<'p>> {
+        let plan = self.results_plan(options)?;
+        Ok(TurnAnswers {
+            provider: self,
+            plan,
+            options,
+            used: vec![Used::default(); plan.request_limits.len()],
+            follow_ups: match follow_ups {
+                FollowUps::Collect => Some(Vec::new()),
+                FollowUps::Skip => None,
+            },
+        })
+    }
+
+    /// The results section: the spec's, or the one an option's value replaces it with.
+    fn results_plan(&self, options: &ResultOptions) -> Result<&ResultsPlan> {
+        let mut chosen: Option<(&str, &ResultsPlan)> = None;
+        for (name, value) in &options.options {
+            let Some(plan) = self.option_effect(name, value)?.results.as_deref() else {
+                continue;
+            };
+            if let Some((other, _)) = chosen {
+                return Err(Error::new(
+                    ErrorKind::Input,
+                    format!(
+                        "options `{other}` and `{name}` of provider `{}` both change its results; set one",
+                        self.id()
+                    ),
+                ));
+            }
+            chosen = Some((name, plan));
+        }
+        Ok(chosen.map_or(&self.results, |(_, plan)| plan))
+    }
+}
+
+/// Whether a turn collects follow-up items, or leaves `follow_up` rules out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FollowUps {
+    Collect,
+    Skip,
+}
+
+/// A turn being answered: the results section in force, what the request
+/// limits have counted so far and the follow-up items collected, in the order
+/// the calls were answered.
+pub(crate) struct TurnAnswers<'p> {
+    provider: &'p Provider,
+    plan: &'p ResultsPlan,
+    options: &'p ResultOptions,
+    used: Vec<Used>,
+    follow_ups: Option<Vec<Value>>,
+}
+
+impl TurnAnswers<'_> {
+    /// The answer to one call; its follow-up items wait for [`finish`](Self::finish).
+    pub(crate) fn answer(
+        &mut self,
+        call_id: Option<&str>,
+        name: &str,
+        outcome: Outcome<'_>,
+    ) -> Result<Value> {
         let (parts, is_error) = match outcome {
-            Outcome::Completed(result) => (self.result_parts(result, options), result.is_error),
+            Outcome::Completed(result) => (self.result_parts(result, call_id), result.is_error),
             Outcome::Failed(err) => (
                 vec![Part::Text(Cow::Owned(err.message_with_causes()))],
                 true,
             ),
         };
-        self.envelope(call_id, exposed_name, parts, is_error, options)
+        let mut items = Vec::new();
+        let parts = parts
+            .into_iter()
+            .map(|part| match part {
+                Part::FollowUp { item, what, n } => {
+                    let call = match call_id {
+                        Some(id) => format!("{name} (call {id})"),
+                        None => name.to_owned(),
+                    };
+                    items.push((format!("Item {n} ({what}) of the result of {call}:"), item));
+                    Part::Text(Cow::Owned(format!(
+                        "[{what}: item {n} of this result, sent after the tool results]"
+                    )))
+                }
+                other => other,
+            })
+            .collect();
+        let answer = self.envelope(call_id, name, parts, is_error)?;
+        if let (Some(out), Some(plan)) = (&mut self.follow_ups, &self.plan.follow_up) {
+            for (intro, item) in items {
+                let text = plan
+                    .text
+                    .render([("text", Var::Str(&intro))].as_slice())
+                    .map_err(|m| {
+                        Error::spec(format!("the follow-up text item needs `{}`", m.0))
+                            .with_file(self.provider.source())
+                    })?;
+                out.push(text);
+                out.push(item);
+            }
+        }
+        Ok(answer)
+    }
+
+    /// The turn's follow-up items, wrapped as the spec's follow-up envelope says.
+    pub(crate) fn finish(self) -> Result<Vec<Value>> {
+        let items = self.follow_ups.unwrap_or_default();
+        let envelope = self
+            .plan
+            .follow_up
+            .as_ref()
+            .and_then(|f| f.envelope.as_ref());
+        match envelope {
+            Some(envelope) if !items.is_empty() => {
+                let mut owned = [("items", Some(Value::Array(items)))];
+                let wrapped = envelope
+                    .render_moving([].as_slice(), &mut owned)
+                    .map_err(|m| {
+                        Error::spec(format!("the follow-up envelope needs `{}`", m.0))
+                            .with_file(self.provider.source())
+                    })?;
+                Ok(vec![wrapped])
+            }
+            _ => Ok(items),
+        }
     }
 
     fn result_parts<'a>(
-        &self,
+        &mut self,
         result: &'a CallToolResult,
-        options: &ResultOptions,
+        call_id: Option<&str>,
     ) -> Vec<Part<'a>> {
-        let mode = options.structured.unwrap_or(self.results.structured.mode);
-        let structured = result.structured_content.as_ref().filter(|_| match mode {
-            StructuredMode::Auto => result.content.is_empty(),
-            StructuredMode::Prefer | StructuredMode::Append => true,
-            StructuredMode::Ignore => false,
-        });
+        let mode = self.options.structured.unwrap_or(self.plan.structured.mode);
+        let structured = result
+            .structured_content
+            .as_ref()
+            .filter(|_| match mode {
+                StructuredMode::Auto => result.content.is_empty(),
+                StructuredMode::Prefer | StructuredMode::Append => true,
+                StructuredMode::Ignore => false,
+            })
+            .and_then(|value| without_mirror(value, &result.content));
         let mut parts = Vec::with_capacity(result.content.len() + 1);
         if !(mode == StructuredMode::Prefer && structured.is_some()) {
-            for content in &result.content {
-                parts.push(self.content_part(content, options.shape));
+            for (i, content) in result.content.iter().enumerate() {
+                parts.push(self.content_part(content, i + 1, call_id));
             }
         }
         if let Some(value) = structured {
-            parts.push(self.structured_part(value, parts.is_empty()));
+            let alone = parts.is_empty();
+            parts.push(self.structured_part(value, alone));
         }
         if result.is_error && parts.is_empty() {
             parts.push(Part::Text(Cow::Borrowed(
@@ -215,57 +462,184 @@ impl Provider {
         parts
     }
 
-    fn content_part<'a>(&self, content: &'a Content, shape: Shape) -> Part<'a> {
+    /// One content block, the `n`-th of its result.
+    fn content_part<'a>(
+        &mut self,
+        content: &'a Content,
+        n: usize,
+        call_id: Option<&str>,
+    ) -> Part<'a> {
         // A payload may be tens of megabytes: it is validated and measured once, when first needed.
         let measured = OnceCell::new();
         let measure = || *measured.get_or_init(|| Measured::of(content));
-        if shape == Shape::Llm && !fits_model_measured(content, measure()) {
+        if self.options.shape == Shape::Llm && !fits_model_measured(content, measure()) {
             return Part::Text(text_form_measured(content, measure()));
         }
         let (kind, mime) = match content {
             Content::Text(t) => return Part::Text(Cow::Borrowed(&t.text)),
-            Content::Image(m) => (MediaKind::Image, Some(m.mime_type.as_str())),
-            Content::Audio(m) => (MediaKind::Audio, Some(m.mime_type.as_str())),
-            Content::ResourceLink(l) => (MediaKind::ResourceLink, l.mime_type.as_deref()),
-            Content::Resource(r) if r.resource.blob.is_some() => {
-                (MediaKind::ResourceBlob, r.resource.mime_type.as_deref())
-            }
-            Content::Resource(r) => (MediaKind::ResourceText, r.resource.mime_type.as_deref()),
+            Content::Image(m) => (MediaKind::Image, Some(normalize_mime(&m.mime_type))),
+            Content::Audio(m) => (MediaKind::Audio, Some(normalize_mime(&m.mime_type))),
+            Content::ResourceLink(l) => (
+                MediaKind::ResourceLink,
+                l.mime_type.as_deref().map(normalize_mime),
+            ),
+            Content::Resource(r) => match &r.resource.blob {
+                Some(blob) => (
+                    MediaKind::ResourceBlob,
+                    blob_mime(r.resource.mime_type.as_deref(), blob),
+                ),
+                None => (
+                    MediaKind::ResourceText,
+                    r.resource.mime_type.as_deref().map(normalize_mime),
+                ),
+            },
             Content::Unknown(_) => (MediaKind::Unknown, None),
         };
+        let plan = self.plan;
+        let Some(rules) = plan.media.get(&kind) else {
+            return Part::Text(text_form_measured(content, measure()));
+        };
+        let payload = matches!(
+            content,
+            Content::Image(_) | Content::Audio(_) | Content::Resource(_)
+        ) && !matches!(kind, MediaKind::ResourceText);
+        let size = if payload { measure().size() } else { None };
         let vars = ContentVars {
             content,
             measured: &measured,
+            mime: mime.as_deref(),
+            call_id,
+            n,
+            blob_text: OnceCell::new(),
         };
-        self.apply_media_rules(kind, mime, &vars)
-            .unwrap_or_else(|| Part::Text(text_form_measured(content, measure())))
+        match self.apply(rules, mime.as_deref(), size, n, &vars) {
+            Applied::Part(part) => part,
+            Applied::Refused(reason) => Part::Text(Cow::Owned(with_reason(
+                &text_form_measured(content, measure()),
+                &reason,
+            ))),
+            Applied::Nothing => Part::Text(text_form_measured(content, measure())),
+        }
     }
 
-    fn structured_part<'a>(&self, value: &'a Value, alone: bool) -> Part<'a> {
-        if deeper_than(value, MAX_NESTING) {
+    fn structured_part<'a>(&mut self, value: Cow<'a, Value>, alone: bool) -> Part<'a> {
+        if deeper_than(&value, MAX_NESTING) {
             return Part::Text(Cow::Owned(too_deep_placeholder("structured content")));
         }
-        let json = || Part::Text(Cow::Owned(value.to_string()));
-        match &self.results.structured.render {
-            StructuredRender::JsonText => json(),
+        // PI-2 for structured values: no base64 payload reaches a model as text.
+        let value = match self.options.shape {
+            Shape::Llm => match shape_structured(&value) {
+                Cow::Owned(shaped) => Cow::Owned(shaped),
+                Cow::Borrowed(_) => value,
+            },
+            Shape::None => value,
+        };
+        let json = |v: &Value| Part::Text(Cow::Owned(v.to_string()));
+        let plan = self.plan;
+        match &plan.structured.render {
+            StructuredRender::JsonText => json(&value),
             StructuredRender::Value if alone => Part::Value(value),
-            StructuredRender::Value => json(),
+            StructuredRender::Value => json(&value),
             StructuredRender::Rules(rules) => {
-                let vars = [("value", Var::Json(Cow::Borrowed(value)))];
-                apply_rules(rules, None, vars.as_slice()).unwrap_or_else(json)
+                let vars = [("value", Var::Json(Cow::Borrowed(value.as_ref())))];
+                match self.apply(rules, None, None, 0, vars.as_slice()) {
+                    Applied::Part(part) => part,
+                    Applied::Refused(_) | Applied::Nothing => json(&value),
+                }
             }
         }
     }
 
-    /// The first rule of `kind`'s row whose MIME types match and whose variables are all present.
-    fn apply_media_rules<'a>(
-        &self,
-        kind: MediaKind,
+    /// The first of `rules` whose MIME types match, whose limits the medium
+    /// (of decoded `size`, when it has a payload) fits and whose variables are
+    /// all present; the request limits count what it places.
+    fn apply<'a>(
+        &mut self,
+        rules: &[MediaRule],
         mime: Option<&str>,
+        size: Option<usize>,
+        n: usize,
         vars: &(impl Vars + ?Sized),
-    ) -> Option<Part<'a>> {
-        let rules = self.results.media.get(&kind)?;
-        apply_rules(rules, mime, vars)
+    ) -> Applied<'a> {
+        let mut refused = None;
+        for rule in rules
+            .iter()
+            .filter(|r| matches_mime(r.accept.as_deref(), mime))
+        {
+            if matches!(rule.action, MediaAction::FollowUp(_)) && self.follow_ups.is_none() {
+                continue;
+            }
+            let bytes = size.map_or(0, |n| n as u64);
+            if let (Some(max), Some(_)) = (rule.max_bytes, size)
+                && bytes > max
+            {
+                refused.get_or_insert_with(|| {
+                    format!("over the provider's limit of {max} bytes for one item")
+                });
+                continue;
+            }
+            let charged = rule.action.places_media() && size.is_some();
+            if charged && let Some(reason) = self.over_request_limit(mime, bytes) {
+                refused.get_or_insert(reason);
+                continue;
+            }
+            let rendered: Result<Part<'a>, Missing> = match &rule.action {
+                MediaAction::Block(t) => t.render(vars).map(Part::Block),
+                MediaAction::Attach(t) => t.render(vars).map(Part::Attach),
+                MediaAction::FollowUp(t) => t.render(vars).map(|item| Part::FollowUp {
+                    item,
+                    what: describe(mime, size),
+                    n,
+                }),
+                MediaAction::Text(pieces) => {
+                    render_string(pieces, vars).map(|s| Part::Text(Cow::Owned(s)))
+                }
+            };
+            if let Ok(part) = rendered {
+                if charged {
+                    self.charge(mime, bytes);
+                }
+                return Applied::Part(part);
+            }
+        }
+        refused.map_or(Applied::Nothing, Applied::Refused)
+    }
+
+    /// Why placing a medium of `bytes` would pass a request limit, if it would.
+    fn over_request_limit(&self, mime: Option<&str>, bytes: u64) -> Option<String> {
+        self.plan
+            .request_limits
+            .iter()
+            .zip(&self.used)
+            .filter(|(limit, _)| matches_mime(limit.accept.as_deref(), mime))
+            .find_map(|(limit, used)| {
+                let of = match &limit.accept {
+                    Some(types) => format!(" of type {}", types.join(", ")),
+                    None => String::new(),
+                };
+                if let Some(max) = limit.max_items
+                    && used.items >= max
+                {
+                    return Some(format!(
+                        "over the provider's limit of {max} media items{of} per request"
+                    ));
+                }
+                match limit.max_bytes {
+                    Some(max) if used.bytes + bytes > max => Some(format!(
+                        "with the turn's other media, over the provider's limit of {max} bytes of media{of} per request"
+                    )),
+                    _ => None,
+                }
+            })
+    }
+
+    fn charge(&mut self, mime: Option<&str>, bytes: u64) {
+        for (limit, used) in self.plan.request_limits.iter().zip(&mut self.used) {
+            if matches_mime(limit.accept.as_deref(), mime) {
+                used.items += 1;
+                used.bytes += bytes;
+            }
+        }
     }
 
     fn envelope(
@@ -274,10 +648,10 @@ impl Provider {
         name: &str,
         mut parts: Vec<Part<'_>>,
         is_error: bool,
-        options: &ResultOptions,
     ) -> Result<Value> {
-        let plan = &self.results;
-        let prefix = options
+        let plan = self.plan;
+        let prefix = self
+            .options
             .error_prefix
             .as_deref()
             .or(plan.error_prefix.as_deref())
@@ -317,7 +691,7 @@ impl Provider {
                     ErrorKind::Input,
                     format!(
                         "provider `{}` answers need `{}`, which the call lacks",
-                        self.id(),
+                        self.provider.id(),
                         missing.0
                     ),
                 )
@@ -325,12 +699,14 @@ impl Provider {
             })
     }
 
-    fn content_value(&self, body: Vec<Part<'_>>) -> Result<Value> {
-        let plan = &self.results;
-        let has_block = body.iter().any(|p| matches!(p, Part::Block(_)));
-        if let [Part::Value(v)] = body.as_slice() {
-            return Ok((*v).clone());
+    fn content_value(&self, mut body: Vec<Part<'_>>) -> Result<Value> {
+        let plan = self.plan;
+        if body.len() == 1
+            && let Some(Part::Value(v)) = body.pop_if(|p| matches!(p, Part::Value(_)))
+        {
+            return Ok(v.into_owned());
         }
+        let has_block = body.iter().any(|p| matches!(p, Part::Block(_)));
         if plan.content == ContentForm::String
             || (plan.content == ContentForm::StringOrBlocks && !has_block)
         {
@@ -339,24 +715,34 @@ impl Provider {
                 .map(|p| match p {
                     Part::Text(t) => t,
                     Part::Value(v) => Cow::Owned(v.to_string()),
-                    Part::Block(v) | Part::Attach(v) => Cow::Owned(v.to_string()),
+                    Part::Block(v) | Part::Attach(v) | Part::FollowUp { item: v, .. } => {
+                        Cow::Owned(v.to_string())
+                    }
                 })
                 .collect();
             return Ok(Value::String(texts.join("\n")));
         }
-        let text_block = plan
-            .text_block
-            .as_ref()
-            .ok_or_else(|| Error::spec("no text block template").with_file(self.source()))?;
+        let text_block = plan.text_block.as_ref().ok_or_else(|| {
+            Error::spec("no text block template").with_file(self.provider.source())
+        })?;
         body.into_iter()
             .map(|p| match p {
                 Part::Block(v) => Ok(v),
                 Part::Text(t) => render_text_block(text_block, &t),
                 Part::Value(v) => render_text_block(text_block, &v.to_string()),
-                Part::Attach(v) => Ok(v),
+                Part::Attach(v) | Part::FollowUp { item: v, .. } => Ok(v),
             })
             .collect::<Result<Vec<_>>>()
             .map(Value::Array)
+    }
+}
+
+/// `image/png, 1024 bytes`: what a follow-up medium is.
+fn describe(mime: Option<&str>, size: Option<usize>) -> String {
+    let mime = mime.unwrap_or("application/octet-stream");
+    match size {
+        Some(n) => format!("{mime}, {n} bytes"),
+        None => mime.to_owned(),
     }
 }
 
@@ -365,36 +751,15 @@ fn too_deep_placeholder(what: &str) -> String {
     format!("[{what} nested deeper than {MAX_NESTING} levels, omitted]")
 }
 
-/// The first of `rules` whose MIME types match and whose variables are all present.
-fn apply_rules<'a>(
-    rules: &[MediaRule],
-    mime: Option<&str>,
-    vars: &(impl Vars + ?Sized),
-) -> Option<Part<'a>> {
-    let mime = mime.map(normalize_mime);
-    rules
-        .iter()
-        .filter(|r| matches_mime(r, mime.as_deref()))
-        .find_map(|rule| {
-            let rendered: Result<Part<'a>, Missing> = match &rule.action {
-                MediaAction::Block(t) => t.render(vars).map(Part::Block),
-                MediaAction::Attach(t) => t.render(vars).map(Part::Attach),
-                MediaAction::Text(pieces) => {
-                    render_string(pieces, vars).map(|s| Part::Text(Cow::Owned(s)))
-                }
-            };
-            rendered.ok()
-        })
-}
-
 fn render_text_block(template: &Template, text: &str) -> Result<Value> {
     template
         .render([("text", Var::Str(text))].as_slice())
         .map_err(|m| Error::spec(format!("the text block needs `{}`", m.0)))
 }
 
-fn matches_mime(rule: &MediaRule, mime: Option<&str>) -> bool {
-    let Some(accept) = &rule.accept else {
+/// Whether `mime` (normalized) is one of `accept` (`type/*` allowed); no list accepts anything.
+fn matches_mime(accept: Option<&[String]>, mime: Option<&str>) -> bool {
+    let Some(accept) = accept else {
         return true;
     };
     let Some(mime) = mime else { return false };
@@ -408,6 +773,12 @@ fn matches_mime(rule: &MediaRule, mime: Option<&str>) -> bool {
 struct ContentVars<'a> {
     content: &'a Content,
     measured: &'a OnceCell<Measured>,
+    /// The MIME type the rules matched: normalized, a PDF blob's sniffed.
+    mime: Option<&'a str>,
+    call_id: Option<&'a str>,
+    /// The block's position in its result, from 1.
+    n: usize,
+    blob_text: OnceCell<Option<String>>,
 }
 
 impl<'a> ContentVars<'a> {
@@ -419,13 +790,29 @@ impl<'a> ContentVars<'a> {
         }
     }
 
-    fn mime(&self) -> Option<Cow<'a, str>> {
+    fn uri(&self) -> Option<&'a str> {
         match self.content {
-            Content::Image(m) | Content::Audio(m) => Some(normalize_mime(&m.mime_type)),
-            Content::ResourceLink(l) => l.mime_type.as_deref().map(normalize_mime),
-            Content::Resource(r) => r.resource.mime_type.as_deref().map(normalize_mime),
+            Content::ResourceLink(l) => Some(&l.uri),
+            Content::Resource(r) => Some(&r.resource.uri),
             _ => None,
         }
+    }
+
+    /// A text blob's bytes as UTF-8 text: decoded once, for blobs of a `text/*` type only.
+    fn blob_text(&self) -> Option<&str> {
+        self.blob_text
+            .get_or_init(|| {
+                let Content::Resource(r) = self.content else {
+                    return None;
+                };
+                let blob = r.resource.blob.as_deref()?;
+                if !self.mime?.starts_with("text/") {
+                    return None;
+                }
+                let bytes = STANDARD_PAD_INDIFFERENT.decode(blob).ok()?;
+                String::from_utf8(bytes).ok()
+            })
+            .as_deref()
     }
 }
 
@@ -442,20 +829,23 @@ impl Vars for ContentVars<'_> {
                     .size()
                     .map(|n| Var::Json(Cow::Owned(Value::from(n))))
             }
-            "mime" => self.mime().and_then(|m| owned(m.into_owned())),
-            "mime_subtype" => self
-                .mime()
-                .and_then(|m| owned(m.split('/').nth(1)?.to_owned())),
+            "mime" => self.mime.map(Var::Str),
+            "mime_subtype" => self.mime.and_then(|m| m.split('/').nth(1)).map(Var::Str),
             "text" => match c {
                 Content::Text(t) => Some(Var::Str(&t.text)),
                 Content::Resource(r) => r.resource.text.as_deref().map(Var::Str),
                 _ => None,
             },
-            "uri" => match c {
-                Content::ResourceLink(l) => Some(Var::Str(&l.uri)),
-                Content::Resource(r) => Some(Var::Str(&r.resource.uri)),
-                _ => None,
-            },
+            "blob_text" => self.blob_text().map(Var::Str),
+            "uri" => self.uri().map(Var::Str),
+            "file_name" => self.uri().and_then(|uri| owned(file_name(uri, self.mime))),
+            "document_name" => self.uri().and_then(|uri| {
+                owned(document_name(
+                    &file_name(uri, self.mime),
+                    self.call_id,
+                    self.n,
+                ))
+            }),
             "name" => match c {
                 Content::ResourceLink(l) => Some(Var::Str(&l.name)),
                 _ => None,

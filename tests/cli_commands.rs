@@ -451,3 +451,94 @@ fn run_executes_a_recorded_stream_against_the_demo_server() {
     );
     assert_eq!(out["message"]["content"][0]["input"]["query"], "groceries");
 }
+
+/// `--option media=full`: `result` prints the answer then the follow-up items,
+/// `run` prints `follow_ups`, and both refuse an option the spec lacks.
+#[test]
+fn media_option_on_result_and_run() {
+    let args = |provider: &'static str| {
+        vec![
+            "result",
+            "--provider",
+            provider,
+            "--call-id",
+            "call_1",
+            "--name",
+            "t",
+            "--option",
+            "media=full",
+            "tests/fixtures/results/image_png.json",
+        ]
+    };
+    let chat = json(&run(&args("openai-chat"), None));
+    let items = chat.as_array().expect("the answer and the follow-ups");
+    assert_eq!(items.len(), 2, "{chat}");
+    assert_eq!(items[0]["role"], "tool");
+    assert_eq!(items[1]["role"], "user");
+    assert_eq!(items[1]["content"][1]["type"], "image_url");
+    // Without follow-ups the answer is printed alone, as without the option.
+    let anthropic = json(&run(&args("anthropic"), None));
+    assert_eq!(anthropic["type"], "tool_result", "{anthropic}");
+    let ollama = run(&args("ollama"), None);
+    assert_eq!(ollama.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&ollama.stderr).contains("has no option `media`"));
+
+    let cycle = json(&run(
+        &["run", "--provider", "gemini", "--option", "media=full"],
+        None,
+    ));
+    // Gemini's follow-ups: one user Content after the functionResponse one.
+    let follow_ups = cycle["follow_ups"].as_array().expect("follow_ups");
+    assert_eq!(follow_ups.len(), 1, "{cycle}");
+    let parts = &follow_ups[0]["parts"];
+    assert_eq!(follow_ups[0]["role"], "user");
+    assert!(parts[0]["text"].as_str().unwrap().contains("notes_render"));
+    assert_eq!(parts[1]["inlineData"]["mimeType"], "image/png");
+    let plain = json(&run(&["run", "--provider", "gemini"], None));
+    assert!(plain.get("follow_ups").is_none(), "{plain}");
+}
+
+#[test]
+fn providers_and_check_show_the_options() {
+    let providers = json(&run(&["providers"], None));
+    let chat = providers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "openai-chat")
+        .unwrap();
+    assert_eq!(
+        chat["options"]["media"]["values"]["full"]["changes"],
+        serde_json::json!(["results"])
+    );
+    let table = run(
+        &[
+            "check",
+            "--provider",
+            "anthropic",
+            "tests/fixtures/corpus/time.tools.json",
+        ],
+        None,
+    );
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.contains("OPTIONS"), "{text}");
+    assert!(text.contains("cache_control=last  tools:"), "{text}");
+    assert!(text.contains("media=full          results:"), "{text}");
+    let rows = json(&run(
+        &[
+            "check",
+            "--json",
+            "--provider",
+            "bedrock-converse",
+            "tests/fixtures/corpus/time.tools.json",
+        ],
+        None,
+    ));
+    let options: Vec<&str> = rows["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["option"].as_str().unwrap())
+        .collect();
+    assert_eq!(options, ["media=full", "media=nova"]);
+}

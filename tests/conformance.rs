@@ -1,4 +1,5 @@
-//! Every tool definition and result answer the providers emit, validated against
+//! Every tool definition, result answer and follow-up the providers emit
+//! (with the `media` option off and on), validated against
 //! the providers' official SDK types with unknown keys rejected (Python:
 //! anthropic, openai, google-genai, botocore's bedrock-runtime shapes,
 //! mistralai; see `tests/conformance/`). Variants are checked against their
@@ -13,7 +14,7 @@ use mcp_adapters::ToolSet;
 use mcp_adapters::{CallToolResult, parse_tools_list};
 use mcp_adapters::{Error, ErrorKind};
 use mcp_adapters::{ListOptions, StrictMode};
-use mcp_adapters::{Outcome, ResultOptions, StructuredMode};
+use mcp_adapters::{Outcome, ResultOptions, StructuredMode, Turn};
 use serde_json::{Value, json};
 
 /// Provider id and the checker's type for its tool definitions.
@@ -40,6 +41,64 @@ const RESULTS: &[(&str, &str)] = &[
     ("bedrock-converse", "bedrock-converse/result"),
     ("mistral", "mistral/result"),
 ];
+
+/// How a provider's follow-ups are checked: the one follow-up message itself
+/// (OpenAI Chat and Mistral: a user message; Gemini: a user `Content`), or
+/// the whole user message they end, answers first (Bedrock). The other
+/// providers send none.
+#[derive(Clone, Copy)]
+enum FollowUps {
+    Message(&'static str),
+    Content(&'static str),
+}
+
+const FOLLOW_UPS: &[(&str, FollowUps)] = &[
+    ("openai-chat", FollowUps::Message("openai-chat/follow_up")),
+    ("mistral", FollowUps::Message("mistral/follow_up")),
+    ("gemini", FollowUps::Message("gemini/follow_up")),
+    (
+        "gemini-multimodal",
+        FollowUps::Message("gemini-multimodal/follow_up@gemini/follow_up"),
+    ),
+    (
+        "bedrock-converse",
+        FollowUps::Content("bedrock-converse/turn"),
+    ),
+];
+
+/// The items a turn adds: each answer, and its follow-ups as the provider takes them.
+fn turn_items(items: &mut Vec<Item>, id: &str, label: &str, check: &str, turn: Turn) {
+    let how = FOLLOW_UPS
+        .iter()
+        .find(|(p, _)| *p == id)
+        .map(|(_, how)| *how);
+    for (i, answer) in turn.results.iter().enumerate() {
+        let value = checked_value(id, answer.clone());
+        items.push(Item::new(format!("{label} answer {i}"), check, value));
+    }
+    if turn.follow_ups.is_empty() {
+        return;
+    }
+    let whole = || {
+        let mut all = turn.results.clone();
+        all.extend(turn.follow_ups.iter().cloned());
+        json!({"role": "user", "content": all})
+    };
+    match how {
+        Some(FollowUps::Message(check)) => {
+            assert_eq!(turn.follow_ups.len(), 1, "{label}: one user message");
+            items.push(Item::new(
+                format!("{label} follow-ups"),
+                check,
+                turn.follow_ups[0].clone(),
+            ));
+        }
+        Some(FollowUps::Content(check)) => {
+            items.push(Item::new(format!("{label} turn"), check, whole()))
+        }
+        None => panic!("{label}: {id} sent follow-ups: {:?}", turn.follow_ups),
+    }
+}
 
 /// The corpus servers, plus tools whose descriptions an API with a non-empty
 /// rule would reject if they were sent.
@@ -122,6 +181,49 @@ fn result_items(items: &mut Vec<Item>) {
         let value = answer(Outcome::Failed(&failure), &ResultOptions::default());
         items.push(Item::new(format!("{id} failure"), *check, value));
     }
+    // With the media option: every result alone, in every mode, then all of them in one turn.
+    for (id, value) in MEDIA_OPTIONS {
+        let check = RESULTS
+            .iter()
+            .find(|(p, _)| p == id)
+            .map(|(_, c)| *c)
+            .unwrap();
+        let provider = provider(id);
+        for (name, result) in &results {
+            for mode in [
+                StructuredMode::Auto,
+                StructuredMode::Prefer,
+                StructuredMode::Append,
+            ] {
+                let options = ResultOptions::new()
+                    .option("media", *value)
+                    .structured(mode);
+                let turn = provider
+                    .answer_all(
+                        [(Some("call_1"), "srv__tool", Outcome::Completed(result))],
+                        &options,
+                    )
+                    .unwrap();
+                let label = format!("{id} media={value} {name} {mode:?}");
+                turn_items(items, id, &label, check, turn);
+            }
+        }
+        let ids: Vec<String> = (0..results.len()).map(|i| format!("call_{i}")).collect();
+        let turn = provider
+            .answer_all(
+                results.iter().zip(&ids).map(|((_, result), call_id)| {
+                    (
+                        Some(call_id.as_str()),
+                        "srv__tool",
+                        Outcome::Completed(result),
+                    )
+                }),
+                &ResultOptions::new().option("media", *value),
+            )
+            .unwrap();
+        let label = format!("{id} media={value} every result in one turn");
+        turn_items(items, id, &label, check, turn);
+    }
 }
 
 /// A Bedrock answer is the ContentBlock union `{"toolResult": ToolResultBlock}`;
@@ -171,6 +273,30 @@ fn the_checker_rejects_unknown_keys_and_bad_values() {
         (
             "gemini-multimodal/result@gemini/result",
             json!({"functionResponse": {"name": "t", "response": {}, "parts": [{"inlineData": {"mimeType": "image/png", "data": "QUJD"}, "extra": 1}]}}),
+        ),
+        (
+            "openai-chat/follow_up",
+            json!({"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "QUJD", "format": "aac"}}]}),
+        ),
+        (
+            "openai-chat/follow_up",
+            json!({"role": "user", "content": [{"type": "file", "file": {"file_data": "QUJD", "file_url": "https://x"}}]}),
+        ),
+        (
+            "mistral/follow_up",
+            json!({"role": "user", "content": [{"type": "document", "document_url": "data:application/pdf;base64,QUJD"}]}),
+        ),
+        (
+            "gemini/follow_up",
+            json!({"role": "user", "parts": [{"inlineData": {"mimeType": "image/png", "data": "QUJD", "displayNames": "x"}}]}),
+        ),
+        (
+            "bedrock-converse/turn",
+            json!({"role": "user", "content": [{"document": {"format": "pages", "name": "a", "source": {"bytes": "QUJD"}}}]}),
+        ),
+        (
+            "bedrock-converse/turn",
+            json!({"role": "user", "content": [{"text": "x", "video": {"format": "mp4", "source": {"bytes": "QUJD"}}}]}),
         ),
     ];
     for (check_type, value) in bad {

@@ -1,5 +1,6 @@
 //! End to end against real MCP servers, started over stdio through the
-//! official SDK: `server-everything` (npm) and `mcp-server-time` (PyPI),
+//! official SDK: `server-everything` and `server-filesystem` (npm) and
+//! `mcp-server-time` (PyPI),
 //! pinned in `tests/common/servers.rs` and `tests/e2e/requirements.txt`, and
 //! the tests' own `tests/e2e/lab_server.py` for audio, progress, `_meta`,
 //! timeouts with cancellation, and a crash.
@@ -15,8 +16,10 @@ use common::conformance::{Item, check};
 use common::servers;
 use common::*;
 use mcp_adapters::ListOptions;
+use mcp_adapters::{BoxFuture, CallContext, CallToolResult, Content, Hooks, ToolCall};
 use mcp_adapters::{ErrorKind, HubConfig, McpClient, ServerConfig};
 use mcp_adapters::{ExecOptions, Listing, Progress, Source, Status};
+use mcp_adapters::{ResultOptions, StructuredMode};
 use serde_json::{Value, json};
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -53,9 +56,18 @@ fn model_response(provider: &str, calls: &[(String, Value)]) -> Value {
             .map(|(i, (n, a))| json!({"type": "function_call", "id": format!("fc_{i}"), "call_id": id(i), "name": n,
                 "arguments": a.to_string(), "status": "completed"})).collect::<Vec<_>>()})
         }
-        "gemini" => {
+        "gemini" | "gemini-multimodal" => {
             json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": calls.iter().enumerate()
             .map(|(i, (n, a))| json!({"functionCall": {"id": id(i), "name": n, "args": a}})).collect::<Vec<_>>()}}]})
+        }
+        "mistral" => {
+            json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": "",
+            "tool_calls": calls.iter().enumerate().map(|(i, (n, a))| json!({"id": format!("call{i:05}"), "type": "function",
+                "function": {"name": n, "arguments": a.to_string()}})).collect::<Vec<_>>()}}]})
+        }
+        "bedrock-converse" => {
+            json!({"stopReason": "tool_use", "output": {"message": {"role": "assistant", "content": calls.iter().enumerate()
+            .map(|(i, (n, a))| json!({"toolUse": {"toolUseId": id(i), "name": n, "input": a}})).collect::<Vec<_>>()}}})
         }
         other => panic!("no response shape for {other}"),
     }
@@ -152,6 +164,168 @@ fn core_providers_against_everything_and_time() {
         }
         check(&items).unwrap_or_else(|e| panic!("{e}"));
     });
+}
+
+/// The reference filesystem server's `read_media_file` returns an image both
+/// as an image block and inside `structuredContent.content`, and a PDF as an
+/// `application/octet-stream` blob: in no structured mode does any provider get
+/// the base64 as text, and with the `media` option the image and the PDF reach
+/// every model that takes them.
+#[test]
+fn filesystem_read_media_file_reaches_models_as_media() {
+    use base64::Engine as _;
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    let root = tempfile::tempdir().unwrap();
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(PNG)
+        .unwrap();
+    std::fs::write(root.path().join("chart.png"), decoded).unwrap();
+    let pdf_bytes = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n";
+    std::fs::write(root.path().join("report.pdf"), pdf_bytes).unwrap();
+    let pdf = base64::engine::general_purpose::STANDARD.encode(pdf_bytes);
+    let server = or_panic(servers::filesystem(root.path()));
+    let seen = Recorder::default();
+    runtime().block_on(async {
+        let source = HubConfig::new()
+            .server("fs", stdio(server))
+            .connect()
+            .await
+            .unwrap()
+            .hooks(seen.clone())
+            .build()
+            .unwrap();
+        let mut items = Vec::new();
+        let settings = CORE_PROVIDERS
+            .iter()
+            .map(|p| (*p, None))
+            .chain(MEDIA_OPTIONS.iter().map(|(p, v)| (*p, Some(*v))));
+        for (p, media) in settings {
+            let provider = provider(p);
+            let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+            let read = exposed(&listing, "fs", "read_media_file");
+            let path = |f: &str| root.path().join(f).display().to_string();
+            let calls = vec![
+                (read.clone(), json!({"path": path("chart.png")})),
+                (read, json!({"path": path("report.pdf")})),
+            ];
+            for mode in [
+                StructuredMode::Auto,
+                StructuredMode::Prefer,
+                StructuredMode::Append,
+            ] {
+                let mut results = ResultOptions::new().structured(mode);
+                if let Some(value) = media {
+                    results = results.option("media", value);
+                }
+                let options = ExecOptions::new().results(results);
+                let run = source
+                    .execute_tool_calls(provider, &model_response(p, &calls), &listing, &options)
+                    .await
+                    .unwrap();
+                let label = format!("{p} media={media:?} {mode:?}");
+                assert!(run.calls.iter().all(|c| c.ran), "{label}: {:?}", run.calls);
+                let all = json!([run.results, run.follow_ups]);
+                let sent = serde_json::to_string(&all).unwrap();
+                // The image at most once, the PDF at most once, each as a payload, never inside text.
+                assert!(sent.matches(PNG).count() <= 1, "{label}: {sent}");
+                assert!(sent.matches(&pdf).count() <= 1, "{label}: {sent}");
+                let payloads = [
+                    PNG.to_owned(),
+                    format!("data:image/png;base64,{PNG}"),
+                    pdf.clone(),
+                    format!("data:application/pdf;base64,{pdf}"),
+                ];
+                for text in strings(&all) {
+                    if text.contains(PNG) || text.contains(&pdf) {
+                        assert!(
+                            payloads.contains(&text),
+                            "{label}: a payload inside text: {text}"
+                        );
+                    }
+                }
+                if media.is_some() {
+                    // Every provider with the option takes PNG images and PDFs.
+                    assert_eq!(
+                        sent.matches(PNG).count(),
+                        1,
+                        "{label}: the image did not reach the model: {sent}"
+                    );
+                    assert_eq!(
+                        sent.matches(&pdf).count(),
+                        1,
+                        "{label}: the PDF did not reach the model: {sent}"
+                    );
+                }
+                for (i, result) in run.results.iter().enumerate() {
+                    if let Some(check_type) = result_check(p) {
+                        let value = if p == "bedrock-converse" {
+                            result["toolResult"].clone()
+                        } else {
+                            result.clone()
+                        };
+                        items.push(Item::new(format!("{label} call {i}"), check_type, value));
+                    }
+                }
+            }
+        }
+        check(&items).unwrap_or_else(|e| panic!("{e}"));
+    });
+    // The server does mirror its content blocks, so the dedupe above was exercised.
+    let results = seen.0.lock().unwrap();
+    let first_is = |image: bool| {
+        results
+            .iter()
+            .find(|r| match r.content.first() {
+                Some(Content::Image(_)) => image,
+                Some(Content::Resource(_)) => !image,
+                _ => false,
+            })
+            .expect("a result of each kind")
+    };
+    for (result, mime) in [
+        (first_is(true), "image/png"),
+        (first_is(false), "application/octet-stream"),
+    ] {
+        let block = serde_json::to_value(&result.content[0]).unwrap();
+        let label = block.get("mimeType").or(block["resource"].get("mimeType"));
+        assert_eq!(label, Some(&json!(mime)), "{block}");
+        assert_eq!(result.structured_content, Some(json!({"content": [block]})));
+    }
+}
+
+/// Every string in a JSON value.
+fn strings(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items.iter().flat_map(strings).collect(),
+        Value::Object(map) => map.values().flat_map(strings).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Keeps every result the servers return, as they sent it.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<CallToolResult>>>);
+
+impl Hooks for Recorder {
+    fn after<'a>(
+        &'a self,
+        _call: &'a ToolCall,
+        result: &'a mut CallToolResult,
+        _context: &'a CallContext,
+    ) -> BoxFuture<'a, mcp_adapters::Result<()>> {
+        self.0.lock().unwrap().push(result.clone());
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// The checker's type for a provider's answers.
+fn result_check(provider: &str) -> Option<String> {
+    match provider {
+        "gemini-multimodal" => Some("gemini-multimodal/result@gemini/result".into()),
+        "ollama" => None,
+        p => Some(format!("{p}/result")),
+    }
 }
 
 fn lab_client() -> ServerConfig {

@@ -88,6 +88,114 @@ fn options() -> ExecOptions {
     ExecOptions::new().call_timeout(Duration::from_millis(300))
 }
 
+/// A server whose tools return media: `frames` (three images, the slowest to
+/// answer), `chart` (text, an image, text), `report` (a PDF labelled
+/// `application/octet-stream`, as the reference filesystem server sends one)
+/// and `note` (text).
+fn media_server() -> InProcessServer {
+    let results: Vec<(&str, &str, u64)> = vec![
+        ("frames", "several_images", 60),
+        ("chart", "mixed_text_image_text", 0),
+        ("report", "resource_blob_octet_pdf", 10),
+        ("note", "text", 0),
+    ];
+    let mut server = InProcessServer::new();
+    for (name, fixture_name, ms) in results {
+        let result: CallToolResult =
+            serde_json::from_value(fixture(&format!("results/{fixture_name}.json"))).unwrap();
+        server = server.tool(
+            Tool::new(name, name, json!({"type": "object"})),
+            move |_args, _ctx| {
+                let result = result.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(result)
+                }
+            },
+        );
+    }
+    server
+}
+
+/// A response calling `calls` (id, tool) in the format of `provider`.
+fn response_for(provider: &str, calls: &[(&str, &str)]) -> Value {
+    let each = |f: &dyn Fn(&str, &str) -> Value| -> Vec<Value> {
+        calls.iter().map(|(id, name)| f(id, name)).collect()
+    };
+    match provider {
+        "anthropic" => {
+            json!({"content": each(&|id, name| json!({"type": "tool_use", "id": id, "name": name, "input": {}}))})
+        }
+        "openai-chat" | "mistral" => json!({"choices": [{"message": {"role": "assistant",
+            "tool_calls": each(&|id, name| json!({"id": id, "type": "function", "function": {"name": name, "arguments": "{}"}}))}}]}),
+        "openai-responses" => {
+            json!({"output": each(&|id, name| json!({"type": "function_call", "call_id": id, "name": name, "arguments": "{}"}))})
+        }
+        "gemini" | "gemini-multimodal" => json!({"candidates": [{"content": {"role": "model",
+            "parts": each(&|id, name| json!({"functionCall": {"id": id, "name": name, "args": {}}}))}}]}),
+        "bedrock-converse" => json!({"output": {"message": {"role": "assistant",
+            "content": each(&|id, name| json!({"toolUse": {"toolUseId": id, "name": name, "input": {}}}))}}}),
+        other => panic!("no response format for {other}"),
+    }
+}
+
+/// With the `media` option, `execute_tool_calls` returns the answers in the
+/// model's order, then the follow-ups of every call, in the model's order too
+/// (not the order the calls finished), each introduced by a text naming its call.
+#[test]
+fn execute_tool_calls_returns_answers_then_follow_ups_in_the_model_order() {
+    runtime().block_on(async {
+        let source = Source::client("media", media_server())
+            .policy(Policy::allow_all())
+            .build()
+            .unwrap();
+        let calls = [
+            ("callA0001", "frames"),
+            ("callB0002", "note"),
+            ("callC0003", "chart"),
+            ("callD0004", "report"),
+        ];
+        for (id, value) in MEDIA_OPTIONS {
+            let p = provider(id);
+            let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+            let options = ExecOptions::new().results(ResultOptions::new().option("media", *value));
+            let run = source
+                .execute_tool_calls(p, &response_for(id, &calls), &listing, &options)
+                .await
+                .unwrap();
+            assert_eq!(run.results.len(), 4, "{id}");
+            let answered: Vec<&str> = run
+                .calls
+                .iter()
+                .map(|c| c.call_id.as_deref().unwrap())
+                .collect();
+            assert_eq!(answered, calls.map(|(call_id, _)| call_id), "{id}");
+            // The follow-ups name their calls in the model's order.
+            let text = serde_json::to_string(&run.follow_ups).unwrap();
+            let named: Vec<&str> = calls
+                .iter()
+                .map(|(call_id, _)| *call_id)
+                .filter(|call_id| text.contains(&format!("(call {call_id})")))
+                .collect();
+            let mut positions: Vec<usize> = named
+                .iter()
+                .map(|call_id| text.find(&format!("(call {call_id})")).unwrap())
+                .collect();
+            let in_order = positions.clone();
+            positions.sort();
+            assert_eq!(in_order, positions, "{id} {value}: {named:?}");
+            // Without the option the answers are what they were, and nothing follows.
+            let plain = source
+                .execute_tool_calls(p, &response_for(id, &calls), &listing, &ExecOptions::new())
+                .await
+                .unwrap();
+            assert!(plain.follow_ups.is_empty(), "{id}");
+            let case = format!("media_{value}");
+            snapshot(Stage::Exec, Some(id), &case, &run);
+        }
+    });
+}
+
 #[test]
 fn every_call_answered_once_in_order() {
     runtime().block_on(async {

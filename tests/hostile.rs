@@ -331,16 +331,33 @@ fn answer_all(result: &CallToolResult) -> Vec<Value> {
     answer_with(result, &MODES)
 }
 
-/// The answers of every provider, in every mode of `modes`.
+/// The answers of every provider, in every mode of `modes`, and (as a list:
+/// the answer, then its follow-ups) with every value of its `media` option.
 fn answer_with(result: &CallToolResult, modes: &[StructuredMode]) -> Vec<Value> {
     let mut out = Vec::new();
     for p in Registry::builtin().unwrap().providers() {
+        let media: Vec<&str> = p
+            .options()
+            .filter(|(name, _)| *name == "media")
+            .flat_map(|(_, values)| values)
+            .collect();
         for &mode in modes {
             let options = ResultOptions::new().structured(mode);
             out.push(
                 p.answer(Some("c1"), "t", Outcome::Completed(result), &options)
                     .unwrap_or_else(|e| panic!("{}: {e}", p.id())),
             );
+            for value in &media {
+                let turn = p
+                    .answer_all(
+                        [(Some("c1"), "t", Outcome::Completed(result))],
+                        &options.clone().option("media", *value),
+                    )
+                    .unwrap_or_else(|e| panic!("{} media={value}: {e}", p.id()));
+                let mut items = turn.results;
+                items.extend(turn.follow_ups);
+                out.push(Value::Array(items));
+            }
         }
     }
     out

@@ -294,6 +294,13 @@ fn check_answers(value: Value) -> Result<(), TestCaseError> {
                 let answer =
                     provider.answer(Some("c1"), "t", Outcome::Completed(&result), &options);
                 prop_assert!(answer.is_ok(), "{}: {:?}", provider.id(), answer);
+                let media = provider.options().filter(|(name, _)| *name == "media");
+                for value in media.flat_map(|(_, values)| values) {
+                    let options = options.clone().option("media", value);
+                    let turn = provider
+                        .answer_all([(Some("c1"), "t", Outcome::Completed(&result))], &options);
+                    prop_assert!(turn.is_ok(), "{} media={value}: {:?}", provider.id(), turn);
+                }
             }
         }
     }
@@ -310,16 +317,30 @@ fn result_shape() -> impl Strategy<Value = Value> {
                 "audio/wav",
                 "audio/aac",
                 "application/pdf",
+                "application/octet-stream",
+                "text/plain",
+                "video/mp4",
                 "",
             ][..],
         ),
-        proptest::sample::select(&["QUJD", "QQ==", "!!", "Q", ""][..]),
+        proptest::sample::select(&["QUJD", "QQ==", "!!", "Q", "", "JVBERi0x", "/w=="][..]),
+        proptest::sample::select(
+            &[
+                "file:///r",
+                "file:///a%20b/%E2%80%AE.pdf",
+                "",
+                "%",
+                "x:../..",
+                "file:///.",
+                "https://h/p?q=1#f",
+            ][..],
+        ),
         json(),
     )
-        .prop_map(|(ty, mime, data, extra)| {
+        .prop_map(|(ty, mime, data, uri, extra)| {
             serde_json::json!({"type": ty, "text": "t", "mimeType": mime, "data": data,
-                "uri": "file:///x", "name": "x",
-                "resource": {"uri": "file:///r", "mimeType": mime, "blob": data},
+                "uri": uri, "name": "x",
+                "resource": {"uri": uri, "mimeType": mime, "blob": data},
                 "annotations": extra})
         });
     (

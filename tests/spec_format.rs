@@ -215,9 +215,14 @@ fn the_schema_names_the_variables_the_compiler_knows() {
                 "title",
                 "description",
                 "value",
+                "blob_text",
+                "file_name",
+                "document_name",
             ],
         ),
         ("structured_template", &["value"]),
+        ("follow_up_text_template", &["text"]),
+        ("follow_up_envelope_template", &["items"]),
     ];
     for (def, vars) in expected {
         let pattern = schema["$defs"][def]["anyOf"][0]["pattern"]

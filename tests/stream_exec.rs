@@ -302,3 +302,73 @@ fn recorded_streams_send_only_complete_calls() {
     }
     assert!(checked >= 300, "{checked}");
 }
+
+/// Media the answers cannot carry come back as follow-ups from a stream too,
+/// in the model's order however the calls finish, equal to those of the
+/// whole response.
+#[test]
+fn streamed_turns_collect_follow_ups_in_the_models_order() {
+    runtime().block_on(async {
+        let mut server = InProcessServer::new();
+        for (name, delay) in [("slow_chart", 80), ("fast_chart", 0)] {
+            server = server.tool(
+                Tool::new(name, "", json!({"type": "object"})),
+                move |_args, _ctx| async move {
+                    tokio::time::sleep(Duration::from_millis(delay)).await;
+                    let mut result = CallToolResult::text(format!("{name}:"));
+                    result.content.push(mcp_adapters::Content::from_value(json!({
+                        "type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="
+                    })));
+                    Ok(result)
+                },
+            );
+        }
+        let source = Source::client("s", server).build().unwrap();
+        let p = provider("openai-chat");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let chunk = |delta: Value| json!({"choices": [{"index": 0, "delta": delta}]});
+        let body: String = [
+            chunk(json!({"role": "assistant", "tool_calls": [
+                {"index": 0, "id": "c0", "type": "function", "function": {"name": "slow_chart", "arguments": "{}"}}
+            ]})),
+            chunk(json!({"tool_calls": [
+                {"index": 1, "id": "c1", "type": "function", "function": {"name": "fast_chart", "arguments": "{}"}}
+            ]})),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        ]
+        .iter()
+        .map(|e| format!("data: {e}\n\n"))
+        .chain(["data: [DONE]\n\n".to_owned()])
+        .collect();
+        let options = ExecOptions::new().results(
+            mcp_adapters::ResultOptions::new().option("media", "full"),
+        );
+        let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(body.into_bytes())]);
+        let run = source
+            .execute_stream(p, chunks, &listing, &options)
+            .await
+            .unwrap();
+        assert!(run.error.is_none(), "{:?}", run.error);
+        let ids: Vec<&str> = run
+            .execution
+            .results
+            .iter()
+            .map(|r| r["tool_call_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["c0", "c1"]);
+        let follow_ups = &run.execution.follow_ups;
+        assert_eq!(follow_ups.len(), 1, "{follow_ups:?}");
+        let content = follow_ups[0]["content"].as_array().unwrap();
+        assert_eq!(content.len(), 4, "{content:?}");
+        assert!(content[0]["text"].as_str().unwrap().contains("slow_chart"));
+        assert_eq!(content[1]["type"], "image_url");
+        assert!(content[2]["text"].as_str().unwrap().contains("fast_chart"));
+
+        let whole = source
+            .execute_tool_calls(p, &run.message, &listing, &options)
+            .await
+            .unwrap();
+        assert_eq!(whole.results, run.execution.results);
+        assert_eq!(whole.follow_ups, run.execution.follow_ups);
+    });
+}

@@ -1,5 +1,6 @@
 //! Result shaping of arbitrary `CallToolResult`s: every built-in provider,
-//! every structured mode, both shapes, with and without a call id. Every
+//! every structured mode, both shapes, with and without a call id, and with
+//! every value of the provider's `media` option (follow-ups included). Every
 //! result that deserializes must be answered (a provider that needs an id
 //! may refuse the call without one, with an input error).
 #![no_main]
@@ -33,6 +34,13 @@ fuzz_target!(|data: &[u8]| {
                 );
                 assert!(answer.is_ok(), "{}: {answer:?}", provider.id());
                 let _ = provider.answer(None, "srv__tool", Outcome::Completed(&result), &options);
+                let media = provider.options().filter(|(name, _)| *name == "media");
+                for value in media.flat_map(|(_, values)| values) {
+                    let options = options.clone().option("media", value);
+                    let calls = [(Some("call_1"), "srv__tool", Outcome::Completed(&result))];
+                    let turn = provider.answer_all(calls, &options);
+                    assert!(turn.is_ok(), "{} media={value}: {turn:?}", provider.id());
+                }
             }
         }
     }

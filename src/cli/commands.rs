@@ -86,6 +86,11 @@ pub fn run(args: &RunArgs) -> Result<Value> {
     if let Some(mode) = args.strict {
         list = list.strict(mode.into());
     }
+    let mut results = ResultOptions::new();
+    for (name, value) in option_pairs(&args.options)? {
+        list = list.option(name, value);
+        results = results.option(name, value);
+    }
     let policy = match &args.policy {
         Some(path) => live::read_policy(path)?,
         None => {
@@ -116,7 +121,9 @@ pub fn run(args: &RunArgs) -> Result<Value> {
                 }
             };
         let listing = source.tools(provider, &list).await?;
-        let mut options = ExecOptions::new().max_concurrency(args.max_concurrency.unwrap_or(0));
+        let mut options = ExecOptions::new()
+            .max_concurrency(args.max_concurrency.unwrap_or(0))
+            .results(results);
         if let Some(ms) = args.call_timeout {
             options = options.call_timeout(Duration::from_millis(ms));
         }
@@ -210,16 +217,33 @@ pub fn result(args: &ResultArgs) -> Result<Value> {
     if let Some(prefix) = &args.error_prefix {
         options = options.error_prefix(prefix);
     }
-    let call_id = args.call_id.as_deref();
-    if let Some(message) = &args.error {
-        let error = Error::new(ErrorKind::Server, message.clone());
-        return provider.answer(call_id, &args.name, Outcome::Failed(&error), &options);
+    for (name, value) in option_pairs(&args.options)? {
+        options = options.option(name, value);
     }
-    let file = args.file.as_deref().unwrap_or("-");
-    let result: CallToolResult = serde_json::from_value(read_json(file)?).map_err(|e| {
-        Error::new(ErrorKind::Input, "not a CallToolResult")
-            .with_file(file)
-            .with_source(e)
-    })?;
-    provider.answer(call_id, &args.name, Outcome::Completed(&result), &options)
+    let call_id = args.call_id.as_deref();
+    let error;
+    let result: CallToolResult;
+    let outcome = match &args.error {
+        Some(message) => {
+            error = Error::new(ErrorKind::Server, message.clone());
+            Outcome::Failed(&error)
+        }
+        None => {
+            let file = args.file.as_deref().unwrap_or("-");
+            result = serde_json::from_value(read_json(file)?).map_err(|e| {
+                Error::new(ErrorKind::Input, "not a CallToolResult")
+                    .with_file(file)
+                    .with_source(e)
+            })?;
+            Outcome::Completed(&result)
+        }
+    };
+    let turn = provider.answer_all([(call_id, args.name.as_str(), outcome)], &options)?;
+    // The answer alone, or (with follow-ups) everything to append, in order.
+    let mut items = turn.results;
+    if turn.follow_ups.is_empty() {
+        return Ok(items.pop().unwrap_or_default());
+    }
+    items.extend(turn.follow_ups);
+    Ok(Value::Array(items))
 }

@@ -37,12 +37,18 @@ enum Command {
     /// cycle on a bundled demo server and a recorded response.
     Run(RunArgs),
     /// Answers one call with an MCP CallToolResult (or a failure) in a provider's format.
+    ///
+    /// Prints the answer. When the answer sends media after the tool results (the spec's
+    /// `follow_up` rules, as with `--option media=full` for openai-chat, mistral, gemini or
+    /// bedrock-converse), prints a JSON array instead: the answer, then the follow-up items, in
+    /// the order to append them (see the README's agent-loop table for where each provider's go).
     Result(ResultArgs),
     /// Converts a JSON Schema (or a tool's inputSchema) to a strict subset: prints
     /// {"schema", "null_paths"}, or {"error": {"path", "reason"}} and exits 1.
     StrictSchema(StrictSchemaArgs),
     /// Shows, per tool and provider, whether it lists as is, converts to strict,
-    /// falls back or is excluded, and why; renamed and dropped tools too.
+    /// falls back or is excluded, and why; renamed and dropped tools too; then the
+    /// options each provider offers (`--option NAME=VALUE`) and what they change.
     Check(CheckArgs),
 }
 
@@ -228,6 +234,10 @@ struct RunArgs {
     validate: bool,
     #[command(flatten)]
     stream: StreamArgs,
+    /// Set a provider option (repeatable), for the listing and the answers: `media=full`
+    /// answers with every medium the API takes, and prints `follow_ups` when there are any.
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    options: Vec<String>,
     /// The model response; `-` reads stdin. Without servers and RESPONSE, a bundled one.
     response: Option<String>,
 }
@@ -309,6 +319,9 @@ struct ResultArgs {
     /// Put this before the text of an error answer.
     #[arg(long, value_name = "S")]
     error_prefix: Option<String>,
+    /// Set a provider option (repeatable), such as `media=full` (see `providers`).
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    options: Vec<String>,
     /// Answer a failed call with this message instead of a result.
     #[arg(long, value_name = "MESSAGE", conflicts_with = "file")]
     error: Option<String>,

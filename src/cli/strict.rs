@@ -110,8 +110,70 @@ pub fn check(args: &CheckArgs) -> Result<(Value, String)> {
     for id in &ids {
         rows.extend(provider_rows(&registry, id, &toolset, &options, &renames)?);
     }
-    let table = render_table(&rows);
-    Ok((json!({"rows": rows}), table))
+    let mut table = render_table(&rows);
+    let offered = option_rows(&registry, &ids)?;
+    if !offered.is_empty() {
+        table.push_str("\nOPTIONS (--option NAME=VALUE on tools, run and result)\n");
+        table.push_str(&render_options(&offered));
+    }
+    Ok((json!({"rows": rows, "options": offered}), table))
+}
+
+/// One option value a provider offers: `check` lists them after the tools.
+#[derive(Debug, Serialize)]
+struct OptionRow {
+    provider: String,
+    option: String,
+    changes: Vec<String>,
+    description: Option<String>,
+}
+
+fn option_rows(registry: &Registry, ids: &[String]) -> Result<Vec<OptionRow>> {
+    let mut out = Vec::new();
+    for id in ids {
+        let info = registry.get(id)?.info();
+        let Some(options) = info["options"].as_object() else {
+            continue;
+        };
+        for (name, option) in options {
+            let Some(values) = option["values"].as_object() else {
+                continue;
+            };
+            for (value, effect) in values {
+                let strings = |v: &Value| -> Vec<String> {
+                    v.as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|s| s.as_str().map(str::to_owned))
+                        .collect()
+                };
+                out.push(OptionRow {
+                    provider: id.clone(),
+                    option: format!("{name}={value}"),
+                    changes: strings(&effect["changes"]),
+                    description: effect["description"].as_str().map(str::to_owned),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn render_options(rows: &[OptionRow]) -> String {
+    let width = |f: fn(&OptionRow) -> usize| rows.iter().map(f).max().unwrap_or(0);
+    let (wp, wo) = (width(|r| r.provider.len()), width(|r| r.option.len()));
+    let mut out = String::new();
+    for r in rows {
+        let line = format!(
+            "{:<wp$}  {:<wo$}  {}: {}",
+            r.provider,
+            r.option,
+            r.changes.join(", "),
+            r.description.as_deref().unwrap_or("")
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out
 }
 
 fn provider_rows(

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, ProgressFn};
 use super::source::Source;
-use super::turn::Turn;
+use super::turn::Answering;
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
@@ -203,6 +203,11 @@ pub struct Execution {
     pub status: Status,
     /// One answer per call, in the model's order, in the provider's shape.
     pub results: Vec<Value>,
+    /// The media the answers could not carry, to put right after `results`
+    /// (where, per provider: [`Turn`](crate::Turn)): empty unless the spec's
+    /// `follow_up` rules apply (for instance with the `media: full` option).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub follow_ups: Vec<Value>,
     /// What happened to each call, in the same order.
     pub calls: Vec<CallRecord>,
     /// The servers whose results are now in the model's context: add them to the next turn's taint.
@@ -243,7 +248,12 @@ impl Source {
     /// # Errors
     ///
     /// [`ErrorKind::Input`] only when the provider cannot shape an answer
-    /// (a call without the id the provider requires).
+    /// (a call without the id the provider requires) or the result options name
+    /// an option the spec does not offer.
+    ///
+    /// Media the spec sends after the turn's answers (its `follow_up` rules, as
+    /// with the `media: full` option) are in [`Execution::follow_ups`]: put
+    /// them right after the results (see [`Turn`](crate::Turn) for where).
     pub async fn execute_calls(
         &self,
         provider: &Provider,
@@ -252,7 +262,7 @@ impl Source {
         options: &ExecOptions,
     ) -> Result<Execution> {
         let toolset = listing.toolset();
-        let mut turn = Turn::new(provider, options);
+        let mut turn = Answering::new(provider, options);
         for rejected in extracted.rejected {
             turn.rejected(rejected);
         }
@@ -265,10 +275,11 @@ impl Source {
                 .buffer_unordered(limit)
                 .collect()
                 .await;
+        // Answered in the model's order: follow-ups and request limits go by it.
         for (call, outcome) in outcomes {
-            turn.answered(call, outcome)?;
+            turn.ended(call, outcome);
         }
-        Ok(turn.finish(&halted))
+        turn.finish(&halted)
     }
 
     /// One call through the pipeline, bounded by `timeout`, with panics caught.

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::run::{CallStart, ExecOptions, Execution, Shared};
 use super::source::Source;
-use super::turn::Turn;
+use super::turn::Answering;
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
@@ -32,7 +32,7 @@ pub struct StreamedExecution {
 }
 
 /// The calls a stream completed: to run, or answered already.
-fn sort(completed: Vec<StreamedCall>, queued: &mut VecDeque<ToolCall>, turn: &mut Turn<'_>) {
+fn sort(completed: Vec<StreamedCall>, queued: &mut VecDeque<ToolCall>, turn: &mut Answering<'_>) {
     for call in completed {
         match call {
             StreamedCall::Ready(call) => queued.push_back(call),
@@ -80,7 +80,7 @@ impl Source {
         });
         let mut stream = std::pin::pin!(stream);
         let toolset = listing.toolset();
-        let mut turn = Turn::new(provider, options);
+        let mut turn = Answering::new(provider, options);
         let (limit, timeout) = options.limits();
         let shared = Shared::new(options);
         let halted = AtomicBool::new(false);
@@ -133,12 +133,12 @@ impl Source {
                     }
                 }
                 Some((call, outcome)) = running.next(), if !running.is_empty() => {
-                    turn.answered(call, outcome)?;
+                    turn.ended(call, outcome);
                 }
             }
         }
         Ok(StreamedExecution {
-            execution: turn.finish(&halted),
+            execution: turn.finish(&halted)?,
             message,
             error,
         })

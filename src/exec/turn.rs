@@ -9,98 +9,103 @@ use super::run::{CallRecord, ExecOptions, Execution, Status};
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::Result;
 use crate::mcp::CallToolResult;
-use crate::results::Outcome;
+use crate::results::{FollowUps, Outcome};
 use crate::spec::Provider;
 
-/// The answers of one turn, by the calls' positions in the model's order.
-pub(crate) struct Turn<'a> {
+/// The calls of one turn as they end, answered together in the model's order
+/// (the spec's follow-ups and request limits go by it).
+pub(crate) struct Answering<'a> {
     provider: &'a Provider,
     options: &'a ExecOptions,
-    answers: Vec<Option<(Value, CallRecord)>>,
-    ran_servers: BTreeSet<String>,
+    /// Calls never sent, with the answer extraction gave them.
+    rejected: Vec<RejectedCall>,
+    /// Calls that ran (or failed on the way), in the order they ended.
+    ended: Vec<(ToolCall, Result<CallToolResult>)>,
 }
 
-impl<'a> Turn<'a> {
+impl<'a> Answering<'a> {
     pub(crate) fn new(provider: &'a Provider, options: &'a ExecOptions) -> Self {
-        Turn {
+        Answering {
             provider,
             options,
-            answers: Vec::new(),
-            ran_servers: BTreeSet::new(),
+            rejected: Vec::new(),
+            ended: Vec::new(),
         }
     }
 
-    fn put(&mut self, index: usize, answer: Value, record: CallRecord) {
-        if self.answers.len() <= index {
-            self.answers.resize_with(index + 1, || None);
-        }
-        self.answers[index] = Some((answer, record));
-    }
-
-    /// A call that was never sent, with the answer extraction gave it.
+    /// A call that was never sent.
     pub(crate) fn rejected(&mut self, rejected: RejectedCall) {
-        let record = CallRecord {
-            index: rejected.index,
-            call_id: rejected.call_id,
-            exposed_name: rejected.name,
-            server_id: None,
-            ran: false,
-            error: Some(rejected.error),
-        };
-        self.put(rejected.index, rejected.answer, record);
+        self.rejected.push(rejected);
     }
 
     /// A call's outcome: the server's result, or why it did not complete.
+    pub(crate) fn ended(&mut self, call: ToolCall, outcome: Result<CallToolResult>) {
+        self.ended.push((call, outcome));
+    }
+
+    /// Every answer, in the model's order, and the turn's follow-ups; `halted`
+    /// says whether an approver halted the loop.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the provider cannot
-    /// shape the answer (a call without the id the provider requires).
-    pub(crate) fn answered(
-        &mut self,
-        call: ToolCall,
-        outcome: Result<CallToolResult>,
-    ) -> Result<()> {
-        let outcome_ref = match &outcome {
-            Ok(result) => Outcome::Completed(result),
-            Err(err) => Outcome::Failed(err),
-        };
-        let answer = self.provider.answer(
-            call.call_id.as_deref(),
-            &call.exposed_name,
-            outcome_ref,
-            &self.options.results,
-        )?;
-        if outcome.is_ok() {
-            self.ran_servers.insert(call.server_id.clone());
+    /// shape an answer (a call without the id the provider requires).
+    pub(crate) fn finish(self, halted: &AtomicBool) -> Result<Execution> {
+        let mut answers: Vec<(usize, Value, CallRecord)> =
+            Vec::with_capacity(self.rejected.len() + self.ended.len());
+        for rejected in self.rejected {
+            let record = CallRecord {
+                index: rejected.index,
+                call_id: rejected.call_id,
+                exposed_name: rejected.name,
+                server_id: None,
+                ran: false,
+                error: Some(rejected.error),
+            };
+            answers.push((record.index, rejected.answer, record));
         }
-        let record = CallRecord {
-            index: call.index,
-            call_id: call.call_id,
-            exposed_name: Some(call.exposed_name),
-            server_id: Some(call.server_id),
-            ran: outcome.is_ok(),
-            error: outcome.err(),
-        };
-        self.put(record.index, answer, record);
-        Ok(())
-    }
-
-    /// Every answer, in the model's order; `halted` says whether an approver
-    /// halted the loop.
-    pub(crate) fn finish(self, halted: &AtomicBool) -> Execution {
-        let (results, calls): (Vec<Value>, Vec<CallRecord>) =
-            self.answers.into_iter().flatten().unzip();
+        let mut ended = self.ended;
+        ended.sort_by_key(|(call, _)| call.index);
+        let mut turn = self
+            .provider
+            .turn(&self.options.results, FollowUps::Collect)?;
+        let mut ran_servers = BTreeSet::new();
+        for (call, outcome) in ended {
+            let answer = turn.answer(
+                call.call_id.as_deref(),
+                &call.exposed_name,
+                match &outcome {
+                    Ok(result) => Outcome::Completed(result),
+                    Err(err) => Outcome::Failed(err),
+                },
+            )?;
+            if outcome.is_ok() {
+                ran_servers.insert(call.server_id.clone());
+            }
+            let record = CallRecord {
+                index: call.index,
+                call_id: call.call_id,
+                exposed_name: Some(call.exposed_name),
+                server_id: Some(call.server_id),
+                ran: outcome.is_ok(),
+                error: outcome.err(),
+            };
+            answers.push((record.index, answer, record));
+        }
+        let follow_ups = turn.finish()?;
+        answers.sort_by_key(|(index, _, _)| *index);
+        let (results, calls) = answers.into_iter().map(|(_, a, r)| (a, r)).unzip();
         let status = if halted.load(Ordering::SeqCst) {
             Status::Halt
         } else {
             Status::Ok
         };
-        Execution {
+        Ok(Execution {
             status,
             results,
+            follow_ups,
             calls,
-            ran_servers: self.ran_servers,
-        }
+            ran_servers,
+        })
     }
 }

@@ -36,9 +36,16 @@ pub(crate) const MEDIA_VARS: &[&str] = &[
     "title",
     "description",
     "value",
+    "blob_text",
+    "file_name",
+    "document_name",
 ];
 /// Variables of a structured-content rule.
 pub(crate) const STRUCTURED_VARS: &[&str] = &["value"];
+/// Variables of the follow-up text item.
+pub(crate) const FOLLOW_UP_TEXT_VARS: &[&str] = &["text"];
+/// Variables of the follow-up envelope.
+pub(crate) const FOLLOW_UP_ENVELOPE_VARS: &[&str] = &["items"];
 
 fn template(value: &Value, at: &str, vars: &[&str]) -> Result<Template, Problem> {
     Template::compile(value, vars).map_err(|p| Problem::at(format!("{at}{}", p.path), p.message))
@@ -69,7 +76,7 @@ pub(crate) fn compile(
         strict,
         options: compile_options(doc.options)?,
         calls: compile_calls(doc.calls),
-        results: compile_results(doc.results)?,
+        results: compile_results(doc.results, "/results")?,
         stream: doc.stream.map(crate::stream::plan::compile).transpose()?,
     })
 }
@@ -109,22 +116,33 @@ fn compile_options(
             ..Default::default()
         };
         for (value, effect) in option.values {
-            if effect.merge_last.is_none() && effect.merge_each.is_none() {
-                let at = pointer_child(
-                    &pointer_child(&pointer_child("/options", &name), "values"),
-                    &value,
-                );
+            let at = pointer_child(
+                &pointer_child(&pointer_child("/options", &name), "values"),
+                &value,
+            );
+            if effect.merge_last.is_none()
+                && effect.merge_each.is_none()
+                && effect.results.is_none()
+            {
                 return Err(Problem::at(
                     at,
-                    "an option value needs merge_last or merge_each",
+                    "an option value needs merge_last, merge_each or results",
                 ));
             }
+            let results = match effect.results {
+                Some(doc) => Some(Arc::new(compile_results(
+                    doc,
+                    &pointer_child(&at, "results"),
+                )?)),
+                None => None,
+            };
             plan.values.insert(
                 value,
                 OptionEffect {
                     description: effect.description,
                     merge_last: effect.merge_last,
                     merge_each: effect.merge_each,
+                    results,
                 },
             );
         }
@@ -178,38 +196,97 @@ fn compile_calls(doc: CallsDoc) -> CallsPlan {
     }
 }
 
-fn compile_results(doc: ResultsDoc) -> Result<ResultsPlan, Problem> {
+/// Compiles a results section found at `at` (`/results`, or an option value's override).
+fn compile_results(doc: ResultsDoc, at: &str) -> Result<ResultsPlan, Problem> {
     let content = doc.content;
+    let child = |key: &str| pointer_child(at, key);
     let text_block = match &doc.text_block {
-        Some(value) => Some(template(value, "/results/text_block", TEXT_VARS)?),
+        Some(value) => Some(template(value, &child("text_block"), TEXT_VARS)?),
         None if content != ContentForm::String => {
             return Err(Problem::at(
-                "/results",
+                at,
                 "`content: blocks` and `string_or_blocks` need a `text_block` template",
             ));
         }
         None => None,
     };
-    let envelope = template(&doc.envelope, "/results/envelope", ENVELOPE_VARS)?;
+    let envelope = template(&doc.envelope, &child("envelope"), ENVELOPE_VARS)?;
     let error_envelope = match &doc.error.envelope {
-        Some(value) => Some(template(value, "/results/error/envelope", ENVELOPE_VARS)?),
+        Some(value) => Some(template(
+            value,
+            &pointer_child(&child("error"), "envelope"),
+            ENVELOPE_VARS,
+        )?),
         None => None,
     };
+    let follow_up = match &doc.follow_up {
+        Some(f) => Some(compile_follow_up(f, &child("follow_up"))?),
+        None => None,
+    };
+    let request_limits = doc
+        .request_limits
+        .into_iter()
+        .enumerate()
+        .map(|(i, limit)| {
+            if limit.max_bytes.is_none() && limit.max_items.is_none() {
+                return Err(Problem::at(
+                    pointer_child(&child("request_limits"), &i.to_string()),
+                    "a request limit needs max_bytes or max_items",
+                ));
+            }
+            Ok(RequestLimit {
+                accept: lower_case(limit.accept),
+                max_bytes: limit.max_bytes,
+                max_items: limit.max_items,
+            })
+        })
+        .collect::<Result<_, _>>()?;
     let plan = ResultsPlan {
-        structured: compile_structured(doc.structured_content, content)?,
+        structured: compile_structured(doc.structured_content, content, at)?,
         content,
         text_block,
         envelope,
         error_envelope,
         error_prefix: doc.error.prefix,
-        media: compile_media(doc.media, content)?,
+        media: compile_media(doc.media, content, at)?,
+        follow_up,
+        request_limits,
     };
-    check_envelopes(&plan)?;
+    check_envelopes(&plan, at)?;
     Ok(plan)
 }
 
-fn compile_structured(doc: StructuredDoc, content: ContentForm) -> Result<StructuredPlan, Problem> {
-    let at = "/results/structured_content/render";
+fn compile_follow_up(doc: &FollowUpDoc, at: &str) -> Result<FollowUpPlan, Problem> {
+    let envelope = match &doc.envelope {
+        Some(value) => {
+            let at = pointer_child(at, "envelope");
+            let envelope = template(value, &at, FOLLOW_UP_ENVELOPE_VARS)?;
+            if !uses(&envelope, "items") {
+                return Err(Problem::at(
+                    at,
+                    "the follow-up envelope must place ${items}, or follow-ups would be lost",
+                ));
+            }
+            Some(envelope)
+        }
+        None => None,
+    };
+    Ok(FollowUpPlan {
+        text: template(&doc.text, &pointer_child(at, "text"), FOLLOW_UP_TEXT_VARS)?,
+        envelope,
+    })
+}
+
+fn lower_case(accept: Option<Vec<String>>) -> Option<Vec<String>> {
+    accept.map(|list| list.iter().map(|m| m.to_ascii_lowercase()).collect())
+}
+
+fn compile_structured(
+    doc: StructuredDoc,
+    content: ContentForm,
+    results_at: &str,
+) -> Result<StructuredPlan, Problem> {
+    let at = pointer_child(&pointer_child(results_at, "structured_content"), "render");
     let render = match doc.render {
         RenderDoc::Keyword(RenderKeyword::JsonText) => StructuredRender::JsonText,
         RenderDoc::Keyword(RenderKeyword::Value) if content != ContentForm::String => {
@@ -224,11 +301,17 @@ fn compile_structured(doc: StructuredDoc, content: ContentForm) -> Result<Struct
                 .into_iter()
                 .enumerate()
                 .map(|(i, rule)| {
-                    let at = pointer_child(at, &i.to_string());
-                    if rule.accept.is_some() {
+                    let at = pointer_child(&at, &i.to_string());
+                    if rule.accept.is_some() || rule.max_bytes.is_some() {
                         return Err(Problem::at(
-                            pointer_child(&at, "accept"),
-                            "a structured value has no MIME type; `accept` applies to media rows only",
+                            at,
+                            "a structured value has no MIME type or payload; `accept` and `max_bytes` apply to media rows only",
+                        ));
+                    }
+                    if rule.follow_up.is_some() {
+                        return Err(Problem::at(
+                            pointer_child(&at, "follow_up"),
+                            "a structured value is part of the answer; `follow_up` applies to media rows only",
                         ));
                     }
                     compile_rule(rule, &at, content, STRUCTURED_VARS)
@@ -245,6 +328,7 @@ fn compile_structured(doc: StructuredDoc, content: ContentForm) -> Result<Struct
 fn compile_media(
     doc: MediaDoc,
     content: ContentForm,
+    results_at: &str,
 ) -> Result<BTreeMap<MediaKind, Vec<MediaRule>>, Problem> {
     let rows = [
         (MediaKind::Image, doc.image),
@@ -256,7 +340,7 @@ fn compile_media(
     ];
     let mut table = BTreeMap::new();
     for (kind, row) in rows {
-        let at = pointer_child("/results/media", kind.key());
+        let at = pointer_child(&pointer_child(results_at, "media"), kind.key());
         let rules = match row {
             None => continue,
             Some(RowDoc::Placeholder(_)) => Vec::new(),
@@ -284,49 +368,57 @@ fn compile_rule(
     content: ContentForm,
     vars: &[&str],
 ) -> Result<MediaRule, Problem> {
-    let accept = rule
-        .accept
-        .map(|list| list.iter().map(|m| m.to_ascii_lowercase()).collect());
-    let action = match (rule.block, rule.attach, rule.as_text) {
-        (Some(block), None, None) => {
+    let accept = lower_case(rule.accept);
+    let action = match (rule.block, rule.attach, rule.as_text, rule.follow_up) {
+        (Some(block), None, None, None) => {
             if content == ContentForm::String {
                 return Err(Problem::at(
                     pointer_child(at, "block"),
-                    "`content: string` holds one string, so a rule cannot produce a block; use `as_text` or `attach`",
+                    "`content: string` holds one string, so a rule cannot produce a block; use `as_text`, `attach` or `follow_up`",
                 ));
             }
             MediaAction::Block(template(&block, &pointer_child(at, "block"), vars)?)
         }
-        (None, Some(attach), None) => {
+        (None, Some(attach), None, None) => {
             MediaAction::Attach(template(&attach, &pointer_child(at, "attach"), vars)?)
         }
-        (None, None, Some(text)) => MediaAction::Text(
+        (None, None, Some(text), None) => MediaAction::Text(
             parse_pieces(&text, vars).map_err(|m| Problem::at(pointer_child(at, "as_text"), m))?,
         ),
+        (None, None, None, Some(item)) => {
+            MediaAction::FollowUp(template(&item, &pointer_child(at, "follow_up"), vars)?)
+        }
         _ => {
             return Err(Problem::at(
                 at,
-                "a rule produces exactly one of `block`, `attach` and `as_text`",
+                "a rule produces exactly one of `block`, `attach`, `follow_up` and `as_text`",
             ));
         }
     };
-    Ok(MediaRule { accept, action })
+    Ok(MediaRule {
+        accept,
+        action,
+        max_bytes: rule.max_bytes,
+    })
 }
 
-fn check_envelopes(plan: &ResultsPlan) -> Result<(), Problem> {
+fn check_envelopes(plan: &ResultsPlan, at: &str) -> Result<(), Problem> {
     let structured_rules = match &plan.structured.render {
         StructuredRender::Rules(rules) => rules.as_slice(),
         _ => &[],
     };
-    let attaches = plan
-        .media
-        .values()
-        .flatten()
-        .chain(structured_rules)
-        .any(|r| matches!(r.action, MediaAction::Attach(_)));
+    let rules = || plan.media.values().flatten().chain(structured_rules);
+    let attaches = rules().any(|r| matches!(r.action, MediaAction::Attach(_)));
+    if plan.follow_up.is_none() && rules().any(|r| matches!(r.action, MediaAction::FollowUp(_))) {
+        return Err(Problem::at(
+            pointer_child(at, "follow_up"),
+            "media rules send `follow_up` items, so the results need a `follow_up` section (its `text` item introduces them)",
+        ));
+    }
+    let error_at = pointer_child(&pointer_child(at, "error"), "envelope");
     for (at, template) in [
-        ("/results/envelope", Some(&plan.envelope)),
-        ("/results/error/envelope", plan.error_envelope.as_ref()),
+        (pointer_child(at, "envelope"), Some(&plan.envelope)),
+        (error_at, plan.error_envelope.as_ref()),
     ] {
         let Some(template) = template else { continue };
         if !uses(template, "content") {

@@ -94,6 +94,10 @@ pub(crate) struct OptionValueDoc {
     pub merge_last: Option<Map<String, Value>>,
     #[serde(default)]
     pub merge_each: Option<Map<String, Value>>,
+    /// Deep-merged over the spec's `results` when the option has this value
+    /// (the loader merges it, so this is a whole results section).
+    #[serde(default)]
+    pub results: Option<ResultsDoc>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -182,6 +186,34 @@ pub(crate) struct ResultsDoc {
     pub structured_content: StructuredDoc,
     #[serde(default)]
     pub media: MediaDoc,
+    #[serde(default)]
+    pub follow_up: Option<FollowUpDoc>,
+    #[serde(default)]
+    pub request_limits: Vec<RequestLimitDoc>,
+}
+
+/// How media sent after the turn's answers (`follow_up` rules) are wrapped.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FollowUpDoc {
+    /// A text item: the text that introduces each follow-up medium.
+    pub text: Value,
+    /// Wraps all the turn's follow-up items into one item (a user message);
+    /// without it the items are appended as they are.
+    #[serde(default)]
+    pub envelope: Option<Value>,
+}
+
+/// A limit on the media one request carries, counted over one turn's media.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RequestLimitDoc {
+    #[serde(default)]
+    pub accept: Option<Vec<String>>,
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+    #[serde(default)]
+    pub max_items: Option<u64>,
 }
 
 /// What `${content}` is.
@@ -280,6 +312,11 @@ pub(crate) struct RuleDoc {
     pub attach: Option<Value>,
     #[serde(default)]
     pub as_text: Option<String>,
+    #[serde(default)]
+    pub follow_up: Option<Value>,
+    /// The largest payload (decoded bytes) the rule takes.
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
 }
 
 /// How a streamed response is read: its framing, and what each event does to

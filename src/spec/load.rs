@@ -310,7 +310,8 @@ pub(crate) fn load(files: Vec<SpecFile>) -> Result<Registry> {
         registry.rules.insert(id.clone(), Arc::new(rules));
     }
     for (id, parsed) in &specs {
-        let merged = resolve_extends(id, &specs)?;
+        let mut merged = resolve_extends(id, &specs)?;
+        expand_option_results(&mut merged);
         let docs = chain_docs(id, &specs);
         let doc: SpecDoc = typed(Format::Provider, &parsed.file, &docs, merged)?;
         let source = parsed.file.display().to_string();
@@ -339,6 +340,30 @@ fn chain_docs<'a>(id: &str, specs: &'a BTreeMap<String, Parsed>) -> Vec<&'a Docu
             .map(str::to_owned);
     }
     out
+}
+
+/// Replaces each option value's `results` override with the spec's `results`
+/// section with the override deep-merged in, so that it compiles (and is
+/// checked) as a whole section of its own.
+fn expand_option_results(spec: &mut Value) {
+    let Some(base) = spec.get("results").filter(|r| r.is_object()).cloned() else {
+        return;
+    };
+    let Some(Value::Object(options)) = spec.get_mut("options") else {
+        return;
+    };
+    for option in options.values_mut() {
+        let Some(Value::Object(values)) = option.get_mut("values") else {
+            continue;
+        };
+        for value in values.values_mut() {
+            if let Some(over) = value.get_mut("results").filter(|r| r.is_object()) {
+                let mut merged = base.clone();
+                deep_merge(&mut merged, over);
+                *over = merged;
+            }
+        }
+    }
 }
 
 /// The document of `id` deep-merged over the specs it extends.

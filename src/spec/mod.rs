@@ -78,7 +78,8 @@ impl Provider {
         self.strict.as_ref().map(|s| s.rules_id.as_str())
     }
 
-    /// The listing options the spec offers, each with its accepted values.
+    /// The options the spec offers (for listings, [`ListOptions::option`](crate::ListOptions::option),
+    /// and answers, [`ResultOptions::option`](crate::ResultOptions::option)), each with its accepted values.
     pub fn options(&self) -> impl Iterator<Item = (&str, Vec<&str>)> {
         self.options.iter().map(|(name, plan)| {
             (
@@ -88,8 +89,42 @@ impl Provider {
         })
     }
 
+    /// What `value` of the option `name` does.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] naming the options (or values) the spec offers.
+    pub(crate) fn option_effect(&self, name: &str, value: &str) -> Result<&OptionEffect> {
+        let plan = self.options.get(name).ok_or_else(|| {
+            let known: Vec<_> = self.options.keys().map(String::as_str).collect();
+            Error::new(
+                ErrorKind::Input,
+                format!(
+                    "provider `{}` has no option `{name}`; it has: {}",
+                    self.id(),
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            )
+        })?;
+        plan.values.get(value).ok_or_else(|| {
+            let known: Vec<_> = plan.values.keys().map(String::as_str).collect();
+            Error::new(
+                ErrorKind::Input,
+                format!(
+                    "option `{name}` has no value `{value}`; accepted: {}",
+                    known.join(", ")
+                ),
+            )
+        })
+    }
+
     /// A JSON summary: id, title, description, source, strict rules and the
-    /// options with their descriptions and values.
+    /// options with their descriptions and values, each value with the stages
+    /// it changes (`tools`, `results`).
     pub fn info(&self) -> Value {
         let options: serde_json::Map<String, Value> = self
             .options
@@ -98,7 +133,10 @@ impl Provider {
                 let values: serde_json::Map<String, Value> = plan
                     .values
                     .iter()
-                    .map(|(v, e)| (v.clone(), serde_json::json!({"description": e.description})))
+                    .map(|(v, e)| {
+                        let info = serde_json::json!({"description": e.description, "changes": e.changes()});
+                        (v.clone(), info)
+                    })
                     .collect();
                 let info = serde_json::json!({"description": plan.description, "values": values});
                 (name.clone(), info)

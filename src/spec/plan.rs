@@ -109,15 +109,31 @@ pub(crate) struct StrictPlan {
     pub default: crate::listing::StrictMode,
 }
 
-/// One value of a listing option.
+/// One value of an option: what it changes in listings and in answers.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OptionEffect {
     pub description: Option<String>,
     pub merge_last: Option<Map<String, Value>>,
     pub merge_each: Option<Map<String, Value>>,
+    /// The results section with the value's override merged in.
+    pub results: Option<Arc<ResultsPlan>>,
 }
 
-/// A listing option and its values.
+impl OptionEffect {
+    /// The stages the value changes: `tools`, `results`.
+    pub fn changes(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.merge_last.is_some() || self.merge_each.is_some() {
+            out.push("tools");
+        }
+        if self.results.is_some() {
+            out.push("results");
+        }
+        out
+    }
+}
+
+/// An option and its values.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OptionPlan {
     pub description: Option<String>,
@@ -186,14 +202,43 @@ impl MediaKind {
 pub(crate) enum MediaAction {
     Block(Template),
     Attach(Template),
+    /// An item sent after the turn's answers; the answer keeps a note.
+    FollowUp(Template),
     Text(Vec<Piece>),
 }
 
-/// One rule of a media row: the first whose MIME types match (and whose variables are present) applies.
+impl MediaAction {
+    /// Whether the rule sends the medium itself (not a text about it).
+    pub fn places_media(&self) -> bool {
+        !matches!(self, MediaAction::Text(_))
+    }
+}
+
+/// One rule of a media row: the first whose MIME types match (and whose
+/// variables are present, and whose limits the medium fits) applies.
 #[derive(Debug, Clone)]
 pub(crate) struct MediaRule {
     pub accept: Option<Vec<String>>,
     pub action: MediaAction,
+    /// The largest payload the rule takes, in decoded bytes.
+    pub max_bytes: Option<u64>,
+}
+
+/// How follow-up items are wrapped.
+#[derive(Debug, Clone)]
+pub(crate) struct FollowUpPlan {
+    /// A text item (variable `text`).
+    pub text: Template,
+    /// Wraps the turn's items (variable `items`) into one item.
+    pub envelope: Option<Template>,
+}
+
+/// A limit on the media of one request, counted over one turn.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestLimit {
+    pub accept: Option<Vec<String>>,
+    pub max_bytes: Option<u64>,
+    pub max_items: Option<u64>,
 }
 
 /// How a `structuredContent` value is rendered.
@@ -222,4 +267,6 @@ pub(crate) struct ResultsPlan {
     pub error_envelope: Option<Template>,
     pub error_prefix: Option<String>,
     pub media: BTreeMap<MediaKind, Vec<MediaRule>>,
+    pub follow_up: Option<FollowUpPlan>,
+    pub request_limits: Vec<RequestLimit>,
 }

@@ -95,6 +95,29 @@ pub const ANSWER_PROVIDERS: &[&str] = &[
     "ollama",
 ];
 
+/// Every built-in provider with a `media` option, and the values it offers
+/// (Ollama has none): option-on result shapes are snapshotted for each.
+pub const MEDIA_OPTIONS: &[(&str, &str)] = &[
+    ("anthropic", "full"),
+    ("openai-chat", "full"),
+    ("openai-responses", "full"),
+    ("gemini", "full"),
+    ("gemini-multimodal", "full"),
+    ("bedrock-converse", "full"),
+    ("bedrock-converse", "nova"),
+    ("mistral", "full"),
+];
+
+/// A snapshot key for a provider with a media option value: the id for
+/// `full`, `id media=value` for the others.
+pub fn media_label(id: &str, value: &str) -> String {
+    if value == "full" {
+        id.to_owned()
+    } else {
+        format!("{id} media={value}")
+    }
+}
+
 /// The stages of the pipeline, in order: snapshot names start with their
 /// number, so `cargo insta review` lists a reviewer's work in pipeline order.
 #[derive(Debug, Clone, Copy)]

@@ -1,6 +1,7 @@
 //! Real third-party MCP servers for the end-to-end tests, installed on first
-//! use: `@modelcontextprotocol/server-everything` into `<target>/e2e-npm`
-//! (exact version, no lock file) and a virtualenv in `<target>/e2e-venv` with
+//! use: `@modelcontextprotocol/server-everything` into `<target>/e2e-npm` and
+//! `@modelcontextprotocol/server-filesystem` into `<target>/e2e-npm-filesystem`
+//! (exact versions, no lock file), and a virtualenv in `<target>/e2e-venv` with
 //! the pins of `tests/e2e/requirements.txt` (`mcp`, `mcp-server-time`).
 //! A lock file keeps concurrent test binaries from installing at once; a
 //! stamp records what was installed, so a changed pin reinstalls.
@@ -9,22 +10,27 @@
 use super::install::{Lock, manifest_dir, target_dir};
 use std::fs;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The pinned npm package.
 pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
+/// The reference filesystem server, pinned: its `read_media_file` mirrors the
+/// content blocks in `structuredContent` (since modelcontextprotocol/servers
+/// 97b70ee2, in 2026.7.10 and later).
+pub const FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
 
-/// `(command, args)` for the everything server over stdio.
-pub fn everything() -> Result<(String, Vec<String>), String> {
-    let dir = target_dir().join("e2e-npm");
+/// Installs the npm package `spec` into `<target>/<dir>` once; returns the path of its `entry`.
+fn npm_package(dir: &str, spec: &str, entry: &str) -> Result<PathBuf, String> {
+    let dir = target_dir().join(dir);
     let stamp = dir.join(".stamp");
-    let entry = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    let ready = || entry.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(EVERYTHING);
+    let entry = dir.join(entry);
+    let ready = || entry.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(spec);
     if !ready() {
         fs::create_dir_all(&dir)
             .map_err(|e| format!("e2e: cannot create {}: {e}", dir.display()))?;
-        let _lock = Lock::acquire(&target_dir().join("e2e-npm.lock"), "e2e")?;
+        let lock = dir.with_extension("lock");
+        let _lock = Lock::acquire(&lock, "e2e")?;
         if !ready() {
             let out = Command::new("npm")
                 .current_dir(&dir)
@@ -34,7 +40,7 @@ pub fn everything() -> Result<(String, Vec<String>), String> {
                     "--no-save",
                     "--no-audit",
                     "--no-fund",
-                    EVERYTHING,
+                    spec,
                 ])
                 .output()
                 .map_err(|e| {
@@ -42,18 +48,41 @@ pub fn everything() -> Result<(String, Vec<String>), String> {
                 })?;
             if !out.status.success() {
                 return Err(format!(
-                    "e2e: `npm install {EVERYTHING}` failed ({}):\n{}\nCheck that the npm registry is reachable (npm config get registry, HTTPS_PROXY).",
+                    "e2e: `npm install {spec}` failed ({}):\n{}\nCheck that the npm registry is reachable (npm config get registry, HTTPS_PROXY).",
                     out.status,
                     String::from_utf8_lossy(&out.stderr)
                 ));
             }
-            fs::write(&stamp, EVERYTHING)
+            fs::write(&stamp, spec)
                 .map_err(|e| format!("e2e: cannot write {}: {e}", stamp.display()))?;
         }
     }
+    Ok(entry)
+}
+
+/// `(command, args)` for the everything server over stdio.
+pub fn everything() -> Result<(String, Vec<String>), String> {
+    let entry = npm_package(
+        "e2e-npm",
+        EVERYTHING,
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    )?;
     Ok((
         "node".into(),
         vec![entry.display().to_string(), "stdio".into()],
+    ))
+}
+
+/// `(command, args)` for the filesystem server over stdio, allowed to read `root`.
+pub fn filesystem(root: &Path) -> Result<(String, Vec<String>), String> {
+    let entry = npm_package(
+        "e2e-npm-filesystem",
+        FILESYSTEM,
+        "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+    )?;
+    Ok((
+        "node".into(),
+        vec![entry.display().to_string(), root.display().to_string()],
     ))
 }
 

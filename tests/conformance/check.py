@@ -70,6 +70,14 @@ SDK_TYPES: dict[str, tuple[str, str, str]] = {
     "botocore:bedrock-runtime:ToolResultBlock": ("botocore", "bedrock-runtime", "ToolResultBlock"),
     "mistralai.client.models.Tool": ("pydantic", "mistralai.client.models", "Tool"),
     "mistralai.client.models.ToolMessage": ("pydantic", "mistralai.client.models", "ToolMessage"),
+    "openai.types.chat.ChatCompletionUserMessageParam": (
+        "typeddict",
+        "openai.types.chat",
+        "ChatCompletionUserMessageParam",
+    ),
+    "google.genai.types.Content": ("pydantic", "google.genai.types", "Content"),
+    "botocore:bedrock-runtime:Message": ("botocore", "bedrock-runtime", "Message"),
+    "mistralai.client.models.UserMessage": ("pydantic", "mistralai.client.models", "UserMessage"),
 }
 
 # "<provider>/<kind>" -> (SDK type name, dotted key paths that must be present
@@ -93,6 +101,14 @@ CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "bedrock-converse/result": ("botocore:bedrock-runtime:ToolResultBlock", ()),
     "mistral/tool": ("mistralai.client.models.Tool", ()),
     "mistral/result": ("mistralai.client.models.ToolMessage", ()),
+    # Media sent after a turn's answers: OpenAI Chat and Mistral as one user
+    # message after the tool messages, Gemini as one user Content after the
+    # functionResponse one; Bedrock as blocks after the toolResult blocks of
+    # the same user message, checked as that whole message.
+    "openai-chat/follow_up": ("openai.types.chat.ChatCompletionUserMessageParam", ()),
+    "mistral/follow_up": ("mistralai.client.models.UserMessage", ()),
+    "gemini/follow_up": ("google.genai.types.Content", ("role", "parts")),
+    "bedrock-converse/turn": ("botocore:bedrock-runtime:Message", ()),
 }
 
 MAX_ERRORS_PER_ITEM = 6

@@ -136,6 +136,48 @@ GOOD = {
         },
         {"role": "tool", "tool_call_id": "D681PevKs", "name": "get_weather", "content": "12 degrees"},
     ],
+    "openai-chat/follow_up": [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Item 1 of the result of chart (call call_1):"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG_B64}},
+                {"type": "file", "file": {"filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"}},
+            ],
+        },
+        {"role": "user", "content": "plain"},
+    ],
+    "mistral/follow_up": [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Item 1 of the result of chart (call D681PevKs):"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG_B64}},
+                {"type": "document_url", "document_url": "data:application/pdf;base64,JVBERi0x", "document_name": "a.pdf"},
+            ],
+        },
+        {"role": "user", "content": "plain"},
+    ],
+    "gemini/follow_up": [
+        {
+            "role": "user",
+            "parts": [
+                {"text": "Item 1 of the result of chart (call c1):"},
+                {"inlineData": {"mimeType": "audio/mpeg", "data": PNG_B64}},
+            ],
+        },
+    ],
+    "bedrock-converse/turn": [
+        {
+            "role": "user",
+            "content": [
+                {"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": "[item 1 follows]"}]}},
+                {"text": "Item 1 of the result of chart (call tooluse_1):"},
+                {"document": {"format": "pdf", "name": "a (pdf) [tooluse-1 item 1]", "source": {"bytes": PNG_B64}}},
+                {"video": {"format": "mp4", "source": {"bytes": PNG_B64}}},
+            ],
+        },
+    ],
 }
 
 # check -> (path of a nested object that must reject unknown keys,
@@ -154,6 +196,10 @@ MUTATIONS = {
     "bedrock-converse/result": (("content", 2, "image", "source"), ("toolUseId",), (("content",), {"text": "x"})),
     "mistral/tool": (("function",), ("function", "parameters"), (("function", "name"), 7)),
     "mistral/result": (("content", 1, "image_url"), ("content",), (("tool_call_id",), 9)),
+    "openai-chat/follow_up": (("content", 1, "image_url"), ("role",), (("content", 0, "text"), 7)),
+    "mistral/follow_up": (("content", 1, "image_url"), ("content",), (("content", 0, "text"), 7)),
+    "gemini/follow_up": (("parts", 1, "inlineData"), ("parts",), (("parts", 0, "text"), 7)),
+    "bedrock-converse/turn": (("content", 2, "document"), ("role",), (("content", 1, "text"), 7)),
 }
 
 
