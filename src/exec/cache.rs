@@ -172,30 +172,25 @@ impl Source {
         let Some(index) = self.servers.iter().position(|(id, _)| id == server_id) else {
             return Ok(());
         };
-        let server = &self.servers[index].1;
-        let version = server.tools_version();
-        let offered = |state: &State| -> Option<bool> {
-            let listed = state.servers.get(index)?.as_ref()?;
-            if listed.version != version {
-                return None;
-            }
-            Some(match &listed.outcome {
-                Ok(list) => list.tools.iter().any(|t| t.name == tool),
-                Err(_) => true,
-            })
-        };
-        {
-            let state = self.cache.state.lock().map_err(poisoned)?;
-            match state.servers.get(index) {
-                None | Some(None) => return Ok(()),
-                Some(Some(_)) => {}
-            }
-            if let Some(offered) = offered(&state) {
-                return gone_unless(offered, server_id, tool);
-            }
+        let version = self.servers[index].1.tools_version();
+        match self.offered_now(index, version, tool)? {
+            Some(offered) => gone_unless(offered, server_id, tool),
+            // Boxed: the common path above stays small in every call's future.
+            None => Box::pin(self.offered_after_listing(index, version, tool)).await,
         }
+    }
+
+    /// Whether the last listing (still current at `version`) offers `tool`;
+    /// `None` when the server changed since.
+    fn offered_now(&self, index: usize, version: u64, tool: &str) -> Result<Option<bool>> {
+        let state = self.cache.state.lock().map_err(poisoned)?;
+        Ok(offered(&state, index, version, tool))
+    }
+
+    async fn offered_after_listing(&self, index: usize, version: u64, tool: &str) -> Result<()> {
+        let (server_id, server) = &self.servers[index];
         let _listing = self.cache.listing.lock().await;
-        if let Some(offered) = offered(&*self.cache.state.lock().map_err(poisoned)?) {
+        if let Some(offered) = self.offered_now(index, version, tool)? {
             return gone_unless(offered, server_id, tool);
         }
         let fresh = list_one(server_id, server.clone()).await;
@@ -212,11 +207,27 @@ impl Source {
             }
         }
         state.toolset = None;
-        let offered = offered(&state).unwrap_or(true);
+        let offered = offered(&state, index, version, tool).unwrap_or(true);
         drop(state);
         self.validators.lock().map_err(poisoned)?.clear();
         gone_unless(offered, server_id, tool)
     }
+}
+
+/// Whether server `index`'s last listing offers `tool`: `Some(true)` when it
+/// was never listed (nothing is known) or its listing failed, `None` when the
+/// server changed since (`version`).
+fn offered(state: &State, index: usize, version: u64, tool: &str) -> Option<bool> {
+    let Some(Some(listed)) = state.servers.get(index) else {
+        return Some(true);
+    };
+    if listed.version != version {
+        return None;
+    }
+    Some(match &listed.outcome {
+        Ok(list) => list.tools.iter().any(|t| t.name == tool),
+        Err(_) => true,
+    })
 }
 
 fn gone_unless(offered: bool, server_id: &str, tool: &str) -> Result<()> {
