@@ -189,6 +189,13 @@ fn audio_progress_and_meta_on_the_lab_server() {
             echoed.contains("abc-123"),
             "the server did not see our _meta: {echoed}"
         );
+        // A 2026-07-28 session: the call declares what the client answers.
+        let meta: Value = serde_json::from_str(echoed).unwrap();
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientCapabilities"],
+            json!({"elicitation": {"form": {}}}),
+            "{echoed}"
+        );
         let mut results = run.results.clone();
         results.truncate(2);
         snapshot(Stage::Exec, None, "lab_audio_progress", results);
@@ -200,6 +207,32 @@ fn audio_progress_and_meta_on_the_lab_server() {
             })
             .collect();
         check(&audio_for_every_provider).unwrap_or_else(|e| panic!("{e}"));
+    });
+}
+
+/// On a session of an earlier revision a call declares no capability, as
+/// before 2026-07-28: its servers never ask mid-call.
+#[test]
+fn a_legacy_session_declares_nothing() {
+    runtime().block_on(async {
+        let options = mcp_adapters::ClientOptions::new().lifecycle(mcp_adapters::Lifecycle::Legacy);
+        let client = McpClient::connect("lab", &lab_client(), &options)
+            .await
+            .unwrap();
+        assert_eq!(
+            client.server_info().unwrap()["protocolVersion"],
+            "2025-11-25"
+        );
+        let source = Source::client("lab", client).build().unwrap();
+        let p = provider("anthropic");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let response = model_response("anthropic", &[("meta".into(), json!({}))]);
+        let run = source
+            .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        let echoed = run.results[0]["content"][0]["text"].as_str().unwrap();
+        assert!(!echoed.contains("clientCapabilities"), "{echoed}");
     });
 }
 

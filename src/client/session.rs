@@ -191,10 +191,10 @@ impl ClientHandler for Handler {
         self.tools_version.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// A server-initiated `elicitation/create` (a legacy session) cannot be
-    /// told apart from the calls in flight, so it cannot reach the input
-    /// handler of the call that asked: it is refused rather than answered for
-    /// the user.
+    /// A server-initiated `elicitation/create` (a legacy session; this client
+    /// declares no elicitation there) cannot be told apart from the calls in
+    /// flight, so it cannot reach the input handler of the call that asked: it
+    /// is refused rather than answered for the user.
     async fn create_elicitation(
         &self,
         _request: ElicitRequestParams,
@@ -215,11 +215,19 @@ impl ClientHandler for Handler {
 /// [`McpClient`] implements [`Server`](crate::Server) over an rmcp
 /// session: it spawns a stdio server ([`McpClient::spawn`]) or connects to a
 /// streamable HTTP one ([`McpClient::connect_http`], the `rmcp-http`
-/// feature), initializes it, lists its tools one page per call and calls
-/// tools. For each call it
+/// feature), starts the session ([`Lifecycle`]: `server/discover` for MCP
+/// 2026-07-28, `initialize` for earlier revisions), lists its tools one page
+/// per call, with their cache hints, and calls tools. It counts the server's
+/// `notifications/tools/list_changed` in
+/// [`Server::tools_version`](crate::Server::tools_version), read from a
+/// `subscriptions/listen` stream on a 2026-07-28 session. For each call it
 ///
 /// - sends [`CallContext::meta`](crate::CallContext::meta) as the
 ///   request's `_meta` (the SDK adds a `progressToken` to every request);
+/// - on a 2026-07-28 session, declares form elicitation, and passes a round's
+///   answers ([`CallContext::input_responses`](crate::CallContext::input_responses),
+///   [`CallContext::request_state`](crate::CallContext::request_state)) and
+///   the server's `input_required` answer through;
 /// - routes the server's `notifications/progress` for that token to
 ///   [`CallContext::progress`](crate::CallContext::progress);
 /// - sends `notifications/cancelled` when the call's future is dropped before
@@ -388,14 +396,12 @@ impl McpClient {
     {
         let routes = Arc::new(Routes::default());
         let tools_version = Arc::new(AtomicU64::new(0));
-        // Form elicitations: the questions an input handler answers.
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation =
-            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        // No capability for the session: a 2026-07-28 `tools/call` declares
+        // elicitation itself (see `call_capabilities`).
         let handler = Handler {
             routes: routes.clone(),
             info: ClientConfig::new(
-                capabilities,
+                ClientCapabilities::default(),
                 Implementation::new("mcp-adapters", env!("CARGO_PKG_VERSION")),
             ),
             tools_version: tools_version.clone(),
@@ -473,6 +479,13 @@ impl McpClient {
         let _ = self.service.close().await;
     }
 
+    /// Whether the session is 2026-07-28 or later (per-request metadata, input rounds).
+    fn is_modern(&self) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|info| !info.protocol_version.has_initialize())
+    }
+
     fn error(&self, what: &str, err: ServiceError) -> Error {
         let stderr = || {
             self.stderr
@@ -505,6 +518,16 @@ impl McpClient {
             .with_source(other),
         }
     }
+}
+
+/// What a `tools/call` of a 2026-07-28 session declares: form elicitation, the
+/// questions an input handler answers in input rounds. A session of an earlier
+/// revision declares nothing, so its servers never ask mid-call.
+fn call_capabilities() -> ClientCapabilities {
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation =
+        Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+    capabilities
 }
 
 /// A call on the wire: dropped before its answer arrived, it tells the server
@@ -620,8 +643,13 @@ impl Server for McpClient {
                 params = params.with_request_state(state.clone());
             }
             let mut options = PeerRequestOptions::no_options();
-            if let Some(meta) = context.meta.clone() {
-                options = options.with_meta(RequestMetaObject::from(meta));
+            let mut meta = context.meta.clone().map(RequestMetaObject::from);
+            if self.is_modern() {
+                meta.get_or_insert_default()
+                    .set_client_capabilities(call_capabilities());
+            }
+            if let Some(meta) = meta {
+                options = options.with_meta(meta);
             }
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
             let handle = self
