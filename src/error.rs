@@ -37,6 +37,10 @@ pub enum ErrorKind {
     Unavailable,
     /// The server (or a hook) failed while handling the call.
     Server,
+    /// The tool asked for input (MCP `input_required`) and the call ended
+    /// without it: no input handler, the handler declined, cancelled or did
+    /// not answer in time, or the server asked for more rounds than allowed.
+    InputRequired,
     /// Reading a file failed.
     Io,
     /// A model stream reported an error, broke off before it was complete,

@@ -22,7 +22,7 @@
 //! | 3 | a provider's wire format | [`Registry::builtin`], [`Registry::with_dir`], [`Provider`] |
 //! | 4 | the `tools` request parameter, strict schemas and their null paths | [`Provider::list_tools`] → [`Listing`] |
 //! | 5 | the calls in a model response; unknown tools and bad arguments answered, never sent | [`Provider::extract_calls`] → [`Extracted`] |
-//! | 6 | running calls under a policy, concurrently, each with a timeout | [`Source`], [`Policy`], [`ExecOptions`] |
+//! | 6 | running calls under a policy, concurrently, each with a timeout, through the input rounds of tools that ask questions | [`Source`], [`Policy`], [`ExecOptions`], [`SourceBuilder::input_handler`] |
 //! | 7 | answering every call, in the model's order, in the provider's shape, and (option `media` = `full`) the media a tool result cannot carry right after | [`Provider::answer`], [`Provider::answer_all`] → [`Turn`], [`Execution`] |
 //!
 //! Steps 1–5 and 7 are pure functions over JSON values; step 6 is async and
@@ -132,17 +132,18 @@ mod toolset;
 
 pub use calls::{Extracted, RejectedCall, ToolCall};
 #[cfg(feature = "rmcp")]
-pub use client::{ClientOptions, McpClient};
+pub use client::{ClientOptions, Lifecycle, McpClient};
 pub use config::{HubConfig, ServerConfig};
 pub use describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use exec::{
     Action, Approval, ApprovalRequest, Approver, BoxFuture, CallContext, CallRecord, CallStart,
-    DEFAULT_CALL_TIMEOUT, ExecOptions, Execution, Hooks, InProcessServer, Policy, Progress,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS, ExecOptions, Execution,
+    Hooks, InProcessServer, InputAnswer, InputHandler, InputQuestions, Policy, Progress,
     ProgressFn, Server, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
 };
 pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode};
-pub use mcp::{CallToolResult, Content, Tool, parse_tools_list};
+pub use mcp::{CallToolResponse, CallToolResult, Content, Tool, parse_tools_list};
 pub use results::{Outcome, ResultOptions, Shape, StructuredMode, Turn};
 pub use spec::{Provider, Registry, SpecFile, SpecKind};
 pub use stream::{CallStream, Framing, Streamed, StreamedCall};

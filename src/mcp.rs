@@ -6,11 +6,25 @@
 //! whose `type` is unknown (or whose known type is malformed) is kept as
 //! [`Content::Unknown`] instead of failing the whole result; later stages render
 //! it as a placeholder.
+//!
+//! A `tools/call` answer is a [`CallToolResponse`]: a completed
+//! [`CallToolResult`], or (from 2026-07-28, by its `resultType`) a request for
+//! input ([`InputRequiredResult`]) or a task handle ([`CreateTaskResult`]). A
+//! [`CallToolResult`] never holds one of those: reading one whose `resultType`
+//! is not `complete` fails.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+
+mod rounds;
+
+pub use rounds::{
+    CacheScope, CallToolResponse, CreateTaskResult, ElicitAction, ElicitResult, Elicitation,
+    FormElicitation, InputRequest, InputRequests, InputRequiredResult, InputResponse,
+    InputResponses, ResultType, UrlElicitation,
+};
 
 /// A JSON object.
 pub type Object = Map<String, Value>;
@@ -105,9 +119,10 @@ pub fn parse_tools_list(value: Value) -> Result<Vec<Tool>> {
         .collect()
 }
 
-/// The result of `tools/call`.
+/// The result of a completed `tools/call` (`resultType` `complete`, or absent
+/// before 2026-07-28).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", try_from = "CallToolResultWire")]
 pub struct CallToolResult {
     /// The content blocks, in the server's order.
     #[serde(default)]
@@ -124,6 +139,49 @@ pub struct CallToolResult {
     /// Fields this library does not interpret (`resultType`, ...), kept as sent.
     #[serde(flatten)]
     pub extra: Object,
+}
+
+/// What a [`CallToolResult`] is read from: the same fields, before the check
+/// that the result is complete.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallToolResultWire {
+    #[serde(default)]
+    content: Vec<Content>,
+    #[serde(default)]
+    structured_content: Option<Value>,
+    #[serde(default)]
+    is_error: bool,
+    #[serde(default, rename = "_meta")]
+    meta: Option<Object>,
+    #[serde(flatten)]
+    extra: Object,
+}
+
+impl TryFrom<CallToolResultWire> for CallToolResult {
+    type Error = String;
+
+    fn try_from(wire: CallToolResultWire) -> std::result::Result<Self, String> {
+        match wire.extra.get("resultType") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s == "complete" => {}
+            Some(other) => {
+                let shown = other
+                    .as_str()
+                    .map_or_else(|| other.to_string(), str::to_owned);
+                return Err(format!(
+                    "resultType `{shown}` is not a completed tool result (read it as a CallToolResponse)"
+                ));
+            }
+        }
+        Ok(CallToolResult {
+            content: wire.content,
+            structured_content: wire.structured_content,
+            is_error: wire.is_error,
+            meta: wire.meta,
+            extra: wire.extra,
+        })
+    }
 }
 
 impl CallToolResult {

@@ -542,3 +542,96 @@ fn providers_and_check_show_the_options() {
         .collect();
     assert_eq!(options, ["media=full", "media=nova"]);
 }
+
+/// `run --answers FILE` against the tests' MCP 2026-07-28 server: canned
+/// answers answer the questions; a question without one, and every question
+/// without the file, is declined, and stderr says so.
+#[test]
+fn run_answers_questions_from_a_file() {
+    let (python, args) = common::servers::input().unwrap_or_else(|e| panic!("{e}"));
+    let server = format!("input={python} {}", args.join(" "));
+    let dir = tempfile::tempdir().unwrap();
+    let response = dir.path().join("response.json");
+    std::fs::write(
+        &response,
+        serde_json::json!({"content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "delete_note", "input": {"name": "todo"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "transfer", "input": {"amount": 5, "to": "bob"}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let answers = dir.path().join("answers.yaml");
+    let texts = |out: &Output| -> Vec<String> {
+        json(out)["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["content"][0]["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let run_with = |extra: &[&str]| {
+        let mut argv = vec!["run", "--provider", "anthropic", "--server", &server];
+        argv.extend_from_slice(extra);
+        argv.push(response.to_str().unwrap());
+        run(&argv, None)
+    };
+
+    std::fs::write(
+        &answers,
+        "answers:\n  - {key: confirm, content: {confirm: true}}\n  - {tool: \"input/transfer\", key: code, content: {code: \"1234\"}}\n",
+    )
+    .unwrap();
+    let out = run_with(&["--answers", answers.to_str().unwrap()]);
+    assert_eq!(
+        texts(&out),
+        ["Deleted note todo", "Sent 5 to bob (code 1234)"]
+    );
+
+    // No answer for the code: the second round is declined.
+    std::fs::write(
+        &answers,
+        "answers:\n  - {key: confirm, content: {confirm: true}}\n",
+    )
+    .unwrap();
+    let out = run_with(&["--answers", answers.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(stderr.contains("has no answer for code"), "{stderr}");
+    let results = texts(&out);
+    assert_eq!(results[0], "Deleted note todo");
+    assert!(
+        results[1].contains("the answers file has no answer for code"),
+        "{results:?}"
+    );
+
+    // A declining answer goes to the server, which decides.
+    std::fs::write(
+        &answers,
+        "answers:\n  - {tool: \"input/delete_*\", action: decline}\n",
+    )
+    .unwrap();
+    let out = run_with(&["--answers", answers.to_str().unwrap()]);
+    assert_eq!(texts(&out)[0], "Kept note todo");
+
+    // Without the file every question is declined.
+    let out = run_with(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains(
+            "`input/delete_note` asked for input (confirm: \"Delete note 'todo'?\"); declined"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        texts(&out)
+            .iter()
+            .all(|t| t.contains("no --answers file was given"))
+    );
+
+    // A malformed file is an error naming where.
+    std::fs::write(&answers, "answers:\n  - {key: confirm, content: 3}\n").unwrap();
+    let out = run_with(&["--answers", answers.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(stderr.contains("at answers/0/content"), "{stderr}");
+}

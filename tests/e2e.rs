@@ -38,41 +38,6 @@ fn or_panic<T>(r: Result<T, String>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// A model response in `provider`'s wire shape calling `calls` (exposed name, arguments).
-fn model_response(provider: &str, calls: &[(String, Value)]) -> Value {
-    let id = |i: usize| format!("call_{i}");
-    match provider {
-        "anthropic" => {
-            json!({"role": "assistant", "stop_reason": "tool_use", "content": calls.iter().enumerate()
-            .map(|(i, (n, a))| json!({"type": "tool_use", "id": id(i), "name": n, "input": a})).collect::<Vec<_>>()})
-        }
-        "openai-chat" => {
-            json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
-            "tool_calls": calls.iter().enumerate().map(|(i, (n, a))| json!({"id": id(i), "type": "function",
-                "function": {"name": n, "arguments": a.to_string()}})).collect::<Vec<_>>()}}]})
-        }
-        "openai-responses" => {
-            json!({"object": "response", "status": "completed", "output": calls.iter().enumerate()
-            .map(|(i, (n, a))| json!({"type": "function_call", "id": format!("fc_{i}"), "call_id": id(i), "name": n,
-                "arguments": a.to_string(), "status": "completed"})).collect::<Vec<_>>()})
-        }
-        "gemini" | "gemini-multimodal" => {
-            json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": calls.iter().enumerate()
-            .map(|(i, (n, a))| json!({"functionCall": {"id": id(i), "name": n, "args": a}})).collect::<Vec<_>>()}}]})
-        }
-        "mistral" => {
-            json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": "",
-            "tool_calls": calls.iter().enumerate().map(|(i, (n, a))| json!({"id": format!("call{i:05}"), "type": "function",
-                "function": {"name": n, "arguments": a.to_string()}})).collect::<Vec<_>>()}}]})
-        }
-        "bedrock-converse" => {
-            json!({"stopReason": "tool_use", "output": {"message": {"role": "assistant", "content": calls.iter().enumerate()
-            .map(|(i, (n, a))| json!({"toolUse": {"toolUseId": id(i), "name": n, "input": a}})).collect::<Vec<_>>()}}})
-        }
-        other => panic!("no response shape for {other}"),
-    }
-}
-
 fn exposed(listing: &Listing, server: &str, tool: &str) -> String {
     listing
         .toolset()
@@ -389,6 +354,13 @@ fn audio_progress_and_meta_on_the_lab_server() {
             echoed.contains("abc-123"),
             "the server did not see our _meta: {echoed}"
         );
+        // A 2026-07-28 session: the call declares what the client answers.
+        let meta: Value = serde_json::from_str(echoed).unwrap();
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientCapabilities"],
+            json!({"elicitation": {"form": {}}}),
+            "{echoed}"
+        );
         let mut results = run.results.clone();
         results.truncate(2);
         snapshot(Stage::Exec, None, "lab_audio_progress", results);
@@ -400,6 +372,32 @@ fn audio_progress_and_meta_on_the_lab_server() {
             })
             .collect();
         check(&audio_for_every_provider).unwrap_or_else(|e| panic!("{e}"));
+    });
+}
+
+/// On a session of an earlier revision a call declares no capability, as
+/// before 2026-07-28: its servers never ask mid-call.
+#[test]
+fn a_legacy_session_declares_nothing() {
+    runtime().block_on(async {
+        let options = mcp_adapters::ClientOptions::new().lifecycle(mcp_adapters::Lifecycle::Legacy);
+        let client = McpClient::connect("lab", &lab_client(), &options)
+            .await
+            .unwrap();
+        assert_eq!(
+            client.server_info().unwrap()["protocolVersion"],
+            "2025-11-25"
+        );
+        let source = Source::client("lab", client).build().unwrap();
+        let p = provider("anthropic");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let response = model_response("anthropic", &[("meta".into(), json!({}))]);
+        let run = source
+            .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        let echoed = run.results[0]["content"][0]["text"].as_str().unwrap();
+        assert!(!echoed.contains("clientCapabilities"), "{echoed}");
     });
 }
 

@@ -433,7 +433,7 @@ fn failed_listing_leaves_the_server_out_and_pagination_is_followed() {
             _: &str,
             _: serde_json::Map<String, Value>,
             _: CallContext,
-        ) -> BoxFuture<'_, mcp_adapters::Result<CallToolResult>> {
+        ) -> BoxFuture<'_, mcp_adapters::Result<CallToolResponse>> {
             unreachable!("a server that failed to list is never called")
         }
     }
@@ -583,4 +583,167 @@ proptest! {
             assert_eq!(asked_tools.lock().unwrap().len(), mix.iter().filter(|b| matches!(b, Behaviour::Asked(_))).count());
         });
     }
+}
+
+/// A server whose tools change while the source runs, counting its listings
+/// and the calls it receives; `version` is what a real client bumps on
+/// `notifications/tools/list_changed`.
+#[derive(Default)]
+struct Changing {
+    tools: Mutex<Vec<&'static str>>,
+    version: std::sync::atomic::AtomicU64,
+    lists: AtomicUsize,
+    calls: Mutex<Vec<String>>,
+    hints: Mutex<(Option<Duration>, Option<mcp_adapters::mcp::CacheScope>)>,
+}
+
+impl Changing {
+    fn with(tools: &[&'static str]) -> Arc<Changing> {
+        let server = Changing::default();
+        *server.tools.lock().unwrap() = tools.to_vec();
+        Arc::new(server)
+    }
+
+    fn change(&self, tools: &[&'static str]) {
+        *self.tools.lock().unwrap() = tools.to_vec();
+        self.version.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Server for Changing {
+    fn list_tools(
+        &self,
+        _cursor: Option<String>,
+    ) -> BoxFuture<'_, mcp_adapters::Result<ToolsPage>> {
+        self.lists.fetch_add(1, Ordering::SeqCst);
+        let tools = self
+            .tools
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|n| Tool::new(*n, *n, schema()))
+            .collect();
+        let (ttl, scope) = *self.hints.lock().unwrap();
+        let mut page = ToolsPage::new(tools);
+        if let Some(ttl) = ttl {
+            page = page.with_ttl(ttl);
+        }
+        if let Some(scope) = scope {
+            page = page.with_cache_scope(scope);
+        }
+        Box::pin(async move { Ok(page) })
+    }
+
+    fn call_tool(
+        &self,
+        name: &str,
+        _arguments: serde_json::Map<String, Value>,
+        _context: CallContext,
+    ) -> BoxFuture<'_, mcp_adapters::Result<CallToolResponse>> {
+        self.calls.lock().unwrap().push(name.to_owned());
+        let text = format!("{name} ran");
+        Box::pin(async move { Ok(CallToolResult::text(text).into()) })
+    }
+
+    fn tools_version(&self) -> u64 {
+        self.version.load(Ordering::SeqCst)
+    }
+}
+
+#[test]
+fn a_changed_tool_list_reaches_the_next_listing_and_calls() {
+    runtime().block_on(async {
+        let changing = Changing::with(&["a", "b"]);
+        let hub = Source::hub()
+            .shared_server("c", changing.clone())
+            .build()
+            .unwrap();
+        let p = provider("anthropic");
+        let names = |l: &Listing| -> Vec<String> {
+            l.tools
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let before = hub_listing(&hub, p).await;
+        assert_eq!(names(&before), ["c__a", "c__b"]);
+        // No change announced: the cached list is used.
+        hub_listing(&hub, p).await;
+        assert_eq!(changing.lists.load(Ordering::SeqCst), 1);
+        // The server drops `b` and adds `d`, and says so.
+        changing.change(&["a", "d"]);
+        let response = anthropic_response(&[("c__b", json!({"n": 1})), ("c__a", json!({"n": 2}))]);
+        let run = hub
+            .execute_tool_calls(p, &response, &before, &options())
+            .await
+            .unwrap();
+        let gone = run.calls[0].error.as_ref().expect("b is gone");
+        assert_eq!(gone.kind(), ErrorKind::UnknownTool);
+        assert!(
+            gone.message().contains("`c/b` is no longer offered"),
+            "{gone}"
+        );
+        assert_eq!(run.results[1]["content"][0]["text"], "a ran");
+        assert_eq!(
+            *changing.calls.lock().unwrap(),
+            ["a"],
+            "the call to the removed tool was not sent"
+        );
+        assert_eq!(
+            changing.lists.load(Ordering::SeqCst),
+            2,
+            "listed again once for the turn"
+        );
+        // The next listing has the new tool.
+        let after = hub_listing(&hub, p).await;
+        assert_eq!(names(&after), ["c__a", "c__d"]);
+        assert_eq!(changing.lists.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn tool_list_cache_hints_are_honoured() {
+    use mcp_adapters::mcp::CacheScope;
+    runtime().block_on(async {
+        let p = provider("openai-chat");
+        // ttlMs 0: stale at once, listed for every listing.
+        let fresh_never = Changing::with(&["a"]);
+        *fresh_never.hints.lock().unwrap() = (Some(Duration::ZERO), Some(CacheScope::Private));
+        // An hour: listed once.
+        let fresh_long = Changing::with(&["b"]);
+        *fresh_long.hints.lock().unwrap() =
+            (Some(Duration::from_secs(3600)), Some(CacheScope::Public));
+        let hub = Source::hub()
+            .shared_server("zero", fresh_never.clone())
+            .shared_server("hour", fresh_long.clone())
+            .build()
+            .unwrap();
+        assert_eq!(hub.cache_scope(), None, "not listed yet");
+        for _ in 0..3 {
+            hub_listing(&hub, p).await;
+        }
+        assert_eq!(fresh_never.lists.load(Ordering::SeqCst), 3);
+        assert_eq!(fresh_long.lists.load(Ordering::SeqCst), 1);
+        assert_eq!(hub.cache_scope(), Some(CacheScope::Private));
+        hub.refresh().await.unwrap();
+        assert_eq!(
+            fresh_long.lists.load(Ordering::SeqCst),
+            2,
+            "refresh lists every server"
+        );
+        let public = Source::hub()
+            .shared_server("hour", fresh_long.clone())
+            .build()
+            .unwrap();
+        hub_listing(&public, p).await;
+        assert_eq!(public.cache_scope(), Some(CacheScope::Public));
+        // A short TTL runs out.
+        *fresh_long.hints.lock().unwrap() = (Some(Duration::from_millis(50)), None);
+        public.refresh().await.unwrap();
+        let listed = fresh_long.lists.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        hub_listing(&public, p).await;
+        assert_eq!(fresh_long.lists.load(Ordering::SeqCst), listed + 1);
+        assert_eq!(public.cache_scope(), None, "the server gave no scope");
+    });
 }

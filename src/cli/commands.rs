@@ -12,7 +12,8 @@ use super::input::{
     detect_framing, option_pairs, read_bytes, read_json, read_servers, registry, toolset,
 };
 use super::{
-    CallsArgs, ResultArgs, RunArgs, SpecsArg, StreamArgs, ToolsArgs, ToolsetArgs, demo, live,
+    CallsArgs, ResultArgs, RunArgs, SpecsArg, StreamArgs, ToolsArgs, ToolsetArgs, answers, demo,
+    live,
 };
 
 /// Listing options from the toolset flags.
@@ -56,7 +57,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
             ));
         }
         return block_on(async {
-            let source = live::source(&args.live, &args.toolset, None, false)
+            let source = live::source(&args.live, &args.toolset, None, false, None)
                 .await?
                 .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
             to_json(source.tools(provider, &options).await?)
@@ -98,6 +99,10 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             Policy::allow_all()
         }
     };
+    let answers = match &args.answers {
+        Some(path) => Some(std::sync::Arc::new(answers::read_answers(path)?)),
+        None => None,
+    };
     let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
     block_on(async {
         let no_filters = ToolsetArgs {
@@ -107,19 +112,25 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             deny: Vec::new(),
             strict: None,
         };
-        let source =
-            match live::source(&args.live, &no_filters, Some(policy.clone()), args.validate).await?
-            {
-                Some(source) => source,
-                None => {
-                    if args.response.is_some() {
-                        eprintln!(
-                            "note: no --server or --config: running against the bundled demo server"
-                        );
-                    }
-                    demo::server(policy, args.validate)?
+        let source = match live::source(
+            &args.live,
+            &no_filters,
+            Some(policy.clone()),
+            args.validate,
+            answers.clone(),
+        )
+        .await?
+        {
+            Some(source) => source,
+            None => {
+                if args.response.is_some() {
+                    eprintln!(
+                        "note: no --server or --config: running against the bundled demo server"
+                    );
                 }
-            };
+                demo::server(policy, args.validate, answers)?
+            }
+        };
         let listing = source.tools(provider, &list).await?;
         let mut options = ExecOptions::new()
             .max_concurrency(args.max_concurrency.unwrap_or(0))

@@ -6,7 +6,10 @@ use mcp_adapters::{
 };
 use serde_json::{Map, Value, json};
 
-use super::live::no_approver;
+use std::sync::Arc;
+
+use super::answers::Answers;
+use super::live::unattended;
 
 const DEMO_TOOLS: &str = include_str!("demo.tools.json");
 
@@ -28,7 +31,7 @@ pub fn tools() -> Result<Vec<Tool>> {
 }
 
 /// The "notes" server, in-process, with deterministic results.
-pub fn server(policy: Policy, validate: bool) -> Result<Source> {
+pub fn server(policy: Policy, validate: bool, answers: Option<Arc<Answers>>) -> Result<Source> {
     let mut server = InProcessServer::new();
     for tool in tools()? {
         let name = tool.name.clone();
@@ -41,7 +44,7 @@ pub fn server(policy: Policy, validate: bool) -> Result<Source> {
     if validate {
         builder = builder.validate_arguments();
     }
-    no_approver(builder).build()
+    unattended(builder, answers).build()
 }
 
 fn call(tool: &str, args: &Map<String, Value>) -> CallToolResult {

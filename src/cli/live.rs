@@ -3,11 +3,14 @@
 
 use std::path::Path;
 
+use std::sync::Arc;
+
 use mcp_adapters::{
     Approval, Error, ErrorKind, HubConfig, Policy, Result, ServerConfig, Source, SourceBuilder,
 };
 use serde::Deserialize;
 
+use super::answers::{Answers, with_answers};
 use super::{LiveArgs, ToolsetArgs};
 
 /// `NAME=COMMAND ARGS`, split with shell-words rules.
@@ -106,9 +109,10 @@ pub fn read_policy(path: &Path) -> Result<Policy> {
     Ok(policy)
 }
 
-/// The CLI's approver: there is no one to ask, so `ask` rules deny.
-pub fn no_approver(builder: SourceBuilder) -> SourceBuilder {
-    builder.approver(|request| {
+/// The CLI's approver and input handler: there is no one to ask, so `ask`
+/// rules deny, and questions get the canned `answers` or are declined.
+pub fn unattended(builder: SourceBuilder, answers: Option<Arc<Answers>>) -> SourceBuilder {
+    with_answers(builder, answers).approver(|request| {
         let reason = format!(
             "`{}/{}` needs approval and the command line has no approver; allow it in the policy file to run it",
             request.server_id, request.tool
@@ -124,6 +128,7 @@ pub async fn source(
     filters: &ToolsetArgs,
     policy: Option<Policy>,
     validate: bool,
+    answers: Option<Arc<Answers>>,
 ) -> Result<Option<Source>> {
     let Some(config) = hub_config(&live.servers, live.config.as_deref())? else {
         return Ok(None);
@@ -144,5 +149,5 @@ pub async fn source(
     if validate {
         builder = builder.validate_arguments();
     }
-    no_approver(builder).build().map(Some)
+    unattended(builder, answers).build().map(Some)
 }

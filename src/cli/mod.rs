@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch.
 
+mod answers;
 mod commands;
 mod demo;
 mod input;
@@ -220,6 +221,12 @@ struct RunArgs {
     /// (there is no one to ask). Without one, every offered tool may be called.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// Canned answers for tools that ask for input (JSON or YAML):
+    /// {"answers": [{"tool": GLOB, "key": KEY, "action": "accept"|"decline"|"cancel",
+    /// "content": {...}}]}, the first match answering. Without one, or without a
+    /// match, the question is declined and stderr says so.
+    #[arg(long, value_name = "FILE")]
+    answers: Option<PathBuf>,
     /// Bound on one call, in milliseconds (default 300000).
     #[arg(long, value_name = "MS")]
     call_timeout: Option<u64>,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::mcp::{CallToolResult, Content, Tool};
+use crate::mcp::{CallToolResponse, CallToolResult, Content, Tool};
 
 /// Re-reads `value` as a `U` through its JSON form.
 fn via_json<T: Serialize, U: DeserializeOwned>(value: &T, what: &str) -> Result<U> {
@@ -88,5 +88,40 @@ impl TryFrom<Content> for rmcp::model::ContentBlock {
     type Error = Error;
     fn try_from(content: Content) -> Result<Self> {
         Self::try_from(&content)
+    }
+}
+
+/// A `tools/call` answer as the SDK read it, as this crate's
+/// [`CallToolResponse`]. What the SDK has no type for (an input request of a
+/// kind it does not know, a `resultType` it does not know) reaches it as raw
+/// JSON and is read here.
+///
+/// # Errors
+///
+/// [`ErrorKind::Server`] for an answer that is no `tools/call` result, and
+/// [`ErrorKind::Input`] for one that cannot be read.
+pub(crate) fn call_tool_response(answer: rmcp::model::ServerResult) -> Result<CallToolResponse> {
+    use rmcp::model::ServerResult;
+    match answer {
+        ServerResult::CallToolResult(result) => {
+            CallToolResult::try_from(result).map(CallToolResponse::Complete)
+        }
+        // A result without content: `{}` (before 2026-07-28) or `{"resultType": "complete"}`.
+        ServerResult::EmptyResult(_) | ServerResult::TaskAckResult(_) => {
+            Ok(CallToolResponse::Complete(CallToolResult::default()))
+        }
+        ServerResult::InputRequiredResult(result) => {
+            via_json(&result, "input_required result").map(CallToolResponse::InputRequired)
+        }
+        ServerResult::CreateTaskResult(result) => {
+            via_json(&result, "task result").map(CallToolResponse::Task)
+        }
+        ServerResult::CustomResult(rmcp::model::CustomResult(value)) => {
+            CallToolResponse::from_value(value)
+        }
+        _ => Err(Error::new(
+            ErrorKind::Server,
+            "the answer is not a tools/call result",
+        )),
     }
 }

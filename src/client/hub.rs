@@ -8,7 +8,7 @@ use super::session::{ClientOptions, McpClient};
 use crate::config::HubConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{BoxFuture, CallContext, Server, Source, SourceBuilder, ToolsPage};
-use crate::mcp::CallToolResult;
+use crate::mcp::CallToolResponse;
 
 /// A server that could not be started: its listing fails with the start-up
 /// error (so the toolset reports it and offers none of its tools) and so does
@@ -29,7 +29,7 @@ impl Server for Unstarted {
         _name: &str,
         _arguments: Map<String, Value>,
         _context: CallContext,
-    ) -> BoxFuture<'_, Result<CallToolResult>> {
+    ) -> BoxFuture<'_, Result<CallToolResponse>> {
         let error = self.error.clone();
         Box::pin(async move { Err(error) })
     }

@@ -1,8 +1,9 @@
 //! Real MCP servers, through the official Rust SDK (the `rmcp` feature).
 
+mod changes;
 mod convert;
 mod hub;
 mod session;
 mod stdio;
 
-pub use session::{ClientOptions, McpClient};
+pub use session::{ClientOptions, Lifecycle, McpClient};

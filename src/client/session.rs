@@ -1,36 +1,60 @@
 //! One MCP session over the official SDK, behind the [`Server`] trait.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, FormElicitationCapability,
     Implementation, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    RequestMetaObject, ServerResult,
+    ProtocolVersion, RequestMetaObject,
 };
 use rmcp::service::{
-    NotificationContext, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
-    ServiceError,
+    NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RoleClient,
+    RunningService, ServiceError,
 };
 use rmcp::transport::IntoTransport;
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode, ClientServiceExt};
 use serde_json::{Map, Value};
 
+use super::changes::{self, Watcher};
+use super::convert::call_tool_response;
 use super::stdio::{self, StderrTail};
 use crate::config::ServerConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{BoxFuture, CallContext, Server, ToolsPage};
-use crate::mcp::{CallToolResult, Tool};
+use crate::mcp::{CacheScope, CallToolResponse, Tool};
+
+/// How [`McpClient`] starts its session: the MCP lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Lifecycle {
+    /// `server/discover` first (MCP 2026-07-28: per-request metadata, input
+    /// rounds, list changes on a subscription); a server that answers it with
+    /// an error is started with `initialize` instead, and so is one that does
+    /// not answer within 10 s (the SDK's fixed wait, spent on a legacy server
+    /// that ignores requests it does not know).
+    #[default]
+    Auto,
+    /// `initialize` only (MCP 2025-11-25 and earlier): no input rounds; no wait
+    /// for a legacy server that ignores `server/discover`.
+    Legacy,
+    /// `server/discover` only: a server that does not speak 2026-07-28 fails to start.
+    Modern,
+}
 
 /// How [`McpClient`] starts and talks to a server.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ClientOptions {
-    /// Bound on starting the server and the `initialize` handshake (default 60 s).
+    /// Bound on starting the server and its handshake (default 60 s).
     pub init_timeout: Duration,
     /// Bound on one `tools/list` page (default 60 s).
     pub list_timeout: Duration,
+    /// The lifecycle ([`Lifecycle::Auto`] by default).
+    pub lifecycle: Lifecycle,
 }
 
 impl Default for ClientOptions {
@@ -38,11 +62,23 @@ impl Default for ClientOptions {
         ClientOptions {
             init_timeout: Duration::from_secs(60),
             list_timeout: Duration::from_secs(60),
+            lifecycle: Lifecycle::Auto,
         }
     }
 }
 
 impl ClientOptions {
+    /// The defaults: 60 s to start, 60 s per `tools/list` page, [`Lifecycle::Auto`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`lifecycle`](Self::lifecycle).
+    pub fn lifecycle(mut self, lifecycle: Lifecycle) -> Self {
+        self.lifecycle = lifecycle;
+        self
+    }
+
     /// Sets [`init_timeout`](Self::init_timeout).
     pub fn init_timeout(mut self, timeout: Duration) -> Self {
         self.init_timeout = timeout;
@@ -128,11 +164,13 @@ fn report(context: &CallContext, params: ProgressNotificationParam) {
     context.report_progress(params.progress, params.total, params.message);
 }
 
-/// The SDK's client handler: announces this crate and routes progress.
+/// The SDK's client handler: announces this crate, routes progress and
+/// counts tool-list changes.
 #[derive(Clone)]
 struct Handler {
     routes: Arc<Routes>,
     info: ClientConfig,
+    tools_version: Arc<AtomicU64>,
 }
 
 impl ClientHandler for Handler {
@@ -147,6 +185,27 @@ impl ClientHandler for Handler {
     ) {
         self.routes.deliver(params);
     }
+
+    /// A legacy server's (or an unscoped) `notifications/tools/list_changed`.
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_version.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A server-initiated `elicitation/create` (a legacy session; this client
+    /// declares no elicitation there) cannot be told apart from the calls in
+    /// flight, so it cannot reach the input handler of the call that asked: it
+    /// is refused rather than answered for the user.
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> std::result::Result<ElicitResult, ErrorData> {
+        Err(ErrorData::invalid_request(
+            "this client answers questions only in multi-round-trip tool results (MCP 2026-07-28); \
+             this session uses an earlier protocol revision",
+            None,
+        ))
+    }
 }
 
 /// A live MCP server, through the official Rust SDK (the `rmcp` feature).
@@ -156,11 +215,19 @@ impl ClientHandler for Handler {
 /// [`McpClient`] implements [`Server`](crate::Server) over an rmcp
 /// session: it spawns a stdio server ([`McpClient::spawn`]) or connects to a
 /// streamable HTTP one ([`McpClient::connect_http`], the `rmcp-http`
-/// feature), initializes it, lists its tools one page per call and calls
-/// tools. For each call it
+/// feature), starts the session ([`Lifecycle`]: `server/discover` for MCP
+/// 2026-07-28, `initialize` for earlier revisions), lists its tools one page
+/// per call, with their cache hints, and calls tools. It counts the server's
+/// `notifications/tools/list_changed` in
+/// [`Server::tools_version`](crate::Server::tools_version), read from a
+/// `subscriptions/listen` stream on a 2026-07-28 session. For each call it
 ///
 /// - sends [`CallContext::meta`](crate::CallContext::meta) as the
 ///   request's `_meta` (the SDK adds a `progressToken` to every request);
+/// - on a 2026-07-28 session, declares form elicitation, and passes a round's
+///   answers ([`CallContext::input_responses`](crate::CallContext::input_responses),
+///   [`CallContext::request_state`](crate::CallContext::request_state)) and
+///   the server's `input_required` answer through;
 /// - routes the server's `notifications/progress` for that token to
 ///   [`CallContext::progress`](crate::CallContext::progress);
 /// - sends `notifications/cancelled` when the call's future is dropped before
@@ -179,6 +246,9 @@ pub struct McpClient {
     routes: Arc<Routes>,
     stderr: Option<StderrTail>,
     options: ClientOptions,
+    tools_version: Arc<AtomicU64>,
+    /// Reads the `subscriptions/listen` stream for list changes (2026-07-28).
+    _watcher: Option<Watcher>,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -325,12 +395,16 @@ impl McpClient {
         E: std::error::Error + Send + Sync + 'static,
     {
         let routes = Arc::new(Routes::default());
+        let tools_version = Arc::new(AtomicU64::new(0));
+        // No capability for the session: a 2026-07-28 `tools/call` declares
+        // elicitation itself (see `call_capabilities`).
         let handler = Handler {
             routes: routes.clone(),
             info: ClientConfig::new(
                 ClientCapabilities::default(),
                 Implementation::new("mcp-adapters", env!("CARGO_PKG_VERSION")),
             ),
+            tools_version: tools_version.clone(),
         };
         let unavailable = |message: String| {
             Error::new(
@@ -338,21 +412,45 @@ impl McpClient {
                 format!("server `{name}`: {message}"),
             )
         };
-        let service = tokio::time::timeout(options.init_timeout, handler.serve(transport))
-            .await
-            .map_err(|_| {
-                unavailable(format!(
-                    "no answer to `initialize` within {} ms",
-                    options.init_timeout.as_millis()
-                ))
-            })?
-            .map_err(|e| unavailable("initialization failed".into()).with_source(e))?;
+        let modern = vec![ProtocolVersion::V_2026_07_28];
+        let lifecycle = match options.lifecycle {
+            Lifecycle::Auto => ClientLifecycleMode::Auto {
+                preferred_versions: modern,
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            },
+            Lifecycle::Legacy => ClientLifecycleMode::Initialize,
+            Lifecycle::Modern => ClientLifecycleMode::Discover {
+                preferred_versions: modern,
+            },
+        };
+        let started = std::time::Instant::now();
+        let service = tokio::time::timeout(
+            options.init_timeout,
+            handler.serve_with_lifecycle(transport, lifecycle),
+        )
+        .await
+        .map_err(|_| {
+            unavailable(format!(
+                "no answer to the handshake (`server/discover`, `initialize`) within {} ms",
+                options.init_timeout.as_millis()
+            ))
+        })?
+        .map_err(|e| unavailable("initialization failed".into()).with_source(e))?;
+        let peer = service.peer().clone();
+        // This crate keeps the tool lists itself (see `Source::toolset`), so
+        // that a refresh always asks the server and a failure is reported.
+        peer.set_response_cache_config(ClientCacheConfig::disabled())
+            .await;
+        let remaining = options.init_timeout.saturating_sub(started.elapsed());
+        let watcher = changes::watch(name, &peer, tools_version.clone(), remaining).await;
         Ok(McpClient {
             name: name.to_owned(),
             service,
             routes,
             stderr,
             options: options.clone(),
+            tools_version,
+            _watcher: watcher,
         })
     }
 
@@ -361,8 +459,9 @@ impl McpClient {
         &self.name
     }
 
-    /// What the server said about itself in `initialize` (its `serverInfo`,
-    /// capabilities, protocol version and instructions), as JSON.
+    /// What the server said about itself in `server/discover` or
+    /// `initialize` (its `serverInfo`, capabilities, the protocol version in
+    /// use and instructions), as JSON.
     pub fn server_info(&self) -> Option<Value> {
         self.service
             .peer_info()
@@ -378,6 +477,13 @@ impl McpClient {
     /// asked to exit, then killed).
     pub async fn close(mut self) {
         let _ = self.service.close().await;
+    }
+
+    /// Whether the session is 2026-07-28 or later (per-request metadata, input rounds).
+    fn is_modern(&self) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|info| !info.protocol_version.has_initialize())
     }
 
     fn error(&self, what: &str, err: ServiceError) -> Error {
@@ -414,6 +520,16 @@ impl McpClient {
     }
 }
 
+/// What a `tools/call` of a 2026-07-28 session declares: form elicitation, the
+/// questions an input handler answers in input rounds. A session of an earlier
+/// revision declares nothing, so its servers never ask mid-call.
+fn call_capabilities() -> ClientCapabilities {
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation =
+        Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+    capabilities
+}
+
 /// A call on the wire: dropped before its answer arrived, it tells the server
 /// (`notifications/cancelled`); either way it stops routing progress.
 struct InFlight {
@@ -423,7 +539,7 @@ struct InFlight {
 }
 
 impl InFlight {
-    async fn answer(&mut self) -> std::result::Result<ServerResult, ServiceError> {
+    async fn answer(&mut self) -> std::result::Result<rmcp::model::ServerResult, ServiceError> {
         let Some(handle) = self.handle.as_mut() else {
             return Err(ServiceError::TransportClosed);
         };
@@ -484,10 +600,14 @@ impl Server for McpClient {
                     let message = format!("server `{}`: {}", self.name, e.message());
                     e.with_message(message)
                 })?;
-            Ok(ToolsPage {
-                tools,
-                next_cursor: listed.next_cursor,
-            })
+            let mut page = ToolsPage::new(tools);
+            page.next_cursor = listed.next_cursor;
+            page.ttl = listed.ttl_ms.map(Duration::from_millis);
+            page.cache_scope = listed.cache_scope.map(|scope| match scope {
+                rmcp::model::CacheScope::Private => CacheScope::Private,
+                _ => CacheScope::Public,
+            });
+            Ok(page)
         })
     }
 
@@ -496,15 +616,40 @@ impl Server for McpClient {
         name: &str,
         arguments: Map<String, Value>,
         context: CallContext,
-    ) -> BoxFuture<'_, Result<CallToolResult>> {
+    ) -> BoxFuture<'_, Result<CallToolResponse>> {
         let name = name.to_owned();
         Box::pin(async move {
             let what = format!("tools/call `{name}`");
             let mut params = CallToolRequestParams::new(name.clone());
             params.arguments = Some(arguments);
+            if let Some(responses) = &context.input_responses {
+                let wire = responses
+                    .iter()
+                    .map(|(key, response)| {
+                        serde_json::to_value(response)
+                            .map(|value| (key.clone(), value))
+                            .map_err(|e| {
+                                Error::new(
+                                    ErrorKind::Input,
+                                    format!("the answer to `{key}` cannot be serialized"),
+                                )
+                                .with_source(e)
+                            })
+                    })
+                    .collect::<Result<BTreeMap<String, Value>>>()?;
+                params = params.with_input_responses(wire);
+            }
+            if let Some(state) = &context.request_state {
+                params = params.with_request_state(state.clone());
+            }
             let mut options = PeerRequestOptions::no_options();
-            if let Some(meta) = context.meta.clone() {
-                options = options.with_meta(RequestMetaObject::from(meta));
+            let mut meta = context.meta.clone().map(RequestMetaObject::from);
+            if self.is_modern() {
+                meta.get_or_insert_default()
+                    .set_client_capabilities(call_capabilities());
+            }
+            if let Some(meta) = meta {
+                options = options.with_meta(meta);
             }
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
             let handle = self
@@ -522,23 +667,15 @@ impl Server for McpClient {
                 routes: self.routes.clone(),
                 key,
             };
-            match in_flight.answer().await.map_err(|e| self.error(&what, e))? {
-                ServerResult::CallToolResult(result) => {
-                    CallToolResult::try_from(result).map_err(|e| {
-                        let message = format!("server `{}`: {}", self.name, e.message());
-                        e.with_message(message)
-                    })
-                }
-                ServerResult::EmptyResult(_) => Ok(CallToolResult::default()),
-                _ => Err(Error::new(
-                    ErrorKind::Server,
-                    format!(
-                        "server `{}` answered {what} with something other than a tool result \
-                         (a request for input or a task, which this client does not support)",
-                        self.name
-                    ),
-                )),
-            }
+            let answer = in_flight.answer().await.map_err(|e| self.error(&what, e))?;
+            call_tool_response(answer).map_err(|e| {
+                let message = format!("server `{}` answered {what}: {}", self.name, e.message());
+                e.with_message(message)
+            })
         })
+    }
+
+    fn tools_version(&self) -> u64 {
+        self.tools_version.load(Ordering::SeqCst)
     }
 }

@@ -8,10 +8,10 @@ use serde_json::{Map, Value};
 
 use super::server::{BoxFuture, CallContext, Server, ToolsPage};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mcp::{CallToolResult, Tool};
+use crate::mcp::{CallToolResponse, CallToolResult, Tool};
 
 type Handler = Arc<
-    dyn Fn(Map<String, Value>, CallContext) -> BoxFuture<'static, Result<CallToolResult>>
+    dyn Fn(Map<String, Value>, CallContext) -> BoxFuture<'static, Result<CallToolResponse>>
         + Send
         + Sync,
 >;
@@ -53,12 +53,58 @@ impl InProcessServer {
 
     /// Adds a tool and the async function that runs it. A tool with the same
     /// name replaces the earlier one.
-    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    pub fn tool<F, Fut>(self, tool: Tool, handler: F) -> Self
     where
         F: Fn(Map<String, Value>, CallContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult>> + Send + 'static,
     {
-        let handler: Handler = Arc::new(move |args, ctx| Box::pin(handler(args, ctx)));
+        let handler = Arc::new(handler);
+        self.add(
+            tool,
+            Arc::new(move |args, ctx| {
+                let running = handler(args, ctx);
+                Box::pin(async move { running.await.map(CallToolResponse::from) })
+            }),
+        )
+    }
+
+    /// Adds a tool that may ask for input before it completes (MCP 2026-07-28
+    /// multi-round-trip requests): its function returns a [`CallToolResponse`],
+    /// either a result or an [`InputRequiredResult`](crate::mcp::InputRequiredResult);
+    /// on the retry, the answers are in [`CallContext::input_responses`] and the
+    /// request state in [`CallContext::request_state`].
+    ///
+    /// ```
+    /// use mcp_adapters::mcp::{InputRequest, InputRequiredResult, InputResponse};
+    /// use mcp_adapters::{CallToolResult, InProcessServer, Tool};
+    /// use serde_json::json;
+    ///
+    /// let server = InProcessServer::new().tool_with_input(
+    ///     Tool::new("delete", "Deletes a note", json!({"type": "object"})),
+    ///     |_args, ctx| async move {
+    ///         Ok(match ctx.input_response("confirm").and_then(InputResponse::accepted_content) {
+    ///             None if ctx.input_responses.is_none() => InputRequiredResult::new()
+    ///                 .ask("confirm", InputRequest::form("Delete the note?", json!({"type": "object",
+    ///                     "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]})))
+    ///                 .into(),
+    ///             Some(content) if content["confirm"] == true => CallToolResult::text("Deleted").into(),
+    ///             _ => CallToolResult::text("Kept").into(),
+    ///         })
+    ///     },
+    /// );
+    /// ```
+    pub fn tool_with_input<F, Fut>(self, tool: Tool, handler: F) -> Self
+    where
+        F: Fn(Map<String, Value>, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResponse>> + Send + 'static,
+    {
+        self.add(
+            tool,
+            Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),
+        )
+    }
+
+    fn add(mut self, tool: Tool, handler: Handler) -> Self {
         self.tools.retain(|t| t.name != tool.name);
         self.handlers.insert(tool.name.clone(), handler);
         self.tools.push(tool);
@@ -86,9 +132,11 @@ impl Server for InProcessServer {
             let end = self
                 .page_size
                 .map_or(self.tools.len(), |n| (start + n).min(self.tools.len()));
-            ToolsPage {
-                tools: self.tools[start..end].to_vec(),
-                next_cursor: (end < self.tools.len()).then(|| end.to_string()),
+            let page = ToolsPage::new(self.tools[start..end].to_vec());
+            if end < self.tools.len() {
+                page.with_next_cursor(end.to_string())
+            } else {
+                page
             }
         });
         Box::pin(async move { page })
@@ -99,7 +147,7 @@ impl Server for InProcessServer {
         name: &str,
         arguments: Map<String, Value>,
         context: CallContext,
-    ) -> BoxFuture<'_, Result<CallToolResult>> {
+    ) -> BoxFuture<'_, Result<CallToolResponse>> {
         match self.handlers.get(name) {
             Some(handler) => handler(arguments, context),
             None => {

@@ -1,6 +1,8 @@
 //! Execution: the agent-loop half of the library.
 
+mod cache;
 mod inprocess;
+mod input;
 mod policy;
 mod run;
 mod server;
@@ -9,6 +11,9 @@ mod stream;
 mod turn;
 
 pub use inprocess::InProcessServer;
+pub use input::{
+    DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS, InputAnswer, InputHandler, InputQuestions,
+};
 pub use policy::{Action, Approval, ApprovalRequest, Approver, Policy};
 pub use run::{CallRecord, CallStart, DEFAULT_CALL_TIMEOUT, ExecOptions, Execution, Status};
 pub use server::{BoxFuture, CallContext, Progress, ProgressFn, Server, ToolsPage};

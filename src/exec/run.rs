@@ -10,13 +10,13 @@ use futures_util::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 
 use super::policy::{Action, Approval, ApprovalRequest};
-use super::server::{CallContext, ProgressFn};
+use super::server::{CallContext, ProgressFn, Server};
 use super::source::Source;
 use super::turn::Answering;
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
-use crate::mcp::CallToolResult;
+use crate::mcp::{CallToolResponse, CallToolResult};
 use crate::results::ResultOptions;
 use crate::spec::Provider;
 use crate::toolset::ToolSet;
@@ -49,6 +49,8 @@ pub struct ExecOptions {
     pub(crate) taint: BTreeSet<String>,
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) progress: Option<ProgressFn>,
+    pub(crate) max_input_rounds: Option<usize>,
+    pub(crate) input_timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for ExecOptions {
@@ -60,6 +62,8 @@ impl std::fmt::Debug for ExecOptions {
             .field("results", &self.results)
             .field("principal", &self.principal)
             .field("taint", &self.taint)
+            .field("max_input_rounds", &self.max_input_rounds)
+            .field("input_timeout", &self.input_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -86,9 +90,27 @@ impl ExecOptions {
         self
     }
 
-    /// Bound on one call in all, approval and hooks included ([`DEFAULT_CALL_TIMEOUT`] otherwise).
+    /// Bound on one call ([`DEFAULT_CALL_TIMEOUT`] otherwise): its first
+    /// request, approval and hooks included, and then each input round's
+    /// server time again (the input handler's time has its own bound,
+    /// [`input_timeout`](Self::input_timeout)).
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = Some(timeout);
+        self
+    }
+
+    /// The most input rounds one call may take ([`DEFAULT_MAX_INPUT_ROUNDS`]
+    /// otherwise): the input handler is asked at most this many times, and a
+    /// tool that asks once more ends the call with an error. 0 never asks.
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = Some(rounds);
+        self
+    }
+
+    /// Bound on the input handler's answer to one round's questions
+    /// ([`DEFAULT_INPUT_TIMEOUT`], 600 s, otherwise); over it the call ends with an error.
+    pub fn input_timeout(mut self, timeout: Duration) -> Self {
+        self.input_timeout = Some(timeout);
         self
     }
 
@@ -165,7 +187,8 @@ pub enum CallStart {
 pub enum Status {
     /// Every call was answered; go on.
     Ok,
-    /// An approver answered deny-and-halt: answer the model if you like, then stop.
+    /// An approver answered deny-and-halt, or an input handler cancelled: answer
+    /// the model if you like, then stop.
     Halt,
 }
 
@@ -199,7 +222,7 @@ fn message<S: serde::Serializer>(e: &Option<Error>, s: S) -> std::result::Result
 #[derive(Debug, Clone, serde::Serialize)]
 #[non_exhaustive]
 pub struct Execution {
-    /// [`Status::Halt`] when an approver halted the loop.
+    /// [`Status::Halt`] when an approver (or an input handler) halted the loop.
     pub status: Status,
     /// One answer per call, in the model's order, in the provider's shape.
     pub results: Vec<Value>,
@@ -210,7 +233,9 @@ pub struct Execution {
     pub follow_ups: Vec<Value>,
     /// What happened to each call, in the same order.
     pub calls: Vec<CallRecord>,
-    /// The servers whose results are now in the model's context: add them to the next turn's taint.
+    /// The servers whose results (or, for a call that ended while its tool
+    /// asked for input, whose questions) are now in the model's context: add
+    /// them to the next turn's taint.
     pub ran_servers: BTreeSet<String>,
 }
 
@@ -282,7 +307,9 @@ impl Source {
         turn.finish(&halted)
     }
 
-    /// One call through the pipeline, bounded by `timeout`, with panics caught.
+    /// One call through the pipeline, with panics caught: its first request
+    /// (checks, approval and hooks included) bounded by `timeout`, then any
+    /// input rounds, each request bounded by `timeout` again.
     pub(crate) async fn guarded(
         &self,
         mut call: ToolCall,
@@ -301,23 +328,19 @@ impl Source {
             taint: shared.taint.clone(),
             meta: options.meta.clone(),
             progress: options.progress.clone(),
+            input_responses: None,
+            request_state: None,
         };
         // Boxed so that the (large) pipeline state is not moved around by the stream.
         let pipeline = Box::pin(
-            AssertUnwindSafe(self.pipeline(&mut call, toolset, context, halted)).catch_unwind(),
+            AssertUnwindSafe(self.pipeline(&mut call, toolset, context, options, timeout, halted))
+                .catch_unwind(),
         );
-        let outcome = match tokio::time::timeout(timeout, pipeline).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(panic)) => Err(Error::new(
+        let outcome = match pipeline.await {
+            Ok(result) => result,
+            Err(panic) => Err(Error::new(
                 ErrorKind::Server,
                 format!("the call failed: {}", panic_message(&panic)),
-            )),
-            Err(_) => Err(Error::new(
-                ErrorKind::Timeout,
-                format!(
-                    "the call took longer than {} ms and was cancelled",
-                    timeout.as_millis()
-                ),
             )),
         };
         if let Err(err) = &outcome {
@@ -333,8 +356,44 @@ impl Source {
         call: &mut ToolCall,
         toolset: &ToolSet,
         context: CallContext,
+        options: &ExecOptions,
+        timeout: Duration,
         halted: &AtomicBool,
     ) -> Result<CallToolResult> {
+        let first =
+            tokio::time::timeout(timeout, self.first_request(call, toolset, &context, halted))
+                .await
+                .map_err(|_| {
+                    Error::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "the call took longer than {} ms and was cancelled",
+                            timeout.as_millis()
+                        ),
+                    )
+                })?;
+        let (server, response) = first?;
+        self.complete_rounds(
+            call,
+            server.as_ref(),
+            context,
+            response,
+            options,
+            timeout,
+            halted,
+        )
+        .await
+    }
+
+    /// The checks, the policy (and approver), validation, the `before` hook and
+    /// the first request.
+    async fn first_request(
+        &self,
+        call: &mut ToolCall,
+        toolset: &ToolSet,
+        context: &CallContext,
+        halted: &AtomicBool,
+    ) -> Result<(&Arc<dyn Server>, CallToolResponse)> {
         let tool = toolset
             .resolve(&call.exposed_name)
             .filter(|t| t.server_id == call.server_id && t.tool.name == call.name)
@@ -347,17 +406,18 @@ impl Source {
                     ),
                 )
             })?;
-        self.check_policy(call, &context, halted).await?;
+        self.check_offered(&call.server_id, &call.name).await?;
+        self.check_policy(call, context, halted).await?;
         if self.validate {
             self.check_arguments(call, &tool.tool.input_schema)?;
         }
         if let Some(hooks) = &self.hooks {
-            hooks.before(call, &context).await?;
+            hooks.before(call, context).await?;
         }
         if halted.load(Ordering::SeqCst) {
             return Err(Error::new(
                 ErrorKind::Denied,
-                "not run: an approver halted this turn",
+                "not run: this turn was halted (by an approver or an input handler)",
             ));
         }
         let server = self.server(&call.server_id).ok_or_else(|| {
@@ -366,18 +426,8 @@ impl Source {
                 format!("server `{}` is not part of this source", call.server_id),
             )
         })?;
-        // The after hook sees the arguments; without hooks they are moved, not copied.
-        let arguments = match self.hooks {
-            Some(_) => call.arguments.clone(),
-            None => std::mem::take(&mut call.arguments),
-        };
-        let mut result = server
-            .call_tool(&call.name, arguments, context.clone())
-            .await?;
-        if let Some(hooks) = &self.hooks {
-            hooks.after(call, &mut result, &context).await?;
-        }
-        Ok(result)
+        let response = self.send(server.as_ref(), call, context.clone()).await?;
+        Ok((server, response))
     }
 
     async fn check_policy(

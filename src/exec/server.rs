@@ -4,11 +4,12 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use crate::error::Result;
-use crate::mcp::{CallToolResult, Tool};
+use crate::mcp::{CacheScope, CallToolResponse, InputResponse, InputResponses, Tool};
 
 /// A boxed, sendable future: what [`Server`] methods return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -21,6 +22,11 @@ pub struct ToolsPage {
     pub tools: Vec<Tool>,
     /// The cursor of the next page, if any.
     pub next_cursor: Option<String>,
+    /// How long the page stays fresh (`ttlMs`, MCP 2026-07-28); `None` when
+    /// the server gave no hint (an earlier revision).
+    pub ttl: Option<Duration>,
+    /// Who may reuse the page (`cacheScope`), when the server said.
+    pub cache_scope: Option<CacheScope>,
 }
 
 impl ToolsPage {
@@ -28,13 +34,25 @@ impl ToolsPage {
     pub fn new(tools: Vec<Tool>) -> Self {
         ToolsPage {
             tools,
-            next_cursor: None,
+            ..Default::default()
         }
     }
 
     /// Sets the cursor of the next page.
     pub fn with_next_cursor(mut self, cursor: impl Into<String>) -> Self {
         self.next_cursor = Some(cursor.into());
+        self
+    }
+
+    /// Sets how long the page stays fresh.
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// Sets who may reuse the page.
+    pub fn with_cache_scope(mut self, scope: CacheScope) -> Self {
+        self.cache_scope = Some(scope);
         self
     }
 }
@@ -81,6 +99,12 @@ pub struct CallContext {
     pub meta: Option<Map<String, Value>>,
     /// Where progress notifications go.
     pub progress: Option<ProgressFn>,
+    /// On a retry after `input_required`: the answers to the previous round's
+    /// questions (MCP `inputResponses`), keyed as the questions were.
+    pub input_responses: Option<InputResponses>,
+    /// On a retry after `input_required`: the previous round's opaque
+    /// `requestState`, to be sent back exactly as received.
+    pub request_state: Option<String>,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -91,11 +115,18 @@ impl std::fmt::Debug for CallContext {
             .field("call_id", &self.call_id)
             .field("principal", &self.principal)
             .field("taint", &self.taint)
+            .field("input_responses", &self.input_responses)
+            .field("request_state", &self.request_state)
             .finish_non_exhaustive()
     }
 }
 
 impl CallContext {
+    /// The answer to the previous round's question `key`, on a retry.
+    pub fn input_response(&self, key: &str) -> Option<&InputResponse> {
+        self.input_responses.as_ref()?.get(key)
+    }
+
     /// Reports progress to the caller's callback, if any.
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(sink) = &self.progress {
@@ -122,16 +153,42 @@ pub trait Server: Send + Sync {
     fn list_tools(&self, cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>>;
 
     /// Calls the tool `name` with `arguments`.
+    ///
+    /// The answer is the result, or (MCP 2026-07-28) a request for input: the
+    /// runner then asks the source's input handler and calls again with the
+    /// same arguments and the answers in [`CallContext::input_responses`] and
+    /// [`CallContext::request_state`]. A [`CallToolResult`](crate::CallToolResult)
+    /// becomes a response with `.into()`.
     fn call_tool(
         &self,
         name: &str,
         arguments: Map<String, Value>,
         context: CallContext,
-    ) -> BoxFuture<'_, Result<CallToolResult>>;
+    ) -> BoxFuture<'_, Result<CallToolResponse>>;
+
+    /// A number that changes whenever the server announces that its tool list
+    /// changed (`notifications/tools/list_changed`). A source lists the server
+    /// again, for its next listing or call, when the number differs from the
+    /// one it saw when it last listed. A server whose tools never change keeps
+    /// the default, 0.
+    fn tools_version(&self) -> u64 {
+        0
+    }
 }
 
 /// The most pages [`list_all_tools`] follows, against a server that never stops paginating.
 pub(crate) const MAX_PAGES: usize = 1000;
+
+/// A server's whole tool list, with the cache hints of its pages merged.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ToolList {
+    pub(crate) tools: Vec<Tool>,
+    /// The shortest page TTL; a page without one counts as 0 when others
+    /// have one, and `None` means no page had a hint.
+    pub(crate) ttl: Option<Duration>,
+    /// `Private` if any page is private, `Public` if every page is public.
+    pub(crate) scope: Option<CacheScope>,
+}
 
 /// All of a server's tools, following `nextCursor`.
 ///
@@ -139,15 +196,28 @@ pub(crate) const MAX_PAGES: usize = 1000;
 ///
 /// The server's error, or [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)
 /// when it paginates past [`MAX_PAGES`] or repeats a cursor.
-pub(crate) async fn list_all_tools(server: &dyn Server) -> Result<Vec<Tool>> {
-    let mut tools = Vec::new();
+pub(crate) async fn list_all_tools(server: &dyn Server) -> Result<ToolList> {
+    let mut list = ToolList::default();
     let mut cursor = None;
     let mut seen = BTreeSet::new();
-    for _ in 0..MAX_PAGES {
+    for page_index in 0..MAX_PAGES {
         let page = server.list_tools(cursor.take()).await?;
-        tools.extend(page.tools);
+        list.tools.extend(page.tools);
+        list.ttl = match (page_index, list.ttl, page.ttl) {
+            (0, _, ttl) => ttl,
+            (_, None, None) => None,
+            (_, a, b) => Some(a.unwrap_or_default().min(b.unwrap_or_default())),
+        };
+        list.scope = match (page_index, list.scope, page.cache_scope) {
+            (0, _, scope) => scope,
+            (_, Some(CacheScope::Private), _) | (_, _, Some(CacheScope::Private)) => {
+                Some(CacheScope::Private)
+            }
+            (_, Some(CacheScope::Public), Some(CacheScope::Public)) => Some(CacheScope::Public),
+            _ => None,
+        };
         match page.next_cursor {
-            None => return Ok(tools),
+            None => return Ok(list),
             Some(next) if !seen.insert(next.clone()) => {
                 return Err(crate::Error::new(
                     crate::ErrorKind::Unavailable,
@@ -161,4 +231,25 @@ pub(crate) async fn list_all_tools(server: &dyn Server) -> Result<Vec<Tool>> {
         crate::ErrorKind::Unavailable,
         format!("the server's tools/list went past {MAX_PAGES} pages"),
     ))
+}
+
+/// A shared server is a server: several sources (a client with a handler and
+/// one without, say) can use one connection, and the caller keeps a handle.
+impl<S: Server + ?Sized> Server for Arc<S> {
+    fn list_tools(&self, cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
+        (**self).list_tools(cursor)
+    }
+
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        context: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResponse>> {
+        (**self).call_tool(name, arguments, context)
+    }
+
+    fn tools_version(&self) -> u64 {
+        (**self).tools_version()
+    }
 }

@@ -5,8 +5,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use super::cache::ToolCache;
+use super::input::{InputAnswer, InputHandler, InputQuestions};
 use super::policy::{Approval, ApprovalRequest, Approver, Policy};
-use super::server::{BoxFuture, CallContext, Server, list_all_tools};
+use super::server::{BoxFuture, CallContext, Server};
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing};
@@ -72,13 +74,14 @@ pub trait Hooks: Send + Sync {
 pub struct Source {
     pub(crate) servers: Vec<(String, Arc<dyn Server>)>,
     /// The naming and filters of every toolset listed (no servers).
-    naming: ToolSetBuilder,
+    pub(crate) naming: ToolSetBuilder,
     pub(crate) policy: Option<Policy>,
     pub(crate) approver: Option<Approver>,
+    pub(crate) input_handler: Option<InputHandler>,
     pub(crate) hooks: Option<Arc<dyn Hooks>>,
     pub(crate) validate: bool,
-    cache: Mutex<Option<ToolSet>>,
-    validators: Mutex<HashMap<(String, String), CompiledSchema>>,
+    pub(crate) cache: ToolCache,
+    pub(crate) validators: Mutex<HashMap<(String, String), CompiledSchema>>,
 }
 
 /// A tool's compiled input schema; `None` when the schema does not compile.
@@ -118,51 +121,9 @@ impl Source {
         self.policy.as_ref()
     }
 
-    /// The toolset for a model: the cached one, or (the first time) a fresh
-    /// listing of every server; see [`refresh`](Self::refresh).
-    ///
-    /// # Errors
-    ///
-    /// As [`refresh`](Self::refresh).
-    pub async fn toolset(&self) -> Result<ToolSet> {
-        let cached = self.cache.lock().map_err(poisoned)?.clone();
-        match cached {
-            Some(cached) => Ok(cached),
-            None => self.refresh().await,
-        }
-    }
-
-    /// Lists every server's tools again (concurrently) and caches the new
-    /// toolset. A server that fails to list is reported in the toolset's
-    /// report and contributes no tool.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Input`] if the filters are invalid.
-    pub async fn refresh(&self) -> Result<ToolSet> {
-        let listings =
-            futures_util::future::join_all(self.servers.iter().map(|(id, server)| async move {
-                (id.clone(), list_all_tools(server.as_ref()).await)
-            }))
-            .await;
-        let mut builder = self.naming.clone();
-        for (id, listed) in listings {
-            builder = match listed {
-                Ok(tools) => builder.server(id, tools),
-                Err(err) => {
-                    tracing::warn!(server = %id, error = %format_args!("{err:#}"), "listing tools failed; the server's tools are left out");
-                    builder.failed_server(id, format!("{err:#}"))
-                }
-            };
-        }
-        let toolset = builder.build()?;
-        *self.cache.lock().map_err(poisoned)? = Some(toolset.clone());
-        self.validators.lock().map_err(poisoned)?.clear();
-        Ok(toolset)
-    }
-
     /// Lists the source's tools in `provider`'s format, from the cached
-    /// toolset ([`refresh`](Self::refresh) lists the servers again).
+    /// toolset (see [`toolset`](Self::toolset); [`refresh`](Self::refresh)
+    /// lists every server again).
     ///
     /// # Errors
     ///
@@ -212,19 +173,13 @@ impl Source {
     }
 }
 
-fn poisoned<T>(_: T) -> Error {
-    Error::new(
-        ErrorKind::Server,
-        "a lock was poisoned by a panic elsewhere",
-    )
-}
-
 /// Builds a [`Source`]; see [`Source::hub`] and [`Source::client`].
 pub struct SourceBuilder {
     servers: Vec<(String, Arc<dyn Server>)>,
     naming: ToolSetBuilder,
     policy: Option<Policy>,
     approver: Option<Approver>,
+    input_handler: Option<InputHandler>,
     hooks: Option<Arc<dyn Hooks>>,
     validate: bool,
 }
@@ -239,6 +194,7 @@ impl SourceBuilder {
             },
             policy: None,
             approver: None,
+            input_handler: None,
             hooks: None,
             validate: false,
         }
@@ -289,6 +245,23 @@ impl SourceBuilder {
         self
     }
 
+    /// Answers the questions of tools that ask for input before they
+    /// complete (MCP 2026-07-28 `input_required`): the runner calls the tool
+    /// again with the answers, for as many rounds as the server asks up to
+    /// [`ExecOptions::max_input_rounds`](crate::ExecOptions::max_input_rounds).
+    /// The policy and the approver decided the call once; each round's server
+    /// time is bounded by the call timeout and each answer by
+    /// [`ExecOptions::input_timeout`](crate::ExecOptions::input_timeout).
+    /// Without a handler, a call whose tool asks for input is answered with an
+    /// error naming what it asked for.
+    pub fn input_handler<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(InputQuestions) -> BoxFuture<'static, InputAnswer> + Send + Sync + 'static,
+    {
+        self.input_handler = Some(Arc::new(handler));
+        self
+    }
+
     /// Code run around every call.
     pub fn hooks(mut self, hooks: impl Hooks + 'static) -> Self {
         self.hooks = Some(Arc::new(hooks));
@@ -331,9 +304,10 @@ impl SourceBuilder {
             naming: self.naming,
             policy,
             approver: self.approver,
+            input_handler: self.input_handler,
             hooks: self.hooks,
             validate: self.validate,
-            cache: Mutex::new(None),
+            cache: ToolCache::default(),
             validators: Mutex::new(HashMap::new()),
         })
     }

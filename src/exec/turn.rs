@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::run::{CallRecord, ExecOptions, Execution, Status};
 use crate::calls::{RejectedCall, ToolCall};
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 use crate::mcp::CallToolResult;
 use crate::results::{FollowUps, Outcome};
 use crate::spec::Provider;
@@ -79,7 +79,10 @@ impl<'a> Answering<'a> {
                     Err(err) => Outcome::Failed(err),
                 },
             )?;
-            if outcome.is_ok() {
+            // A call stopped at `input_required` is answered with the server's
+            // questions: its text is in the model's context too.
+            let quoted = matches!(&outcome, Err(e) if e.kind() == ErrorKind::InputRequired);
+            if outcome.is_ok() || quoted {
                 ran_servers.insert(call.server_id.clone());
             }
             let record = CallRecord {

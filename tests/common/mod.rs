@@ -69,6 +69,41 @@ pub fn file_outcomes(path: &std::path::Path, rules: &StrictRules) -> Map<String,
         .collect()
 }
 
+/// A model response in `provider`'s wire shape calling `calls` (exposed name, arguments).
+pub fn model_response(provider: &str, calls: &[(String, Value)]) -> Value {
+    let id = |i: usize| format!("call_{i}");
+    match provider {
+        "anthropic" => {
+            json!({"role": "assistant", "stop_reason": "tool_use", "content": calls.iter().enumerate()
+            .map(|(i, (n, a))| json!({"type": "tool_use", "id": id(i), "name": n, "input": a})).collect::<Vec<_>>()})
+        }
+        "openai-chat" => {
+            json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+            "tool_calls": calls.iter().enumerate().map(|(i, (n, a))| json!({"id": id(i), "type": "function",
+                "function": {"name": n, "arguments": a.to_string()}})).collect::<Vec<_>>()}}]})
+        }
+        "openai-responses" => {
+            json!({"object": "response", "status": "completed", "output": calls.iter().enumerate()
+            .map(|(i, (n, a))| json!({"type": "function_call", "id": format!("fc_{i}"), "call_id": id(i), "name": n,
+                "arguments": a.to_string(), "status": "completed"})).collect::<Vec<_>>()})
+        }
+        "gemini" | "gemini-multimodal" => {
+            json!({"candidates": [{"finishReason": "STOP", "content": {"role": "model", "parts": calls.iter().enumerate()
+            .map(|(i, (n, a))| json!({"functionCall": {"id": id(i), "name": n, "args": a}})).collect::<Vec<_>>()}}]})
+        }
+        "mistral" => {
+            json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": "",
+            "tool_calls": calls.iter().enumerate().map(|(i, (n, a))| json!({"id": format!("call{i:05}"), "type": "function",
+                "function": {"name": n, "arguments": a.to_string()}})).collect::<Vec<_>>()}}]})
+        }
+        "bedrock-converse" => {
+            json!({"stopReason": "tool_use", "output": {"message": {"role": "assistant", "content": calls.iter().enumerate()
+            .map(|(i, (n, a))| json!({"toolUse": {"toolUseId": id(i), "name": n, "input": a}})).collect::<Vec<_>>()}}})
+        }
+        other => panic!("no response shape for {other}"),
+    }
+}
+
 /// The four providers the seeds specify.
 pub const CORE_PROVIDERS: &[&str] = &["anthropic", "openai-chat", "openai-responses", "gemini"];
 

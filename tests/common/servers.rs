@@ -2,7 +2,8 @@
 //! use: `@modelcontextprotocol/server-everything` into `<target>/e2e-npm` and
 //! `@modelcontextprotocol/server-filesystem` into `<target>/e2e-npm-filesystem`
 //! (exact versions, no lock file), and a virtualenv in `<target>/e2e-venv` with
-//! the pins of `tests/e2e/requirements.txt` (`mcp`, `mcp-server-time`).
+//! the pins of `tests/e2e/requirements.txt` (`mcp`, `mcp-server-time`), which
+//! also runs the tests' own Python servers.
 //! A lock file keeps concurrent test binaries from installing at once; a
 //! stamp records what was installed, so a changed pin reinstalls.
 #![allow(dead_code)]
@@ -163,6 +164,17 @@ pub fn time() -> Result<(String, Vec<String>), String> {
 pub fn lab() -> Result<(String, Vec<String>), String> {
     let python = python()?;
     let script = manifest_dir().join("tests/e2e/lab_server.py");
+    Ok((
+        python.display().to_string(),
+        vec![script.display().to_string()],
+    ))
+}
+
+/// `(command, args)` for the tests' MCP 2026-07-28 server: tools that ask for
+/// input, and a tool list that changes.
+pub fn input() -> Result<(String, Vec<String>), String> {
+    let python = python()?;
+    let script = manifest_dir().join("tests/e2e/input_server.py");
     Ok((
         python.display().to_string(),
         vec![script.display().to_string()],

@@ -1,0 +1,262 @@
+//! The tool lists a source keeps between listings, and when it lists a
+//! server again: when the server announced a change
+//! (`notifications/tools/list_changed`, seen through
+//! [`Server::tools_version`]), when its list's `ttlMs` ran out, or on
+//! [`Source::refresh`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::server::{Server, ToolList, list_all_tools};
+use super::source::Source;
+use crate::error::{Error, ErrorKind, Result};
+use crate::mcp::CacheScope;
+use crate::toolset::ToolSet;
+
+/// What a source knows of its servers' tools.
+#[derive(Default)]
+pub(crate) struct ToolCache {
+    state: Mutex<State>,
+    /// Held while listing, so that concurrent calls and listings list a server once.
+    listing: tokio::sync::Mutex<()>,
+}
+
+#[derive(Default)]
+struct State {
+    /// One entry per server, in the source's order; `None` until listed.
+    servers: Vec<Option<Listed>>,
+    /// The toolset built from `servers`; `None` once a server was listed again.
+    toolset: Option<ToolSet>,
+}
+
+/// One server's last listing.
+struct Listed {
+    outcome: std::result::Result<ToolList, String>,
+    /// The server's [`Server::tools_version`] when the listing started.
+    version: u64,
+    /// When the listing goes stale by its TTL; `None` (no hint): only when the
+    /// server announces a change.
+    stale_at: Option<Instant>,
+}
+
+impl Listed {
+    fn is_stale(&self, server: &dyn Server, now: Instant) -> bool {
+        self.version != server.tools_version() || self.stale_at.is_some_and(|at| at <= now)
+    }
+}
+
+fn poisoned<T>(_: T) -> Error {
+    Error::new(
+        ErrorKind::Server,
+        "a lock was poisoned by a panic elsewhere",
+    )
+}
+
+/// Which servers to list again.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Which {
+    /// Those never listed, whose tools changed, or whose listing is stale.
+    Stale,
+    /// All of them.
+    All,
+}
+
+impl Source {
+    /// The toolset for a model: the cached one, with every server whose
+    /// tools changed (it sent `notifications/tools/list_changed`) or whose
+    /// list's `ttlMs` ran out listed again; the first time, every server.
+    ///
+    /// A server that gave no `ttlMs` (an MCP revision before 2026-07-28) is
+    /// listed again only when it announces a change, or on
+    /// [`refresh`](Self::refresh); `ttlMs: 0` lists it again every time.
+    ///
+    /// # Errors
+    ///
+    /// As [`refresh`](Self::refresh).
+    pub async fn toolset(&self) -> Result<ToolSet> {
+        self.list(Which::Stale).await
+    }
+
+    /// Lists every server's tools again (concurrently) and caches the new
+    /// toolset. A server that fails to list is reported in the toolset's
+    /// report and contributes no tool.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] if the filters are invalid.
+    pub async fn refresh(&self) -> Result<ToolSet> {
+        self.list(Which::All).await
+    }
+
+    /// Who may reuse this source's listings, as the servers' last tool lists
+    /// said (`cacheScope`): `Private` if any server's is private, `Public` if
+    /// every server's is public, `None` when a server gave no scope or was
+    /// not listed yet. A source keeps its lists for its own connections (one
+    /// authorization context each); share a [`Listing`](crate::Listing)
+    /// across users only when this is `Public`.
+    pub fn cache_scope(&self) -> Option<CacheScope> {
+        let state = self.cache.state.lock().ok()?;
+        if state.servers.len() != self.servers.len() {
+            return None;
+        }
+        let mut scope = Some(CacheScope::Public);
+        for entry in &state.servers {
+            let listed = entry.as_ref()?.outcome.as_ref().ok()?;
+            match listed.scope {
+                Some(CacheScope::Private) => return Some(CacheScope::Private),
+                Some(CacheScope::Public) => {}
+                _ => scope = None,
+            }
+        }
+        scope
+    }
+
+    async fn list(&self, which: Which) -> Result<ToolSet> {
+        let _listing = self.cache.listing.lock().await;
+        let now = Instant::now();
+        let due: Vec<usize> = {
+            let state = self.cache.state.lock().map_err(poisoned)?;
+            if which == Which::Stale
+                && let Some(toolset) = &state.toolset
+                && !self.servers.iter().enumerate().any(|(i, (_, server))| {
+                    state
+                        .servers
+                        .get(i)
+                        .and_then(Option::as_ref)
+                        .is_none_or(|listed| listed.is_stale(server.as_ref(), now))
+                })
+            {
+                return Ok(toolset.clone());
+            }
+            (0..self.servers.len())
+                .filter(|&i| {
+                    which == Which::All
+                        || state
+                            .servers
+                            .get(i)
+                            .and_then(Option::as_ref)
+                            .is_none_or(|listed| listed.is_stale(self.servers[i].1.as_ref(), now))
+                })
+                .collect()
+        };
+        let listed = futures_util::future::join_all(due.iter().map(|&i| {
+            let (id, server) = &self.servers[i];
+            list_one(id, server.clone())
+        }))
+        .await;
+        let mut state = self.cache.state.lock().map_err(poisoned)?;
+        state.servers.resize_with(self.servers.len(), || None);
+        for (i, entry) in due.into_iter().zip(listed) {
+            state.servers[i] = Some(entry);
+        }
+        let mut builder = self.naming.clone();
+        for ((id, _), entry) in self.servers.iter().zip(&state.servers) {
+            builder = match entry.as_ref().map(|e| &e.outcome) {
+                Some(Ok(list)) => builder.server(id, list.tools.clone()),
+                Some(Err(err)) => builder.failed_server(id, err.clone()),
+                None => builder.failed_server(id, "not listed"),
+            };
+        }
+        let toolset = builder.build()?;
+        state.toolset = Some(toolset.clone());
+        drop(state);
+        self.validators.lock().map_err(poisoned)?.clear();
+        Ok(toolset)
+    }
+
+    /// Before a call is sent: a server that announced a change since its last
+    /// listing is listed again, and a call to a tool it no longer lists is an
+    /// error (nothing is sent). A source that never listed knows nothing and
+    /// lets the call through.
+    pub(crate) async fn check_offered(&self, server_id: &str, tool: &str) -> Result<()> {
+        let Some(index) = self.servers.iter().position(|(id, _)| id == server_id) else {
+            return Ok(());
+        };
+        let version = self.servers[index].1.tools_version();
+        match self.offered_now(index, version, tool)? {
+            Some(offered) => gone_unless(offered, server_id, tool),
+            // Boxed: the common path above stays small in every call's future.
+            None => Box::pin(self.offered_after_listing(index, version, tool)).await,
+        }
+    }
+
+    /// Whether the last listing (still current at `version`) offers `tool`;
+    /// `None` when the server changed since.
+    fn offered_now(&self, index: usize, version: u64, tool: &str) -> Result<Option<bool>> {
+        let state = self.cache.state.lock().map_err(poisoned)?;
+        Ok(offered(&state, index, version, tool))
+    }
+
+    async fn offered_after_listing(&self, index: usize, version: u64, tool: &str) -> Result<()> {
+        let (server_id, server) = &self.servers[index];
+        let _listing = self.cache.listing.lock().await;
+        if let Some(offered) = self.offered_now(index, version, tool)? {
+            return gone_unless(offered, server_id, tool);
+        }
+        let fresh = list_one(server_id, server.clone()).await;
+        let mut state = self.cache.state.lock().map_err(poisoned)?;
+        let Some(Some(entry)) = state.servers.get_mut(index) else {
+            return Ok(());
+        };
+        match fresh.outcome {
+            Ok(_) => *entry = fresh,
+            // The server could not say: keep what it listed last, and let the call through.
+            Err(_) => {
+                entry.version = fresh.version;
+                return Ok(());
+            }
+        }
+        state.toolset = None;
+        let offered = offered(&state, index, version, tool).unwrap_or(true);
+        drop(state);
+        self.validators.lock().map_err(poisoned)?.clear();
+        gone_unless(offered, server_id, tool)
+    }
+}
+
+/// Whether server `index`'s last listing offers `tool`: `Some(true)` when it
+/// was never listed (nothing is known) or its listing failed, `None` when the
+/// server changed since (`version`).
+fn offered(state: &State, index: usize, version: u64, tool: &str) -> Option<bool> {
+    let Some(Some(listed)) = state.servers.get(index) else {
+        return Some(true);
+    };
+    if listed.version != version {
+        return None;
+    }
+    Some(match &listed.outcome {
+        Ok(list) => list.tools.iter().any(|t| t.name == tool),
+        Err(_) => true,
+    })
+}
+
+fn gone_unless(offered: bool, server_id: &str, tool: &str) -> Result<()> {
+    if offered {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::UnknownTool,
+        format!(
+            "`{server_id}/{tool}` is no longer offered: the server's tool list changed since the \
+             tools were listed; list the tools again"
+        ),
+    ))
+}
+
+async fn list_one(id: &str, server: Arc<dyn Server>) -> Listed {
+    let version = server.tools_version();
+    let started = Instant::now();
+    let outcome = list_all_tools(server.as_ref()).await.map_err(|err| {
+        tracing::warn!(server = %id, error = %format_args!("{err:#}"), "listing tools failed; the server's tools are left out");
+        format!("{err:#}")
+    });
+    let stale_at = match &outcome {
+        Ok(list) => list.ttl.map(|ttl| started + ttl),
+        Err(_) => None,
+    };
+    Listed {
+        outcome,
+        version,
+        stale_at,
+    }
+}

@@ -1,0 +1,374 @@
+//! Input rounds: a tool that answers `input_required` (MCP 2026-07-28
+//! multi-round-trip requests) is asked again with the application's answers,
+//! round after round, until it completes or the call ends with an error.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::run::ExecOptions;
+use super::server::{BoxFuture, CallContext, Server};
+use super::source::Source;
+use crate::calls::ToolCall;
+use crate::describe::sanitize_description;
+use crate::error::{Error, ErrorKind, Result};
+use crate::mcp::{
+    CallToolResponse, CallToolResult, CreateTaskResult, Elicitation, InputRequest, InputRequests,
+    InputRequiredResult, InputResponses, Object,
+};
+
+/// The default bound on input rounds per call: 10, as the official SDKs.
+pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
+
+/// The default bound on the time an input handler takes to answer one
+/// round: 600 s, so that a person can answer.
+pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A tool's questions in one round of a call, for the input handler.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct InputQuestions {
+    /// The call's server.
+    pub server_id: String,
+    /// The tool's MCP name.
+    pub tool: String,
+    /// The name the model called.
+    pub exposed_name: String,
+    /// The call's id, if any.
+    pub call_id: Option<String>,
+    /// The arguments sent (after the `before` hook).
+    pub arguments: Map<String, Value>,
+    /// Who the call is made for.
+    pub principal: Option<String>,
+    /// Servers whose output is already in the model's context.
+    pub taint: BTreeSet<String>,
+    /// The round: 1 for the questions of the first answer, 2 for the next, ...
+    pub round: usize,
+    /// The questions, keyed by the server's ids: answer each under its key.
+    pub requests: InputRequests,
+}
+
+/// An input handler's answer to a round's questions.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum InputAnswer {
+    /// Call the tool again with these answers, one per question's key (an
+    /// elicitation's answer may itself accept, decline or cancel it, which
+    /// the server then acts on).
+    Respond(InputResponses),
+    /// Do not answer: the call ends, and the model is told what the tool
+    /// asked for and `reason`.
+    Decline(String),
+    /// The person dismissed the questions: the call ends as with `Decline`,
+    /// and the turn halts (as [`Approval::DenyAndHalt`](crate::Approval::DenyAndHalt)).
+    Cancel(String),
+}
+
+/// Answers the questions of tools that ask for input; see
+/// [`SourceBuilder::input_handler`](crate::SourceBuilder::input_handler).
+pub type InputHandler =
+    Arc<dyn Fn(InputQuestions) -> BoxFuture<'static, InputAnswer> + Send + Sync>;
+
+/// The pause before a retry that carries no answers (a server shedding load
+/// answers with a request state only), doubling from 50 ms up to 250 ms.
+fn backoff(retry: usize) -> Duration {
+    let ms = 50u64.saturating_mul(1 << retry.min(3));
+    Duration::from_millis(ms.min(250))
+}
+
+impl Source {
+    /// Drives a call from its first answer to a result: asks the input handler
+    /// and calls again while the server requires input. `timeout` bounds each
+    /// request's server time, the options' input timeout each answer.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn complete_rounds(
+        &self,
+        call: &ToolCall,
+        server: &dyn Server,
+        mut context: CallContext,
+        mut response: CallToolResponse,
+        options: &ExecOptions,
+        timeout: Duration,
+        halted: &AtomicBool,
+    ) -> Result<CallToolResult> {
+        let max_rounds = options.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS);
+        let input_timeout = options.input_timeout.unwrap_or(DEFAULT_INPUT_TIMEOUT);
+        let mut answered = 0usize;
+        loop {
+            let asked = match response {
+                CallToolResponse::Complete(result) => return Ok(result),
+                CallToolResponse::InputRequired(asked) => asked,
+                CallToolResponse::Task(task) => return Err(task_error(&task)),
+                CallToolResponse::Other(map) => return Err(unknown_result_error(&map)),
+            };
+            if answered >= max_rounds {
+                return Err(not_completed(
+                    &asked,
+                    &format!(
+                        "it asked for input more than {max_rounds} times (the bound on input rounds)"
+                    ),
+                ));
+            }
+            if halted.load(Ordering::SeqCst) {
+                return Err(not_completed(&asked, "the turn was halted"));
+            }
+            let responses = if asked.input_requests.is_empty() {
+                tokio::time::sleep(backoff(answered)).await;
+                None
+            } else {
+                Some(
+                    self.ask(call, &context, &asked, answered + 1, input_timeout, halted)
+                        .await?,
+                )
+            };
+            answered += 1;
+            context.input_responses = responses;
+            context.request_state = asked.request_state;
+            let round = answered + 1;
+            response = tokio::time::timeout(timeout, self.send(server, call, context.clone()))
+                .await
+                .map_err(|_| {
+                    Error::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "round {round} of the call took longer than {} ms and was cancelled",
+                            timeout.as_millis()
+                        ),
+                    )
+                })??;
+        }
+    }
+
+    /// Asks the input handler one round's questions.
+    async fn ask(
+        &self,
+        call: &ToolCall,
+        context: &CallContext,
+        asked: &InputRequiredResult,
+        round: usize,
+        input_timeout: Duration,
+        halted: &AtomicBool,
+    ) -> Result<InputResponses> {
+        let Some(handler) = &self.input_handler else {
+            return Err(not_completed(asked, "no input handler is configured"));
+        };
+        let questions = InputQuestions {
+            server_id: call.server_id.clone(),
+            tool: call.name.clone(),
+            exposed_name: call.exposed_name.clone(),
+            call_id: call.call_id.clone(),
+            arguments: call.arguments.clone(),
+            principal: context.principal.clone(),
+            taint: (*context.taint).clone(),
+            round,
+            requests: asked.input_requests.clone(),
+        };
+        match tokio::time::timeout(input_timeout, handler(questions)).await {
+            Ok(InputAnswer::Respond(responses)) => Ok(responses),
+            Ok(InputAnswer::Decline(reason)) => Err(not_completed(
+                asked,
+                &format!("the input handler declined: {reason}"),
+            )),
+            Ok(InputAnswer::Cancel(reason)) => {
+                halted.store(true, Ordering::SeqCst);
+                tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
+                    reason = %reason, "input handler cancelled the call and halted the turn");
+                Err(not_completed(
+                    asked,
+                    &format!("the input handler cancelled it: {reason}"),
+                ))
+            }
+            Err(_) => Err(not_completed(
+                asked,
+                &format!(
+                    "the input handler did not answer within {} ms",
+                    input_timeout.as_millis()
+                ),
+            )),
+        }
+    }
+
+    /// One request to the server; a completed result goes through the `after` hook.
+    pub(super) async fn send(
+        &self,
+        server: &dyn Server,
+        call: &ToolCall,
+        context: CallContext,
+    ) -> Result<CallToolResponse> {
+        let Some(hooks) = &self.hooks else {
+            let response = server
+                .call_tool(&call.name, call.arguments.clone(), context)
+                .await?;
+            return match response {
+                CallToolResponse::Complete(result) if !is_complete(&result) => reread(&result),
+                other => Ok(other),
+            };
+        };
+        let response = server
+            .call_tool(&call.name, call.arguments.clone(), context.clone())
+            .await?;
+        let mut result = match response {
+            CallToolResponse::Complete(result) if is_complete(&result) => result,
+            CallToolResponse::Complete(result) => return reread(&result),
+            other => return Ok(other),
+        };
+        hooks.after(call, &mut result, &context).await?;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// A result built in memory with another `resultType`, read for what it says.
+fn reread(result: &CallToolResult) -> Result<CallToolResponse> {
+    let value = serde_json::to_value(result).map_err(|e| {
+        Error::new(ErrorKind::Server, "the tool result cannot be read").with_source(e)
+    })?;
+    CallToolResponse::from_value(value)
+}
+
+fn is_complete(result: &CallToolResult) -> bool {
+    match result.extra.get("resultType") {
+        None | Some(Value::Null) => true,
+        Some(value) => value.as_str() == Some("complete"),
+    }
+}
+
+/// The questions shown in an error, at most this many.
+const SHOWN_REQUESTS: usize = 8;
+/// The form fields named per question, at most this many.
+const SHOWN_FIELDS: usize = 8;
+
+/// The error for a call that ended while its tool still required input: why,
+/// and what it asked for (its texts cleaned as descriptions are).
+fn not_completed(asked: &InputRequiredResult, why: &str) -> Error {
+    Error::new(
+        ErrorKind::InputRequired,
+        format!(
+            "the tool asked for input and the call did not complete: {why}. {}",
+            describe(&asked.input_requests)
+        ),
+    )
+}
+
+/// `It asked: confirm: "Delete?" (a form with confirm); ...`
+pub(crate) fn describe(requests: &InputRequests) -> String {
+    if requests.is_empty() {
+        return "It asked to be called again, with no questions.".to_owned();
+    }
+    let mut out = String::from("It asked: ");
+    for (i, (key, request)) in requests.iter().take(SHOWN_REQUESTS).enumerate() {
+        if i > 0 {
+            out.push_str("; ");
+        }
+        let _ = write!(out, "{}: ", sanitize_description(key));
+        match request {
+            InputRequest::Elicitation(Elicitation::Form(form)) => {
+                let fields = form.fields();
+                let mut shown: Vec<String> = fields
+                    .iter()
+                    .take(SHOWN_FIELDS)
+                    .map(|f| sanitize_description(f).into_owned())
+                    .collect();
+                if fields.len() > SHOWN_FIELDS {
+                    shown.push(format!("{} more", fields.len() - SHOWN_FIELDS));
+                }
+                let _ = write!(out, "\"{}\"", sanitize_description(&form.message));
+                if shown.is_empty() {
+                    out.push_str(" (a form)");
+                } else {
+                    let _ = write!(out, " (a form with {})", shown.join(", "));
+                }
+            }
+            InputRequest::Elicitation(Elicitation::Url(url)) => {
+                let _ = write!(
+                    out,
+                    "\"{}\" (a page to open: {})",
+                    sanitize_description(&url.message),
+                    sanitize_description(&url.url)
+                );
+            }
+            other => match other.method() {
+                "" => out.push_str("a request of no known kind"),
+                method => {
+                    let _ = write!(out, "a {} request", sanitize_description(method));
+                }
+            },
+        }
+    }
+    if requests.len() > SHOWN_REQUESTS {
+        let _ = write!(out, "; and {} more", requests.len() - SHOWN_REQUESTS);
+    }
+    out.push('.');
+    out
+}
+
+fn task_error(task: &CreateTaskResult) -> Error {
+    Error::new(
+        ErrorKind::Server,
+        format!(
+            "the server answered with a task (`{}`, {}) instead of a result; this client does not \
+             implement the tasks extension, so the call did not complete",
+            sanitize_description(&task.task_id),
+            sanitize_description(&task.status)
+        ),
+    )
+}
+
+fn unknown_result_error(result: &Object) -> Error {
+    let kind = result
+        .get("resultType")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    Error::new(
+        ErrorKind::Server,
+        format!(
+            "the server answered with a result of type `{}`, which this client does not know, so \
+             the call did not complete",
+            sanitize_description(kind)
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn questions_are_described_with_their_kind() {
+        let asked = InputRequiredResult::new()
+            .ask(
+                "confirm",
+                InputRequest::form(
+                    "Delete note \u{202e}`todo`?",
+                    json!({"type": "object", "properties": {"confirm": {"type": "boolean"}}}),
+                ),
+            )
+            .ask(
+                "login",
+                InputRequest::url("Sign in", "https://example.com/x"),
+            )
+            .ask(
+                "sample",
+                InputRequest::Other(json!({"method": "sampling/createMessage"})),
+            );
+        assert_eq!(
+            describe(&asked.input_requests),
+            "It asked: confirm: \"Delete note `todo`?\" (a form with confirm); login: \"Sign in\" \
+             (a page to open: https://example.com/x); sample: a sampling/createMessage request."
+        );
+        assert_eq!(
+            describe(&InputRequests::new()),
+            "It asked to be called again, with no questions."
+        );
+    }
+
+    #[test]
+    fn backoff_grows_and_stops() {
+        let waits: Vec<u128> = (0..6).map(|r| backoff(r).as_millis()).collect();
+        assert_eq!(waits, [50, 100, 200, 250, 250, 250]);
+    }
+}
