@@ -776,3 +776,41 @@ proptest! {
         });
     }
 }
+
+/// A streamed response's calls get their input rounds too, and their answers
+/// equal those of the whole response.
+#[test]
+fn streamed_calls_get_their_input_rounds() {
+    runtime().block_on(async {
+        let s = setup(answering_yes());
+        let p = provider("anthropic");
+        let listing = s.source.tools(p, &ListOptions::new()).await.unwrap();
+        let events = [
+            json!({"type": "message_start", "message": {"role": "assistant", "content": []}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "call_0", "name": "s__twice", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_stop"}),
+        ];
+        let body: String = events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+            .collect();
+        let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(body.into_bytes())]);
+        let options = ExecOptions::new();
+        let run = s
+            .source
+            .execute_stream(p, chunks, &listing, &options)
+            .await
+            .unwrap();
+        assert!(run.error.is_none(), "{:?}", run.error);
+        assert_eq!(text(&run.execution.results[0]), "sent with code \"1234\"");
+        assert_eq!(s.asked.lock().unwrap().len(), 2);
+        let whole = s
+            .source
+            .execute_tool_calls(p, &run.message, &listing, &options)
+            .await
+            .unwrap();
+        assert_eq!(whole.results, run.execution.results);
+    });
+}
