@@ -22,6 +22,7 @@
 //! | 3 | a provider's wire format | [`Registry::builtin`], [`Registry::with_dir`], [`Provider`] |
 //! | 4 | the `tools` request parameter, strict schemas and their null paths | [`Provider::list_tools`] → [`Listing`] |
 //! | 5 | the calls in a model response; unknown tools and bad arguments answered, never sent | [`Provider::extract_calls`] → [`Extracted`] |
+//! | 5′ | the same calls assembled from a streamed response as it arrives, each handed out the moment it is complete, and the assistant message for the history | [`Provider::stream`] → [`CallStream`] → [`Streamed`]; [`Source::execute_stream`] → [`StreamedExecution`] |
 //! | 6 | running calls under a policy, concurrently, each with a timeout, through the input rounds of tools that ask questions | [`Source`], [`Policy`], [`ExecOptions`], [`SourceBuilder::input_handler`] |
 //! | 7 | answering every call, in the model's order, in the provider's shape, and (option `media` = `full`) the media a tool result cannot carry right after | [`Provider::answer`], [`Provider::answer_all`] → [`Turn`], [`Execution`] |
 //!
@@ -107,8 +108,9 @@
 //! ## Cargo features
 //!
 //! None by default. `rmcp` adds [`McpClient`] (stdio servers through the
-//! official Rust SDK), `rmcp-http` its streamable HTTP transport, `cli` the
-//! `mcp-adapters` command.
+//! official Rust SDK), `rmcp-http` its streamable HTTP transport,
+//! `eventstream` the binary `application/vnd.amazon.eventstream` framing
+//! ([`Framing::EventStream`]), `cli` the `mcp-adapters` command.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -84,7 +84,7 @@ pub enum Shape {
     None,
 }
 
-/// Options for [`Provider::answer`] (and, through
+/// Options for [`Provider::answer`] and [`Provider::answer_all`] (and, through
 /// [`ExecOptions::results`](crate::ExecOptions::results), for execution).
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
@@ -204,11 +204,6 @@ impl Provider {
     /// `call_id` is the id the model gave the call (some providers may omit it);
     /// `exposed_name` the tool name the model called.
     ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Input`] when the spec's envelope needs a call id and none is
-    /// given, or `options` name an option (or value) the spec does not offer.
-    ///
     /// Two stages. First the result is shaped for a model ([`Shape::Llm`], the
     /// default; see [`Shape`]): content no model takes becomes a text
     /// placeholder. Then the provider's media table maps each content block to a
@@ -223,6 +218,11 @@ impl Provider {
     /// instance OpenAI Chat with the `media: full` option) need the whole turn:
     /// use [`answer_all`](Self::answer_all). Here those rules do not apply, and
     /// such media get the next rule that takes them, or their placeholder.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when the spec's envelope needs a call id and none is
+    /// given, or `options` name an option (or value) the spec does not offer.
     ///
     /// # Limits
     ///

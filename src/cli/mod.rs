@@ -227,7 +227,8 @@ struct RunArgs {
     /// match, the question is declined and stderr says so.
     #[arg(long, value_name = "FILE")]
     answers: Option<PathBuf>,
-    /// Bound on one call, in milliseconds (default 300000).
+    /// Bound on a call's first request, and on each input round's server time, in
+    /// milliseconds (default 300000).
     #[arg(long, value_name = "MS")]
     call_timeout: Option<u64>,
     /// Calls run at once (default: the number of CPUs).

@@ -21,10 +21,12 @@ use crate::results::ResultOptions;
 use crate::spec::Provider;
 use crate::toolset::ToolSet;
 
-/// The default bound on one call, approval and hooks included: 300 s.
+/// The default bound on a call's first request (approval and hooks included)
+/// and on each input round's server time: 300 s.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Options for [`Source::execute_tool_calls`]: how one turn's calls run.
+/// Options for [`Source::execute_tool_calls`], [`Source::execute_calls`] and
+/// [`Source::execute_stream`]: how one turn's calls run.
 ///
 /// ```
 /// use std::time::Duration;
@@ -99,7 +101,7 @@ impl ExecOptions {
         self
     }
 
-    /// The most input rounds one call may take ([`DEFAULT_MAX_INPUT_ROUNDS`]
+    /// The most input rounds one call may take ([`DEFAULT_MAX_INPUT_ROUNDS`](crate::DEFAULT_MAX_INPUT_ROUNDS)
     /// otherwise): the input handler is asked at most this many times, and a
     /// tool that asks once more ends the call with an error. 0 never asks.
     pub fn max_input_rounds(mut self, rounds: usize) -> Self {
@@ -108,7 +110,7 @@ impl ExecOptions {
     }
 
     /// Bound on the input handler's answer to one round's questions
-    /// ([`DEFAULT_INPUT_TIMEOUT`], 600 s, otherwise); over it the call ends with an error.
+    /// ([`DEFAULT_INPUT_TIMEOUT`](crate::DEFAULT_INPUT_TIMEOUT), 600 s, otherwise); over it the call ends with an error.
     pub fn input_timeout(mut self, timeout: Duration) -> Self {
         self.input_timeout = Some(timeout);
         self
@@ -204,7 +206,9 @@ pub struct CallRecord {
     pub exposed_name: Option<String>,
     /// The tool's server, when the call resolved.
     pub server_id: Option<String>,
-    /// Whether the server answered (with a result, `isError` or not).
+    /// Whether the call completed with a result (`isError` or not). A call
+    /// that ended while its tool asked for input is `false`, though its
+    /// server is in [`Execution::ran_servers`].
     pub ran: bool,
     /// Why the call failed or was not sent.
     #[serde(serialize_with = "message")]
@@ -266,19 +270,24 @@ impl Source {
     /// Rejected calls keep their answers and are never sent (HB-2); a call whose
     /// tool is not in the `listing`'s toolset is rejected here too. The others go through
     /// policy (and the approver), optional validation, hooks and the server,
-    /// at most `max_concurrency` at once, each bounded by `call_timeout`. A
-    /// failure, timeout or panic answers that call alone. Once an approver
-    /// answers deny-and-halt, calls not yet sent are answered as not run.
+    /// at most `max_concurrency` at once, each bounded by `call_timeout`; a
+    /// tool that asks for input goes through its input rounds (see
+    /// [`SourceBuilder::input_handler`](crate::SourceBuilder::input_handler)),
+    /// and a call to a tool its server no longer lists is answered with an
+    /// error, not sent. A failure, timeout or panic answers that call alone.
+    /// Once an approver answers deny-and-halt, or an input handler cancels,
+    /// calls not yet sent are answered as not run.
+    ///
+    /// The answers are shaped once every call has ended, in the model's order.
+    /// Media the spec sends after the turn's answers (its `follow_up` rules, as
+    /// with the `media: full` option) are in [`Execution::follow_ups`]: put
+    /// them right after the results (see [`Turn`](crate::Turn) for where).
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Input`] only when the provider cannot shape an answer
     /// (a call without the id the provider requires) or the result options name
     /// an option the spec does not offer.
-    ///
-    /// Media the spec sends after the turn's answers (its `follow_up` rules, as
-    /// with the `media: full` option) are in [`Execution::follow_ups`]: put
-    /// them right after the results (see [`Turn`](crate::Turn) for where).
     pub async fn execute_calls(
         &self,
         provider: &Provider,
