@@ -34,12 +34,16 @@ impl JsonPath {
 
     /// The value at this path, if every step exists (an index also reads a key of that name).
     pub fn get<'v>(&self, value: &'v Value) -> Option<&'v Value> {
-        self.0.iter().try_fold(value, |v, step| match (step, v) {
-            (Step::Key(k), Value::Object(m)) => member(m, k),
-            (Step::Index(i), Value::Array(a)) => a.get(*i),
-            (Step::Index(i), Value::Object(m)) => m.get(&i.to_string()),
-            _ => None,
-        })
+        steps_get(&self.0, value)
+    }
+
+    /// The value at this path inside `map` (the path's first step is a key of it).
+    pub fn get_in<'v>(&self, map: &'v Map<String, Value>) -> Option<&'v Value> {
+        match self.0.split_first() {
+            Some((Step::Key(k), rest)) => steps_get(rest, member(map, k)?),
+            Some((Step::Index(i), rest)) => steps_get(rest, map.get(&i.to_string())?),
+            None => None,
+        }
     }
 
     /// The value at this path, created as `null` (with objects on the way)
@@ -52,7 +56,14 @@ impl JsonPath {
                 *cur = Value::Object(Map::new());
             }
             cur = match (step, cur) {
-                (Step::Key(k), Value::Object(m)) => m.entry(k.clone()).or_insert(Value::Null),
+                // Looked up before inserting: most paths exist, and an entry
+                // would allocate the key every time.
+                (Step::Key(k), Value::Object(m)) => {
+                    if member(m, k).is_none() {
+                        m.insert(k.clone(), Value::Null);
+                    }
+                    member_mut(m, k)?
+                }
                 (Step::Index(i), Value::Array(a)) => a.get_mut(*i)?,
                 (Step::Index(i), Value::Object(m)) => m.entry(i.to_string()).or_insert(Value::Null),
                 _ => return None,
@@ -64,23 +75,31 @@ impl JsonPath {
     /// Removes the value at this path, if there is one.
     pub fn remove(&self, value: &mut Value) -> Option<Value> {
         let (last, parents) = self.0.split_last()?;
-        let parent = JsonPath(parents.to_vec());
-        match (last, parent.get_mut(value)?) {
+        match (last, steps_mut(parents, value)?) {
             (Step::Key(k), Value::Object(m)) => m.shift_remove(k),
             (Step::Index(i), Value::Object(m)) => m.shift_remove(&i.to_string()),
             (Step::Index(i), Value::Array(a)) if *i < a.len() => Some(a.remove(*i)),
             _ => None,
         }
     }
+}
 
-    fn get_mut<'v>(&self, value: &'v mut Value) -> Option<&'v mut Value> {
-        self.0.iter().try_fold(value, |v, step| match (step, v) {
-            (Step::Key(k), Value::Object(m)) => m.get_mut(k),
-            (Step::Index(i), Value::Array(a)) => a.get_mut(*i),
-            (Step::Index(i), Value::Object(m)) => m.get_mut(&i.to_string()),
-            _ => None,
-        })
-    }
+fn steps_get<'v>(steps: &[Step], value: &'v Value) -> Option<&'v Value> {
+    steps.iter().try_fold(value, |v, step| match (step, v) {
+        (Step::Key(k), Value::Object(m)) => member(m, k),
+        (Step::Index(i), Value::Array(a)) => a.get(*i),
+        (Step::Index(i), Value::Object(m)) => m.get(&i.to_string()),
+        _ => None,
+    })
+}
+
+fn steps_mut<'v>(steps: &[Step], value: &'v mut Value) -> Option<&'v mut Value> {
+    steps.iter().try_fold(value, |v, step| match (step, v) {
+        (Step::Key(k), Value::Object(m)) => member_mut(m, k),
+        (Step::Index(i), Value::Array(a)) => a.get_mut(*i),
+        (Step::Index(i), Value::Object(m)) => m.get_mut(&i.to_string()),
+        _ => None,
+    })
 }
 
 /// A member of an object. Paths are looked up for every event of a stream,
@@ -91,6 +110,14 @@ fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
         map.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     } else {
         map.get(key)
+    }
+}
+
+fn member_mut<'v>(map: &'v mut Map<String, Value>, key: &str) -> Option<&'v mut Value> {
+    if map.len() <= 8 {
+        map.iter_mut().find(|(k, _)| *k == key).map(|(_, v)| v)
+    } else {
+        map.get_mut(key)
     }
 }
 

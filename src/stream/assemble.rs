@@ -176,15 +176,15 @@ impl<'a> Assembler<'a> {
             .and_then(|n| plan.by_name.get(n))
             .unwrap_or(&plan.unnamed);
         // Rules often test the same path in a row: it is looked up once.
-        let mut last: Option<(&JsonPath, Option<&Value>)> = None;
+        let mut last: Option<(usize, Option<&Value>)> = None;
         for &i in candidates {
             let rule = &plan.rules[i];
             if let Some(condition) = &rule.when {
                 let found = match last {
-                    Some((path, found)) if *path == condition.path => found,
+                    Some((slot, found)) if slot == condition.slot => found,
                     _ => condition.path.get(body),
                 };
-                last = Some((&condition.path, found));
+                last = Some((condition.slot, found));
                 if !holds(condition, found) {
                     continue;
                 }
@@ -476,16 +476,9 @@ impl<'a> Assembler<'a> {
         let Some(Value::Object(at)) = plan.at.get(element) else {
             return Ok(false);
         };
-        let list_key = plan.list.0.first().and_then(|s| match s {
-            crate::spec::plan::Step::Key(k) => Some(k.as_str()),
-            _ => None,
-        });
+        let list_key = plan.list_key.as_deref();
         let more = at.get(&plan.more) == Some(&Value::Bool(true));
-        let pieces = plan
-            .list
-            .get(&Value::Object(at.clone()))
-            .and_then(Value::as_array)
-            .cloned();
+        let pieces = plan.list.get_in(at).and_then(Value::as_array);
         let other_keys = at
             .keys()
             .any(|k| Some(k.as_str()) != list_key && *k != plan.more);
@@ -511,8 +504,7 @@ impl<'a> Assembler<'a> {
                 }
                 obj.shift_remove(&plan.more);
             }
-            let into = plan.at.0.iter().chain(&plan.into.0).cloned().collect();
-            if let Some(slot) = JsonPath(into).get_or_insert(&mut value)
+            if let Some(slot) = plan.args.get_or_insert(&mut value)
                 && slot.is_null()
             {
                 *slot = Value::Object(Map::new());
@@ -521,7 +513,6 @@ impl<'a> Assembler<'a> {
         }
         let mut piece_more = false;
         if let (Some(pieces), Some(i)) = (pieces, self.piece_item) {
-            let into: JsonPath = JsonPath(plan.at.0.iter().chain(&plan.into.0).cloned().collect());
             for piece in pieces {
                 piece_more |= piece.get(&plan.more) == Some(&Value::Bool(true));
                 let Some(path) = piece.get(&plan.path).and_then(Value::as_str) else {
@@ -536,7 +527,7 @@ impl<'a> Assembler<'a> {
                         })
                 });
                 if let (Some(value), Some(args)) =
-                    (value, into.get_or_insert(&mut self.items[i].value))
+                    (value, plan.args.get_or_insert(&mut self.items[i].value))
                 {
                     set_json_path(args, path, value);
                 }

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use fnv::FnvBuildHasher;
+
 use serde_json::{Map, Value};
 
 use super::Framing;
@@ -10,7 +12,7 @@ use crate::spec::Problem;
 use crate::spec::doc::{
     AppendAs, EventNameDoc, EventRuleDoc, MessageMergeDoc, OpenAtEnd, StreamDoc,
 };
-use crate::spec::plan::JsonPath;
+use crate::spec::plan::{JsonPath, Step};
 
 /// How a stream is read.
 #[derive(Debug, Clone)]
@@ -26,7 +28,7 @@ pub(crate) struct StreamPlan {
     pub rules: Vec<Rule>,
     /// Per event name, the rules that may apply to it (those with that name
     /// in `on`, and those without `on`), in order.
-    pub by_name: HashMap<String, Vec<usize>>,
+    pub by_name: HashMap<String, Vec<usize>, FnvBuildHasher>,
     /// The rules that apply to an event whose name no rule mentions.
     pub unnamed: Vec<usize>,
 }
@@ -46,6 +48,9 @@ pub(crate) enum EventName {
 pub(crate) struct Condition {
     pub path: JsonPath,
     pub equals: Option<Value>,
+    /// The same number for conditions on the same path, so an event's
+    /// rules look a path up once.
+    pub slot: usize,
 }
 
 /// What a rule merges into the message.
@@ -74,10 +79,13 @@ pub(crate) struct Fragments {
 pub(crate) struct Pieces {
     pub at: JsonPath,
     pub list: JsonPath,
-    pub into: JsonPath,
     pub path: String,
     pub more: String,
     pub null: Option<String>,
+    /// `at` then `into`: where the arguments are in the item.
+    pub args: JsonPath,
+    /// The key `list` names in the `at` object, when it is one key.
+    pub list_key: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -152,7 +160,17 @@ pub(crate) fn compile(doc: StreamDoc) -> Result<StreamPlan, Problem> {
     let unnamed: Vec<usize> = (0..rules.len())
         .filter(|&i| rules[i].on.is_empty())
         .collect();
-    let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut paths: Vec<JsonPath> = Vec::new();
+    for condition in rules.iter_mut().filter_map(|r| r.when.as_mut()) {
+        condition.slot = match paths.iter().position(|p| *p == condition.path) {
+            Some(slot) => slot,
+            None => {
+                paths.push(condition.path.clone());
+                paths.len() - 1
+            }
+        };
+    }
+    let mut by_name: HashMap<String, Vec<usize>, FnvBuildHasher> = HashMap::default();
     for (i, rule) in rules.iter().enumerate() {
         for name in &rule.on {
             by_name.entry(name.clone()).or_default().push(i);
@@ -199,6 +217,7 @@ fn compile_rule(doc: EventRuleDoc, at: &str, unnamed: bool) -> Result<Rule, Prob
         when: doc.when.map(|c| Condition {
             path: path(&c.path),
             equals: c.equals,
+            slot: 0,
         }),
         message: doc.message.map(|m| match m {
             MessageMergeDoc::Path(p) => MessageMerge::Object(path(&p)),
@@ -226,13 +245,22 @@ fn compile_rule(doc: EventRuleDoc, at: &str, unnamed: bool) -> Result<Rule, Prob
         }),
         whole: doc.whole.map(|w| Whole {
             list: path(&w.list),
-            pieces: w.pieces.map(|p| Pieces {
-                at: path(&p.at),
-                list: path(&p.list),
-                into: path(&p.into),
-                path: p.path,
-                more: p.more,
-                null: p.null_key,
+            pieces: w.pieces.map(|p| {
+                let (at, list, into) = (path(&p.at), path(&p.list), path(&p.into));
+                let args = JsonPath(at.0.iter().chain(&into.0).cloned().collect());
+                let list_key = match list.0.as_slice() {
+                    [Step::Key(k), ..] => Some(k.clone()),
+                    _ => None,
+                };
+                Pieces {
+                    at,
+                    list,
+                    path: p.path,
+                    more: p.more,
+                    null: p.null_key,
+                    args,
+                    list_key,
+                }
             }),
         }),
         append: doc.append.map(|a| Append {
