@@ -726,20 +726,33 @@ fn merge_present(base: &mut Value, over: Value) {
 }
 
 /// Sets `value` at an RFC 9535 normalized path such as `$.a.b[0]['c d']`
-/// under `target`; a string arriving where a string is appends to it.
+/// under `target`; a string arriving where a string is appends to it. A path
+/// that is not one changes nothing.
 fn set_json_path(target: &mut Value, path: &str, value: Value) {
-    let Some(steps) = parse_json_path(path) else {
+    // Checked whole first, so that a bad step late in the path leaves the
+    // value as it was. A piece arrives per event: the steps borrow from the
+    // path, and a key is copied only when it is new.
+    if !is_json_path(path) {
+        return;
+    }
+    let Some(steps) = json_path_steps(path) else {
         return;
     };
     let mut cur = target;
-    for step in steps {
+    for step in steps.flatten() {
         cur = match step {
             PathStep::Key(k) => {
                 if !cur.is_object() {
                     *cur = Value::Object(Map::new());
                 }
                 let Value::Object(map) = cur else { return };
-                map.entry(k).or_insert(Value::Null)
+                if !map.contains_key(k.as_ref()) {
+                    map.insert(k.as_ref().to_owned(), Value::Null);
+                }
+                let Some(slot) = map.get_mut(k.as_ref()) else {
+                    return;
+                };
+                slot
             }
             PathStep::Index(i) => {
                 if !cur.is_array() {
@@ -764,32 +777,50 @@ fn set_json_path(target: &mut Value, path: &str, value: Value) {
     }
 }
 
-enum PathStep {
-    Key(String),
+enum PathStep<'a> {
+    Key(Cow<'a, str>),
     Index(usize),
 }
 
-fn parse_json_path(path: &str) -> Option<Vec<PathStep>> {
+/// The steps of a normalized path, each `None` where the text is not a step
+/// (the steps end there); `None` when the path does not start with `$`.
+fn json_path_steps(path: &str) -> Option<impl Iterator<Item = Option<PathStep<'_>>>> {
     let mut rest = path.strip_prefix('$')?;
-    let mut steps = Vec::new();
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix('.') {
-            let end = after.find(['.', '[']).unwrap_or(after.len());
-            steps.push(PathStep::Key(after[..end].to_owned()));
-            rest = &after[end..];
-        } else if let Some(after) = rest.strip_prefix("['") {
-            let end = after.find("']")?;
-            steps.push(PathStep::Key(after[..end].replace("\\'", "'")));
-            rest = &after[end + 2..];
-        } else if let Some(after) = rest.strip_prefix('[') {
-            let end = after.find(']')?;
-            steps.push(PathStep::Index(after[..end].parse().ok()?));
-            rest = &after[end + 1..];
-        } else {
+    let mut broken = false;
+    Some(std::iter::from_fn(move || {
+        if broken || rest.is_empty() {
             return None;
         }
-    }
-    Some(steps)
+        let step = if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            rest = &after[end..];
+            Some(PathStep::Key(Cow::Borrowed(&after[..end])))
+        } else if let Some(after) = rest.strip_prefix("['") {
+            after.find("']").map(|end| {
+                let key = &after[..end];
+                rest = &after[end + 2..];
+                PathStep::Key(if key.contains("\\'") {
+                    Cow::Owned(key.replace("\\'", "'"))
+                } else {
+                    Cow::Borrowed(key)
+                })
+            })
+        } else if let Some(after) = rest.strip_prefix('[') {
+            after.find(']').and_then(|end| {
+                let index = after[..end].parse().ok()?;
+                rest = &after[end + 1..];
+                Some(PathStep::Index(index))
+            })
+        } else {
+            None
+        };
+        broken = step.is_none();
+        Some(step)
+    }))
+}
+
+fn is_json_path(path: &str) -> bool {
+    json_path_steps(path).is_some_and(|mut steps| steps.all(|s| s.is_some()))
 }
 
 #[cfg(test)]
@@ -807,8 +838,15 @@ mod tests {
         // An index past the next element is ignored: lists grow one by one.
         set_json_path(&mut v, "$.a.b[99999]", json!(2));
         assert_eq!(v, json!({"a": {"b": [1, {"c": "xy"}]}, "k l": 3}));
-        assert!(parse_json_path("a.b").is_none());
-        assert!(parse_json_path("$[x]").is_none());
+        assert!(!is_json_path("a.b"));
+        assert!(!is_json_path("$[x]"));
+        assert!(is_json_path("$['it\\'s'][0].a"));
+        // A path that breaks late changes nothing.
+        let before = v.clone();
+        set_json_path(&mut v, "$.a.b[0].new[x]", json!(4));
+        assert_eq!(v, before);
+        set_json_path(&mut v, "$['it\\'s']", json!(5));
+        assert_eq!(v["it's"], json!(5));
     }
 
     #[test]
