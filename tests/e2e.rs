@@ -22,14 +22,6 @@ use mcp_adapters::{ExecOptions, Listing, Progress, Source, Status};
 use mcp_adapters::{ResultOptions, StructuredMode};
 use serde_json::{Value, json};
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn stdio((command, args): (String, Vec<String>)) -> ServerConfig {
     ServerConfig::stdio(command, args)
 }

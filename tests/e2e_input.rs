@@ -20,14 +20,6 @@ use mcp_adapters::{
 };
 use serde_json::{Value, json};
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn config() -> ServerConfig {
     let (command, args) = common::servers::input().unwrap_or_else(|e| panic!("{e}"));
     ServerConfig::stdio(command, args)
@@ -159,14 +151,8 @@ async fn toggled_tools(lifecycle: Lifecycle) {
     let client = connect(lifecycle).await;
     let source = Source::client("input", client.clone()).build().unwrap();
     let p = provider("anthropic");
-    let names = |l: &Listing| -> Vec<String> {
-        l.tools
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_owned())
-            .collect()
-    };
     let before = source.tools(p, &ListOptions::new()).await.unwrap();
-    assert!(!names(&before).contains(&"extra_tool".to_owned()));
+    assert!(!tool_names(&before).contains(&"extra_tool".to_owned()));
     let toggle = |on: bool| {
         model_response(
             "anthropic",
@@ -184,9 +170,9 @@ async fn toggled_tools(lifecycle: Lifecycle) {
     changed(&client, version).await;
     let with_extra = source.tools(p, &ListOptions::new()).await.unwrap();
     assert!(
-        names(&with_extra).contains(&"extra_tool".to_owned()),
+        tool_names(&with_extra).contains(&"extra_tool".to_owned()),
         "{:?}",
-        names(&with_extra)
+        tool_names(&with_extra)
     );
     let call = model_response("anthropic", &[("extra_tool".into(), json!({"text": "hi"}))]);
     let run = source
@@ -211,7 +197,7 @@ async fn toggled_tools(lifecycle: Lifecycle) {
     assert_eq!(error.kind(), ErrorKind::UnknownTool, "{error}");
     assert!(error.message().contains("no longer offered"), "{error}");
     let after = source.tools(p, &ListOptions::new()).await.unwrap();
-    assert_eq!(names(&after), names(&before));
+    assert_eq!(tool_names(&after), tool_names(&before));
 }
 
 #[test]

@@ -77,13 +77,6 @@ fn anthropic_response(calls: &[(&str, Value)]) -> Value {
     json!({"content": blocks})
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn options() -> ExecOptions {
     ExecOptions::new().call_timeout(Duration::from_millis(300))
 }
@@ -144,7 +137,7 @@ fn response_for(provider: &str, calls: &[(&str, &str)]) -> Value {
 /// (not the order the calls finished), each introduced by a text naming its call.
 #[test]
 fn execute_tool_calls_returns_answers_then_follow_ups_in_the_model_order() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let source = Source::client("media", media_server())
             .policy(Policy::allow_all())
             .build()
@@ -198,7 +191,7 @@ fn execute_tool_calls_returns_answers_then_follow_ups_in_the_model_order() {
 
 #[test]
 fn every_call_answered_once_in_order() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let received = Arc::new(AtomicUsize::new(0));
         let hub = Source::hub()
             .server("s", server(received.clone()))
@@ -220,11 +213,7 @@ fn every_call_answered_once_in_order() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Ok);
-        let ids: Vec<&str> = run
-            .results
-            .iter()
-            .map(|r| r["tool_use_id"].as_str().unwrap())
-            .collect();
+        let ids = answer_ids(&run.results, "tool_use_id");
         assert_eq!(
             ids,
             [
@@ -270,7 +259,7 @@ fn every_call_answered_once_in_order() {
 
 #[test]
 fn policy_denies_and_approver_halts_with_complete_results() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let received = Arc::new(AtomicUsize::new(0));
         let answers = Arc::new(Mutex::new(vec![Approval::DenyAndHalt("user said stop".into())]));
         let hub = Source::hub()
@@ -303,7 +292,7 @@ fn policy_denies_and_approver_halts_with_complete_results() {
 
 #[test]
 fn taint_rules_react_to_earlier_turns() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let received = Arc::new(AtomicUsize::new(0));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let seen2 = seen.clone();
@@ -371,7 +360,7 @@ fn validation_hooks_and_context() {
             })
         }
     }
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let received = Arc::new(AtomicUsize::new(0));
         let client = Source::client("s", server(received.clone()))
             .validate_arguments()
@@ -437,7 +426,7 @@ fn failed_listing_leaves_the_server_out_and_pagination_is_followed() {
             unreachable!("a server that failed to list is never called")
         }
     }
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let paged = server(Arc::new(AtomicUsize::new(0))).page_size(2);
         let hub = Source::hub()
             .server("up", paged)
@@ -467,7 +456,7 @@ fn failed_listing_leaves_the_server_out_and_pagination_is_followed() {
 
 #[test]
 fn concurrency_is_bounded() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let running = Arc::new(AtomicUsize::new(0));
         let peak = Arc::new(AtomicUsize::new(0));
         let (r, pk) = (running.clone(), peak.clone());
@@ -535,7 +524,7 @@ proptest! {
     /// the server; halt is reported exactly when an approver halted.
     #[test]
     fn invariants_under_faults(mix in proptest::collection::vec(behaviour(), 1..10), concurrency in 1usize..5) {
-        runtime().block_on(async {
+        current_thread_runtime().block_on(async {
             let received = Arc::new(AtomicUsize::new(0));
             let asked_answers: Vec<Approval> = mix.iter().rev().filter_map(|b| match b {
                 Behaviour::Asked(0) => Some(Approval::Allow),
@@ -652,21 +641,15 @@ impl Server for Changing {
 
 #[test]
 fn a_changed_tool_list_reaches_the_next_listing_and_calls() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let changing = Changing::with(&["a", "b"]);
         let hub = Source::hub()
             .shared_server("c", changing.clone())
             .build()
             .unwrap();
         let p = provider("anthropic");
-        let names = |l: &Listing| -> Vec<String> {
-            l.tools
-                .iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned())
-                .collect()
-        };
         let before = hub_listing(&hub, p).await;
-        assert_eq!(names(&before), ["c__a", "c__b"]);
+        assert_eq!(tool_names(&before), ["c__a", "c__b"]);
         // No change announced: the cached list is used.
         hub_listing(&hub, p).await;
         assert_eq!(changing.lists.load(Ordering::SeqCst), 1);
@@ -696,7 +679,7 @@ fn a_changed_tool_list_reaches_the_next_listing_and_calls() {
         );
         // The next listing has the new tool.
         let after = hub_listing(&hub, p).await;
-        assert_eq!(names(&after), ["c__a", "c__d"]);
+        assert_eq!(tool_names(&after), ["c__a", "c__d"]);
         assert_eq!(changing.lists.load(Ordering::SeqCst), 2);
     });
 }
@@ -704,7 +687,7 @@ fn a_changed_tool_list_reaches_the_next_listing_and_calls() {
 #[test]
 fn tool_list_cache_hints_are_honoured() {
     use mcp_adapters::mcp::CacheScope;
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let p = provider("openai-chat");
         // ttlMs 0: stale at once, listed for every listing.
         let fresh_never = Changing::with(&["a"]);

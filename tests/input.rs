@@ -18,13 +18,6 @@ use mcp_adapters::*;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn form(message: &str, field: &str, kind: &str) -> InputRequest {
     InputRequest::form(
         message,
@@ -243,7 +236,7 @@ fn text(answer: &Value) -> String {
 
 #[test]
 fn answered_in_one_and_in_two_rounds() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let s = setup(answering_yes());
         let progress = Arc::new(Mutex::new(Vec::new()));
         let sink = progress.clone();
@@ -317,7 +310,7 @@ fn answered_in_one_and_in_two_rounds() {
 
 #[test]
 fn without_a_handler_the_model_is_told_what_the_tool_asked() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let s = setup(None);
         for &p in CORE_PROVIDERS {
             let run = turn(
@@ -350,7 +343,7 @@ fn without_a_handler_the_model_is_told_what_the_tool_asked() {
 
 #[test]
 fn declined_and_cancelled() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let s = setup(Some(Arc::new(|q| {
             let answer = match q.tool.as_str() {
                 "confirm" => InputAnswer::Decline("the user is away".into()),
@@ -404,7 +397,7 @@ fn declined_and_cancelled() {
 
 #[test]
 fn the_round_bound_ends_a_tool_that_keeps_asking() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let s = setup(answering_yes());
         let run = turn(
             &s,
@@ -456,7 +449,7 @@ fn the_round_bound_ends_a_tool_that_keeps_asking() {
 
 #[test]
 fn the_handler_has_its_own_time_bound() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         // A person takes longer than the call timeout: the call still completes.
         let s = setup(Some(Arc::new(|q| (Duration::from_millis(400), yes(q)))));
         let options = ExecOptions::new()
@@ -484,7 +477,7 @@ fn the_handler_has_its_own_time_bound() {
 
 #[test]
 fn a_slow_second_round_times_out_and_is_cancelled() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let s = setup(answering_yes());
         let options = ExecOptions::new().call_timeout(Duration::from_millis(200));
         let run = turn(
@@ -509,7 +502,7 @@ fn a_slow_second_round_times_out_and_is_cancelled() {
 
 #[test]
 fn a_request_state_alone_is_retried_without_asking() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let s = setup(None);
         let run = turn(
             &s,
@@ -530,7 +523,7 @@ fn a_request_state_alone_is_retried_without_asking() {
 
 #[test]
 fn tasks_and_unknown_result_types_are_errors() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let s = setup(answering_yes());
         let run = turn(
             &s,
@@ -573,7 +566,7 @@ fn the_policy_decides_once_and_hooks_run_once() {
             Box::pin(async { Ok(()) })
         }
     }
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let approvals = Arc::new(AtomicUsize::new(0));
         let (before, after) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         let counted = approvals.clone();
@@ -605,7 +598,7 @@ fn the_policy_decides_once_and_hooks_run_once() {
 
 #[test]
 fn a_mixed_turn_is_answered_in_the_models_order() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let s = setup(answering_yes());
         let run = turn(
             &s,
@@ -621,11 +614,7 @@ fn a_mixed_turn_is_answered_in_the_models_order() {
             &ExecOptions::new().max_input_rounds(2),
         )
         .await;
-        let ids: Vec<&str> = run
-            .results
-            .iter()
-            .map(|r| r["tool_use_id"].as_str().unwrap())
-            .collect();
+        let ids = answer_ids(&run.results, "tool_use_id");
         assert_eq!(
             ids,
             ["call_0", "call_1", "call_2", "call_3", "call_4", "call_5"]
@@ -711,7 +700,7 @@ proptest! {
         max_rounds in 0usize..5,
         concurrency in 1usize..4,
     ) {
-        runtime().block_on(async {
+        current_thread_runtime().block_on(async {
             let log: Arc<Mutex<Vec<(u64, u8)>>> = Arc::default();
             let declines: Vec<bool> = mix.iter().map(|k| matches!(k, Kind::Asks { declined: true, .. })).collect();
             let declines = Arc::new(declines);
@@ -781,7 +770,7 @@ proptest! {
 /// equal those of the whole response.
 #[test]
 fn streamed_calls_get_their_input_rounds() {
-    runtime().block_on(async {
+    current_thread_runtime().block_on(async {
         let s = setup(answering_yes());
         let p = provider("anthropic");
         let listing = s.source.tools(p, &ListOptions::new()).await.unwrap();

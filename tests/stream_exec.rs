@@ -37,14 +37,6 @@ fn recording_server(names: &[&str]) -> (Source, Received) {
     (source, received)
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn sse(events: &[Value]) -> Vec<u8> {
     events
         .iter()

@@ -14,6 +14,37 @@ use mcp_adapters::strict::{StrictRules, convert};
 use mcp_adapters::{Provider, Registry, Tool, parse_tools_list};
 use serde_json::{Map, Value, json};
 
+/// A runtime for the tests that talk to real servers or streams: two workers.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A single-threaded runtime, for the in-process execution tests.
+pub fn current_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The names a listing offers (the `name` of each tool definition).
+pub fn tool_names(listing: &mcp_adapters::Listing) -> Vec<String> {
+    listing
+        .tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The call id under `key` of every answer, in order.
+pub fn answer_ids<'a>(results: &'a [Value], key: &str) -> Vec<&'a str> {
+    results.iter().map(|r| r[key].as_str().unwrap()).collect()
+}
+
 /// The bundled rules file for the strict subset used across the tests.
 pub const RULES_YAML: &str = include_str!("../../providers/rules/openai-strict.yaml");
 
