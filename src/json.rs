@@ -105,6 +105,21 @@ pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
     }
 }
 
+/// The JSON pointer of the place a typed read failed.
+pub(crate) fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    let mut at = String::new();
+    for segment in path.iter() {
+        match segment {
+            serde_path_to_error::Segment::Seq { index } => {
+                push_pointer_segment(&mut at, &index.to_string())
+            }
+            serde_path_to_error::Segment::Map { key } => push_pointer_segment(&mut at, key),
+            serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {}
+        }
+    }
+    at
+}
+
 /// `pointer` with `/segment` appended (see [`push_pointer_segment`]).
 pub(crate) fn pointer_child(pointer: &str, segment: &str) -> String {
     let mut out = String::with_capacity(pointer.len() + segment.len() + 1);

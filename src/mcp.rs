@@ -19,11 +19,17 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 
 mod rounds;
+mod sampling;
 
 pub use rounds::{
     CacheScope, CallToolResponse, CreateTaskResult, ElicitAction, ElicitResult, Elicitation,
     FormElicitation, InputRequest, InputRequests, InputRequiredResult, InputResponse,
     InputResponses, ResultType, UrlElicitation,
+};
+pub use sampling::{
+    CreateMessageParams, CreateMessageResult, IncludeContext, ListRootsResult, ModelHint,
+    ModelPreferences, Role, Root, SamplingContent, SamplingMessage, StopReason, ToolChoice,
+    ToolChoiceMode, ToolResult, ToolUse,
 };
 
 /// A JSON object.

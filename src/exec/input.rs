@@ -240,6 +240,16 @@ fn is_complete(result: &CallToolResult) -> bool {
 const SHOWN_REQUESTS: usize = 8;
 /// The form fields named per question, at most this many.
 const SHOWN_FIELDS: usize = 8;
+/// The characters of a sampling prompt shown, at most this many.
+const SHOWN_PROMPT: usize = 200;
+
+/// `text` cut to `max` characters, with `...` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_owned(),
+    }
+}
 
 /// The error for a call that ended while its tool still required input: why,
 /// and what it asked for (its texts cleaned as descriptions are).
@@ -290,6 +300,22 @@ pub(crate) fn describe(requests: &InputRequests) -> String {
                     sanitize_description(&url.url)
                 );
             }
+            InputRequest::Sampling(params) => {
+                let asked = params
+                    .messages
+                    .iter()
+                    .rev()
+                    .map(|m| m.text())
+                    .find(|t| !t.is_empty())
+                    .unwrap_or_default();
+                let _ = write!(
+                    out,
+                    "a completion from the client's model (\"{}\", at most {} tokens)",
+                    shorten(&sanitize_description(&asked), SHOWN_PROMPT),
+                    params.max_tokens
+                );
+            }
+            InputRequest::ListRoots(_) => out.push_str("the client's roots"),
             other => match other.method() {
                 "" => out.push_str("a request of no known kind"),
                 method => {
@@ -354,11 +380,27 @@ mod tests {
             .ask(
                 "sample",
                 InputRequest::Other(json!({"method": "sampling/createMessage"})),
-            );
+            )
+            .ask(
+                "summary",
+                InputRequest::sampling(crate::mcp::CreateMessageParams::new(
+                    vec![crate::mcp::SamplingMessage::user_text(format!(
+                        "Sum up: {}",
+                        "x".repeat(300)
+                    ))],
+                    50,
+                )),
+            )
+            .ask("where", InputRequest::list_roots());
         assert_eq!(
             describe(&asked.input_requests),
-            "It asked: confirm: \"Delete note `todo`?\" (a form with confirm); login: \"Sign in\" \
-             (a page to open: https://example.com/x); sample: a sampling/createMessage request."
+            format!(
+                "It asked: confirm: \"Delete note `todo`?\" (a form with confirm); login: \"Sign in\" \
+                 (a page to open: https://example.com/x); sample: a sampling/createMessage request; \
+                 summary: a completion from the client's model (\"Sum up: {}...\", at most 50 tokens); \
+                 where: the client's roots.",
+                "x".repeat(192)
+            )
         );
         assert_eq!(
             describe(&InputRequests::new()),

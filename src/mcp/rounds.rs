@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use super::sampling::{CreateMessageParams, CreateMessageResult, ListRootsResult};
 use super::{CallToolResult, Object};
 use crate::error::{Error, Result};
 
@@ -287,8 +288,13 @@ impl InputRequiredResult {
 pub enum InputRequest {
     /// `elicitation/create`: a question for the user.
     Elicitation(Elicitation),
-    /// Any other request (`sampling/createMessage`, `roots/list`, a method this
-    /// library does not know, or an elicitation it cannot read), kept as sent.
+    /// `sampling/createMessage`: a completion from the client's model.
+    Sampling(Box<CreateMessageParams>),
+    /// `roots/list`: the client's roots; the value holds the request's
+    /// `params` (only `_meta`, if anything).
+    ListRoots(Object),
+    /// Any other request (a method this library does not know, or a request
+    /// of a known method it cannot read), kept as sent.
     Other(Value),
 }
 
@@ -313,20 +319,48 @@ impl InputRequest {
         }))
     }
 
+    /// A sampling request.
+    pub fn sampling(params: CreateMessageParams) -> Self {
+        InputRequest::Sampling(Box::new(params))
+    }
+
+    /// A request for the client's roots.
+    pub fn list_roots() -> Self {
+        InputRequest::ListRoots(Object::new())
+    }
+
     /// The request's `method` as sent (empty when it has none).
     pub fn method(&self) -> &str {
         match self {
             InputRequest::Elicitation(_) => "elicitation/create",
+            InputRequest::Sampling(_) => "sampling/createMessage",
+            InputRequest::ListRoots(_) => "roots/list",
             InputRequest::Other(v) => v.get("method").and_then(Value::as_str).unwrap_or(""),
         }
     }
 
     /// Reads a request; one of an unknown kind, or malformed, is kept as [`InputRequest::Other`].
     pub fn from_value(value: Value) -> Self {
-        let is_elicitation =
-            value.get("method").and_then(Value::as_str) == Some("elicitation/create");
-        if !is_elicitation {
-            return InputRequest::Other(value);
+        match value.get("method").and_then(Value::as_str) {
+            Some("elicitation/create") => {}
+            Some("sampling/createMessage") => {
+                return match value
+                    .get("params")
+                    .cloned()
+                    .map(CreateMessageParams::from_value)
+                {
+                    Some(Ok(params)) => InputRequest::Sampling(Box::new(params)),
+                    _ => InputRequest::Other(value),
+                };
+            }
+            Some("roots/list") => {
+                return match value.get("params") {
+                    None | Some(Value::Null) => InputRequest::ListRoots(Object::new()),
+                    Some(Value::Object(params)) => InputRequest::ListRoots(params.clone()),
+                    Some(_) => InputRequest::Other(value),
+                };
+            }
+            _ => return InputRequest::Other(value),
         }
         let Some(params) = value.get("params") else {
             return InputRequest::Other(value);
@@ -371,6 +405,16 @@ impl Serialize for InputRequest {
                 }
                 serde_json::json!({"method": "elicitation/create", "params": params})
                     .serialize(serializer)
+            }
+            InputRequest::Sampling(params) => {
+                serde_json::json!({"method": "sampling/createMessage", "params": params})
+                    .serialize(serializer)
+            }
+            InputRequest::ListRoots(params) if params.is_empty() => {
+                serde_json::json!({"method": "roots/list"}).serialize(serializer)
+            }
+            InputRequest::ListRoots(params) => {
+                serde_json::json!({"method": "roots/list", "params": params}).serialize(serializer)
             }
             InputRequest::Other(v) => v.serialize(serializer),
         }
@@ -454,6 +498,10 @@ pub struct UrlElicitation {
 pub enum InputResponse {
     /// The answer to an elicitation.
     Elicitation(ElicitResult),
+    /// The answer to a sampling request: the model's message.
+    Sampling(CreateMessageResult),
+    /// The answer to a request for the roots.
+    Roots(ListRootsResult),
     /// The answer to another kind of request, sent as given.
     Other(Value),
 }
@@ -471,12 +519,24 @@ impl InputResponse {
         }
     }
 
-    /// Reads an answer: an elicitation result (`action`, `content`), or any other value as sent.
+    /// Reads an answer: an elicitation result (`action`, `content`), a
+    /// sampling result (`role`, `content`, `model`), a roots result
+    /// (`roots`), or any other value as sent.
     pub fn from_value(value: Value) -> Self {
-        match ElicitResult::deserialize(&value) {
-            Ok(result) => InputResponse::Elicitation(result),
-            Err(_) => InputResponse::Other(value),
+        if let Ok(result) = ElicitResult::deserialize(&value) {
+            return InputResponse::Elicitation(result);
         }
+        if value.get("roots").is_some()
+            && let Ok(result) = ListRootsResult::deserialize(&value)
+        {
+            return InputResponse::Roots(result);
+        }
+        if value.get("model").is_some()
+            && let Ok(result) = CreateMessageResult::deserialize(&value)
+        {
+            return InputResponse::Sampling(result);
+        }
+        InputResponse::Other(value)
     }
 }
 
@@ -486,10 +546,24 @@ impl From<ElicitResult> for InputResponse {
     }
 }
 
+impl From<CreateMessageResult> for InputResponse {
+    fn from(result: CreateMessageResult) -> Self {
+        InputResponse::Sampling(result)
+    }
+}
+
+impl From<ListRootsResult> for InputResponse {
+    fn from(result: ListRootsResult) -> Self {
+        InputResponse::Roots(result)
+    }
+}
+
 impl Serialize for InputResponse {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         match self {
             InputResponse::Elicitation(r) => r.serialize(serializer),
+            InputResponse::Sampling(r) => r.serialize(serializer),
+            InputResponse::Roots(r) => r.serialize(serializer),
             InputResponse::Other(v) => v.serialize(serializer),
         }
     }
@@ -635,6 +709,8 @@ mod tests {
                     "message": "Delete?", "requestedSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}}}},
                 "login": {"method": "elicitation/create", "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/a"}},
                 "sample": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}},
+                "bad_sample": {"method": "sampling/createMessage", "params": {"messages": []}},
+                "where": {"method": "roots/list"},
                 "odd": {"method": "elicitation/create", "params": {"mode": "telepathy"}},
                 "new": {"method": "x/unknown"}
             },
@@ -655,6 +731,8 @@ mod tests {
                 let kind = match v {
                     InputRequest::Elicitation(Elicitation::Form(_)) => "form",
                     InputRequest::Elicitation(Elicitation::Url(_)) => "url",
+                    InputRequest::Sampling(_) => "sampling",
+                    InputRequest::ListRoots(_) => "roots",
                     InputRequest::Other(_) => "other",
                     #[allow(unreachable_patterns)]
                     _ => "?",
@@ -665,11 +743,13 @@ mod tests {
         assert_eq!(
             kinds,
             [
+                ("bad_sample", "other"),
                 ("confirm", "form"),
                 ("login", "url"),
                 ("new", "other"),
                 ("odd", "other"),
-                ("sample", "other")
+                ("sample", "sampling"),
+                ("where", "roots")
             ]
         );
         let mut back = serde_json::to_value(&r).unwrap();
@@ -722,7 +802,13 @@ mod tests {
         let accept = InputResponse::from_value(json!({"action": "accept", "content": {"a": 1}}));
         assert_eq!(accept.accepted_content(), Some(&json!({"a": 1})));
         let roots = InputResponse::from_value(json!({"roots": []}));
-        assert!(matches!(roots, InputResponse::Other(_)));
+        assert!(matches!(roots, InputResponse::Roots(_)));
+        let sampled = InputResponse::from_value(
+            json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}),
+        );
+        assert!(matches!(sampled, InputResponse::Sampling(_)));
+        let odd = InputResponse::from_value(json!({"roots": 3}));
+        assert!(matches!(odd, InputResponse::Other(_)));
         assert_eq!(
             serde_json::to_value(InputResponse::from(ElicitResult::cancel())).unwrap(),
             json!({"action": "cancel"})

@@ -19,7 +19,6 @@ use super::doc::SpecDoc;
 use super::yaml::Document;
 use super::{Problem, Registry};
 use crate::error::{Error, Result};
-use crate::json::push_pointer_segment;
 use crate::strict::StrictRules;
 
 include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
@@ -257,17 +256,7 @@ fn typed<T: DeserializeOwned>(
         return Err(error_at(file, docs, Problem::at(at, messages.join("; "))));
     }
     serde_path_to_error::deserialize(value).map_err(|err| {
-        let mut at = String::new();
-        for segment in err.path().iter() {
-            match segment {
-                serde_path_to_error::Segment::Seq { index } => {
-                    push_pointer_segment(&mut at, &index.to_string())
-                }
-                serde_path_to_error::Segment::Map { key } => push_pointer_segment(&mut at, key),
-                serde_path_to_error::Segment::Enum { .. }
-                | serde_path_to_error::Segment::Unknown => {}
-            }
-        }
+        let at = crate::json::pointer_of(err.path());
         let message = err.inner().to_string();
         error_at(file, docs, Problem::at(at, message)).with_source(err.into_inner())
     })
