@@ -1,0 +1,626 @@
+//! The client the official MCP conformance suite (`@modelcontextprotocol/conformance`)
+//! runs against this crate: `.ci/conformance` installs the suite and runs every
+//! non-auth client scenario with it (see the README's "Conformance" section).
+//!
+//! The suite starts a scenario's server and runs `conformance_client <server-url>`
+//! with the scenario's name in `MCP_CONFORMANCE_SCENARIO`, the protocol revision
+//! in `MCP_CONFORMANCE_PROTOCOL_VERSION` (dated revisions through `2025-11-25`
+//! start with `initialize`, `2026-07-28` with `server/discover` and carries
+//! `_meta` on every request) and, for some scenarios, data in
+//! `MCP_CONFORMANCE_CONTEXT` (JSON). Each scenario is played the way an agent
+//! uses the crate: connect with [`McpClient::connect_http`], wrap the client in
+//! a [`Source`] with a policy (and an input handler where tools ask questions),
+//! list its tools in a provider's format, and run the calls a model made
+//! through [`Source::execute_tool_calls`]. The model is a response written
+//! here, calling the tools the scenario names; its answers are checked. The
+//! suite's server checks the wire; this program exits 1, saying why on
+//! stderr, when the crate fails or answers wrongly.
+//!
+//! Build: `cargo build --example conformance_client --features rmcp-http`.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use mcp_adapters::mcp::{ElicitResult, Elicitation, FormElicitation, InputRequest, InputResponses};
+use mcp_adapters::{
+    ClientOptions, ErrorKind, ExecOptions, Execution, InputAnswer, Lifecycle, ListOptions, Listing,
+    McpClient, Policy, Provider, Registry, Source, Status,
+};
+use serde_json::{Map, Value, json};
+
+type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// The id of the one server of every scenario's source (policy globs use it).
+const SERVER: &str = "conformance";
+
+/// Every scenario's policy: the model may call any tool of the server.
+fn policy() -> Fallible<Policy> {
+    Ok(Policy::new().allow("conformance/*")?)
+}
+
+/// Bounds each step well inside the suite's 30 s per scenario.
+const STEP: Duration = Duration::from_secs(10);
+
+/// What the suite asks for: where, which scenario, at which revision.
+struct Scenario {
+    url: String,
+    name: String,
+    version: String,
+    lifecycle: Lifecycle,
+    context: Option<Value>,
+    registry: &'static Registry,
+}
+
+impl Scenario {
+    fn from_env() -> Fallible<Self> {
+        let url = std::env::args()
+            .skip(1)
+            .last()
+            .ok_or("usage: conformance_client <server-url> (the suite appends the URL)")?;
+        let name = std::env::var("MCP_CONFORMANCE_SCENARIO")
+            .map_err(|_| "MCP_CONFORMANCE_SCENARIO is not set")?;
+        let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+            .map_err(|_| "MCP_CONFORMANCE_PROTOCOL_VERSION is not set")?;
+        let lifecycle = lifecycle_for(&version)?;
+        let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+            Ok(text) => Some(
+                serde_json::from_str(&text)
+                    .map_err(|e| format!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}"))?,
+            ),
+            Err(_) => None,
+        };
+        let registry = Registry::builtin()?;
+        Ok(Scenario {
+            url,
+            name,
+            version,
+            lifecycle,
+            context,
+            registry,
+        })
+    }
+
+    /// The provider whose format the scenario's model speaks.
+    fn provider(&self) -> Fallible<&Provider> {
+        Ok(self.registry.get("anthropic")?)
+    }
+
+    /// Lists `source`'s tools for the model.
+    async fn tools(&self, source: &Source) -> Fallible<Listing> {
+        Ok(source.tools(self.provider()?, &ListOptions::new()).await?)
+    }
+
+    /// Runs one model turn calling `calls` (exposed name, arguments) and
+    /// returns the answers in the model's order. Fails unless the turn
+    /// completed with one answer per call.
+    async fn turn(
+        &self,
+        source: &Source,
+        listing: &Listing,
+        calls: &[(String, Value)],
+    ) -> Fallible<Vec<Answer>> {
+        let options = ExecOptions::new().call_timeout(STEP).input_timeout(STEP);
+        let response = model_response(calls);
+        let run = source
+            .execute_tool_calls(self.provider()?, &response, listing, &options)
+            .await?;
+        answers(&run, calls.len())
+    }
+
+    /// A session with the scenario's server, started as its revision asks.
+    async fn connect(&self) -> Fallible<McpClient> {
+        let options = ClientOptions::new()
+            .lifecycle(self.lifecycle)
+            .init_timeout(STEP)
+            .list_timeout(STEP);
+        Ok(McpClient::connect_http(SERVER, &self.url, &BTreeMap::new(), &options).await?)
+    }
+
+    /// A source over a fresh session whose policy allows every tool of the server.
+    async fn source(&self) -> Fallible<Source> {
+        self.source_answering(None).await
+    }
+
+    /// The same, with a person who accepts every form with `user_values`
+    /// (see [`accept_forms`]).
+    async fn source_answering(&self, user_values: Option<Value>) -> Fallible<Source> {
+        let client = self.connect().await?;
+        let mut builder = Source::client(SERVER, client).policy(policy()?);
+        if let Some(values) = user_values {
+            builder = builder.input_handler(move |questions| {
+                let answer = accept_forms(&questions.requests, &values);
+                Box::pin(async move { answer })
+            });
+        }
+        Ok(builder.build()?)
+    }
+
+    /// A context field the scenario must have sent.
+    fn context(&self, field: &str) -> Fallible<&Value> {
+        self.context
+            .as_ref()
+            .and_then(|c| c.get(field))
+            .ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no `{field}`").into())
+    }
+}
+
+/// `initialize` for the dated revisions through 2025-11-25, `server/discover` for 2026-07-28.
+fn lifecycle_for(version: &str) -> Fallible<Lifecycle> {
+    let dated = version.len() == 10
+        && version.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    match version {
+        "2026-07-28" => Ok(Lifecycle::Modern),
+        v if dated && v <= "2025-11-25" => Ok(Lifecycle::Legacy),
+        v => Err(format!("MCP_CONFORMANCE_PROTOCOL_VERSION `{v}`: not a revision this client speaks (2024-11-05 to 2025-11-25, 2026-07-28)").into()),
+    }
+}
+
+/// A model response calling `calls` (exposed name, arguments), in that order.
+fn model_response(calls: &[(String, Value)]) -> Value {
+    let blocks: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, input))| json!({"type": "tool_use", "id": format!("toolu_{i}"), "name": name, "input": input}))
+        .collect();
+    json!({"role": "assistant", "stop_reason": "tool_use", "content": blocks})
+}
+
+/// One answer, as the model reads it (its text, whether it is an error), and
+/// why the call failed when it did.
+struct Answer {
+    text: String,
+    is_error: bool,
+    failure: Option<ErrorKind>,
+}
+
+fn answers(run: &Execution, expected: usize) -> Fallible<Vec<Answer>> {
+    if run.status != Status::Ok {
+        return Err(format!("the turn halted: {:?}", run.calls).into());
+    }
+    if run.results.len() != expected {
+        return Err(format!(
+            "{} answers for {expected} calls: {:?}",
+            run.results.len(),
+            run.results
+        )
+        .into());
+    }
+    Ok(run
+        .results
+        .iter()
+        .zip(&run.calls)
+        .map(|(result, call)| {
+            let text = match &result["content"] {
+                Value::String(text) => text.clone(),
+                Value::Array(blocks) => blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                other => other.to_string(),
+            };
+            let failure = call.error.as_ref().map(|e| e.kind());
+            Answer {
+                text,
+                is_error: result["is_error"] == true,
+                failure,
+            }
+        })
+        .collect())
+}
+
+/// Fails unless the answer to call `name` is `expected`, not an error.
+fn expect_answer(name: &str, answer: &Answer, expected: &str) -> Fallible<()> {
+    if answer.is_error || answer.text != expected {
+        let kind = if answer.is_error {
+            "an error"
+        } else {
+            "an answer"
+        };
+        return Err(format!(
+            "`{name}` was answered with {kind}: {:?} (expected {expected:?})",
+            answer.text
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The tool names the listing offers the model.
+fn offered(listing: &Listing) -> Vec<String> {
+    listing
+        .toolset()
+        .tools()
+        .iter()
+        .map(|t| t.exposed_name.clone())
+        .collect()
+}
+
+/// Fails unless the listing offers every tool in `names`.
+fn require_offered(listing: &Listing, names: &[&str]) -> Fallible<()> {
+    let offered = offered(listing);
+    for name in names {
+        if !offered.iter().any(|o| o == name) {
+            return Err(format!(
+                "the listing does not offer `{name}`; it offers {offered:?} (report: {:?})",
+                listing.report
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// An input handler's answer from a person who accepts every form: each
+/// field the form gives a `default` starts with it (SEP-1034: what the person
+/// leaves alone is sent as its default), and `user_values` are what they
+/// entered. Questions that are not forms are declined.
+fn accept_forms(requests: &mcp_adapters::mcp::InputRequests, user_values: &Value) -> InputAnswer {
+    let mut answers = InputResponses::new();
+    for (key, request) in requests {
+        let InputRequest::Elicitation(Elicitation::Form(form)) = request else {
+            return InputAnswer::Decline(format!(
+                "`{key}`: cannot answer a {} request",
+                request.method()
+            ));
+        };
+        let mut content = form_defaults(form);
+        if let Some(values) = user_values.as_object() {
+            content.extend(values.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        answers.insert(
+            key.clone(),
+            ElicitResult::accept(Value::Object(content)).into(),
+        );
+    }
+    InputAnswer::Respond(answers)
+}
+
+/// The `default` of every property of a form's schema.
+fn form_defaults(form: &FormElicitation) -> Map<String, Value> {
+    let Some(properties) = form.requested_schema["properties"].as_object() else {
+        return Map::new();
+    };
+    properties
+        .iter()
+        .filter_map(|(name, schema)| schema.get("default").map(|d| (name.clone(), d.clone())))
+        .collect()
+}
+
+/// A value a model would send for a property of `schema`'s type.
+fn sample_value(schema: &Value) -> Value {
+    match schema["type"].as_str() {
+        Some("string") => json!("sample"),
+        Some("integer") | Some("number") => json!(1),
+        Some("boolean") => json!(true),
+        Some("array") => json!([]),
+        Some("null") => Value::Null,
+        _ => json!({}),
+    }
+}
+
+/// Arguments for every required property of an input schema.
+fn sample_arguments(input_schema: &Value) -> Value {
+    let mut arguments = Map::new();
+    for name in input_schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        arguments.insert(
+            name.to_owned(),
+            sample_value(&input_schema["properties"][name]),
+        );
+    }
+    Value::Object(arguments)
+}
+
+async fn initialize(s: &Scenario) -> Fallible<()> {
+    let client = s.connect().await?;
+    let info = client
+        .server_info()
+        .ok_or("no server info after the handshake")?;
+    if info["serverInfo"]["name"] != "test-server" {
+        return Err(format!("server info not read: {info}").into());
+    }
+    let source = Source::client(SERVER, client).policy(policy()?).build()?;
+    let listing = s.tools(&source).await?;
+    if !listing.tools.is_empty() {
+        return Err(format!(
+            "the server lists no tool, the listing has {:?}",
+            listing.tools
+        )
+        .into());
+    }
+    Ok(())
+}
+
+async fn tools_call(s: &Scenario) -> Fallible<()> {
+    let source = s.source().await?;
+    let listing = s.tools(&source).await?;
+    require_offered(&listing, &["add_numbers"])?;
+    let answers = s
+        .turn(
+            &source,
+            &listing,
+            &[("add_numbers".into(), json!({"a": 2, "b": 3}))],
+        )
+        .await?;
+    expect_answer("add_numbers", &answers[0], "The sum of 2 and 3 is 5")
+}
+
+/// The server asks, during the call, for a form whose every field has a
+/// default; the person accepts it as it stands.
+async fn elicitation_defaults(s: &Scenario) -> Fallible<()> {
+    let source = s.source_answering(Some(json!({}))).await?;
+    let listing = s.tools(&source).await?;
+    let tool = "test_client_elicitation_defaults";
+    require_offered(&listing, &[tool])?;
+    let answers = s
+        .turn(&source, &listing, &[(tool.into(), json!({}))])
+        .await?;
+    let answer = &answers[0];
+    if answer.is_error || !answer.text.starts_with("Elicitation completed: ") {
+        return Err(format!(
+            "`{tool}` was answered {:?}: the server's elicitation/create did not reach the input handler",
+            answer.text
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The server ends the call's SSE stream early, with a `retry` field; the
+/// result arrives on the stream the client reopens.
+async fn sse_retry(s: &Scenario) -> Fallible<()> {
+    let source = s.source().await?;
+    let listing = s.tools(&source).await?;
+    require_offered(&listing, &["test_reconnection"])?;
+    let answers = s
+        .turn(
+            &source,
+            &listing,
+            &[("test_reconnection".into(), json!({}))],
+        )
+        .await?;
+    expect_answer(
+        "test_reconnection",
+        &answers[0],
+        "Reconnection test completed successfully",
+    )
+}
+
+/// Every request carries the revision's `_meta` and header; the server
+/// refuses the first with an unsupported-version error.
+async fn request_metadata(s: &Scenario) -> Fallible<()> {
+    let source = s.source().await?;
+    let listing = s.tools(&source).await?;
+    if !listing.tools.is_empty() {
+        return Err(format!(
+            "the server lists no tool, the listing has {:?}",
+            listing.tools
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Four tools in one turn: two ask for a confirmation (one with a request
+/// state, one without), one is unrelated and one answers without `resultType`.
+async fn request_state(s: &Scenario) -> Fallible<()> {
+    let source = s.source_answering(Some(json!({"confirmed": true}))).await?;
+    let listing = s.tools(&source).await?;
+    let expected = [
+        ("test_mrtr_echo_state", "echo-state-ok"),
+        ("test_mrtr_unrelated", "unrelated-ok"),
+        ("test_mrtr_no_state", "no-state-ok"),
+        ("test_mrtr_no_result_type", "no-result-type-test-ok"),
+    ];
+    require_offered(&listing, &expected.map(|(name, _)| name))?;
+    let calls: Vec<_> = expected
+        .iter()
+        .map(|(name, _)| (name.to_string(), json!({})))
+        .collect();
+    let answers = s.turn(&source, &listing, &calls).await?;
+    for ((name, text), answer) in expected.iter().zip(&answers) {
+        expect_answer(name, answer, text)?;
+    }
+    Ok(())
+}
+
+/// `Mcp-Method` on every request, `Mcp-Name` on calls (a hyphenated name too).
+async fn standard_headers(s: &Scenario) -> Fallible<()> {
+    let source = s.source().await?;
+    let listing = s.tools(&source).await?;
+    let names = ["test_headers", "my-hyphenated-tool"];
+    require_offered(&listing, &names)?;
+    let calls: Vec<_> = names
+        .iter()
+        .map(|name| (name.to_string(), json!({})))
+        .collect();
+    let answers = s.turn(&source, &listing, &calls).await?;
+    for (name, answer) in names.iter().zip(&answers) {
+        expect_answer(name, answer, "Headers test completed")?;
+    }
+    Ok(())
+}
+
+/// Arguments whose parameters carry `x-mcp-header` become `Mcp-Param-*`
+/// headers; the calls and their arguments come from the scenario's context.
+async fn custom_headers(s: &Scenario) -> Fallible<()> {
+    let calls: Vec<(String, Value)> = s
+        .context("toolCalls")?
+        .as_array()
+        .ok_or("MCP_CONFORMANCE_CONTEXT: `toolCalls` is not a list")?
+        .iter()
+        .map(|call| {
+            let name = call["name"]
+                .as_str()
+                .ok_or_else(|| format!("a tool call without a name: {call}"))?;
+            Ok((name.to_owned(), call["arguments"].clone()))
+        })
+        .collect::<Fallible<_>>()?;
+    let source = s.source().await?;
+    let listing = s.tools(&source).await?;
+    require_offered(
+        &listing,
+        &calls
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .collect::<Vec<_>>(),
+    )?;
+    let answers = s.turn(&source, &listing, &calls).await?;
+    for ((name, _), answer) in calls.iter().zip(&answers) {
+        expect_answer(name, answer, "Custom headers test completed")?;
+    }
+    Ok(())
+}
+
+/// One valid tool and ten whose `x-mcp-header` annotations are invalid: the
+/// model calls every tool it is offered, and must be offered the valid one only.
+async fn invalid_tool_headers(s: &Scenario) -> Fallible<()> {
+    let source = s.source().await?;
+    let listing = s.tools(&source).await?;
+    let calls: Vec<(String, Value)> = listing
+        .toolset()
+        .tools()
+        .iter()
+        .map(|t| {
+            (
+                t.exposed_name.clone(),
+                sample_arguments(&t.tool.input_schema),
+            )
+        })
+        .collect();
+    let answers = s.turn(&source, &listing, &calls).await?;
+    for ((name, _), answer) in calls.iter().zip(&answers) {
+        expect_answer(name, answer, "Tool call received")?;
+    }
+    let offered = offered(&listing);
+    if offered != ["valid_tool"] {
+        return Err(
+            format!("the listing should offer `valid_tool` alone, it offers {offered:?}").into(),
+        );
+    }
+    Ok(())
+}
+
+/// A tool whose schema has a same-document `$ref` and one to a URL the
+/// server watches. Listing it (as it is, and converted to a strict schema,
+/// which follows references) and calling it with argument validation must not
+/// fetch the URL. The scenario's server implements `tools/list` only, so the
+/// call, once sent, is refused by the server.
+async fn ref_no_deref(s: &Scenario) -> Fallible<()> {
+    let client = s.connect().await?;
+    let source = Source::client(SERVER, client)
+        .policy(policy()?)
+        .validate_arguments()
+        .build()?;
+    let tool = "lookup_user";
+    let listing = s.tools(&source).await?;
+    require_offered(&listing, &[tool])?;
+    let strict = source
+        .tools(s.registry.get("openai-chat")?, &ListOptions::new())
+        .await?;
+    require_offered(&strict, &[tool])?;
+    let answers = s
+        .turn(&source, &listing, &[(tool.into(), json!({"id": "user-1"}))])
+        .await?;
+    if answers[0].failure != Some(ErrorKind::Server) {
+        return Err(format!(
+            "`{tool}` was not sent to the server: {:?} ({:?})",
+            answers[0].text, answers[0].failure
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The model is offered a tool whose schema uses JSON Schema 2020-12
+/// (`$schema`, `$defs`, `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else`) and
+/// sends back, through the echo tool, the schema it was offered.
+async fn schema_preservation(s: &Scenario) -> Fallible<()> {
+    let source = s.source().await?;
+    let listing = s.tools(&source).await?;
+    let (focal, echo) = ("json_schema_2020_12_tool", "json_schema_echo");
+    require_offered(&listing, &[focal, echo])?;
+    let offered_schema = listing
+        .tools
+        .iter()
+        .find(|t| t["name"] == focal)
+        .map(|t| t["input_schema"].clone())
+        .ok_or_else(|| format!("no `{focal}` definition in {:?}", listing.tools))?;
+    let answers = s
+        .turn(
+            &source,
+            &listing,
+            &[(echo.into(), json!({"schema": offered_schema}))],
+        )
+        .await?;
+    expect_answer(echo, &answers[0], "echoed")
+}
+
+async fn run(s: &Scenario) -> Fallible<()> {
+    match s.name.as_str() {
+        "initialize" => initialize(s).await,
+        "tools_call" => tools_call(s).await,
+        "elicitation-sep1034-client-defaults" => elicitation_defaults(s).await,
+        "sse-retry" => sse_retry(s).await,
+        "request-metadata" => request_metadata(s).await,
+        "sep-2322-client-request-state" => request_state(s).await,
+        "http-standard-headers" => standard_headers(s).await,
+        "http-custom-headers" => custom_headers(s).await,
+        "http-invalid-tool-headers" => invalid_tool_headers(s).await,
+        "json-schema-ref-no-deref" => ref_no_deref(s).await,
+        "json-schema-2020-12-preservation" => schema_preservation(s).await,
+        other => Err(format!("scenario `{other}` is not one this client plays").into()),
+    }
+}
+
+/// The error and its causes, one per line.
+fn describe(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(e) = cause {
+        text.push_str(&format!("\n  caused by: {e}"));
+        cause = e.source();
+    }
+    text
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let scenario = match Scenario::from_env() {
+        Ok(scenario) => scenario,
+        Err(err) => {
+            eprintln!("conformance_client: {}", describe(err.as_ref()));
+            return ExitCode::FAILURE;
+        }
+    };
+    match run(&scenario).await {
+        Ok(()) => {
+            println!(
+                "conformance_client: scenario `{}` at {}: done",
+                scenario.name, scenario.version
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!(
+                "conformance_client: scenario `{}` at {}: {}",
+                scenario.name,
+                scenario.version,
+                describe(err.as_ref())
+            );
+            ExitCode::FAILURE
+        }
+    }
+}
