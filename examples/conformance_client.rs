@@ -22,10 +22,11 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mcp_adapters::mcp::{ElicitResult, Elicitation, FormElicitation, InputRequest, InputResponses};
+use mcp_adapters::mcp::{ElicitResult, Elicitation, InputRequest, InputResponses, Root};
 use mcp_adapters::{
-    ClientOptions, ErrorKind, ExecOptions, Execution, InputAnswer, Lifecycle, ListOptions, Listing,
-    McpClient, Policy, Provider, Registry, Source, Status,
+    ClientOptions, ErrorKind, ExecOptions, Execution, Handlers, InputAnswer, Lifecycle,
+    ListOptions, Listing, McpClient, Policy, Provider, Registry, Roots, Sampling, SamplingAnswer,
+    Source, Status,
 };
 use serde_json::{Map, Value, json};
 
@@ -108,12 +109,14 @@ impl Scenario {
         answers(&run, calls.len())
     }
 
-    /// A session with the scenario's server, started as its revision asks.
-    async fn connect(&self) -> Fallible<McpClient> {
+    /// A session with the scenario's server, started as its revision asks,
+    /// declaring what `handlers` answer.
+    async fn connect(&self, handlers: Handlers) -> Fallible<McpClient> {
         let options = ClientOptions::new()
             .lifecycle(self.lifecycle)
             .init_timeout(STEP)
-            .list_timeout(STEP);
+            .list_timeout(STEP)
+            .handlers(handlers);
         Ok(McpClient::connect_http(SERVER, &self.url, &BTreeMap::new(), &options).await?)
     }
 
@@ -124,16 +127,19 @@ impl Scenario {
 
     /// The same, with a person who accepts every form with `user_values`
     /// (see [`accept_forms`]).
+    /// The client declares elicitation and answers it with the same
+    /// handler, whichever way the server asks; the source takes the client's
+    /// handlers.
     async fn source_answering(&self, user_values: Option<Value>) -> Fallible<Source> {
-        let client = self.connect().await?;
-        let mut builder = Source::client(SERVER, client).policy(policy()?);
+        let mut handlers = Handlers::new();
         if let Some(values) = user_values {
-            builder = builder.input_handler(move |questions| {
+            handlers = handlers.input(move |questions| {
                 let answer = accept_forms(&questions.requests, &values);
                 Box::pin(async move { answer })
             });
         }
-        Ok(builder.build()?)
+        let client = self.connect(handlers).await?;
+        Ok(Source::client(SERVER, client).policy(policy()?).build()?)
     }
 
     /// A context field the scenario must have sent.
@@ -271,7 +277,7 @@ fn accept_forms(requests: &mcp_adapters::mcp::InputRequests, user_values: &Value
                 request.method()
             ));
         };
-        let mut content = form_defaults(form);
+        let mut content = form.defaults();
         if let Some(values) = user_values.as_object() {
             content.extend(values.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
@@ -281,17 +287,6 @@ fn accept_forms(requests: &mcp_adapters::mcp::InputRequests, user_values: &Value
         );
     }
     InputAnswer::Respond(answers)
-}
-
-/// The `default` of every property of a form's schema.
-fn form_defaults(form: &FormElicitation) -> Map<String, Value> {
-    let Some(properties) = form.requested_schema["properties"].as_object() else {
-        return Map::new();
-    };
-    properties
-        .iter()
-        .filter_map(|(name, schema)| schema.get("default").map(|d| (name.clone(), d.clone())))
-        .collect()
 }
 
 /// A value a model would send for a property of `schema`'s type.
@@ -324,7 +319,7 @@ fn sample_arguments(input_schema: &Value) -> Value {
 }
 
 async fn initialize(s: &Scenario) -> Fallible<()> {
-    let client = s.connect().await?;
+    let client = s.connect(Handlers::new()).await?;
     let info = client
         .server_info()
         .ok_or("no server info after the handshake")?;
@@ -401,7 +396,15 @@ async fn sse_retry(s: &Scenario) -> Fallible<()> {
 /// Every request carries the revision's `_meta` and header; the server
 /// refuses the first with an unsupported-version error.
 async fn request_metadata(s: &Scenario) -> Fallible<()> {
-    let source = s.source().await?;
+    // Every handler, so that every capability is declared on each request.
+    let handlers = Handlers::new()
+        .input(|_| Box::pin(async { InputAnswer::Decline("nobody is here".into()) }))
+        .sampling(Sampling::new(|_| {
+            Box::pin(async { SamplingAnswer::Decline("no model here".into()) })
+        }))
+        .roots(Roots::new([Root::from_path(std::env::current_dir()?)?]));
+    let client = s.connect(handlers).await?;
+    let source = Source::client(SERVER, client).policy(policy()?).build()?;
     let listing = s.tools(&source).await?;
     if !listing.tools.is_empty() {
         return Err(format!(
@@ -519,7 +522,7 @@ async fn invalid_tool_headers(s: &Scenario) -> Fallible<()> {
 /// fetch the URL. The scenario's server implements `tools/list` only, so the
 /// call, once sent, is refused by the server.
 async fn ref_no_deref(s: &Scenario) -> Fallible<()> {
-    let client = s.connect().await?;
+    let client = s.connect(Handlers::new()).await?;
     let source = Source::client(SERVER, client)
         .policy(policy()?)
         .validate_arguments()

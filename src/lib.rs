@@ -23,7 +23,7 @@
 //! | 4 | the `tools` request parameter, strict schemas and their null paths | [`Provider::list_tools`] → [`Listing`] |
 //! | 5 | the calls in a model response; unknown tools and bad arguments answered, never sent | [`Provider::extract_calls`] → [`Extracted`] |
 //! | 5′ | the same calls assembled from a streamed response as it arrives, each handed out the moment it is complete, and the assistant message for the history | [`Provider::stream`] → [`CallStream`] → [`Streamed`]; [`Source::execute_stream`] → [`StreamedExecution`] |
-//! | 6 | running calls under a policy, concurrently, each with a timeout, through the input rounds of tools that ask questions | [`Source`], [`Policy`], [`ExecOptions`], [`SourceBuilder::input_handler`] |
+//! | 6 | running calls under a policy, concurrently, each with a timeout, answering what servers ask on the way (elicitation, sampling, roots; in `input_required` rounds or as requests during a call) | [`Source`], [`Policy`], [`ExecOptions`], [`Handlers`], [`Sampling`], [`Roots`] |
 //! | 7 | answering every call, in the model's order, in the provider's shape, and (option `media` = `full`) the media a tool result cannot carry right after | [`Provider::answer`], [`Provider::answer_all`] → [`Turn`], [`Execution`] |
 //!
 //! Steps 1–5 and 7 are pure functions over JSON values; step 6 is async and
@@ -139,10 +139,12 @@ pub use config::{HubConfig, ServerConfig};
 pub use describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use exec::{
-    Action, Approval, ApprovalRequest, Approver, BoxFuture, CallContext, CallRecord, CallStart,
-    DEFAULT_CALL_TIMEOUT, DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS, ExecOptions, Execution,
-    Hooks, InProcessServer, InputAnswer, InputHandler, InputQuestions, Policy, Progress,
-    ProgressFn, Server, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
+    Action, Answerer, Approval, ApprovalRequest, Approver, Asking, Attribution, BoxFuture,
+    CallContext, CallInfo, CallRecord, CallStart, ClientFeatures, DEFAULT_CALL_TIMEOUT,
+    DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_MAX_SAMPLING_REQUESTS, ExecOptions,
+    Execution, Handlers, Hooks, InProcessServer, InputAnswer, InputHandler, InputQuestions, Policy,
+    Progress, ProgressFn, Roots, Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
+    Server, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
 };
 pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode};
 pub use mcp::{CallToolResponse, CallToolResult, Content, Tool, parse_tools_list};

@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::provider;
@@ -16,61 +14,15 @@ use mcp_adapters::{ClientOptions, McpClient};
 use mcp_adapters::{ExecOptions, Source};
 use serde_json::json;
 
-/// The server process, killed when the test ends.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts the everything server over HTTP and waits until it says it listens.
-fn start(port: u16) -> Running {
-    let (node, mut args) = common::servers::everything().unwrap_or_else(|e| panic!("{e}"));
-    args.pop(); // the "stdio" mode argument
-    args.push("streamableHttp".into());
-    let mut child = Command::new(node)
-        .args(args)
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node starts");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains("listening") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(60))
-        .expect("the HTTP server starts listening");
-    Running(child)
-}
-
 #[test]
 fn lists_and_calls_over_streamable_http() {
-    let port = free_port();
-    let _server = start(port);
+    let server = common::servers::everything_http().unwrap_or_else(|e| panic!("{e}"));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        let url = format!("http://127.0.0.1:{port}/mcp");
-        let config = ServerConfig::http(url);
+        let config = ServerConfig::http(server.url.clone());
         let client = McpClient::connect("everything", &config, &ClientOptions::default())
             .await
             .unwrap_or_else(|e| panic!("{e}"));

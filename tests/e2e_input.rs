@@ -45,7 +45,7 @@ fn answer_yes(
                 panic!("not a form: {request:?}");
             };
             asked.lock().unwrap().push(json!({
-                "tool": questions.tool, "round": questions.round, "key": key,
+                "tool": questions.tool(), "round": questions.round, "key": key,
                 "message": form.message, "fields": form.fields(),
             }));
             let content = match key.as_str() {

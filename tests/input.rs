@@ -258,7 +258,7 @@ fn answered_in_one_and_in_two_rounds() {
             .iter()
             .map(|q| {
                 (
-                    q.tool.clone(),
+                    q.tool().unwrap().to_owned(),
                     q.round,
                     q.requests.keys().cloned().collect(),
                 )
@@ -273,12 +273,14 @@ fn answered_in_one_and_in_two_rounds() {
                 ("twice".into(), 2, vec!["code".into()]),
             ]
         );
-        let first = asked.iter().find(|q| q.tool == "confirm").unwrap();
+        let first = asked.iter().find(|q| q.tool() == Some("confirm")).unwrap();
         assert_eq!(first.server_id, "s");
-        assert_eq!(first.exposed_name, "s__confirm");
-        assert_eq!(first.call_id.as_deref(), Some("call_0"));
-        assert_eq!(first.principal.as_deref(), Some("user-1"));
-        assert_eq!(first.arguments, *json!({"n": 7}).as_object().unwrap());
+        assert_eq!(first.asking, Asking::InputRequired);
+        let call = first.call.call().unwrap();
+        assert_eq!(call.exposed_name, "s__confirm");
+        assert_eq!(call.call_id.as_deref(), Some("call_0"));
+        assert_eq!(call.principal.as_deref(), Some("user-1"));
+        assert_eq!(call.arguments, *json!({"n": 7}).as_object().unwrap());
         // The retries carried this round's answers and the state exactly as sent.
         let log = s.log.lock().unwrap();
         let twice: Vec<(Option<String>, Vec<String>)> = log
@@ -345,7 +347,7 @@ fn without_a_handler_the_model_is_told_what_the_tool_asked() {
 fn declined_and_cancelled() {
     current_thread_runtime().block_on(async {
         let s = setup(Some(Arc::new(|q| {
-            let answer = match q.tool.as_str() {
+            let answer = match q.tool().unwrap() {
                 "confirm" => InputAnswer::Decline("the user is away".into()),
                 _ => InputAnswer::Cancel("the user closed the dialog".into()),
             };
@@ -707,7 +709,7 @@ proptest! {
             let source = Source::hub()
                 .server("s", property_server(log.clone()))
                 .input_handler(move |q| {
-                    let n = q.arguments["n"].as_u64().unwrap() as usize;
+                    let n = q.call.call().unwrap().arguments["n"].as_u64().unwrap() as usize;
                     let answer = if declines[n] {
                         InputAnswer::Decline("no".into())
                     } else {

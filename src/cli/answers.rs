@@ -149,7 +149,7 @@ fn questions_text(questions: &InputQuestions) -> String {
 /// Answers from `answers`, or declines (saying so on stderr) what they do not cover.
 pub fn with_answers(builder: SourceBuilder, answers: Option<Arc<Answers>>) -> SourceBuilder {
     builder.input_handler(move |questions| {
-        let tool = format!("{}/{}", questions.server_id, questions.tool);
+        let tool = format!("{}/{}", questions.server_id, questions.tool().unwrap_or(""));
         let answer = match &answers {
             None => {
                 eprintln!(

@@ -3,6 +3,7 @@
 mod changes;
 mod convert;
 mod hub;
+mod requests;
 mod session;
 mod stdio;
 

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
-    ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, FormElicitationCapability,
-    Implementation, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, RequestMetaObject,
+    ElicitRequestParams, ElicitResult, ErrorCode, ErrorData, Implementation,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    RequestMetaObject,
 };
 use rmcp::service::{
     NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RoleClient,
@@ -21,11 +21,12 @@ use serde_json::{Map, Value};
 
 use super::changes::{self, Watcher};
 use super::convert::call_tool_response;
+use super::requests::Calls;
 use super::stdio::{self, StderrTail};
 use crate::config::ServerConfig;
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::{BoxFuture, CallContext, Server, ToolsPage};
-use crate::mcp::{CacheScope, CallToolResponse, Tool};
+use crate::exec::{Answerer, BoxFuture, CallContext, ClientFeatures, Handlers, Server, ToolsPage};
+use crate::mcp::{CacheScope, CallToolResponse, CreateMessageParams, Elicitation, Tool};
 
 /// How [`McpClient`] starts its session: the MCP lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,6 +56,9 @@ pub struct ClientOptions {
     pub list_timeout: Duration,
     /// The lifecycle ([`Lifecycle::Auto`] by default).
     pub lifecycle: Lifecycle,
+    /// What the client answers when the server asks, and so declares (none
+    /// by default); see [`Handlers`].
+    pub handlers: Handlers,
 }
 
 impl Default for ClientOptions {
@@ -63,6 +67,7 @@ impl Default for ClientOptions {
             init_timeout: Duration::from_secs(60),
             list_timeout: Duration::from_secs(60),
             lifecycle: Lifecycle::Auto,
+            handlers: Handlers::default(),
         }
     }
 }
@@ -88,6 +93,16 @@ impl ClientOptions {
     /// Sets [`list_timeout`](Self::list_timeout).
     pub fn list_timeout(mut self, timeout: Duration) -> Self {
         self.list_timeout = timeout;
+        self
+    }
+
+    /// Sets [`handlers`](Self::handlers): the client declares their
+    /// capabilities (at `initialize` up to 2025-11-25, on every request from
+    /// 2026-07-28) and answers the server's requests with them; give the same
+    /// handlers to the source that runs the calls (a source given none takes
+    /// these).
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.handlers = handlers;
         self
     }
 }
@@ -164,13 +179,63 @@ fn report(context: &CallContext, params: ProgressNotificationParam) {
     context.report_progress(params.progress, params.total, params.message);
 }
 
-/// The SDK's client handler: announces this crate, routes progress and
-/// counts tool-list changes.
+/// The SDK's client handler: announces this crate, routes progress, counts
+/// tool-list changes and answers the server's requests through the answerer
+/// of the call each belongs to.
 #[derive(Clone)]
 struct Handler {
     routes: Arc<Routes>,
     info: ClientConfig,
     tools_version: Arc<AtomicU64>,
+    calls: Arc<Calls>,
+}
+
+/// The JSON-RPC error a refused request is answered with: `-1` for a
+/// rejection (MCP's code for a declined sampling request), invalid params
+/// for a malformed one, an internal error otherwise.
+fn refusal(err: &Error) -> ErrorData {
+    let code = match err.kind() {
+        ErrorKind::Denied => ErrorCode(-1),
+        ErrorKind::Input => ErrorCode::INVALID_PARAMS,
+        _ => ErrorCode::INTERNAL_ERROR,
+    };
+    ErrorData::new(code, err.message_with_causes(), None)
+}
+
+/// No answerer for a request: nothing was configured to answer it.
+fn unanswered(what: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("this client does not answer {what}"),
+        None,
+    )
+}
+
+/// Re-reads a value of one model as another, through its JSON.
+fn rewrap<T: serde::Serialize, U: serde::de::DeserializeOwned>(
+    value: &T,
+    what: &str,
+) -> std::result::Result<U, ErrorData> {
+    serde_json::to_value(value)
+        .and_then(serde_json::from_value)
+        .map_err(|e| ErrorData::internal_error(format!("cannot convert the {what}: {e}"), None))
+}
+
+impl Handler {
+    /// The answerer of the call the request belongs to, when its handlers
+    /// answer `what` (`answers` says whether they do).
+    async fn answerer(
+        &self,
+        context: &RequestContext<RoleClient>,
+        what: &str,
+        answers: impl Fn(ClientFeatures) -> bool,
+    ) -> std::result::Result<Answerer, ErrorData> {
+        self.calls
+            .attribute(context)
+            .await
+            .filter(|answerer| answers(answerer.features()))
+            .ok_or_else(|| unanswered(what))
+    }
 }
 
 impl ClientHandler for Handler {
@@ -191,20 +256,64 @@ impl ClientHandler for Handler {
         self.tools_version.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// A server-initiated `elicitation/create` (a legacy session; this client
-    /// declares no elicitation there) cannot be told apart from the calls in
-    /// flight, so it cannot reach the input handler of the call that asked: it
-    /// is refused rather than answered for the user.
+    /// `elicitation/create` sent during a call: the input handler answers.
     async fn create_elicitation(
         &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
     ) -> std::result::Result<ElicitResult, ErrorData> {
-        Err(ErrorData::invalid_request(
-            "this client answers questions only in multi-round-trip tool results (MCP 2026-07-28); \
-             this session uses an earlier protocol revision",
-            None,
-        ))
+        let answerer = self
+            .answerer(&context, "elicitation", |f| {
+                f.elicitation_form || f.elicitation_url
+            })
+            .await?;
+        let params = serde_json::to_value(&request).map_err(|e| {
+            ErrorData::internal_error(format!("cannot read the request: {e}"), None)
+        })?;
+        let crate::mcp::InputRequest::Elicitation(elicitation) =
+            crate::mcp::InputRequest::from_value(
+                serde_json::json!({"method": "elicitation/create", "params": params}),
+            )
+        else {
+            return Err(ErrorData::invalid_params(
+                "the elicitation is neither a form nor a URL",
+                None,
+            ));
+        };
+        let elicitation: Elicitation = elicitation;
+        let answer = answerer
+            .elicit(&context.id.to_string(), elicitation)
+            .await
+            .map_err(|e| refusal(&e))?;
+        rewrap(&answer, "elicitation answer")
+    }
+
+    /// `sampling/createMessage` sent during a call: the sampling handler
+    /// answers, under the sampling rules.
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> std::result::Result<rmcp::model::CreateMessageResult, ErrorData> {
+        let answerer = self.answerer(&context, "sampling", |f| f.sampling).await?;
+        let wire = serde_json::to_value(&params).map_err(|e| {
+            ErrorData::internal_error(format!("cannot read the request: {e}"), None)
+        })?;
+        let params = CreateMessageParams::from_value(wire).map_err(|e| refusal(&e))?;
+        let answer = answerer.sample(params).await.map_err(|e| refusal(&e))?;
+        rewrap(&answer, "sampling answer")
+    }
+
+    /// `roots/list`: the configured roots.
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> std::result::Result<rmcp::model::ListRootsResult, ErrorData> {
+        let answerer = self.answerer(&context, "roots/list", |f| f.roots).await?;
+        let roots = answerer.list_roots().map_err(|e| refusal(&e))?;
+        rewrap(&roots, "roots")
     }
 }
 
@@ -247,8 +356,21 @@ pub struct McpClient {
     stderr: Option<StderrTail>,
     options: ClientOptions,
     tools_version: Arc<AtomicU64>,
+    /// The calls in flight, for the requests the server sends during them.
+    calls: Arc<Calls>,
     /// Reads the `subscriptions/listen` stream for list changes (2026-07-28).
     _watcher: Option<Watcher>,
+    /// Tells the server when the roots change (up to 2025-11-25).
+    _roots: Option<AbortOnDrop>,
+}
+
+/// A background task that ends with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl std::fmt::Debug for McpClient {
@@ -396,15 +518,24 @@ impl McpClient {
     {
         let routes = Arc::new(Routes::default());
         let tools_version = Arc::new(AtomicU64::new(0));
-        // No capability for the session: a 2026-07-28 `tools/call` declares
-        // elicitation itself (see `call_capabilities`).
+        let calls = Arc::new(Calls::default());
+        calls.set_outside(Answerer::standalone(options.handlers.clone(), name));
+        // The session declares what the handlers answer (at `initialize`; a
+        // 2026-07-28 session on every request, where each `tools/call`
+        // declares its source's, see `call_capabilities`).
+        let mut info = ClientConfig::new(
+            capabilities(options.handlers.features(), true),
+            Implementation::new("mcp-adapters", env!("CARGO_PKG_VERSION")),
+        );
+        if options.lifecycle == Lifecycle::Legacy {
+            // The newest revision that starts with `initialize`.
+            info.protocol_version = ProtocolVersion::V_2025_11_25;
+        }
         let handler = Handler {
             routes: routes.clone(),
-            info: ClientConfig::new(
-                ClientCapabilities::default(),
-                Implementation::new("mcp-adapters", env!("CARGO_PKG_VERSION")),
-            ),
+            info,
             tools_version: tools_version.clone(),
+            calls: calls.clone(),
         };
         let unavailable = |message: String| {
             Error::new(
@@ -443,6 +574,13 @@ impl McpClient {
             .await;
         let remaining = options.init_timeout.saturating_sub(started.elapsed());
         let watcher = changes::watch(name, &peer, tools_version.clone(), remaining).await;
+        let legacy = peer
+            .peer_info()
+            .is_none_or(|info| info.protocol_version.has_initialize());
+        let roots = match options.handlers.roots_list() {
+            Some(roots) if legacy => Some(announce_roots(name, &peer, roots.watch())),
+            _ => None,
+        };
         Ok(McpClient {
             name: name.to_owned(),
             service,
@@ -450,7 +588,9 @@ impl McpClient {
             stderr,
             options: options.clone(),
             tools_version,
+            calls,
             _watcher: watcher,
+            _roots: roots,
         })
     }
 
@@ -520,14 +660,57 @@ impl McpClient {
     }
 }
 
-/// What a `tools/call` of a 2026-07-28 session declares: form elicitation, the
-/// questions an input handler answers in input rounds. A session of an earlier
-/// revision declares nothing, so its servers never ask mid-call.
-fn call_capabilities() -> ClientCapabilities {
-    let mut capabilities = ClientCapabilities::default();
-    capabilities.elicitation =
-        Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
-    capabilities
+/// The capabilities `features` declare; `list_changed` says whether roots
+/// announce changes (revisions up to 2025-11-25 only).
+fn capabilities(features: ClientFeatures, list_changed: bool) -> ClientCapabilities {
+    let mut wire = serde_json::Map::new();
+    if features.elicitation_form || features.elicitation_url {
+        let mut elicitation = serde_json::Map::new();
+        if features.elicitation_form {
+            elicitation.insert("form".into(), serde_json::json!({}));
+        }
+        if features.elicitation_url {
+            elicitation.insert("url".into(), serde_json::json!({}));
+        }
+        wire.insert("elicitation".into(), Value::Object(elicitation));
+    }
+    if features.sampling {
+        let mut sampling = serde_json::Map::new();
+        if features.sampling_tools {
+            sampling.insert("tools".into(), serde_json::json!({}));
+        }
+        if features.sampling_context {
+            sampling.insert("context".into(), serde_json::json!({}));
+        }
+        wire.insert("sampling".into(), Value::Object(sampling));
+    }
+    if features.roots {
+        let roots = if list_changed {
+            serde_json::json!({"listChanged": true})
+        } else {
+            serde_json::json!({})
+        };
+        wire.insert("roots".into(), roots);
+    }
+    serde_json::from_value(Value::Object(wire)).unwrap_or_default()
+}
+
+/// Sends `notifications/roots/list_changed` whenever the roots change.
+fn announce_roots(
+    name: &str,
+    peer: &rmcp::service::Peer<RoleClient>,
+    mut roots: tokio::sync::watch::Receiver<Arc<Vec<crate::mcp::Root>>>,
+) -> AbortOnDrop {
+    let (name, peer) = (name.to_owned(), peer.clone());
+    AbortOnDrop(tokio::spawn(async move {
+        roots.mark_unchanged();
+        while roots.changed().await.is_ok() {
+            if let Err(e) = peer.notify_roots_list_changed().await {
+                tracing::debug!(server = %name, error = %e, "could not send notifications/roots/list_changed");
+                return;
+            }
+        }
+    }))
 }
 
 /// A call on the wire: dropped before its answer arrived, it tells the server
@@ -644,20 +827,28 @@ impl Server for McpClient {
             }
             let mut options = PeerRequestOptions::no_options();
             let mut meta = context.meta.clone().map(RequestMetaObject::from);
+            let answerer = context
+                .answerer
+                .clone()
+                .or_else(|| self.calls.outside())
+                .unwrap_or_else(|| Answerer::standalone(Handlers::default(), &self.name));
             if self.is_modern() {
                 meta.get_or_insert_default()
-                    .set_client_capabilities(call_capabilities());
+                    .set_client_capabilities(capabilities(answerer.features(), false));
             }
             if let Some(meta) = meta {
                 options = options.with_meta(meta);
             }
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            // Registered before it is sent: the server may ask at once.
+            let registration = self.calls.register(answerer);
             let handle = self
                 .service
                 .peer()
                 .send_request_with_option(request, options)
                 .await
                 .map_err(|e| self.error(&what, e))?;
+            registration.set_id(handle.id.clone());
             let key = context.progress.is_some().then(|| {
                 self.routes
                     .register(&handle.progress_token, context.clone())
@@ -677,5 +868,13 @@ impl Server for McpClient {
 
     fn tools_version(&self) -> u64 {
         self.tools_version.load(Ordering::SeqCst)
+    }
+
+    fn handlers(&self) -> Option<Handlers> {
+        Some(self.options.handlers.clone())
+    }
+
+    fn attach(&self, answerer: Answerer) {
+        self.calls.set_outside(answerer);
     }
 }

@@ -2,14 +2,14 @@
 //! multi-round-trip requests) is asked again with the application's answers,
 //! round after round, until it completes or the call ends with an error.
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::asks::{Asking, Attribution};
+use super::clock::{CallClock, Halt};
 use super::run::ExecOptions;
 use super::server::{BoxFuture, CallContext, Server};
 use super::source::Source;
@@ -28,28 +28,31 @@ pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
 /// round: 600 s, so that a person can answer.
 pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// A tool's questions in one round of a call, for the input handler.
+/// A server's questions for the input handler: a round of an
+/// `input_required` result, or one request the server sent during a call.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct InputQuestions {
-    /// The call's server.
+    /// The server that asks.
     pub server_id: String,
-    /// The tool's MCP name.
-    pub tool: String,
-    /// The name the model called.
-    pub exposed_name: String,
-    /// The call's id, if any.
-    pub call_id: Option<String>,
-    /// The arguments sent (after the `before` hook).
-    pub arguments: Map<String, Value>,
-    /// Who the call is made for.
-    pub principal: Option<String>,
-    /// Servers whose output is already in the model's context.
-    pub taint: BTreeSet<String>,
-    /// The round: 1 for the questions of the first answer, 2 for the next, ...
+    /// The call the questions belong to.
+    pub call: Attribution,
+    /// How the server asked: in an `input_required` result (keys are the
+    /// server's), or as a request during the call (one request, keyed by its
+    /// JSON-RPC id).
+    pub asking: Asking,
+    /// 1 for the first questions of a call, 2 for the next, ...
     pub round: usize,
-    /// The questions, keyed by the server's ids: answer each under its key.
+    /// The questions, keyed as [`asking`](Self::asking) says: answer each
+    /// under its key.
     pub requests: InputRequests,
+}
+
+impl InputQuestions {
+    /// The call's tool, when the questions belong to exactly one call.
+    pub fn tool(&self) -> Option<&str> {
+        self.call.call().map(|c| c.tool.as_str())
+    }
 }
 
 /// An input handler's answer to a round's questions.
@@ -81,7 +84,7 @@ fn backoff(retry: usize) -> Duration {
 }
 
 impl Source {
-    /// Drives a call from its first answer to a result: asks the input handler
+    /// Drives a call from its first answer to a result: asks the handlers
     /// and calls again while the server requires input. `timeout` bounds each
     /// request's server time, the options' input timeout each answer.
     #[allow(clippy::too_many_arguments)]
@@ -93,10 +96,10 @@ impl Source {
         mut response: CallToolResponse,
         options: &ExecOptions,
         timeout: Duration,
-        halted: &AtomicBool,
+        halt: &Halt,
+        state: &super::asks::CallState,
     ) -> Result<CallToolResult> {
         let max_rounds = options.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS);
-        let input_timeout = options.input_timeout.unwrap_or(DEFAULT_INPUT_TIMEOUT);
         let mut answered = 0usize;
         loop {
             let asked = match response {
@@ -113,82 +116,35 @@ impl Source {
                     ),
                 ));
             }
-            if halted.load(Ordering::SeqCst) {
+            if halt.is_set() {
                 return Err(not_completed(&asked, "the turn was halted"));
             }
             let responses = if asked.input_requests.is_empty() {
                 tokio::time::sleep(backoff(answered)).await;
                 None
             } else {
-                Some(
-                    self.ask(call, &context, &asked, answered + 1, input_timeout, halted)
-                        .await?,
-                )
+                let answerer = context
+                    .answerer
+                    .as_ref()
+                    .ok_or_else(|| not_completed(&asked, "no input handler is configured"))?;
+                Some(answerer.answer_round(&asked, answered + 1).await?)
             };
             answered += 1;
             context.input_responses = responses;
             context.request_state = asked.request_state;
             let round = answered + 1;
-            response = tokio::time::timeout(timeout, self.send(server, call, context.clone()))
-                .await
-                .map_err(|_| {
-                    Error::new(
-                        ErrorKind::Timeout,
-                        format!(
-                            "round {round} of the call took longer than {} ms and was cancelled",
-                            timeout.as_millis()
-                        ),
-                    )
-                })??;
-        }
-    }
-
-    /// Asks the input handler one round's questions.
-    async fn ask(
-        &self,
-        call: &ToolCall,
-        context: &CallContext,
-        asked: &InputRequiredResult,
-        round: usize,
-        input_timeout: Duration,
-        halted: &AtomicBool,
-    ) -> Result<InputResponses> {
-        let Some(handler) = &self.input_handler else {
-            return Err(not_completed(asked, "no input handler is configured"));
-        };
-        let questions = InputQuestions {
-            server_id: call.server_id.clone(),
-            tool: call.name.clone(),
-            exposed_name: call.exposed_name.clone(),
-            call_id: call.call_id.clone(),
-            arguments: call.arguments.clone(),
-            principal: context.principal.clone(),
-            taint: (*context.taint).clone(),
-            round,
-            requests: asked.input_requests.clone(),
-        };
-        match tokio::time::timeout(input_timeout, handler(questions)).await {
-            Ok(InputAnswer::Respond(responses)) => Ok(responses),
-            Ok(InputAnswer::Decline(reason)) => Err(not_completed(
-                asked,
-                &format!("the input handler declined: {reason}"),
-            )),
-            Ok(InputAnswer::Cancel(reason)) => {
-                halted.store(true, Ordering::SeqCst);
-                tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
-                    reason = %reason, "input handler cancelled the call and halted the turn");
-                Err(not_completed(
-                    asked,
-                    &format!("the input handler cancelled it: {reason}"),
-                ))
-            }
-            Err(_) => Err(not_completed(
-                asked,
-                &format!(
-                    "the input handler did not answer within {} ms",
-                    input_timeout.as_millis()
-                ),
-            )),
+            let clock = CallClock::new(timeout);
+            state.set_clock(clock.clone());
+            response = tokio::select! {
+                sent = self.send(server, call, context.clone()) => sent?,
+                () = clock.expired() => return Err(Error::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "round {round} of the call took longer than {} ms and was cancelled",
+                        timeout.as_millis()
+                    ),
+                )),
+            };
         }
     }
 
@@ -253,7 +209,7 @@ fn shorten(text: &str, max: usize) -> String {
 
 /// The error for a call that ended while its tool still required input: why,
 /// and what it asked for (its texts cleaned as descriptions are).
-fn not_completed(asked: &InputRequiredResult, why: &str) -> Error {
+pub(crate) fn not_completed(asked: &InputRequiredResult, why: &str) -> Error {
     Error::new(
         ErrorKind::InputRequired,
         format!(

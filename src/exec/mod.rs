@@ -1,6 +1,8 @@
 //! Execution: the agent-loop half of the library.
 
+mod asks;
 mod cache;
+mod clock;
 mod inprocess;
 mod input;
 mod policy;
@@ -10,6 +12,10 @@ mod source;
 mod stream;
 mod turn;
 
+pub use asks::{
+    Answerer, Asking, Attribution, CallInfo, ClientFeatures, DEFAULT_MAX_SAMPLING_REQUESTS,
+    Handlers, Roots, Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
+};
 pub use inprocess::InProcessServer;
 pub use input::{
     DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS, InputAnswer, InputHandler, InputQuestions,

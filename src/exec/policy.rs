@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::server::BoxFuture;
 use crate::error::Result;
+use crate::mcp::CreateMessageParams;
 use crate::toolset::compile_glob;
 
 /// What a policy says of a call.
@@ -194,7 +195,8 @@ impl Policy {
     }
 }
 
-/// A call awaiting approval.
+/// A call awaiting approval, or a sampling request a server made (see
+/// [`sampling`](Self::sampling)).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ApprovalRequest {
@@ -212,6 +214,12 @@ pub struct ApprovalRequest {
     pub principal: Option<String>,
     /// Servers whose output is already in the model's context.
     pub taint: BTreeSet<String>,
+    /// Set when what awaits approval is not the call but a completion its
+    /// server asked the application's model for (the [`Sampling`](crate::Sampling)
+    /// policy said `ask`): the request as the handler would get it. The call
+    /// fields then describe the call it belongs to; they are empty when it
+    /// belongs to no single call.
+    pub sampling: Option<Box<CreateMessageParams>>,
 }
 
 /// An approver's answer.

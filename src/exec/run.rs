@@ -3,12 +3,13 @@
 use std::collections::BTreeSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 
+use super::asks::{Answerer, CallInfo, CallState};
+use super::clock::{CallClock, Halt};
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, ProgressFn, Server};
 use super::source::Source;
@@ -302,7 +303,7 @@ impl Source {
         }
         let (limit, timeout) = options.limits();
         let shared = Shared::new(options);
-        let halted = AtomicBool::new(false);
+        let halted = Halt::default();
         let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
             futures_util::stream::iter(extracted.calls)
                 .map(|call| self.guarded(call, toolset, options, &shared, timeout, &halted))
@@ -326,9 +327,9 @@ impl Source {
         options: &ExecOptions,
         shared: &Shared,
         timeout: Duration,
-        halted: &AtomicBool,
+        halted: &Halt,
     ) -> (ToolCall, Result<CallToolResult>) {
-        let context = CallContext {
+        let mut context = CallContext {
             server_id: call.server_id.clone(),
             tool: call.name.clone(),
             call_id: call.call_id.clone(),
@@ -339,11 +340,32 @@ impl Source {
             progress: options.progress.clone(),
             input_responses: None,
             request_state: None,
+            answerer: None,
         };
+        let state = CallState::new(
+            CallInfo {
+                tool: call.name.clone(),
+                exposed_name: call.exposed_name.clone(),
+                call_id: call.call_id.clone(),
+                arguments: call.arguments.clone(),
+                principal: options.principal.clone(),
+                taint: options.taint.clone(),
+            },
+            options.max_input_rounds,
+            options.input_timeout,
+            halted.clone(),
+        );
+        context.answerer = Some(Answerer::for_call(
+            self.governor.clone(),
+            call.server_id.clone(),
+            state.clone(),
+        ));
         // Boxed so that the (large) pipeline state is not moved around by the stream.
         let pipeline = Box::pin(
-            AssertUnwindSafe(self.pipeline(&mut call, toolset, context, options, timeout, halted))
-                .catch_unwind(),
+            AssertUnwindSafe(self.pipeline(
+                &mut call, toolset, context, options, timeout, halted, &state,
+            ))
+            .catch_unwind(),
         );
         let outcome = match pipeline.await {
             Ok(result) => result,
@@ -360,27 +382,29 @@ impl Source {
         (call, outcome)
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn pipeline(
         &self,
         call: &mut ToolCall,
         toolset: &ToolSet,
-        context: CallContext,
+        mut context: CallContext,
         options: &ExecOptions,
         timeout: Duration,
-        halted: &AtomicBool,
+        halted: &Halt,
+        state: &CallState,
     ) -> Result<CallToolResult> {
-        let first =
-            tokio::time::timeout(timeout, self.first_request(call, toolset, &context, halted))
-                .await
-                .map_err(|_| {
-                    Error::new(
-                        ErrorKind::Timeout,
-                        format!(
-                            "the call took longer than {} ms and was cancelled",
-                            timeout.as_millis()
-                        ),
-                    )
-                })?;
+        let clock = CallClock::new(timeout);
+        state.set_clock(clock.clone());
+        let first = tokio::select! {
+            first = self.first_request(call, toolset, &mut context, halted) => first,
+            () = clock.expired() => Err(Error::new(
+                ErrorKind::Timeout,
+                format!(
+                    "the call took longer than {} ms and was cancelled",
+                    timeout.as_millis()
+                ),
+            )),
+        };
         let (server, response) = first?;
         self.complete_rounds(
             call,
@@ -390,6 +414,7 @@ impl Source {
             options,
             timeout,
             halted,
+            state,
         )
         .await
     }
@@ -400,8 +425,8 @@ impl Source {
         &self,
         call: &mut ToolCall,
         toolset: &ToolSet,
-        context: &CallContext,
-        halted: &AtomicBool,
+        context: &mut CallContext,
+        halted: &Halt,
     ) -> Result<(&Arc<dyn Server>, CallToolResponse)> {
         let tool = toolset
             .resolve(&call.exposed_name)
@@ -422,8 +447,12 @@ impl Source {
         }
         if let Some(hooks) = &self.hooks {
             hooks.before(call, context).await?;
+            // The handlers see the arguments as sent.
+            if let Some(answerer) = &context.answerer {
+                answerer.set_arguments(&call.arguments);
+            }
         }
-        if halted.load(Ordering::SeqCst) {
+        if halted.is_set() {
             return Err(Error::new(
                 ErrorKind::Denied,
                 "not run: this turn was halted (by an approver or an input handler)",
@@ -443,7 +472,7 @@ impl Source {
         &self,
         call: &ToolCall,
         context: &CallContext,
-        halted: &AtomicBool,
+        halted: &Halt,
     ) -> Result<()> {
         let Some(policy) = &self.policy else {
             return Ok(());
@@ -465,6 +494,7 @@ impl Source {
                     arguments: call.arguments.clone(),
                     principal: context.principal.clone(),
                     taint: (*context.taint).clone(),
+                    sampling: None,
                 };
                 match self.approve(request).await {
                     Approval::Allow => Ok(()),
@@ -472,7 +502,7 @@ impl Source {
                         Err(denied(format!("denied by the approver: {reason}")))
                     }
                     Approval::DenyAndHalt(reason) => {
-                        halted.store(true, Ordering::SeqCst);
+                        halted.set();
                         tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
                             reason = %reason, "approver halted the turn");
                         Err(denied(format!("denied by the approver: {reason}")))

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::asks::{Answerer, Handlers};
 use crate::error::Result;
 use crate::mcp::{CacheScope, CallToolResponse, InputResponse, InputResponses, Tool};
 
@@ -105,6 +106,11 @@ pub struct CallContext {
     /// On a retry after `input_required`: the previous round's opaque
     /// `requestState`, to be sent back exactly as received.
     pub request_state: Option<String>,
+    /// Answers what the server asks during this call (elicitation, sampling,
+    /// roots), under the source's rules; set by a source for every call. A
+    /// client declares its [`features`](Answerer::features) on the call where
+    /// the revision declares capabilities per request.
+    pub answerer: Option<Answerer>,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -117,6 +123,7 @@ impl std::fmt::Debug for CallContext {
             .field("taint", &self.taint)
             .field("input_responses", &self.input_responses)
             .field("request_state", &self.request_state)
+            .field("answerer", &self.answerer)
             .finish_non_exhaustive()
     }
 }
@@ -173,6 +180,20 @@ pub trait Server: Send + Sync {
     /// the default, 0.
     fn tools_version(&self) -> u64 {
         0
+    }
+
+    /// The handlers the server's session declared its capabilities from, if
+    /// it declares any at start-up ([`McpClient`](crate::McpClient): those of
+    /// its [`ClientOptions`](crate::ClientOptions)). A source given no
+    /// handlers of its own answers with these.
+    fn handlers(&self) -> Option<Handlers> {
+        None
+    }
+
+    /// Gives the server the source's answerer for questions it asks outside
+    /// any call (called when the source is built). The default ignores it.
+    fn attach(&self, answerer: Answerer) {
+        let _ = answerer;
     }
 }
 
@@ -251,5 +272,13 @@ impl<S: Server + ?Sized> Server for Arc<S> {
 
     fn tools_version(&self) -> u64 {
         (**self).tools_version()
+    }
+
+    fn handlers(&self) -> Option<Handlers> {
+        (**self).handlers()
+    }
+
+    fn attach(&self, answerer: Answerer) {
+        (**self).attach(answerer);
     }
 }

@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use super::asks::{Answerer, Governor, Handlers};
 use super::cache::ToolCache;
-use super::input::{InputAnswer, InputHandler, InputQuestions};
+use super::input::{InputAnswer, InputQuestions};
 use super::policy::{Approval, ApprovalRequest, Approver, Policy};
 use super::server::{BoxFuture, CallContext, Server};
 use crate::calls::ToolCall;
@@ -76,8 +77,8 @@ pub struct Source {
     /// The naming and filters of every toolset listed (no servers).
     pub(crate) naming: ToolSetBuilder,
     pub(crate) policy: Option<Policy>,
-    pub(crate) approver: Option<Approver>,
-    pub(crate) input_handler: Option<InputHandler>,
+    /// The handlers and the approver that answer what servers ask.
+    pub(crate) governor: Arc<Governor>,
     pub(crate) hooks: Option<Arc<dyn Hooks>>,
     pub(crate) validate: bool,
     pub(crate) cache: ToolCache,
@@ -140,8 +141,13 @@ impl Source {
             .map(|(_, server)| server)
     }
 
+    /// The handlers that answer what servers ask.
+    pub fn handlers(&self) -> &Handlers {
+        &self.governor.handlers
+    }
+
     pub(crate) async fn approve(&self, request: ApprovalRequest) -> Approval {
-        match &self.approver {
+        match &self.governor.approver {
             Some(approver) => approver(request).await,
             None => {
                 Approval::Deny("this call needs approval, and no approver is configured".into())
@@ -179,7 +185,7 @@ pub struct SourceBuilder {
     naming: ToolSetBuilder,
     policy: Option<Policy>,
     approver: Option<Approver>,
-    input_handler: Option<InputHandler>,
+    handlers: Option<Handlers>,
     hooks: Option<Arc<dyn Hooks>>,
     validate: bool,
 }
@@ -194,7 +200,7 @@ impl SourceBuilder {
             },
             policy: None,
             approver: None,
-            input_handler: None,
+            handlers: None,
             hooks: None,
             validate: false,
         }
@@ -245,20 +251,36 @@ impl SourceBuilder {
         self
     }
 
-    /// Answers the questions of tools that ask for input before they
-    /// complete (MCP 2026-07-28 `input_required`): the runner calls the tool
-    /// again with the answers, for as many rounds as the server asks up to
+    /// What the source answers when servers ask (elicitation, sampling,
+    /// roots); see [`Handlers`]. Without them, the source answers with its
+    /// servers' own ([`Server::handlers`]: an [`McpClient`](crate::McpClient)'s
+    /// are those it declared when it started), the first server's that has any.
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.handlers = Some(handlers);
+        self
+    }
+
+    /// Sets the input handler of the source's [`handlers`](Self::handlers):
+    /// it answers the questions of tools that ask for input before they
+    /// complete (MCP 2026-07-28 `input_required`, and elicitations a server
+    /// sends during a call): the runner calls the tool again with the answers,
+    /// for as many rounds as the server asks up to
     /// [`ExecOptions::max_input_rounds`](crate::ExecOptions::max_input_rounds).
     /// The policy and the approver decided the call once; each round's server
     /// time is bounded by the call timeout and each answer by
     /// [`ExecOptions::input_timeout`](crate::ExecOptions::input_timeout).
     /// Without a handler, a call whose tool asks for input is answered with an
     /// error naming what it asked for.
+    ///
+    /// For an MCP client whose revision declares capabilities when it starts
+    /// (up to 2025-11-25), give the handler to the client too: see
+    /// [`Handlers`].
     pub fn input_handler<F>(mut self, handler: F) -> Self
     where
         F: Fn(InputQuestions) -> BoxFuture<'static, InputAnswer> + Send + Sync + 'static,
     {
-        self.input_handler = Some(Arc::new(handler));
+        let handlers = self.handlers.take().unwrap_or_default();
+        self.handlers = Some(handlers.input(handler));
         self
     }
 
@@ -299,12 +321,35 @@ impl SourceBuilder {
             (Mode::Hub, None) => Some(Policy::allow_all()),
             (_, policy) => policy,
         };
+        let handlers = self
+            .handlers
+            .or_else(|| {
+                self.servers
+                    .iter()
+                    .find_map(|(_, server)| server.handlers())
+            })
+            .unwrap_or_default();
+        let features = handlers.features();
+        for (id, server) in &self.servers {
+            if let Some(declared) = server.handlers().map(|h| h.features())
+                && declared != features
+            {
+                tracing::warn!(server = %id, declared = ?declared, answered = ?features,
+                    "the server's session declared other capabilities than this source's handlers answer");
+            }
+        }
+        let governor = Arc::new(Governor {
+            handlers,
+            approver: self.approver,
+        });
+        for (id, server) in &self.servers {
+            server.attach(Answerer::for_server(governor.clone(), id.clone()));
+        }
         Ok(Source {
             servers: self.servers,
             naming: self.naming,
             policy,
-            approver: self.approver,
-            input_handler: self.input_handler,
+            governor,
             hooks: self.hooks,
             validate: self.validate,
             cache: ToolCache::default(),

@@ -2,7 +2,6 @@
 //! stream completes it.
 
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicBool;
 
 use futures_util::stream::FuturesUnordered;
 use futures_util::{Stream, StreamExt};
@@ -83,7 +82,7 @@ impl Source {
         let mut turn = Answering::new(provider, options);
         let (limit, timeout) = options.limits();
         let shared = Shared::new(options);
-        let halted = AtomicBool::new(false);
+        let halted = super::clock::Halt::default();
         let wait = options.call_start == CallStart::AfterStream;
         let mut running = FuturesUnordered::new();
         let mut queued: VecDeque<ToolCall> = VecDeque::new();

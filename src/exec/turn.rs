@@ -1,10 +1,10 @@
 //! One turn's answers, in the model's order, however the calls finish.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
+use super::clock::Halt;
 use super::run::{CallRecord, ExecOptions, Execution, Status};
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{ErrorKind, Result};
@@ -50,7 +50,7 @@ impl<'a> Answering<'a> {
     ///
     /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the provider cannot
     /// shape an answer (a call without the id the provider requires).
-    pub(crate) fn finish(self, halted: &AtomicBool) -> Result<Execution> {
+    pub(crate) fn finish(self, halted: &Halt) -> Result<Execution> {
         let mut answers: Vec<(usize, Value, CallRecord)> =
             Vec::with_capacity(self.rejected.len() + self.ended.len());
         for rejected in self.rejected {
@@ -98,7 +98,7 @@ impl<'a> Answering<'a> {
         let follow_ups = turn.finish()?;
         answers.sort_by_key(|(index, _, _)| *index);
         let (results, calls) = answers.into_iter().map(|(_, a, r)| (a, r)).unzip();
-        let status = if halted.load(Ordering::SeqCst) {
+        let status = if halted.is_set() {
             Status::Halt
         } else {
             Status::Ok

@@ -465,6 +465,34 @@ pub struct FormElicitation {
 }
 
 impl FormElicitation {
+    /// The `default` of every property of the schema that gives one
+    /// (SEP-1034): what a form shows before the person changes anything, and
+    /// what an accepted answer sends for the fields left alone.
+    ///
+    /// ```
+    /// use mcp_adapters::mcp::{Elicitation, InputRequest};
+    /// use serde_json::json;
+    ///
+    /// let InputRequest::Elicitation(Elicitation::Form(form)) = InputRequest::form("Who?", json!({
+    ///     "type": "object",
+    ///     "properties": {"name": {"type": "string", "default": "John Doe"}, "age": {"type": "integer"}}
+    /// })) else { unreachable!() };
+    /// assert_eq!(serde_json::Value::Object(form.defaults()), json!({"name": "John Doe"}));
+    /// ```
+    pub fn defaults(&self) -> Object {
+        let Some(properties) = self
+            .requested_schema
+            .get("properties")
+            .and_then(Value::as_object)
+        else {
+            return Object::new();
+        };
+        properties
+            .iter()
+            .filter_map(|(name, schema)| schema.get("default").map(|d| (name.clone(), d.clone())))
+            .collect()
+    }
+
     /// The names of the schema's properties, in its order.
     pub fn fields(&self) -> Vec<&str> {
         self.requested_schema

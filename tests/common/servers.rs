@@ -180,3 +180,59 @@ pub fn input() -> Result<(String, Vec<String>), String> {
         vec![script.display().to_string()],
     ))
 }
+
+/// A server process, killed when dropped, with the URL it serves.
+pub struct Running {
+    child: std::process::Child,
+    /// Its streamable HTTP endpoint.
+    pub url: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(0)
+}
+
+/// The everything server in its `streamableHttp` mode on a free loopback
+/// port, once it says it listens.
+pub fn everything_http() -> Result<Running, String> {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let (node, mut args) = everything()?;
+    args.pop(); // the "stdio" mode argument
+    args.push("streamableHttp".into());
+    let port = free_port();
+    let mut child = Command::new(node)
+        .args(args)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("e2e: cannot start the everything server: {e}"))?;
+    let stderr = child.stderr.take().ok_or("e2e: no stderr")?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("listening") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let running = Running {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .map_err(|_| "e2e: the everything server did not start listening within 60 s".to_owned())?;
+    Ok(running)
+}
