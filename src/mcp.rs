@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 
 mod rounds;
 mod sampling;
+mod tasks;
 
 pub use rounds::{
     CacheScope, CallToolResponse, CreateTaskResult, ElicitAction, ElicitResult, Elicitation,
@@ -31,6 +32,7 @@ pub use sampling::{
     ModelPreferences, Role, Root, SamplingContent, SamplingMessage, StopReason, ToolChoice,
     ToolChoiceMode, ToolResult, ToolUse,
 };
+pub use tasks::{TaskState, TaskStatus};
 
 /// A JSON object.
 pub type Object = Map<String, Value>;
@@ -67,6 +69,13 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// Whether the tool runs as a task (`execution.taskSupport`, MCP
+    /// 2025-11-25): `"required"`, `"optional"` or `"forbidden"`, as sent;
+    /// `None` when the tool does not say (which means forbidden).
+    pub fn task_support(&self) -> Option<&str> {
+        self.extra.get("execution")?.get("taskSupport")?.as_str()
+    }
+
     /// A tool with a name, a description and an input schema.
     pub fn new(
         name: impl Into<String>,

@@ -94,6 +94,10 @@ pub enum DropReason {
     /// 256 levels (text parsed by
     /// `serde_json` never does; a tool built in memory can).
     TooDeep,
+    /// The tool runs only as a task (`execution.taskSupport: "required"`,
+    /// MCP 2025-11-25) and its server cannot run tasks
+    /// ([`Server::supports_tasks`](crate::Server::supports_tasks)).
+    NeedsTasks,
 }
 
 /// A tool left out of the toolset.
@@ -243,6 +247,7 @@ pub struct ToolSetBuilder {
     deny: Vec<String>,
     servers: Vec<(String, Vec<Tool>)>,
     failed: Vec<FailedServer>,
+    without_tasks: HashSet<String>,
 }
 
 impl ToolSetBuilder {
@@ -254,6 +259,7 @@ impl ToolSetBuilder {
             deny: Vec::new(),
             servers: Vec::new(),
             failed: Vec::new(),
+            without_tasks: HashSet::new(),
         }
     }
 
@@ -284,6 +290,13 @@ impl ToolSetBuilder {
     /// Adds a server's listed tools.
     pub fn server(mut self, server_id: impl Into<String>, tools: Vec<Tool>) -> Self {
         self.servers.push((server_id.into(), tools));
+        self
+    }
+
+    /// Says that a server cannot run tasks: its tools that run only as tasks
+    /// are left out ([`DropReason::NeedsTasks`]).
+    pub fn without_tasks(mut self, server_id: impl Into<String>) -> Self {
+        self.without_tasks.insert(server_id.into());
         self
     }
 
@@ -327,6 +340,10 @@ impl ToolSetBuilder {
                     dismantle_tool(tool);
                 } else if !seen.insert(tool.name.clone()) {
                     set.report.dropped.push(drop(DropReason::DuplicateName));
+                } else if tool.task_support() == Some("required")
+                    && self.without_tasks.contains(&server_id)
+                {
+                    set.report.dropped.push(drop(DropReason::NeedsTasks));
                 } else if let Some(reason) = filter.rejects(&server_id, &tool.name) {
                     set.report.dropped.push(drop(reason));
                 } else {

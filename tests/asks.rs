@@ -531,3 +531,76 @@ fn roots_change_for_every_holder() {
     assert_eq!(listed[0].uri, "file:///tmp/b");
     assert_eq!(listed[0].name.as_deref(), Some("b"));
 }
+
+/// A `Server` that hands calls on as they come, and cannot follow tasks.
+struct Plain(Vec<Tool>);
+
+impl Server for Plain {
+    fn list_tools(&self, _cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
+        let page = ToolsPage::new(self.0.clone());
+        Box::pin(async move { Ok(page) })
+    }
+
+    fn call_tool(
+        &self,
+        _name: &str,
+        _arguments: serde_json::Map<String, Value>,
+        _context: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResponse>> {
+        Box::pin(async { Ok(CallToolResult::text("ran").into()) })
+    }
+}
+
+#[test]
+fn tools_that_run_only_as_tasks_are_listed_only_where_tasks_run() {
+    let mut research = Tool::new("research", "Runs long", schema());
+    research
+        .extra
+        .insert("execution".into(), json!({"taskSupport": "required"}));
+    let mut optional = Tool::new("maybe", "Runs long or not", schema());
+    optional
+        .extra
+        .insert("execution".into(), json!({"taskSupport": "optional"}));
+    let tools = vec![
+        research.clone(),
+        optional.clone(),
+        Tool::new("quick", "Runs now", schema()),
+    ];
+    current_thread_runtime().block_on(async {
+        let in_process = tools
+            .iter()
+            .cloned()
+            .fold(InProcessServer::new(), |server, tool| {
+                server.tool(tool, |_args, _ctx| async {
+                    Ok(CallToolResult::text("ran"))
+                })
+            });
+        let source = Source::hub()
+            .server("plain", Plain(tools.clone()))
+            .server("local", in_process)
+            .build()
+            .unwrap();
+        let listing = source
+            .tools(anthropic(), &ListOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            common::tool_names(&listing),
+            [
+                "plain__maybe",
+                "plain__quick",
+                "local__research",
+                "local__maybe",
+                "local__quick"
+            ]
+        );
+        let dropped = &listing.report.toolset.dropped;
+        assert_eq!(dropped.len(), 1);
+        assert_eq!(
+            (dropped[0].server_id.as_str(), dropped[0].tool.as_str()),
+            ("plain", "research")
+        );
+        assert_eq!(dropped[0].reason, DropReason::NeedsTasks);
+        assert_eq!(research.task_support(), Some("required"));
+    });
+}

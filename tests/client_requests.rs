@@ -7,154 +7,13 @@
 
 mod common;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::scripted::{self, Server};
 use mcp_adapters::mcp::{CreateMessageResult, ElicitResult, InputResponses, Root};
 use mcp_adapters::*;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::{Notify, oneshot};
-
-/// What the scripted server does for a `tools/call`: given the call's name
-/// and a handle to ask the client, the result's text.
-type Script =
-    Arc<dyn Fn(String, Peer) -> futures_util::future::BoxFuture<'static, String> + Send + Sync>;
-
-/// The server's side of the pipe: send requests to the client, see what it sent.
-#[derive(Clone)]
-struct Peer {
-    out: tokio::sync::mpsc::UnboundedSender<Value>,
-    pending: Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>,
-    next: Arc<AtomicU64>,
-    seen: Arc<Mutex<Vec<Value>>>,
-    calls: Arc<(Mutex<usize>, Notify)>,
-}
-
-impl Peer {
-    /// Sends a request to the client and waits for its answer (`result` or `error`).
-    async fn ask(&self, method: &str, params: Value) -> Value {
-        let id = 1000 + self.next.fetch_add(1, Ordering::SeqCst);
-        let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap().insert(id, tx);
-        let _ = self
-            .out
-            .send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        rx.await.unwrap()
-    }
-
-    /// Waits until `n` calls have arrived.
-    async fn calls_arrived(&self, n: usize) {
-        loop {
-            let notified = self.calls.1.notified();
-            if *self.calls.0.lock().unwrap() >= n {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    fn seen(&self, method: &str) -> Vec<Value> {
-        self.seen
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|m| m["method"] == method)
-            .cloned()
-            .collect()
-    }
-}
-
-/// Starts a scripted server offering `tools` and returns the client's end of
-/// the pipe and the server's handle. `at_start` runs once the client says it
-/// is initialized (a server asking outside any call).
-fn scripted(
-    tools: &[&str],
-    script: Script,
-    at_start: Option<Script>,
-) -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), Peer) {
-    let (client_read, mut server_write) = tokio::io::duplex(1 << 16);
-    let (server_read, client_write) = tokio::io::duplex(1 << 16);
-    let (out, mut queue) = tokio::sync::mpsc::unbounded_channel::<Value>();
-    let peer = Peer {
-        out,
-        pending: Arc::default(),
-        next: Arc::default(),
-        seen: Arc::default(),
-        calls: Arc::default(),
-    };
-    tokio::spawn(async move {
-        while let Some(message) = queue.recv().await {
-            let mut line = serde_json::to_vec(&message).unwrap();
-            line.push(b'\n');
-            if server_write.write_all(&line).await.is_err() {
-                return;
-            }
-        }
-    });
-    let tools: Vec<Value> = tools
-        .iter()
-        .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
-        .collect();
-    let server = peer.clone();
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(server_read).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let message: Value = serde_json::from_str(&line).unwrap();
-            server.seen.lock().unwrap().push(message.clone());
-            let id = message.get("id").cloned();
-            let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
-            match (message["method"].as_str(), &id) {
-                (None, Some(id)) => {
-                    let waiting = server.pending.lock().unwrap().remove(&id.as_u64().unwrap());
-                    if let Some(tx) = waiting {
-                        let _ = tx.send(message);
-                    }
-                }
-                (Some("initialize"), _) => {
-                    let _ = server.out.send(reply(json!({
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "scripted", "version": "1"}
-                    })));
-                }
-                (Some("notifications/initialized"), _) => {
-                    if let Some(at_start) = at_start.clone() {
-                        let peer = server.clone();
-                        tokio::spawn(async move {
-                            at_start(String::new(), peer).await;
-                        });
-                    }
-                }
-                (Some("tools/list"), _) => {
-                    let _ = server.out.send(reply(json!({"tools": tools})));
-                }
-                (Some("tools/call"), _) => {
-                    {
-                        let mut n = server.calls.0.lock().unwrap();
-                        *n += 1;
-                    }
-                    server.calls.1.notify_waiters();
-                    let name = message["params"]["name"].as_str().unwrap_or("").to_owned();
-                    let (peer, script) = (server.clone(), script.clone());
-                    tokio::spawn(async move {
-                        let text = script(name, peer.clone()).await;
-                        let _ = peer.out.send(json!({"jsonrpc": "2.0", "id": id,
-                            "result": {"content": [{"type": "text", "text": text}]}}));
-                    });
-                }
-                (Some(_), Some(_)) => {
-                    let _ = server.out.send(json!({"jsonrpc": "2.0", "id": id,
-                        "error": {"code": -32601, "message": "not here"}}));
-                }
-                _ => {}
-            }
-        }
-    });
-    ((client_read, client_write), peer)
-}
 
 fn legacy(handlers: Handlers) -> ClientOptions {
     ClientOptions::new()
@@ -223,8 +82,8 @@ fn initialize_declares_exactly_what_the_handlers_answer() {
                        "roots": {"listChanged": true}}),
             ),
         ] {
-            let script: Script = Arc::new(|_, _| Box::pin(async { String::new() }));
-            let (transport, server) = scripted(&[], script, None);
+            let script = scripted::calls(|_, _| Box::pin(async { String::new() }));
+            let (transport, server) = scripted::start(Server::legacy(&[], script));
             let client = McpClient::from_transport("s", transport, &legacy(handlers))
                 .await
                 .unwrap();
@@ -240,13 +99,13 @@ fn initialize_declares_exactly_what_the_handlers_answer() {
 fn a_request_during_the_one_call_in_flight_belongs_to_it() {
     common::current_thread_runtime().block_on(async {
         let asked = Asked::default();
-        let script: Script = Arc::new(|_, peer| {
+        let script = scripted::calls(|_, peer| {
             Box::pin(async move {
                 let answer = peer.ask("elicitation/create", form("Delete it?")).await;
                 format!("answered {}", answer["result"])
             })
         });
-        let (transport, _server) = scripted(&["delete"], script, None);
+        let (transport, _server) = scripted::start(Server::legacy(&["delete"], script));
         let client = McpClient::from_transport("notes", transport, &legacy(accepting(&asked)))
             .await
             .unwrap();
@@ -273,7 +132,7 @@ fn a_request_during_the_one_call_in_flight_belongs_to_it() {
 fn a_request_while_several_calls_run_is_ambiguous_never_guessed() {
     common::current_thread_runtime().block_on(async {
         let asked = Asked::default();
-        let script: Script = Arc::new(|name, peer| {
+        let script = scripted::calls(|name, peer| {
             Box::pin(async move {
                 peer.calls_arrived(2).await;
                 if name == "first" {
@@ -283,7 +142,7 @@ fn a_request_while_several_calls_run_is_ambiguous_never_guessed() {
                 "done".to_owned()
             })
         });
-        let (transport, _server) = scripted(&["first", "second"], script, None);
+        let (transport, _server) = scripted::start(Server::legacy(&["first", "second"], script));
         let client = McpClient::from_transport("notes", transport, &legacy(accepting(&asked)))
             .await
             .unwrap();
@@ -306,7 +165,7 @@ fn requests_outside_any_call_reach_the_handlers_with_no_call() {
         let asked = Asked::default();
         let outside: Arc<Mutex<Vec<Value>>> = Arc::default();
         let got = outside.clone();
-        let at_start: Script = Arc::new(move |_, peer| {
+        let at_start: scripted::OnStart = Arc::new(move |peer| {
             let got = got.clone();
             Box::pin(async move {
                 let roots = peer.ask("roots/list", json!({})).await;
@@ -320,11 +179,13 @@ fn requests_outside_any_call_reach_the_handlers_with_no_call() {
                     )
                     .await;
                 got.lock().unwrap().push(sampled);
-                String::new()
             })
         });
-        let script: Script = Arc::new(|_, _| Box::pin(async { String::new() }));
-        let (transport, server) = scripted(&[], script, Some(at_start));
+        let script = scripted::calls(|_, _| Box::pin(async { String::new() }));
+        let (transport, server) = scripted::start(Server {
+            at_start: Some(at_start),
+            ..Server::legacy(&[], script)
+        });
         let roots = Roots::new([Root::new("file:///work").unwrap()]);
         let handlers = accepting(&asked).roots(roots.clone());
         let client = McpClient::from_transport("notes", transport, &legacy(handlers))
@@ -361,7 +222,7 @@ fn requests_outside_any_call_reach_the_handlers_with_no_call() {
 #[test]
 fn sampling_refused_by_the_rules_is_an_mcp_rejection() {
     common::current_thread_runtime().block_on(async {
-        let script: Script = Arc::new(|_, peer| {
+        let script = scripted::calls(|_, peer| {
             Box::pin(async move {
                 let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}],
                                     "maxTokens": 20});
@@ -370,7 +231,7 @@ fn sampling_refused_by_the_rules_is_an_mcp_rejection() {
                 format!("{} / {}", first["result"]["content"]["text"], second["error"])
             })
         });
-        let (transport, _server) = scripted(&["summarize"], script, None);
+        let (transport, _server) = scripted::start(Server::legacy(&["summarize"], script));
         let sampling = Sampling::new(|request| {
             Box::pin(async move {
                 SamplingAnswer::Respond(CreateMessageResult::text(

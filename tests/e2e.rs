@@ -346,12 +346,12 @@ fn audio_progress_and_meta_on_the_lab_server() {
             echoed.contains("abc-123"),
             "the server did not see our _meta: {echoed}"
         );
-        // A 2026-07-28 session: the call declares what the client answers,
-        // and this source has no handlers.
+        // A 2026-07-28 session: the call declares what the client answers
+        // (this source has no handlers) and that it follows tasks.
         let meta: Value = serde_json::from_str(echoed).unwrap();
         assert_eq!(
             meta["io.modelcontextprotocol/clientCapabilities"],
-            json!({}),
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
             "{echoed}"
         );
         let mut results = run.results.clone();

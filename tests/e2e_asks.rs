@@ -221,6 +221,43 @@ async fn plays_every_question(client: McpClient, recorded: Arc<Recorded>, root_u
         text.contains("Current MCP Roots (1 total)") && text.contains(root_uri),
         "{text}"
     );
+
+    // A tool that runs only as a task (2025-11-25 `taskSupport: required`),
+    // asking for a clarification on the way; its statuses arrive as progress.
+    let asked_before = recorded.questions.lock().unwrap().len();
+    let progress: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = progress.clone();
+    let options = ExecOptions::new().progress(move |p| {
+        seen.lock().unwrap().push(p.message.unwrap_or_default());
+    });
+    let provider = common::provider("anthropic");
+    let run = source
+        .execute_tool_calls(
+            provider,
+            &call(
+                "simulate-research-query",
+                json!({"topic": "rust", "ambiguous": true}),
+            ),
+            &listing,
+            &options,
+        )
+        .await
+        .unwrap();
+    let text = run.results[0]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(text.contains("# Research Report: rust"), "{text}");
+    assert!(text.contains("input_required"), "{text}");
+    let questions = recorded.questions.lock().unwrap();
+    assert_eq!(questions.len(), asked_before + 1, "the task asked once");
+    let asked = questions.last().unwrap();
+    assert_eq!(asked.call.call().unwrap().tool, "simulate-research-query");
+    let progress = progress.lock().unwrap();
+    assert!(
+        progress.iter().any(|m| m.contains(": working")),
+        "{progress:?}"
+    );
 }
 
 fn recorded() -> Arc<Recorded> {

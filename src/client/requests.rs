@@ -64,6 +64,12 @@ impl Registration {
         self.calls.update(self.key, |e| e.id = Some(id));
         self.calls.registered.notify_waiters();
     }
+
+    /// The task the call runs as: requests tied to it belong to the call.
+    pub(crate) fn set_task(&self, task_id: &str) {
+        self.calls
+            .update(self.key, |e| e.task = Some(task_id.to_owned()));
+    }
 }
 
 impl Drop for Registration {

@@ -22,11 +22,12 @@ use serde_json::{Map, Value};
 use super::changes::{self, Watcher};
 use super::convert::call_tool_response;
 use super::requests::Calls;
-use super::stdio::{self, StderrTail};
+use super::stdio::{self, ChildGuard, StderrTail, Tap};
+use super::tasks::{Generation, TaskCall};
 use crate::config::ServerConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Answerer, BoxFuture, CallContext, ClientFeatures, Handlers, Server, ToolsPage};
-use crate::mcp::{CacheScope, CallToolResponse, CreateMessageParams, Elicitation, Tool};
+use crate::mcp::{CacheScope, CallToolResponse, CreateMessageParams, Elicitation, TaskState, Tool};
 
 /// How [`McpClient`] starts its session: the MCP lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -350,18 +351,29 @@ impl ClientHandler for Handler {
 /// `From`/`TryFrom` impls turn the SDK's `Tool`, `CallToolResult` and
 /// `ContentBlock` into this crate's types and back.
 pub struct McpClient {
-    name: String,
+    pub(super) name: String,
     service: RunningService<RoleClient, Handler>,
     routes: Arc<Routes>,
-    stderr: Option<StderrTail>,
+    /// A spawned server's process and stderr.
+    process: Option<Process>,
+    /// What the SDK's types drop of the server's messages, where it can be seen.
+    tap: Option<Tap>,
     options: ClientOptions,
     tools_version: Arc<AtomicU64>,
     /// The calls in flight, for the requests the server sends during them.
     calls: Arc<Calls>,
+    /// Tools that run only as tasks (MCP 2025-11-25), learnt from their refusals.
+    tasks_only: Mutex<std::collections::HashSet<String>>,
     /// Reads the `subscriptions/listen` stream for list changes (2026-07-28).
     _watcher: Option<Watcher>,
     /// Tells the server when the roots change (up to 2025-11-25).
     _roots: Option<AbortOnDrop>,
+}
+
+/// A spawned server: killed when its client is dropped.
+struct Process {
+    stderr: StderrTail,
+    child: ChildGuard,
 }
 
 /// A background task that ends with its owner.
@@ -419,13 +431,24 @@ impl McpClient {
         env: &BTreeMap<String, String>,
         options: &ClientOptions,
     ) -> Result<Self> {
-        let (transport, tail) = stdio::spawn(name, command, args, env)?;
-        Self::start(name, transport, options, Some(tail.clone()))
-            .await
-            .map_err(|err| {
-                let message = format!("{}{}", err.message(), tail.describe());
-                err.with_message(message)
-            })
+        let spawned = stdio::spawn(name, command, args, env)?;
+        let tail = spawned.stderr.clone();
+        let process = Process {
+            stderr: spawned.stderr,
+            child: spawned.child,
+        };
+        Self::start(
+            name,
+            spawned.transport,
+            options,
+            Some(process),
+            Some(spawned.tap),
+        )
+        .await
+        .map_err(|err| {
+            let message = format!("{}{}", err.message(), tail.describe());
+            err.with_message(message)
+        })
     }
 
     /// Connects to a streamable HTTP server at `url`, sending `headers` with
@@ -464,8 +487,16 @@ impl McpClient {
                 http::HeaderValue::try_from(value.as_str()).map_err(|e| bad().with_source(e))?;
             config.custom_headers.insert(header, value);
         }
-        let transport = StreamableHttpClientTransport::from_config(config);
-        Self::start(name, transport, options, None).await
+        let tap = Tap::default();
+        let client = super::http::TappedClient::new(tap.clone()).map_err(|e| {
+            Error::new(
+                ErrorKind::Unavailable,
+                format!("server `{name}`: cannot build the HTTP client"),
+            )
+            .with_source(e)
+        })?;
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        Self::start(name, transport, options, None, Some(tap)).await
     }
 
     /// Without the `rmcp-http` feature: always an error saying so.
@@ -489,7 +520,33 @@ impl McpClient {
         ))
     }
 
-    /// Initializes a session over any transport the SDK accepts.
+    /// Initializes a session over a pair of byte streams carrying
+    /// newline-delimited JSON-RPC, as a stdio server's are (a process the
+    /// application started itself, a socket, an in-memory pipe): read as
+    /// [`spawn`](Self::spawn) reads a server's stdout, so that what the SDK's
+    /// types drop (a tool's `execution`, the server's `tasks` capability) is
+    /// still seen.
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect).
+    pub async fn from_streams<R, W>(
+        name: &str,
+        read: R,
+        write: W,
+        options: &ClientOptions,
+    ) -> Result<Self>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let tap = Tap::default();
+        let transport = (stdio::TapReader::new(read, tap.clone()), write);
+        Self::start(name, transport, options, None, Some(tap)).await
+    }
+
+    /// Initializes a session over any transport the SDK accepts (see
+    /// [`from_streams`](Self::from_streams) for byte streams).
     ///
     /// # Errors
     ///
@@ -503,14 +560,15 @@ impl McpClient {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        Self::start(name, transport, options, None).await
+        Self::start(name, transport, options, None, None).await
     }
 
     async fn start<T, E, A>(
         name: &str,
         transport: T,
         options: &ClientOptions,
-        stderr: Option<StderrTail>,
+        process: Option<Process>,
+        tap: Option<Tap>,
     ) -> Result<Self>
     where
         T: IntoTransport<RoleClient, E, A>,
@@ -524,7 +582,7 @@ impl McpClient {
         // 2026-07-28 session on every request, where each `tools/call`
         // declares its source's, see `call_capabilities`).
         let mut info = ClientConfig::new(
-            capabilities(options.handlers.features(), true),
+            capabilities(options.handlers.features(), true, false),
             Implementation::new("mcp-adapters", env!("CARGO_PKG_VERSION")),
         );
         if options.lifecycle == Lifecycle::Legacy {
@@ -585,10 +643,12 @@ impl McpClient {
             name: name.to_owned(),
             service,
             routes,
-            stderr,
+            process,
+            tap,
             options: options.clone(),
             tools_version,
             calls,
+            tasks_only: Mutex::default(),
             _watcher: watcher,
             _roots: roots,
         })
@@ -617,20 +677,58 @@ impl McpClient {
     /// asked to exit, then killed).
     pub async fn close(mut self) {
         let _ = self.service.close().await;
+        if let Some(process) = self.process.take() {
+            process.child.close().await;
+        }
     }
 
     /// Whether the session is 2026-07-28 or later (per-request metadata, input rounds).
-    fn is_modern(&self) -> bool {
+    pub(super) fn is_modern(&self) -> bool {
         self.service
             .peer_info()
             .is_some_and(|info| !info.protocol_version.has_initialize())
     }
 
-    fn error(&self, what: &str, err: ServiceError) -> Error {
+    /// The session's peer, to send requests on.
+    pub(super) fn peer(&self) -> &rmcp::service::Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    /// Whether a call of `tool` is sent as a task (MCP 2025-11-25): the
+    /// tool's `taskSupport` says `required`, or `optional` on a server that
+    /// takes task-augmented calls, or the tool refused a plain call.
+    fn needs_task(&self, tool: &str) -> bool {
+        if self.tasks_only.lock().is_ok_and(|set| set.contains(tool)) {
+            return true;
+        }
+        let Some(tap) = &self.tap else {
+            return false;
+        };
+        let support = tap.execution(tool);
+        match support
+            .as_ref()
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str)
+        {
+            Some("required") => true,
+            Some("optional") => tap
+                .tasks()
+                .is_some_and(|t| t.pointer("/requests/tools/call").is_some()),
+            _ => false,
+        }
+    }
+
+    fn remember_task(&self, tool: &str) {
+        if let Ok(mut set) = self.tasks_only.lock() {
+            set.insert(tool.to_owned());
+        }
+    }
+
+    pub(super) fn error(&self, what: &str, err: ServiceError) -> Error {
         let stderr = || {
-            self.stderr
+            self.process
                 .as_ref()
-                .map(StderrTail::describe)
+                .map(|p| p.stderr.describe())
                 .unwrap_or_default()
         };
         match err {
@@ -661,9 +759,16 @@ impl McpClient {
 }
 
 /// The capabilities `features` declare; `list_changed` says whether roots
-/// announce changes (revisions up to 2025-11-25 only).
-fn capabilities(features: ClientFeatures, list_changed: bool) -> ClientCapabilities {
+/// announce changes (revisions up to 2025-11-25 only), `tasks` whether the
+/// tasks extension is declared (a 2026-07-28 call).
+fn capabilities(features: ClientFeatures, list_changed: bool, tasks: bool) -> ClientCapabilities {
     let mut wire = serde_json::Map::new();
+    if tasks {
+        wire.insert(
+            "extensions".into(),
+            serde_json::json!({ rmcp::model::TASKS_EXTENSION_ID: {} }),
+        );
+    }
     if features.elicitation_form || features.elicitation_url {
         let mut elicitation = serde_json::Map::new();
         if features.elicitation_form {
@@ -754,6 +859,59 @@ impl Drop for InFlight {
     }
 }
 
+impl McpClient {
+    /// One `tools/call` on the wire, with a round's answers and state.
+    async fn call_once(
+        &self,
+        call: &TaskCall<'_>,
+        arguments: Map<String, Value>,
+    ) -> std::result::Result<rmcp::model::ServerResult, ServiceError> {
+        let context = call.context;
+        let mut params = CallToolRequestParams::new(call.name.to_owned());
+        params.arguments = Some(arguments);
+        if let Some(responses) = &context.input_responses {
+            let wire = responses
+                .iter()
+                .filter_map(|(key, response)| {
+                    serde_json::to_value(response)
+                        .ok()
+                        .map(|value| (key.clone(), value))
+                })
+                .collect::<BTreeMap<String, Value>>();
+            params = params.with_input_responses(wire);
+        }
+        if let Some(state) = &context.request_state {
+            params = params.with_request_state(state.clone());
+        }
+        let mut options = PeerRequestOptions::no_options();
+        let mut meta = context.meta.clone().map(RequestMetaObject::from);
+        if self.is_modern() {
+            meta.get_or_insert_default()
+                .set_client_capabilities(capabilities(call.answerer.features(), false, true));
+        }
+        if let Some(meta) = meta {
+            options = options.with_meta(meta);
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .service
+            .peer()
+            .send_request_with_option(request, options)
+            .await?;
+        call.registration.set_id(handle.id.clone());
+        let key = context.progress.is_some().then(|| {
+            self.routes
+                .register(&handle.progress_token, context.clone())
+        });
+        let mut in_flight = InFlight {
+            handle: Some(handle),
+            routes: self.routes.clone(),
+            key,
+        };
+        in_flight.answer().await
+    }
+}
+
 impl Server for McpClient {
     fn list_tools(&self, cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
         Box::pin(async move {
@@ -774,7 +932,7 @@ impl Server for McpClient {
                 )
             })?
             .map_err(|e| self.error("tools/list", e))?;
-            let tools = listed
+            let mut tools = listed
                 .tools
                 .into_iter()
                 .map(Tool::try_from)
@@ -783,6 +941,14 @@ impl Server for McpClient {
                     let message = format!("server `{}`: {}", self.name, e.message());
                     e.with_message(message)
                 })?;
+            // What the SDK's tool type drops, as the server sent it.
+            if let Some(tap) = &self.tap {
+                for tool in &mut tools {
+                    if let Some(execution) = tap.execution(&tool.name) {
+                        tool.extra.insert("execution".into(), execution);
+                    }
+                }
+            }
             let mut page = ToolsPage::new(tools);
             page.next_cursor = listed.next_cursor;
             page.ttl = listed.ttl_ms.map(Duration::from_millis);
@@ -802,67 +968,49 @@ impl Server for McpClient {
     ) -> BoxFuture<'_, Result<CallToolResponse>> {
         let name = name.to_owned();
         Box::pin(async move {
-            let what = format!("tools/call `{name}`");
-            let mut params = CallToolRequestParams::new(name.clone());
-            params.arguments = Some(arguments);
-            if let Some(responses) = &context.input_responses {
-                let wire = responses
-                    .iter()
-                    .map(|(key, response)| {
-                        serde_json::to_value(response)
-                            .map(|value| (key.clone(), value))
-                            .map_err(|e| {
-                                Error::new(
-                                    ErrorKind::Input,
-                                    format!("the answer to `{key}` cannot be serialized"),
-                                )
-                                .with_source(e)
-                            })
-                    })
-                    .collect::<Result<BTreeMap<String, Value>>>()?;
-                params = params.with_input_responses(wire);
-            }
-            if let Some(state) = &context.request_state {
-                params = params.with_request_state(state.clone());
-            }
-            let mut options = PeerRequestOptions::no_options();
-            let mut meta = context.meta.clone().map(RequestMetaObject::from);
             let answerer = context
                 .answerer
                 .clone()
                 .or_else(|| self.calls.outside())
                 .unwrap_or_else(|| Answerer::standalone(Handlers::default(), &self.name));
-            if self.is_modern() {
-                meta.get_or_insert_default()
-                    .set_client_capabilities(capabilities(answerer.features(), false));
-            }
-            if let Some(meta) = meta {
-                options = options.with_meta(meta);
-            }
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
             // Registered before it is sent: the server may ask at once.
-            let registration = self.calls.register(answerer);
-            let handle = self
-                .service
-                .peer()
-                .send_request_with_option(request, options)
-                .await
-                .map_err(|e| self.error(&what, e))?;
-            registration.set_id(handle.id.clone());
-            let key = context.progress.is_some().then(|| {
-                self.routes
-                    .register(&handle.progress_token, context.clone())
-            });
-            let mut in_flight = InFlight {
-                handle: Some(handle),
-                routes: self.routes.clone(),
-                key,
+            let registration = self.calls.register(answerer.clone());
+            let call = TaskCall {
+                name: &name,
+                context: &context,
+                answerer: &answerer,
+                registration: &registration,
             };
-            let answer = in_flight.answer().await.map_err(|e| self.error(&what, e))?;
-            call_tool_response(answer).map_err(|e| {
+            let legacy = !self.is_modern();
+            if legacy && self.needs_task(&name) {
+                return self.call_as_task(&call, arguments).await;
+            }
+            let what = format!("tools/call `{name}`");
+            let answer = match self.call_once(&call, arguments.clone()).await {
+                Ok(answer) => answer,
+                // A 2025-11-25 tool whose task support is `required` refuses a
+                // call that is not a task with -32601 (and runs nothing).
+                Err(ServiceError::McpError(e))
+                    if legacy && e.code == ErrorCode::METHOD_NOT_FOUND =>
+                {
+                    self.remember_task(&name);
+                    tracing::debug!(server = %self.name, tool = %name, "the tool runs only as a task");
+                    return self.call_as_task(&call, arguments).await;
+                }
+                Err(e) => return Err(self.error(&what, e)),
+            };
+            let response = call_tool_response(answer).map_err(|e| {
                 let message = format!("server `{}` answered {what}: {}", self.name, e.message());
                 e.with_message(message)
-            })
+            })?;
+            match response {
+                CallToolResponse::Task(task) => {
+                    let state =
+                        TaskState::from_value(&serde_json::to_value(&task).unwrap_or_default())?;
+                    self.follow_task(&call, state, Generation::Extension).await
+                }
+                other => Ok(other),
+            }
         })
     }
 
@@ -872,6 +1020,11 @@ impl Server for McpClient {
 
     fn handlers(&self) -> Option<Handlers> {
         Some(self.options.handlers.clone())
+    }
+
+    /// Tasks of both generations are followed to their end.
+    fn supports_tasks(&self) -> bool {
+        true
     }
 
     fn attach(&self, answerer: Answerer) {

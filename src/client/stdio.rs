@@ -1,11 +1,22 @@
-//! Spawning a stdio server and keeping the tail of what it writes to stderr.
+//! Spawning a stdio server: its stdout read through a tap that notes what the
+//! SDK's types drop, and the tail of what it writes to stderr kept.
+//!
+//! The official SDK (rmcp 3.11) reads each message into its own types, which
+//! have no place for two fields of MCP 2025-11-25: a tool's `execution`
+//! (`taskSupport`) and the server's `tasks` capability. The tap sees the raw
+//! lines on their way to the SDK, unchanged, and keeps those two fields, so
+//! that a tool that runs only as a task is called as one.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
 
-use rmcp::transport::TokioChildProcess;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, ReadBuf};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -36,27 +47,198 @@ impl StderrTail {
     }
 }
 
+/// What the tap noted of the server's raw messages.
+#[derive(Debug, Default)]
+pub(crate) struct Noted {
+    /// Each listed tool's `execution`, by name.
+    pub(crate) execution: HashMap<String, Value>,
+    /// The server's `capabilities.tasks`, from `initialize`.
+    pub(crate) tasks: Option<Value>,
+}
+
+/// The notes of one session's tap.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tap(Arc<Mutex<Noted>>);
+
+/// Lines longer than this are passed on without being looked at (a tool
+/// list is far shorter; a large tool result need not be copied).
+const MAX_NOTED_LINE: usize = 16 << 20;
+
+impl Tap {
+    /// A tool's `execution`, as last listed.
+    pub(crate) fn execution(&self, tool: &str) -> Option<Value> {
+        self.0.lock().ok()?.execution.get(tool).cloned()
+    }
+
+    /// The server's `tasks` capability.
+    pub(crate) fn tasks(&self) -> Option<Value> {
+        self.0.lock().ok()?.tasks.clone()
+    }
+
+    /// Looks at one complete message; only those that may carry the fields
+    /// are parsed.
+    pub(crate) fn note_message(&self, line: &[u8]) {
+        let finder = |needle: &[u8]| memchr::memmem::find(line, needle).is_some();
+        if !finder(b"\"execution\"") && !finder(b"\"tasks\"") {
+            return;
+        }
+        let Ok(message) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        let Some(result) = message.get("result") else {
+            return;
+        };
+        let Ok(mut noted) = self.0.lock() else {
+            return;
+        };
+        if let Some(tasks) = result.get("capabilities").and_then(|c| c.get("tasks")) {
+            noted.tasks = Some(tasks.clone());
+        }
+        if let Some(tools) = result.get("tools").and_then(Value::as_array) {
+            for tool in tools {
+                if let (Some(name), Some(execution)) = (
+                    tool.get("name").and_then(Value::as_str),
+                    tool.get("execution"),
+                ) {
+                    noted.execution.insert(name.to_owned(), execution.clone());
+                }
+            }
+        }
+    }
+}
+
+/// The child's stdout, passed on byte for byte while the tap looks at each line.
+pub(crate) struct TapReader<R> {
+    inner: R,
+    tap: Tap,
+    line: Vec<u8>,
+    /// The current line outgrew [`MAX_NOTED_LINE`]: skip to its end.
+    skipping: bool,
+}
+
+impl<R> TapReader<R> {
+    pub(crate) fn new(inner: R, tap: Tap) -> Self {
+        TapReader {
+            inner,
+            tap,
+            line: Vec::new(),
+            skipping: false,
+        }
+    }
+
+    fn look(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            match memchr::memchr(b'\n', bytes) {
+                Some(end) => {
+                    if !self.skipping {
+                        self.line.extend_from_slice(&bytes[..end]);
+                        self.tap.note_message(&self.line);
+                    }
+                    self.line.clear();
+                    self.skipping = false;
+                    bytes = &bytes[end + 1..];
+                }
+                None => {
+                    if !self.skipping {
+                        if self.line.len() + bytes.len() > MAX_NOTED_LINE {
+                            self.skipping = true;
+                            self.line = Vec::new();
+                        } else {
+                            self.line.extend_from_slice(bytes);
+                        }
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for TapReader<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            let read = buf.filled()[before..].to_vec();
+            self.look(&read);
+        }
+        polled
+    }
+}
+
+/// The transport the SDK speaks over: the tapped stdout and the stdin.
+pub(crate) type StdioTransport = (TapReader<ChildStdout>, ChildStdin);
+
+/// The spawned process: killed when dropped, or asked to exit by [`ChildGuard::close`].
+pub(crate) struct ChildGuard(Option<Child>);
+
+/// How long a server that was told to exit (its stdin closed) has before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+impl ChildGuard {
+    /// Waits briefly for the process to exit after its stdin closed, then kills it.
+    pub(crate) async fn close(mut self) {
+        if let Some(mut child) = self.0.take()
+            && tokio::time::timeout(EXIT_GRACE, child.wait())
+                .await
+                .is_err()
+        {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            let _ = child.start_kill();
+        }
+    }
+}
+
+/// A spawned server: its transport, the process, the stderr tail and the tap.
+pub(crate) struct Spawned {
+    pub(crate) transport: StdioTransport,
+    pub(crate) child: ChildGuard,
+    pub(crate) stderr: StderrTail,
+    pub(crate) tap: Tap,
+}
+
 /// Spawns `command args` with `env` added to the environment.
 pub(crate) fn spawn(
     name: &str,
     command: &str,
     args: &[String],
     env: &BTreeMap<String, String>,
-) -> Result<(TokioChildProcess, StderrTail)> {
+) -> Result<Spawned> {
     let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args).envs(env).kill_on_drop(true);
-    let (transport, stderr) = TokioChildProcess::builder(cmd)
+    cmd.args(args)
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Unavailable,
-                format!("server `{name}`: cannot start `{command}`"),
-            )
-            .with_source(e)
-        })?;
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|e| {
+        Error::new(
+            ErrorKind::Unavailable,
+            format!("server `{name}`: cannot start `{command}`"),
+        )
+        .with_source(e)
+    })?;
+    let missing = |what: &str| {
+        Error::new(
+            ErrorKind::Unavailable,
+            format!("server `{name}`: its {what} could not be opened"),
+        )
+    };
+    let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
+    let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
     let tail = StderrTail::default();
-    if let Some(stderr) = stderr {
+    if let Some(stderr) = child.stderr.take() {
         let (tail, name) = (tail.clone(), name.to_owned());
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
@@ -66,5 +248,48 @@ pub(crate) fn spawn(
             }
         });
     }
-    Ok((transport, tail))
+    let tap = Tap::default();
+    Ok(Spawned {
+        transport: (TapReader::new(stdout, tap.clone()), stdin),
+        child: ChildGuard(Some(child)),
+        stderr: tail,
+        tap,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    #[tokio::test]
+    async fn the_tap_passes_every_byte_and_notes_lines_cut_anywhere() {
+        let lines = concat!(
+            r#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}},{"name":"b"}]}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"execution":3}}"#,
+            "\n"
+        );
+        for cut in [1, 7, 64, 4096] {
+            let (mut write, read) = tokio::io::duplex(cut);
+            let tap = Tap::default();
+            let mut reader = TapReader::new(read, tap.clone());
+            let writer = tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                write.write_all(lines.as_bytes()).await.unwrap();
+            });
+            let mut passed = String::new();
+            reader.read_to_string(&mut passed).await.unwrap();
+            writer.await.unwrap();
+            assert_eq!(passed, lines);
+            assert_eq!(
+                tap.execution("a"),
+                Some(serde_json::json!({"taskSupport": "required"}))
+            );
+            assert_eq!(tap.execution("b"), None);
+            assert!(tap.tasks().is_some());
+        }
+    }
 }

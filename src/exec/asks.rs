@@ -667,6 +667,24 @@ impl Answerer {
         Ok(responses)
     }
 
+    /// Answers the questions of a task's round (its `inputRequests`, MCP
+    /// 2026-07-28 tasks) as [`answer_round`](Self::answer_round) does, each
+    /// round counted against the call's `max_input_rounds` with the requests
+    /// made during the call.
+    ///
+    /// # Errors
+    ///
+    /// As [`answer_round`](Self::answer_round), and when the bound is reached.
+    pub async fn answer_task_round(
+        &self,
+        asked: &InputRequiredResult,
+        round: usize,
+    ) -> Result<InputResponses> {
+        self.count_request()
+            .map_err(|e| not_completed(asked, e.message()))?;
+        self.answer_round(asked, round).await
+    }
+
     /// Answers an `elicitation/create` request the server sent during the
     /// call (revisions up to 2025-11-25), with the input handler. The
     /// handler's [`InputAnswer::Decline`] and [`InputAnswer::Cancel`] are

@@ -150,7 +150,10 @@ impl Source {
             state.servers[i] = Some(entry);
         }
         let mut builder = self.naming.clone();
-        for ((id, _), entry) in self.servers.iter().zip(&state.servers) {
+        for ((id, server), entry) in self.servers.iter().zip(&state.servers) {
+            if !server.supports_tasks() {
+                builder = builder.without_tasks(id);
+            }
             builder = match entry.as_ref().map(|e| &e.outcome) {
                 Some(Ok(list)) => builder.server(id, list.tools.clone()),
                 Some(Err(err)) => builder.failed_server(id, err.clone()),

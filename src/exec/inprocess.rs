@@ -119,6 +119,11 @@ impl InProcessServer {
 }
 
 impl Server for InProcessServer {
+    /// Its tools run in the call itself, whatever their task support says.
+    fn supports_tasks(&self) -> bool {
+        true
+    }
+
     fn list_tools(&self, cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
         let start = match cursor.as_deref().map(str::parse::<usize>) {
             None => Ok(0),

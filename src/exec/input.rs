@@ -291,8 +291,8 @@ fn task_error(task: &CreateTaskResult) -> Error {
     Error::new(
         ErrorKind::Server,
         format!(
-            "the server answered with a task (`{}`, {}) instead of a result; this client does not \
-             implement the tasks extension, so the call did not complete",
+            "the server handed back a task (`{}`, {}) instead of following it to a result, so \
+             the call did not complete",
             sanitize_description(&task.task_id),
             sanitize_description(&task.status)
         ),

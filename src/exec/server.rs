@@ -182,6 +182,16 @@ pub trait Server: Send + Sync {
         0
     }
 
+    /// Whether the server runs calls that must run as tasks
+    /// (`execution.taskSupport: "required"`, MCP 2025-11-25) to their end. A
+    /// source never lists such a tool of a server that cannot (the default:
+    /// a `Server` that hands back task handles to the runner cannot);
+    /// [`InProcessServer`](super::InProcessServer) and
+    /// [`McpClient`](crate::McpClient) can.
+    fn supports_tasks(&self) -> bool {
+        false
+    }
+
     /// The handlers the server's session declared its capabilities from, if
     /// it declares any at start-up ([`McpClient`](crate::McpClient): those of
     /// its [`ClientOptions`](crate::ClientOptions)). A source given no
@@ -276,6 +286,10 @@ impl<S: Server + ?Sized> Server for Arc<S> {
 
     fn handlers(&self) -> Option<Handlers> {
         (**self).handlers()
+    }
+
+    fn supports_tasks(&self) -> bool {
+        (**self).supports_tasks()
     }
 
     fn attach(&self, answerer: Answerer) {

@@ -6,6 +6,7 @@
 pub mod conformance;
 pub mod install;
 pub mod instances;
+pub mod scripted;
 pub mod servers;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,323 @@
+//! Calls that run as tasks, followed to their end (see [`crate::mcp::TaskState`]
+//! for the two generations on the wire).
+//!
+//! A call runs as a task when the server makes it one: a 2026-07-28 server
+//! answers with a task handle (the client declares the tasks extension on
+//! every call), and a 2025-11-25 tool whose task support is `required` refuses
+//! a plain call with -32601, after which its calls are sent task-augmented
+//! (`params.task`). The client then polls at the server's interval, relays
+//! each status as progress, answers the input the task asks for through the
+//! call's answerer (2025: requests tied to the task; 2026: `inputRequests`,
+//! answered with `tasks/update`), and answers the call with the task's result
+//! like any call. A task is cancelled (`tasks/cancel`) when its call is
+//! dropped before the end (a timeout, an abandoned turn) or its turn halts.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use rmcp::model::{
+    CancelTaskParams, ClientRequest, CustomRequest, GetTaskParams, ServerResult, UpdateTaskParams,
+};
+use rmcp::service::{Peer, RoleClient};
+use serde_json::{Map, Value, json};
+
+use super::convert::call_tool_response;
+use super::requests::Registration;
+use super::session::McpClient;
+use crate::describe::sanitize_description;
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::{Answerer, CallContext};
+use crate::mcp::{CallToolResponse, CallToolResult, InputRequiredResult, TaskState, TaskStatus};
+
+/// The poll interval when the server gives none.
+const DEFAULT_POLL: Duration = Duration::from_secs(1);
+/// The shortest poll interval, whatever the server says.
+const MIN_POLL: Duration = Duration::from_millis(50);
+
+/// Which tasks a call runs as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Generation {
+    /// MCP 2025-11-25: `params.task`, `tasks/get`, `tasks/result`, `tasks/cancel`.
+    Augmented,
+    /// The `io.modelcontextprotocol/tasks` extension (2026-07-28): `tasks/get`,
+    /// `tasks/update`, `tasks/cancel`.
+    Extension,
+}
+
+/// What a call brings to its task.
+pub(super) struct TaskCall<'a> {
+    pub(super) name: &'a str,
+    pub(super) context: &'a CallContext,
+    pub(super) answerer: &'a Answerer,
+    pub(super) registration: &'a Registration,
+}
+
+/// Cancels the task on the server when dropped while it still runs.
+struct Running {
+    peer: Peer<RoleClient>,
+    task_id: String,
+    generation: Generation,
+    ended: bool,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        let (peer, task_id, generation) =
+            (self.peer.clone(), self.task_id.clone(), self.generation);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if let Err(e) = cancel(&peer, &task_id, generation).await {
+                        tracing::debug!(task = %task_id, error = %e, "could not send tasks/cancel");
+                    }
+                });
+            }
+            Err(_) => tracing::debug!(task = %self.task_id, "no runtime to send tasks/cancel on"),
+        }
+    }
+}
+
+async fn cancel(
+    peer: &Peer<RoleClient>,
+    task_id: &str,
+    generation: Generation,
+) -> std::result::Result<(), rmcp::ServiceError> {
+    match generation {
+        Generation::Extension => peer.cancel_task(CancelTaskParams::new(task_id)).await,
+        Generation::Augmented => peer
+            .send_request(custom("tasks/cancel", json!({"taskId": task_id})))
+            .await
+            .map(|_| ()),
+    }
+}
+
+fn custom(method: &str, params: Value) -> ClientRequest {
+    ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)))
+}
+
+/// A result the SDK read, as JSON.
+fn raw(result: &ServerResult) -> Value {
+    serde_json::to_value(result).unwrap_or(Value::Null)
+}
+
+impl McpClient {
+    /// Sends `tools/call` as a task (MCP 2025-11-25) and follows the task.
+    pub(super) async fn call_as_task(
+        &self,
+        call: &TaskCall<'_>,
+        arguments: Map<String, Value>,
+    ) -> Result<CallToolResponse> {
+        let what = format!("tools/call `{}` (as a task)", call.name);
+        let mut params = json!({"name": call.name, "arguments": arguments, "task": {}});
+        if let Some(meta) = &call.context.meta {
+            params["_meta"] = Value::Object(meta.clone());
+        }
+        let answer = self
+            .peer()
+            .send_request(custom("tools/call", params))
+            .await
+            .map_err(|e| self.error(&what, e))?;
+        let wire = raw(&answer);
+        if wire.get("task").is_none() {
+            // The server ran the call at once.
+            return call_tool_response(answer);
+        }
+        let state = TaskState::from_value(&wire).map_err(|e| {
+            let message = format!("server `{}` answered {what}: {}", self.name, e.message());
+            e.with_message(message)
+        })?;
+        self.follow_task(call, state, Generation::Augmented).await
+    }
+
+    /// Polls a task until it ends, answering what it asks on the way.
+    pub(super) async fn follow_task(
+        &self,
+        call: &TaskCall<'_>,
+        mut state: TaskState,
+        generation: Generation,
+    ) -> Result<CallToolResponse> {
+        call.registration.set_task(&state.task_id);
+        let task_id = state.task_id.clone();
+        let mut running = Running {
+            peer: self.peer().clone(),
+            task_id: task_id.clone(),
+            generation,
+            ended: false,
+        };
+        let mut interval = DEFAULT_POLL;
+        let mut answered: BTreeSet<String> = BTreeSet::new();
+        let mut round = 0usize;
+        for poll in 1u64.. {
+            if let Some(every) = state.poll_interval {
+                interval = every.max(MIN_POLL);
+            }
+            self.relay(call.context, &state, poll);
+            match (&state.status, generation) {
+                (TaskStatus::Cancelled, _) => {
+                    running.ended = true;
+                    return Err(self.task_error(&state, "the server cancelled it"));
+                }
+                // `tasks/result` waits for the end, delivering the requests
+                // the task makes meanwhile (tied to it).
+                (
+                    TaskStatus::Completed | TaskStatus::Failed | TaskStatus::InputRequired,
+                    Generation::Augmented,
+                ) => {
+                    let result = self.task_result(&task_id).await;
+                    running.ended = true;
+                    return result;
+                }
+                (TaskStatus::Completed, Generation::Extension) => {
+                    running.ended = true;
+                    let result = state.result.take().unwrap_or_else(|| json!({}));
+                    let result: CallToolResult = serde_json::from_value(result).map_err(|e| {
+                        self.task_error(&state, "its result cannot be read")
+                            .with_source(e)
+                    })?;
+                    return Ok(CallToolResponse::Complete(result));
+                }
+                (TaskStatus::Failed, Generation::Extension) => {
+                    running.ended = true;
+                    let why = match &state.error {
+                        Some(error) => format!(
+                            "it failed with error {}: {}",
+                            error
+                                .get("code")
+                                .map_or_else(|| "?".to_owned(), Value::to_string),
+                            sanitize_description(
+                                error.get("message").and_then(Value::as_str).unwrap_or("")
+                            )
+                        ),
+                        None => "it failed".to_owned(),
+                    };
+                    return Err(self.task_error(&state, &why));
+                }
+                (TaskStatus::InputRequired, Generation::Extension) => {
+                    let mut asked = InputRequiredResult::new();
+                    asked.input_requests = state
+                        .input_requests
+                        .iter()
+                        .filter(|(key, _)| !answered.contains(*key))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    if !asked.input_requests.is_empty() {
+                        round += 1;
+                        let responses = call.answerer.answer_task_round(&asked, round).await?;
+                        answered.extend(asked.input_requests.keys().cloned());
+                        let wire = responses
+                            .iter()
+                            .filter_map(|(k, v)| {
+                                serde_json::to_value(v).ok().map(|v| (k.clone(), v))
+                            })
+                            .collect();
+                        self.peer()
+                            .update_task(UpdateTaskParams::new(task_id.clone(), wire))
+                            .await
+                            .map_err(|e| self.error("tasks/update", e))?;
+                        // Look again at once: the answers may have moved it on.
+                        state = self.get_task(&task_id, generation).await?;
+                        continue;
+                    }
+                }
+                (TaskStatus::Working, _) => {}
+            }
+            if call.answerer.is_halted() {
+                running.ended = true;
+                if let Err(e) = cancel(&running.peer, &task_id, generation).await {
+                    tracing::debug!(task = %task_id, error = %e, "could not send tasks/cancel");
+                }
+                return Err(Error::new(
+                    ErrorKind::Denied,
+                    format!(
+                        "the turn was halted, so task `{}` of the call was cancelled",
+                        sanitize_description(&task_id)
+                    ),
+                ));
+            }
+            tokio::time::sleep(interval).await;
+            state = self.get_task(&task_id, generation).await?;
+        }
+        unreachable!("the poll counter does not run out")
+    }
+
+    /// `tasks/get`, in either generation.
+    async fn get_task(&self, task_id: &str, generation: Generation) -> Result<TaskState> {
+        let wire = match generation {
+            Generation::Extension => self
+                .peer()
+                .get_task(GetTaskParams::new(task_id))
+                .await
+                .map(|r| serde_json::to_value(&r).unwrap_or(Value::Null)),
+            Generation::Augmented => self
+                .peer()
+                .send_request(custom("tasks/get", json!({"taskId": task_id})))
+                .await
+                .map(|r| raw(&r)),
+        }
+        .map_err(|e| self.error("tasks/get", e))?;
+        let state = TaskState::from_value(&wire).map_err(|e| {
+            let message = format!("server `{}` answered tasks/get: {}", self.name, e.message());
+            e.with_message(message)
+        })?;
+        if state.task_id != task_id {
+            return Err(Error::new(
+                ErrorKind::Server,
+                format!(
+                    "server `{}` answered tasks/get for task `{}` with task `{}`",
+                    self.name,
+                    sanitize_description(task_id),
+                    sanitize_description(&state.task_id)
+                ),
+            ));
+        }
+        Ok(state)
+    }
+
+    /// `tasks/result` (2025-11-25): the call's result, once the task ended.
+    async fn task_result(&self, task_id: &str) -> Result<CallToolResponse> {
+        let answer = self
+            .peer()
+            .send_request(custom("tasks/result", json!({"taskId": task_id})))
+            .await
+            .map_err(|e| self.error("tasks/result", e))?;
+        call_tool_response(answer).map_err(|e| {
+            let message = format!(
+                "server `{}` answered tasks/result: {}",
+                self.name,
+                e.message()
+            );
+            e.with_message(message)
+        })
+    }
+
+    /// The task's status, as progress of its call.
+    fn relay(&self, context: &CallContext, state: &TaskState, poll: u64) {
+        let mut message = format!(
+            "task {}: {}",
+            sanitize_description(&state.task_id),
+            state.status.as_str()
+        );
+        if let Some(status) = &state.status_message {
+            message.push_str(": ");
+            message.push_str(&sanitize_description(status));
+        }
+        #[allow(clippy::cast_precision_loss)]
+        context.report_progress(poll as f64, None, Some(message));
+    }
+
+    fn task_error(&self, state: &TaskState, why: &str) -> Error {
+        let mut message = format!(
+            "server `{}` ran the call as task `{}` and {why}",
+            self.name,
+            sanitize_description(&state.task_id)
+        );
+        if let Some(status) = &state.status_message {
+            message.push_str(": ");
+            message.push_str(&sanitize_description(status));
+        }
+        Error::new(ErrorKind::Server, message)
+    }
+}
