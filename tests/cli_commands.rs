@@ -544,8 +544,8 @@ fn providers_and_check_show_the_options() {
 }
 
 /// `run --answers FILE` against the tests' MCP 2026-07-28 server: canned
-/// answers answer the questions; a question without one, and every question
-/// without the file, is declined, and stderr says so.
+/// answers answer the questions; a question without one is declined, and
+/// stderr says so; without `answers:` rules nothing is declared.
 #[test]
 fn run_answers_questions_from_a_file() {
     let (python, args) = common::servers::input().unwrap_or_else(|e| panic!("{e}"));
@@ -613,20 +613,36 @@ fn run_answers_questions_from_a_file() {
     let out = run_with(&["--answers", answers.to_str().unwrap()]);
     assert_eq!(texts(&out)[0], "Kept note todo");
 
-    // Without the file every question is declined.
-    let out = run_with(&[]);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        stderr.contains(
-            "`input/delete_note` asked for input (confirm: \"Delete note 'todo'?\"); declined"
-        ),
-        "{stderr}"
-    );
-    assert!(
-        texts(&out)
-            .iter()
-            .all(|t| t.contains("no --answers file was given"))
-    );
+    // Without the file the client declares no elicitation: the library
+    // answers that no input handler is configured, and stderr names the flag.
+    // So it does with a file of `sampling:` rules only.
+    let only_sampling = dir.path().join("sampling.yaml");
+    std::fs::write(
+        &only_sampling,
+        "sampling:\n  - result: {role: assistant, content: {type: text, text: hi}, model: canned}\n",
+    )
+    .unwrap();
+    for extra in [&[][..], &["--answers", only_sampling.to_str().unwrap()][..]] {
+        let out = run_with(extra);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            stderr.contains(
+                "note: call `toolu_1` to `delete_note` (server `input`): the tool asked for input and the call did not complete: no input handler is configured. It asked: confirm: \"Delete note 'todo'?\""
+            ),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("`answers:` rules in --answers FILE answer forms"),
+            "{stderr}"
+        );
+        assert!(
+            texts(&out)
+                .iter()
+                .all(|t| t.contains("no input handler is configured")),
+            "{:?}",
+            texts(&out)
+        );
+    }
 
     // A malformed file is an error naming where.
     std::fs::write(&answers, "answers:\n  - {key: confirm, content: 3}\n").unwrap();

@@ -12,8 +12,7 @@ use super::input::{
     detect_framing, option_pairs, read_bytes, read_json, read_servers, registry, toolset,
 };
 use super::{
-    CallsArgs, ResultArgs, RunArgs, SpecsArg, StreamArgs, ToolsArgs, ToolsetArgs, answers, demo,
-    live,
+    CallsArgs, ResultArgs, RunArgs, SpecsArg, StreamArgs, ToolsArgs, ToolsetArgs, asks, demo, live,
 };
 
 /// Listing options from the toolset flags.
@@ -56,12 +55,20 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
                 "give tools/list files or live servers (--server, --config), not both",
             ));
         }
+        // What a server offers may depend on what the client declares.
+        let asks = asks::read(&args.asks)?;
         return block_on(async {
-            let source = live::source(&args.live, &args.toolset, None, false, None)
+            let source = live::source(&args.live, &args.toolset, None, false, &asks.handlers)
                 .await?
                 .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
             to_json(source.tools(provider, &options).await?)
         })?;
+    }
+    if args.asks.given() {
+        return Err(Error::new(
+            ErrorKind::Input,
+            "--answers and --root go with live servers (--server, --config): they change what a live server offers, not what a tools/list file holds",
+        ));
     }
     let servers = match args.files.as_slice() {
         [] => vec![(demo::SERVER.to_owned(), demo::tools()?)],
@@ -92,16 +99,13 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         list = list.option(name, value);
         results = results.option(name, value);
     }
+    let asks = asks::read(&args.asks)?;
     let policy = match &args.policy {
         Some(path) => live::read_policy(path)?,
         None => {
             eprintln!("note: no --policy given: every call to an offered tool is allowed");
             Policy::allow_all()
         }
-    };
-    let answers = match &args.answers {
-        Some(path) => Some(std::sync::Arc::new(answers::read_answers(path)?)),
-        None => None,
     };
     let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
     block_on(async {
@@ -117,7 +121,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             &no_filters,
             Some(policy.clone()),
             args.validate,
-            answers.clone(),
+            &asks.handlers,
         )
         .await?
         {
@@ -128,7 +132,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
                         "note: no --server or --config: running against the bundled demo server"
                     );
                 }
-                demo::server(policy, args.validate, answers)?
+                demo::server(policy, args.validate, &asks.handlers)?
             }
         };
         let listing = source.tools(provider, &list).await?;
@@ -146,6 +150,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             let run = source
                 .execute_stream(provider, chunks, &listing, &options)
                 .await?;
+            asks.report(&run.execution.calls);
             let mut out = to_json(&run.execution)?;
             if let Value::Object(map) = &mut out {
                 map.insert("message".into(), run.message);
@@ -169,6 +174,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         let run = source
             .execute_tool_calls(provider, &response, &listing, &options)
             .await?;
+        asks.report(&run.calls);
         let mut out = to_json(&run)?;
         if let Value::Object(map) = &mut out {
             map.insert("report".into(), to_json(&listing.report)?);

@@ -1,14 +1,11 @@
 //! The bundled demo: a "notes" server in-process and recorded model responses.
 
 use mcp_adapters::{
-    CallToolResult, Content, Error, ErrorKind, InProcessServer, Policy, Result, Source, Tool,
-    parse_tools_list,
+    CallToolResult, Content, Error, ErrorKind, Handlers, InProcessServer, Policy, Result, Source,
+    Tool, parse_tools_list,
 };
 use serde_json::{Map, Value, json};
 
-use std::sync::Arc;
-
-use super::answers::Answers;
 use super::live::unattended;
 
 const DEMO_TOOLS: &str = include_str!("demo.tools.json");
@@ -31,7 +28,7 @@ pub fn tools() -> Result<Vec<Tool>> {
 }
 
 /// The "notes" server, in-process, with deterministic results.
-pub fn server(policy: Policy, validate: bool, answers: Option<Arc<Answers>>) -> Result<Source> {
+pub fn server(policy: Policy, validate: bool, handlers: &Handlers) -> Result<Source> {
     let mut server = InProcessServer::new();
     for tool in tools()? {
         let name = tool.name.clone();
@@ -44,7 +41,7 @@ pub fn server(policy: Policy, validate: bool, answers: Option<Arc<Answers>>) -> 
     if validate {
         builder = builder.validate_arguments();
     }
-    unattended(builder, answers).build()
+    unattended(builder, handlers).build()
 }
 
 fn call(tool: &str, args: &Map<String, Value>) -> CallToolResult {

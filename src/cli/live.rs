@@ -3,14 +3,12 @@
 
 use std::path::Path;
 
-use std::sync::Arc;
-
 use mcp_adapters::{
-    Approval, Error, ErrorKind, HubConfig, Policy, Result, ServerConfig, Source, SourceBuilder,
+    Approval, ClientOptions, Error, ErrorKind, Handlers, HubConfig, Policy, Result, ServerConfig,
+    Source, SourceBuilder,
 };
 use serde::Deserialize;
 
-use super::answers::{Answers, with_answers};
 use super::{LiveArgs, ToolsetArgs};
 
 /// `NAME=COMMAND ARGS`, split with shell-words rules.
@@ -109,10 +107,10 @@ pub fn read_policy(path: &Path) -> Result<Policy> {
     Ok(policy)
 }
 
-/// The CLI's approver and input handler: there is no one to ask, so `ask`
-/// rules deny, and questions get the canned `answers` or are declined.
-pub fn unattended(builder: SourceBuilder, answers: Option<Arc<Answers>>) -> SourceBuilder {
-    with_answers(builder, answers).approver(|request| {
+/// The CLI's approver: there is no one to ask, so `ask` rules deny. What
+/// servers ask is answered by `handlers` (see `asks`), and nothing else.
+pub fn unattended(builder: SourceBuilder, handlers: &Handlers) -> SourceBuilder {
+    builder.handlers(handlers.clone()).approver(|request| {
         let reason = format!(
             "`{}/{}` needs approval and the command line has no approver; allow it in the policy file to run it",
             request.server_id, request.tool
@@ -122,18 +120,20 @@ pub fn unattended(builder: SourceBuilder, answers: Option<Arc<Answers>>) -> Sour
 }
 
 /// The source for `--server`s / `--config` (a client for one, a hub for
-/// more), or `None` when neither is given.
+/// more), or `None` when neither is given. The clients declare what
+/// `handlers` answer, and nothing more.
 pub async fn source(
     live: &LiveArgs,
     filters: &ToolsetArgs,
     policy: Option<Policy>,
     validate: bool,
-    answers: Option<Arc<Answers>>,
+    handlers: &Handlers,
 ) -> Result<Option<Source>> {
     let Some(config) = hub_config(&live.servers, live.config.as_deref())? else {
         return Ok(None);
     };
-    let mut builder = config.connect().await?;
+    let options = ClientOptions::new().handlers(handlers.clone());
+    let mut builder = config.connect_with(&options).await?;
     if let Some(prefix) = &filters.prefix {
         builder = builder.prefix(prefix);
     }
@@ -149,5 +149,5 @@ pub async fn source(
     if validate {
         builder = builder.validate_arguments();
     }
-    unattended(builder, answers).build().map(Some)
+    unattended(builder, handlers).build().map(Some)
 }

@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch.
 
 mod answers;
+mod asks;
 mod commands;
 mod demo;
 mod input;
@@ -192,6 +193,8 @@ struct ToolsArgs {
     options: Vec<String>,
     #[command(flatten)]
     live: LiveArgs,
+    #[command(flatten)]
+    asks: AsksArgs,
     /// tools/list results, as FILE (server id: the file's stem) or NAME=FILE.
     /// Without any (and without --server or --config), a bundled demo server's tools.
     files: Vec<String>,
@@ -205,6 +208,33 @@ struct LiveArgs {
     /// An `mcpServers` JSON file naming the servers to start.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+}
+
+/// What the command line answers when servers ask; the clients declare
+/// exactly that, and without these flags nothing.
+#[derive(Debug, Args)]
+struct AsksArgs {
+    /// Canned answers to what servers ask (JSON or YAML), each section optional:
+    /// `answers:` [{"tool": GLOB, "key": KEY, "action": "accept"|"decline"|"cancel",
+    /// "content": {...}}] for elicitations (forms get their declared defaults for the
+    /// fields `content` leaves out), and `sampling:` [{"tool": GLOB, "result":
+    /// CreateMessageResult} or {"tool": GLOB, "action": "decline"|"cancel"}] for
+    /// completions; globs over `server/tool`, the first match answering. Declares
+    /// elicitation only with `answers:` rules, sampling only with `sampling:` rules.
+    /// A question no rule answers is declined, and stderr says so.
+    #[arg(long, value_name = "FILE")]
+    answers: Option<PathBuf>,
+    /// A directory or file servers may work in (repeatable; it must exist): declares
+    /// roots and answers `roots/list` with these, as canonical `file://` URIs.
+    #[arg(long = "root", value_name = "PATH")]
+    roots: Vec<PathBuf>,
+}
+
+impl AsksArgs {
+    /// Whether any of the flags is given.
+    fn given(&self) -> bool {
+        self.answers.is_some() || !self.roots.is_empty()
+    }
 }
 
 #[derive(Debug, Args)]
@@ -221,12 +251,8 @@ struct RunArgs {
     /// (there is no one to ask). Without one, every offered tool may be called.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
-    /// Canned answers for tools that ask for input (JSON or YAML):
-    /// {"answers": [{"tool": GLOB, "key": KEY, "action": "accept"|"decline"|"cancel",
-    /// "content": {...}}]}, the first match answering. Without one, or without a
-    /// match, the question is declined and stderr says so.
-    #[arg(long, value_name = "FILE")]
-    answers: Option<PathBuf>,
+    #[command(flatten)]
+    asks: AsksArgs,
     /// Bound on a call's first request, and on each input round's server time, in
     /// milliseconds (default 300000).
     #[arg(long, value_name = "MS")]

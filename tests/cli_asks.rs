@@ -1,0 +1,379 @@
+//! What servers ask, through the command line: `--answers FILE` (`answers:`
+//! and `sampling:` rules) and `--root PATH` declare exactly what they answer,
+//! against the pinned reference server `@modelcontextprotocol/server-everything`
+//! (MCP 2025-11-25), which lists its elicitation, sampling and roots tools
+//! only to a client that declares them and asks during the call.
+#![cfg(feature = "cli")]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+/// The tools server-everything offers only to a client that declares what they ask for.
+const ASKING: [&str; 4] = [
+    "trigger-elicitation-request",
+    "trigger-url-elicitation",
+    "trigger-sampling-request",
+    "get-roots-list",
+];
+
+fn everything() -> String {
+    let (command, args) = common::servers::everything().unwrap_or_else(|e| panic!("{e}"));
+    format!("everything={command} {}", args.join(" "))
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-adapters"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stdout_json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The names `tools` lists for server-everything with `flags`.
+fn listed(flags: &[&str]) -> Vec<String> {
+    let server = everything();
+    let mut argv = vec!["tools", "--provider", "anthropic", "--server", &server];
+    argv.extend_from_slice(flags);
+    stdout_json(&run(&argv))["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn asking(names: &[String]) -> Vec<&'static str> {
+    ASKING
+        .into_iter()
+        .filter(|tool| names.iter().any(|n| n == tool))
+        .collect()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// `run` on an Anthropic response calling `tool` with `input`, with `flags`:
+/// the answer's text, the call's record and stderr.
+fn call(tool: &str, input: Value, flags: &[&str]) -> (String, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let response = json!({"content": [
+        {"type": "tool_use", "id": "toolu_1", "name": tool, "input": input}
+    ]});
+    let response = write(dir.path(), "response.json", &response.to_string());
+    let server = everything();
+    let mut argv = vec!["run", "--provider", "anthropic", "--server", &server];
+    argv.extend_from_slice(flags);
+    argv.push(&response);
+    let out = run(&argv);
+    let value = stdout_json(&out);
+    assert_eq!(value["status"], "ok", "{value}");
+    let result = &value["results"][0];
+    let text: Vec<&str> = result["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{result}"))
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    (text.join("\n"), value["calls"][0].clone(), stderr(&out))
+}
+
+const CANNED: &str = "sampling:\n  - tool: \"everything/trigger-sampling-*\"\n    result:\n      role: assistant\n      content: {type: text, text: \"Paris is the capital.\"}\n      model: canned-model\n      stopReason: endTurn\n";
+
+#[test]
+fn tools_lists_what_asks_only_for_a_client_that_declares_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let forms = write(
+        dir.path(),
+        "forms.yaml",
+        "answers:\n  - {action: decline}\n",
+    );
+    let sampling = write(dir.path(), "sampling.yaml", CANNED);
+    let both = write(
+        dir.path(),
+        "both.yaml",
+        &format!("answers:\n  - {{action: decline}}\n{CANNED}"),
+    );
+    let root = dir.path().to_str().unwrap();
+
+    let plain = listed(&[]);
+    assert!(plain.iter().any(|n| n == "echo"), "{plain:?}");
+    assert_eq!(asking(&plain), Vec::<&str>::new(), "{plain:?}");
+    assert_eq!(
+        asking(&listed(&["--answers", &forms])),
+        ["trigger-elicitation-request", "trigger-url-elicitation"]
+    );
+    assert_eq!(
+        asking(&listed(&["--answers", &sampling])),
+        ["trigger-sampling-request"]
+    );
+    assert_eq!(asking(&listed(&["--root", root])), ["get-roots-list"]);
+    assert_eq!(
+        asking(&listed(&["--answers", &both, "--root", root])),
+        ASKING
+    );
+}
+
+#[test]
+fn tools_from_files_take_no_answers_or_roots() {
+    let out = run(&[
+        "tools",
+        "--provider",
+        "anthropic",
+        "--root",
+        ".",
+        "tests/fixtures/corpus/time.tools.json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--answers and --root go with live servers"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A 2025 server's form, asked during the call: accepted with the rule's
+/// content and the form's defaults for the rest, or declined.
+#[test]
+fn run_answers_a_form_asked_during_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = write(
+        dir.path(),
+        "answers.yaml",
+        "answers:\n  - {key: confirm, action: cancel}\n  - tool: \"everything/trigger-elicitation-*\"\n    content: {name: Ada Lovelace, check: true, number: 7}\n",
+    );
+    let (text, record, _) = call(
+        "trigger-elicitation-request",
+        json!({}),
+        &["--answers", &answers],
+    );
+    assert!(
+        text.contains("User provided the requested information"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- Name: Ada Lovelace") && text.contains("- Agreed to terms: true"),
+        "{text}"
+    );
+    // Left out: the defaults the form declares; given: the rule's value.
+    assert!(
+        text.contains("- Favorite Integer: 42") && text.contains("- Favorite Number: 7"),
+        "{text}"
+    );
+    assert!(
+        text.contains("It was a dark and stormy night.") && text.contains("\"hero-1\""),
+        "{text}"
+    );
+    assert_eq!(record["ran"], true);
+
+    let declining = write(
+        dir.path(),
+        "decline.yaml",
+        "answers:\n  - {tool: \"everything/*\", action: decline}\n",
+    );
+    let (text, _, _) = call(
+        "trigger-elicitation-request",
+        json!({}),
+        &["--answers", &declining],
+    );
+    assert!(
+        text.contains("User declined to provide the requested information"),
+        "{text}"
+    );
+}
+
+/// A question no rule answers (a `key` never matches a request sent during
+/// a call), or one whose rule leaves out a required field without default,
+/// is declined, and stderr says who asked what.
+#[test]
+fn run_declines_a_form_no_rule_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let keyed = write(
+        dir.path(),
+        "keyed.yaml",
+        "answers:\n  - {key: \"0\", content: {name: Ada}}\n  - {tool: \"other/*\", content: {name: Ada}}\n",
+    );
+    let (text, _, stderr) = call(
+        "trigger-elicitation-request",
+        json!({}),
+        &["--answers", &keyed],
+    );
+    assert!(
+        text.contains("User declined to provide the requested information"),
+        "{text}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "note: `everything/trigger-elicitation-request` asked for input (\"Please provide inputs for the following fields:\"); declined: {keyed} has no answer for the request"
+        )),
+        "{stderr}"
+    );
+
+    let bare = write(dir.path(), "bare.yaml", "answers:\n  - {action: accept}\n");
+    let (text, _, stderr) = call(
+        "trigger-elicitation-request",
+        json!({}),
+        &["--answers", &bare],
+    );
+    assert!(text.contains("User declined"), "{text}");
+    assert!(
+        stderr.contains(
+            "cannot answer the request: the answer leaves out `name`, which the form requires"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn run_answers_a_page_to_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = write(
+        dir.path(),
+        "answers.yaml",
+        "answers:\n  - {tool: \"everything/trigger-url-elicitation\", content: {ignored: true}}\n",
+    );
+    let input = json!({"url": "https://example.com/sign-in"});
+    let (text, _, _) = call(
+        "trigger-url-elicitation",
+        input.clone(),
+        &["--answers", &answers],
+    );
+    assert!(
+        text.contains("User completed the URL elicitation flow")
+            && text.contains("URL: https://example.com/sign-in"),
+        "{text}"
+    );
+    // A page is accepted without content.
+    assert!(!text.contains("ignored"), "{text}");
+
+    let cancelling = write(
+        dir.path(),
+        "cancel.yaml",
+        "answers:\n  - {action: cancel}\n",
+    );
+    let (text, _, _) = call(
+        "trigger-url-elicitation",
+        input,
+        &["--answers", &cancelling],
+    );
+    assert!(
+        text.contains("User cancelled the URL elicitation"),
+        "{text}"
+    );
+}
+
+#[test]
+fn run_answers_sampling_with_a_canned_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = write(dir.path(), "answers.yaml", CANNED);
+    let input = json!({"prompt": "The capital of France?"});
+    let (text, record, _) = call(
+        "trigger-sampling-request",
+        input.clone(),
+        &["--answers", &answers],
+    );
+    assert!(
+        text.contains("LLM sampling result:") && text.contains("Paris is the capital."),
+        "{text}"
+    );
+    assert!(text.contains("\"model\": \"canned-model\""), "{text}");
+    assert_eq!(record["error"], Value::Null);
+
+    // A request no rule answers is declined (the server gets MCP's rejection).
+    let other = write(
+        dir.path(),
+        "other.yaml",
+        "sampling:\n  - tool: \"other/*\"\n    result: {role: assistant, content: {type: text, text: no}, model: m}\n",
+    );
+    let (text, _, stderr) = call("trigger-sampling-request", input, &["--answers", &other]);
+    assert!(
+        text.contains(
+            "the answers file has no sampling rule for `everything/trigger-sampling-request`"
+        ),
+        "{text}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "note: `everything/trigger-sampling-request` asked for a completion (\"Resource trigger-sampling-request context: The capital of France?\", at most 100 tokens); declined: {other} has no sampling rule for it"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn run_offers_the_roots_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("my project");
+    std::fs::create_dir(&project).unwrap();
+    let uri = mcp_adapters::mcp::Root::from_path(std::fs::canonicalize(&project).unwrap())
+        .unwrap()
+        .uri;
+    assert!(uri.ends_with("/my%20project"), "{uri}");
+    let (text, _, _) = call(
+        "get-roots-list",
+        json!({}),
+        &["--root", project.to_str().unwrap()],
+    );
+    assert!(
+        text.contains("Current MCP Roots (1 total)")
+            && text.contains("1. my project")
+            && text.contains(&uri),
+        "{text}"
+    );
+
+    let missing = dir.path().join("missing");
+    let out = run(&[
+        "tools",
+        "--provider",
+        "anthropic",
+        "--server",
+        &everything(),
+        "--root",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("--root `{}` cannot be a root", missing.display())),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn an_invalid_canned_message_is_an_error_naming_file_and_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = write(
+        dir.path(),
+        "answers.yaml",
+        "sampling:\n  - result: {role: assistant, content: {type: text, text: hi}}\n",
+    );
+    let out = run(&["run", "--provider", "anthropic", "--answers", &answers]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!(
+            "{answers}:2: at sampling/0/result: `model` is missing"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
