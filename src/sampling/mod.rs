@@ -153,59 +153,59 @@ impl Provider {
     /// provider wants them; `modelPreferences` and `includeContext` are the
     /// application's to act on, not part of the body.
     ///
-    ///  What the conversion decides, for every provider alike:
+    /// What the conversion decides, for every provider alike:
     ///
-    ///  - **The model** is the application's choice ([`SamplingOptions::new`];
-    ///    [`ModelPreferences::pick`](crate::mcp::ModelPreferences::pick) reads the
-    ///    server's hints). Providers whose model goes in the URL (Gemini, Bedrock)
-    ///    leave it out of the body: build the URL with [`SamplingRequest::model`].
-    ///  - **MCP's own rules** are checked first, as the client must (answer a
-    ///    violation with JSON-RPC error `-32602`): a user message holding
-    ///    `tool_result` blocks holds nothing else; every `tool_use` is answered by
-    ///    a `tool_result` in the next message, which answers nothing else; tool
-    ///    uses are the assistant's and results the user's.
-    ///  - **Content a provider cannot take** (audio for most, an image type it
-    ///    does not list, an unknown block) is an [`ErrorKind::Input`] naming the
-    ///    message and block, never silently dropped. A request field the provider
-    ///    has no place for is either dropped with a [warning](SamplingRequest::warnings),
-    ///    where the spec says so (`metadata` everywhere, `stopSequences` on OpenAI
-    ///    Responses), or an error.
-    ///  - **Tool names** get the toolset's names (`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`,
-    ///    which every built-in provider accepts): a name such as `weather.get` is
-    ///    offered as `weather_get`, the history's tool uses are renamed the same
-    ///    way, and the calls in the response are renamed back, so the server only
-    ///    ever sees its own names ([`SamplingRequest::listing`] has the report).
-    ///  - **Tool results** in the history are answered by the same machinery as
-    ///    a live call's result ([`Provider::answer_all`]), with
-    ///    [`SamplingOptions::results`] (or [`SamplingOptions::option`], such as
-    ///    `media` = `full`) choosing how their media go.
+    /// - **The model** is the application's choice ([`SamplingOptions::new`];
+    ///   [`ModelPreferences::pick`](crate::mcp::ModelPreferences::pick) reads the
+    ///   server's hints). Providers whose model goes in the URL (Gemini, Bedrock)
+    ///   leave it out of the body: build the URL with [`SamplingRequest::model`].
+    /// - **MCP's own rules** are checked first, as the client must (answer a
+    ///   violation with JSON-RPC error `-32602`): a user message holding
+    ///   `tool_result` blocks holds nothing else; every `tool_use` is answered by
+    ///   a `tool_result` in the next message, which answers nothing else; tool
+    ///   uses are the assistant's and results the user's.
+    /// - **Content a provider cannot take** (audio for most, an image type it
+    ///   does not list, an unknown block) is an [`ErrorKind::Input`] naming the
+    ///   message and block, never silently dropped. A request field the provider
+    ///   has no place for is either dropped with a [warning](SamplingRequest::warnings),
+    ///   where the spec says so (`metadata` everywhere, `stopSequences` on OpenAI
+    ///   Responses), or an error.
+    /// - **Tool names** get the toolset's names (`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`,
+    ///   which every built-in provider accepts): a name such as `weather.get` is
+    ///   offered as `weather_get`, the history's tool uses are renamed the same
+    ///   way, and the calls in the response are renamed back, so the server only
+    ///   ever sees its own names ([`SamplingRequest::listing`] has the report).
+    /// - **Tool results** in the history are answered by the same machinery as
+    ///   a live call's result ([`Provider::answer_all`]), with
+    ///   [`SamplingOptions::results`] (or [`SamplingOptions::option`], such as
+    ///   `media` = `full`) choosing how their media go.
     ///
-    ///  ```
-    ///  use mcp_adapters::mcp::{CreateMessageParams, StopReason};
-    ///  use mcp_adapters::{Registry, SamplingOptions};
-    ///  use serde_json::json;
+    /// ```
+    /// use mcp_adapters::mcp::{CreateMessageParams, StopReason};
+    /// use mcp_adapters::{Registry, SamplingOptions};
+    /// use serde_json::json;
     ///
-    ///  let params = CreateMessageParams::from_value(json!({
-    ///      "messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}],
-    ///      "systemPrompt": "Answer in one word.",
-    ///      "maxTokens": 100
-    ///  }))?;
-    ///  let provider = Registry::builtin()?.get("anthropic")?;
-    ///  let request = provider.sampling_request(&params, &SamplingOptions::new("claude-sonnet-4-5"))?;
-    ///  assert_eq!(request.body, json!({
-    ///      "model": "claude-sonnet-4-5", "max_tokens": 100, "system": "Answer in one word.",
-    ///      "messages": [{"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}]
-    ///  }));
+    /// let params = CreateMessageParams::from_value(json!({
+    ///     "messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}],
+    ///     "systemPrompt": "Answer in one word.",
+    ///     "maxTokens": 100
+    /// }))?;
+    /// let provider = Registry::builtin()?.get("anthropic")?;
+    /// let request = provider.sampling_request(&params, &SamplingOptions::new("claude-sonnet-4-5"))?;
+    /// assert_eq!(request.body, json!({
+    ///     "model": "claude-sonnet-4-5", "max_tokens": 100, "system": "Answer in one word.",
+    ///     "messages": [{"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}]
+    /// }));
     ///
-    ///  // POST request.body to https://api.anthropic.com/v1/messages, then:
-    ///  let response = json!({"type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
-    ///      "content": [{"type": "text", "text": "Paris."}], "stop_reason": "end_turn"});
-    ///  let result = provider.sampling_result(&response, &request)?;
-    ///  assert_eq!(result.text_content(), "Paris.");
-    ///  assert_eq!(result.model, "claude-sonnet-4-5-20250929");
-    ///  assert_eq!(result.stop_reason, Some(StopReason::EndTurn));
-    ///  # Ok::<(), mcp_adapters::Error>(())
-    ///  ```
+    /// // POST request.body to https://api.anthropic.com/v1/messages, then:
+    /// let response = json!({"type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+    ///     "content": [{"type": "text", "text": "Paris."}], "stop_reason": "end_turn"});
+    /// let result = provider.sampling_result(&response, &request)?;
+    /// assert_eq!(result.text_content(), "Paris.");
+    /// assert_eq!(result.model, "claude-sonnet-4-5-20250929");
+    /// assert_eq!(result.stop_reason, Some(StopReason::EndTurn));
+    /// # Ok::<(), mcp_adapters::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
