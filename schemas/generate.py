@@ -16,7 +16,15 @@ VARS = {
   "structured_template": (["value"], "A structured-content rule template. Variable: value (the structuredContent value)."),
   "follow_up_text_template": (["text"], "A follow-up text item: the text that introduces one follow-up medium and names its call. Variable: text."),
   "follow_up_envelope_template": (["items"], "Wraps all of a turn's follow-up items into one item (a user message). Variable: items (the list)."),
+  "sampling_request_template": (["model","system","messages","max_tokens","temperature","stop_sequences","metadata","tools","tool_choice"], "A sampling request body. Variables: model (the application's model name; leave it out for providers whose model is in the URL), system (the system prompt: its text, or system.value of it; absent without one), messages (the rendered messages, required), max_tokens (maxTokens, required), temperature, stop_sequences (a list; absent when empty), metadata (MCP's free-form metadata), tools (the tool definitions, wrapped by tools.wrap; absent without tools or when a tool choice leaves them out), tool_choice (the tool choice's value; absent when none is sent)."),
+  "sampling_system_template": (["text"], "The system prompt as a value for ${system} (system.value) or as a message before the others (system.message). Variable: text."),
+  "sampling_message_template": (["content","attachments","tool_calls"], "A message. Variables: content (the role's content form; absent when the message has nothing for it, write ${content?} where the API allows that), attachments (the items of attach rules, a list), tool_calls (the tool uses, with tool_use.into: tool_calls; a list)."),
+  "sampling_text_block_template": (["text"], "A text block of a message. Variable: text."),
+  "sampling_media_template": (["type","mime","mime_subtype","data","size"], "A message's media rule. Variables: type (image or audio), mime (normalized, image/jpg is image/jpeg), mime_subtype (the part after /), data (the base64 payload), size (decoded bytes)."),
+  "sampling_wrap_template": (["tools","tool_choice"], "Wraps the tool definitions into ${tools}. Variables: tools (the definitions, a list), tool_choice (the tool choice's value, placed here instead of in the request)."),
 }
+# Variables a tool use template may use besides these: the names its `meta` map gives.
+TOOL_USE_VARS = ["id","name","input","arguments"]
 def pattern(vars):
     v = "|".join(vars)
     return "^(?:[^$]|\\$\\$\\{|\\$\\{(?:" + v + ")\\??\\}|\\$(?!\\{))*$"
@@ -31,6 +39,24 @@ for name,(vars,desc) in VARS.items():
         {"type": ["number", "boolean", "null"]},
       ],
     }
+defs["sampling_tool_use_template"] = {
+  "description": "A tool use of an assistant message. Variables: id, name (the name the provider knows the tool by), input (the arguments, an object), arguments (the same as JSON text), and each variable `meta` names (a value of the tool use's _meta). A string that is exactly ${var} is the variable's value; ${var?} vanishes when absent; other strings interpolate ${var} (${var?}: empty when absent); $${ writes ${.",
+  "anyOf": [
+    {"type": "string", "pattern": "^(?:[^$]|\\$\\$\\{|\\$\\{[a-z_][a-z0-9_]*\\??\\}|\\$(?!\\{))*$"},
+    {"type": "object", "additionalProperties": {"$ref": "#/$defs/sampling_tool_use_template"}},
+    {"type": "array", "items": {"$ref": "#/$defs/sampling_tool_use_template"}},
+    {"type": ["number", "boolean", "null"]},
+  ],
+}
+defs["sampling_choice_template"] = {
+  "description": "A tool choice's value, literal JSON (no variables).",
+  "anyOf": [
+    {"type": "string", "pattern": "^(?:[^$]|\\$\\$\\{|\\$(?!\\{))*$"},
+    {"type": "object", "additionalProperties": {"$ref": "#/$defs/sampling_choice_template"}},
+    {"type": "array", "items": {"$ref": "#/$defs/sampling_choice_template"}},
+    {"type": ["number", "boolean", "null"]},
+  ],
+}
 def text_pattern(name):
     vars,_ = VARS[name]
     return {"type": "string", "pattern": pattern(vars)}
@@ -165,7 +191,64 @@ defs.update({
       "open_at_end": {"enum": ["drop", "close"], "default": "drop", "description": "A call still open at the end: incomplete (drop) or complete (close, for formats without a per-call end event)."},
       "events": {"type": "array", "items": {"$ref": "#/$defs/event_rule"}, "minItems": 1}}},
 })
-PARTIAL = ["tools", "strict", "option", "calls", "field", "results", "stream"]
+mcp_stop = {"enum": ["endTurn", "stopSequence", "maxTokens", "toolUse"]}
+def sampling_role(who):
+    return {"type": "object", "additionalProperties": False, "required": ["content", "envelope"], "description": f"How {who} messages are shaped: text blocks, media by their rules, and (assistant) tool uses.", "properties": {
+        "content": {"enum": ["string", "blocks", "string_or_blocks"], "description": "What ${content} is: the texts joined into one string, a list of blocks, or a string unless a media rule (or a tool use or result) produced a block."},
+        "text_block": {"$ref": "#/$defs/sampling_text_block_template", "description": "A text block, for content: blocks and string_or_blocks."},
+        "envelope": {"$ref": "#/$defs/sampling_message_template", "description": "The message."},
+        "media": {"type": "object", "additionalProperties": False, "description": "The media this role's messages may hold: a kind not listed, or a block no rule takes, is refused (an error naming the message).", "properties": {
+            k: {"type": "array", "items": {"$ref": "#/$defs/sampling_media_rule"}, "minItems": 1, "description": f"Rules for {k} blocks, tried in order: the first whose MIME types match, whose max_bytes the payload fits and whose variables are present applies."} for k in ["image", "audio"]}}}}
+defs.update({
+  "sampling_media_rule": {"type": "object", "additionalProperties": False, "oneOf": [{"required": ["block"]}, {"required": ["attach"]}, {"required": ["as_text"]}], "properties": {
+      "accept": {"type": "array", "items": {"type": "string", "pattern": "^[^/\\s]+/[^/\\s]+$"}, "minItems": 1, "description": "MIME types this rule applies to (type/* allowed); absent: any."},
+      "max_bytes": {"type": "integer", "minimum": 0, "description": "The largest payload the rule takes, in decoded bytes; a larger one is refused with the limit named."},
+      "block": {"$ref": "#/$defs/sampling_media_template", "description": "An item of ${content} (content: blocks or string_or_blocks)."},
+      "attach": {"$ref": "#/$defs/sampling_media_template", "description": "An item of ${attachments} (Ollama's images beside the text)."},
+      "as_text": dict(text_pattern("sampling_media_template"), description="A text part instead of the medium; variables interpolate.")}},
+  "sampling_role": sampling_role("user"),
+  "sampling_assistant_role": sampling_role("assistant"),
+  "sampling_condition": {"type": "object", "additionalProperties": False, "required": ["path"], "description": "The item's path holds `equals` (any JSON value), or (without equals) is present and not null.", "properties": {
+      "path": path, "equals": {"description": "The value the path must hold."}}},
+  "sampling": {"type": "object", "additionalProperties": False, "required": ["request", "messages", "response"], "description": "How an MCP sampling/createMessage request becomes this provider's request body, and its response a CreateMessageResult.", "properties": {
+      "request": {"allOf": [{"$ref": "#/$defs/sampling_request_template"}], "type": "object", "description": "The request body; it must place ${messages}, ${max_tokens} and ${tools}."},
+      "ignore": {"type": "array", "items": {"enum": ["system", "temperature", "stop_sequences", "metadata"]}, "uniqueItems": True, "description": "Request fields the provider has no place for: dropped with a warning. A field neither placed nor ignored is an error when a request carries it."},
+      "system": {"type": "object", "additionalProperties": False, "description": "Where the system prompt goes: a value for ${system} (absent: the text itself), or a message before the others.", "oneOf": [{"required": ["value"]}, {"required": ["message"]}], "properties": {
+          "value": {"$ref": "#/$defs/sampling_system_template"},
+          "message": {"$ref": "#/$defs/sampling_system_template"}}},
+      "messages": {"type": "object", "additionalProperties": False, "required": ["user", "assistant", "tool_use", "tool_results"], "properties": {
+          "user": {"$ref": "#/$defs/sampling_role"},
+          "assistant": {"$ref": "#/$defs/sampling_assistant_role"},
+          "tool_use": {"type": "object", "additionalProperties": False, "required": ["into", "item"], "description": "An assistant message's tool uses.", "properties": {
+              "into": {"enum": ["content", "tool_calls", "messages"], "description": "Among the message's content blocks, in order (content); into ${tool_calls} beside the content (tool_calls); or items of their own after the message (messages)."},
+              "item": {"$ref": "#/$defs/sampling_tool_use_template", "description": "One tool use; it must place ${name} and ${input} or ${arguments}."},
+              "meta": {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}, "propertyNames": {"pattern": "^[a-z_][a-z0-9_]*$"}, "description": "Variables for the item read from the tool use's _meta: variable name to _meta key (what response.tool_use_meta kept)."}}},
+          "tool_results": {"enum": ["content", "messages"], "description": "A user message's tool results, answered by the results section: the content of one user message (content), or each a message or item of its own (messages)."},
+          "follow_ups": {"enum": ["after", "content"], "default": "after", "description": "The media the answers cannot carry (the results' follow_up rules): the message(s) the follow-up envelope makes, after the answers (after), or blocks after the answers in the same user message (content)."},
+          "merge_consecutive": {"type": "boolean", "default": False, "description": "Consecutive messages of one role become one message, their blocks in order (APIs whose roles must alternate)."}}},
+      "tools": {"type": "object", "additionalProperties": False, "properties": {
+          "wrap": {"$ref": "#/$defs/sampling_wrap_template", "description": "Wraps the definitions (the tools.definition template's, under the toolset's names) into ${tools}; it must place ${tools}."},
+          "strict": {"enum": ["auto", True, False], "default": False, "description": "The strict mode of the tools offered (SamplingOptions::strict overrides it)."},
+          "required_by_history": {"type": "boolean", "default": False, "description": "The API needs the tool definitions whenever the history holds tool uses or results: {omit: tools} keeps them then, without a tool choice (with a warning)."}}},
+      "tool_choice": {"type": "object", "additionalProperties": False, "description": "What each toolChoice mode becomes: a value for ${tool_choice}, {omit: tool_choice} (none is sent: the provider's default; a warning unless the mode is auto) or {omit: tools} (neither tools nor tool choice). A mode not listed is an error when a request asks for it.", "properties": {
+          k: {"if": {"type": "object", "required": ["omit"]}, "then": {"type": "object", "additionalProperties": False, "properties": {"omit": {"enum": ["tool_choice", "tools"]}}}, "else": {"$ref": "#/$defs/sampling_choice_template"}} for k in ["auto", "required", "none"]}},
+      "response": {"type": "object", "additionalProperties": False, "required": ["content", "stop_reason"], "description": "How the provider's (non-streamed) response is read. Items the calls section selects are tool calls, read with its id, name and arguments.", "properties": {
+          "model": dict(path, description="Where the model's name is; absent: the request's model."),
+          "error": {"type": "array", "items": path, "description": "Paths of an error body's message: the first present and not null makes the response an error."},
+          "content": {"type": "array", "items": path, "minItems": 1, "description": "Where the answer is, read in order: a string is one text block, a list is items."},
+          "items": {"type": "array", "description": "What items that are not calls become: the first rule that matches applies; an item no rule matches is left out.", "items": {"type": "object", "additionalProperties": False, "oneOf": [{"required": ["text"]}, {"required": ["media"]}, {"required": ["each"]}, {"required": ["skip"]}], "properties": {
+              "when": {"$ref": "#/$defs/sampling_condition"},
+              "text": dict(path, description="A text block from the string here."),
+              "media": {"type": "object", "additionalProperties": False, "required": ["mime", "data"], "description": "An image or audio block (by the MIME type's major type).", "properties": {"mime": path, "data": path}},
+              "each": dict(path, description="The items of the list here are read with the same rules."),
+              "skip": {"const": True, "description": "The item is left out."}}}},
+          "stop_reason": {"type": "object", "additionalProperties": False, "required": ["from"], "properties": {
+              "from": {"type": "array", "items": path, "minItems": 1, "description": "Paths of the provider's reason: the first present and not null wins."},
+              "map": {"type": "object", "additionalProperties": mcp_stop, "description": "Provider values and the MCP stop reasons they are; others are kept as sent."},
+              "calls_mean_tool_use": {"type": "boolean", "default": False, "description": "A reason that maps to endTurn is toolUse when the answer holds tool calls."}}},
+          "tool_use_meta": {"type": "object", "additionalProperties": path, "description": "_meta keys of a tool use and the paths in the call item they are read from (provider state the next request must send back)."}}}}},
+})
+PARTIAL = ["tools", "strict", "option", "calls", "field", "results", "stream", "sampling", "sampling_role", "sampling_assistant_role"]
 for name in PARTIAL:
     defs[name + "_partial"] = partial(copy.deepcopy(defs[name]), PARTIAL)
 def spec_def(suffix, required):
@@ -180,7 +263,7 @@ def spec_def(suffix, required):
     "results": {"$ref": "#/$defs/results"},
     }}
     d["properties"]["stream"] = {"$ref": "#/$defs/stream"}
-    for k in ["tools", "strict", "calls", "results", "stream"]:
+    for k in ["tools", "strict", "calls", "results", "stream", "sampling"]:
         d["properties"][k] = {"$ref": f"#/$defs/{k}{suffix}"}
     d["properties"]["options"] = {"type": "object", "description": "Named options, such as cache_control: last (listings) or media: full (answers).", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
     if required:

@@ -127,6 +127,7 @@ mod listing;
 pub mod mcp;
 mod media;
 mod results;
+mod sampling;
 mod spec;
 mod stream;
 pub mod strict;
@@ -149,6 +150,7 @@ pub use exec::{
 pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode};
 pub use mcp::{CallToolResponse, CallToolResult, Content, Tool, parse_tools_list};
 pub use results::{Outcome, ResultOptions, Shape, StructuredMode, Turn};
+pub use sampling::{PreparedSampling, SamplingOptions};
 pub use spec::{Provider, Registry, SpecFile, SpecKind};
 pub use stream::{CallStream, Framing, Streamed, StreamedCall};
 pub use toolset::{

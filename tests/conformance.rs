@@ -1,5 +1,6 @@
 //! Every tool definition, result answer and follow-up the providers emit
-//! (with the `media` option off and on), validated against
+//! (with the `media` option off and on), and every sampling request body
+//! built from `tests/fixtures/sampling/requests/`, validated against
 //! the providers' official SDK types with unknown keys rejected (Python:
 //! anthropic, openai, google-genai, botocore's bedrock-runtime shapes,
 //! mistralai; see `tests/conformance/`). Variants are checked against their
@@ -11,10 +12,11 @@ mod common;
 use common::conformance::{Item, check};
 use common::*;
 use mcp_adapters::ToolSet;
+use mcp_adapters::mcp::CreateMessageParams;
 use mcp_adapters::{CallToolResult, parse_tools_list};
 use mcp_adapters::{Error, ErrorKind};
 use mcp_adapters::{ListOptions, StrictMode};
-use mcp_adapters::{Outcome, ResultOptions, StructuredMode, Turn};
+use mcp_adapters::{Outcome, ResultOptions, SamplingOptions, StructuredMode, Turn};
 use serde_json::{Value, json};
 
 /// Provider id and the checker's type for its tool definitions.
@@ -226,6 +228,59 @@ fn result_items(items: &mut Vec<Item>) {
     }
 }
 
+/// Provider id and the checker's type for its sampling request bodies
+/// (the SDKs' request-params types; Ollama has none in the checker).
+const SAMPLING: &[(&str, &str)] = &[
+    ("anthropic", "anthropic/sampling_request"),
+    (
+        "anthropic-strict",
+        "anthropic-strict/sampling_request@anthropic/sampling_request",
+    ),
+    ("openai-chat", "openai-chat/sampling_request"),
+    ("openai-responses", "openai-responses/sampling_request"),
+    ("gemini", "gemini/sampling_request"),
+    (
+        "gemini-multimodal",
+        "gemini-multimodal/sampling_request@gemini/sampling_request",
+    ),
+    ("bedrock-converse", "bedrock-converse/sampling_request"),
+    ("mistral", "mistral/sampling_request"),
+];
+
+/// Every sampling request fixture as each provider's body, with each
+/// `media` option value too; requests a provider refuses (audio for
+/// Anthropic, say) have no body to check and are skipped.
+fn sampling_items(items: &mut Vec<Item>) -> usize {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sampling/requests");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let params = CreateMessageParams::from_value(read_json(&path)).unwrap();
+        let case = stem(&path);
+        for (id, check) in SAMPLING {
+            let mut variants = vec![("none", SamplingOptions::new("model-1"))];
+            for (p, value) in MEDIA_OPTIONS {
+                if p == id {
+                    variants.push((
+                        value,
+                        SamplingOptions::new("model-1").option("media", *value),
+                    ));
+                }
+            }
+            for (media, options) in variants {
+                let Ok(request) = provider(id).sampling_request(&params, &options) else {
+                    continue;
+                };
+                checked += 1;
+                let label = format!("{id} sampling {case} media={media}");
+                items.push(Item::new(label, *check, request.body));
+            }
+        }
+    }
+    checked
+}
+
 /// A Bedrock answer is the ContentBlock union `{"toolResult": ToolResultBlock}`;
 /// the checker's type is the ToolResultBlock inside, so nothing else may sit beside it.
 fn checked_value(id: &str, answer: Value) -> Value {
@@ -242,6 +297,8 @@ fn emitted_json_validates_against_the_official_sdk_types() {
     let mut items = Vec::new();
     tool_items(&mut items);
     result_items(&mut items);
+    let bodies = sampling_items(&mut items);
+    assert!(bodies > 80, "{bodies} sampling bodies");
     assert!(items.len() > 8000, "{} items", items.len());
     check(&items).unwrap_or_else(|failures| panic!("{failures}"));
 }
@@ -297,6 +354,35 @@ fn the_checker_rejects_unknown_keys_and_bad_values() {
         (
             "bedrock-converse/turn",
             json!({"role": "user", "content": [{"text": "x", "video": {"format": "mp4", "source": {"bytes": "QUJD"}}}]}),
+        ),
+        // Sampling bodies: what each API has no place for.
+        (
+            "anthropic/sampling_request",
+            json!({"model": "m", "max_tokens": 5, "messages": [], "temperature": 0.5}),
+        ),
+        (
+            "openai-responses/sampling_request",
+            json!({"model": "m", "input": [], "stop": ["x"]}),
+        ),
+        (
+            "openai-responses/sampling_request",
+            json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,QUJD"}]}]}),
+        ),
+        (
+            "gemini/sampling_request",
+            json!({"model": "m", "contents": []}),
+        ),
+        (
+            "bedrock-converse/sampling_request",
+            json!({"modelId": "m", "messages": []}),
+        ),
+        (
+            "mistral/sampling_request",
+            json!({"model": "m", "messages": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "QUJD"}}]}]}),
+        ),
+        (
+            "openai-chat/sampling_request",
+            json!({"model": "m", "messages": [{"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}),
         ),
     ];
     for (check_type, value) in bad {

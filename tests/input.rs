@@ -536,9 +536,9 @@ fn tasks_and_unknown_result_types_are_errors() {
         .await;
         let error = run.calls[0].error.as_ref().unwrap();
         assert!(
-            error
-                .message()
-                .contains("answered with a task (`t-1`, working) instead of a result"),
+            error.message().contains(
+                "handed back a task (`t-1`, working) instead of following it to a result"
+            ),
             "{error}"
         );
         assert_eq!(run.results[0]["is_error"], true);

@@ -269,8 +269,9 @@ pub struct SamplingRequest {
     pub server_id: String,
     /// The call the request belongs to.
     pub call: Attribution,
-    /// What to send to the model; pick the model with
-    /// [`ModelPreferences::pick`](crate::mcp::ModelPreferences::pick).
+    /// What to send to the model: turn it into a request body with
+    /// [`Provider::sampling_request`](crate::Provider::sampling_request), and
+    /// pick the model with [`ModelPreferences::pick`](crate::mcp::ModelPreferences::pick).
     pub params: CreateMessageParams,
 }
 

@@ -64,6 +64,21 @@ pub(crate) fn compile(
     } else {
         TOOL_VARS
     };
+    let options = compile_options(doc.options)?;
+    let results = compile_results(doc.results, "/results")?;
+    let sampling = match doc.sampling {
+        Some(section) => {
+            let mut plans = vec![&results];
+            plans.extend(
+                options
+                    .values()
+                    .flat_map(|o| o.values.values())
+                    .filter_map(|e| e.results.as_deref()),
+            );
+            Some(super::sampling::compile(section, &plans)?)
+        }
+        None => None,
+    };
     Ok(Provider {
         id: id.to_owned(),
         title: doc.title,
@@ -74,10 +89,11 @@ pub(crate) fn compile(
             missing_description: doc.tools.missing_description,
         },
         strict,
-        options: compile_options(doc.options)?,
+        options,
         calls: compile_calls(doc.calls),
-        results: compile_results(doc.results, "/results")?,
+        results,
         stream: doc.stream.map(crate::stream::plan::compile).transpose()?,
+        sampling,
     })
 }
 
@@ -362,7 +378,7 @@ fn compile_media(
     Ok(table)
 }
 
-fn compile_rule(
+pub(crate) fn compile_rule(
     rule: RuleDoc,
     at: &str,
     content: ContentForm,

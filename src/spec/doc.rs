@@ -29,6 +29,8 @@ pub(crate) struct SpecDoc {
     pub results: ResultsDoc,
     #[serde(default)]
     pub stream: Option<StreamDoc>,
+    #[serde(default)]
+    pub sampling: Option<SamplingDoc>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -543,4 +545,261 @@ pub(crate) struct SetDoc {
     pub key: Option<String>,
     pub from: String,
     pub to: String,
+}
+
+/// How an MCP `sampling/createMessage` request becomes a request body, and
+/// the provider's response a `CreateMessageResult`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SamplingDoc {
+    /// The request body.
+    pub request: Value,
+    /// Request fields the provider has no place for: dropped, with a warning.
+    #[serde(default)]
+    pub ignore: Vec<SamplingParam>,
+    #[serde(default)]
+    pub system: Option<SystemDoc>,
+    pub messages: MessagesDoc,
+    #[serde(default)]
+    pub tools: SamplingToolsDoc,
+    /// What each `toolChoice` mode becomes; a mode not listed is an error.
+    #[serde(default)]
+    pub tool_choice: BTreeMap<ChoiceMode, ChoiceDoc>,
+    pub response: ResponseDoc,
+}
+
+/// A field of a sampling request that a spec may place or ignore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SamplingParam {
+    System,
+    Temperature,
+    StopSequences,
+    Metadata,
+}
+
+/// Where the system prompt goes: a value for `${system}`, or a message put
+/// before the others.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SystemDoc {
+    #[serde(default)]
+    pub value: Option<Value>,
+    #[serde(default)]
+    pub message: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MessagesDoc {
+    pub user: RoleDoc,
+    pub assistant: RoleDoc,
+    pub tool_use: ToolUseDoc,
+    pub tool_results: ResultsPlacement,
+    #[serde(default)]
+    pub follow_ups: FollowUpPlacement,
+    /// Consecutive messages of one role become one (APIs whose roles must alternate).
+    #[serde(default)]
+    pub merge_consecutive: bool,
+}
+
+/// How the messages of one role are shaped.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RoleDoc {
+    pub content: ContentForm,
+    #[serde(default)]
+    pub text_block: Option<Value>,
+    pub envelope: Value,
+    #[serde(default)]
+    pub media: SamplingMediaDoc,
+}
+
+/// The media a message of one role may hold; a kind not listed is refused.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SamplingMediaDoc {
+    #[serde(default)]
+    pub image: Option<Vec<RuleDoc>>,
+    #[serde(default)]
+    pub audio: Option<Vec<RuleDoc>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ToolUseDoc {
+    pub into: ToolUseInto,
+    pub item: Value,
+    /// Template variables read from the tool use's `_meta`: variable name to `_meta` key.
+    #[serde(default)]
+    pub meta: BTreeMap<String, String>,
+}
+
+/// Where an assistant message's tool uses go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ToolUseInto {
+    /// Among the message's content blocks, in order.
+    Content,
+    /// Into `${tool_calls}`, beside the content.
+    ToolCalls,
+    /// Items of their own after the message.
+    Messages,
+}
+
+/// Where a user message's tool results go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ResultsPlacement {
+    /// The answers are the content of one user message.
+    Content,
+    /// Each answer is a message (or item) of its own.
+    Messages,
+}
+
+/// Where the media a tool result cannot carry go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum FollowUpPlacement {
+    /// After the answers, as the message(s) the results' follow-up envelope makes.
+    #[default]
+    After,
+    /// Into the content of the answers' user message, after them.
+    Content,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SamplingToolsDoc {
+    /// Wraps the tool definitions (variables `tools`, `tool_choice`) into `${tools}`.
+    #[serde(default)]
+    pub wrap: Option<Value>,
+    /// The strict mode of the tools offered (`false` unless a spec says otherwise).
+    #[serde(default = "strict_off")]
+    pub strict: StrictDefault,
+    /// The API requires the tool definitions whenever the history holds tool
+    /// uses or results: `{omit: tools}` keeps them then.
+    #[serde(default)]
+    pub required_by_history: bool,
+}
+
+fn strict_off() -> StrictDefault {
+    StrictDefault(StrictMode::Off)
+}
+
+impl Default for SamplingToolsDoc {
+    fn default() -> Self {
+        SamplingToolsDoc {
+            wrap: None,
+            strict: strict_off(),
+            required_by_history: false,
+        }
+    }
+}
+
+/// A `toolChoice` mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ChoiceMode {
+    Auto,
+    Required,
+    None,
+}
+
+/// What a tool choice mode becomes: a value for `${tool_choice}`, or `{omit: ...}`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum ChoiceDoc {
+    Omit(OmitDoc),
+    Value(Value),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OmitDoc {
+    pub omit: OmitWhat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum OmitWhat {
+    /// No tool choice is sent: the provider's default.
+    ToolChoice,
+    /// Neither the tools nor a tool choice are sent.
+    Tools,
+}
+
+/// How a provider's response is read back.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ResponseDoc {
+    /// Where the model's name is; absent, the request's model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Paths of an error body's message: the first present (and not null) wins.
+    #[serde(default)]
+    pub error: Vec<String>,
+    /// Where the answer is, read in order: a string (one text block) or a list of items.
+    pub content: Vec<String>,
+    /// What the items that are not calls become; the first rule that matches applies.
+    #[serde(default)]
+    pub items: Vec<ItemRuleDoc>,
+    pub stop_reason: StopReasonDoc,
+    /// `_meta` keys of a tool use and the call item's paths they are read from.
+    #[serde(default)]
+    pub tool_use_meta: BTreeMap<String, String>,
+}
+
+/// What one kind of response item becomes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ItemRuleDoc {
+    #[serde(default)]
+    pub when: Option<ConditionDoc>,
+    /// A text block from the string at this path.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// An image or audio block.
+    #[serde(default)]
+    pub media: Option<MediaReadDoc>,
+    /// The items of the list at this path are read with the same rules.
+    #[serde(default)]
+    pub each: Option<String>,
+    /// The item is left out (reasoning, hosted tools' items).
+    #[serde(default)]
+    pub skip: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MediaReadDoc {
+    pub mime: String,
+    pub data: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StopReasonDoc {
+    /// Paths of the provider's reason: the first present (and not null) wins.
+    pub from: Vec<String>,
+    /// Provider values and the MCP reasons they are; others are kept as sent.
+    #[serde(default)]
+    pub map: BTreeMap<String, McpStopReason>,
+    /// A reason that maps to `endTurn` is `toolUse` when the answer holds tool
+    /// calls (APIs that report the same reason for both).
+    #[serde(default)]
+    pub calls_mean_tool_use: bool,
+}
+
+/// An MCP `stopReason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub(crate) enum McpStopReason {
+    #[serde(rename = "endTurn")]
+    EndTurn,
+    #[serde(rename = "stopSequence")]
+    StopSequence,
+    #[serde(rename = "maxTokens")]
+    MaxTokens,
+    #[serde(rename = "toolUse")]
+    ToolUse,
 }

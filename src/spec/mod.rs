@@ -4,6 +4,7 @@ mod compile;
 pub(crate) mod doc;
 mod load;
 pub(crate) mod plan;
+pub(crate) mod sampling;
 pub(crate) mod template;
 mod yaml;
 
@@ -50,6 +51,7 @@ pub struct Provider {
     pub(crate) calls: CallsPlan,
     pub(crate) results: ResultsPlan,
     pub(crate) stream: Option<crate::stream::plan::StreamPlan>,
+    pub(crate) sampling: Option<sampling::SamplingPlan>,
 }
 
 impl Provider {

@@ -78,6 +78,40 @@ SDK_TYPES: dict[str, tuple[str, str, str]] = {
     "google.genai.types.Content": ("pydantic", "google.genai.types", "Content"),
     "botocore:bedrock-runtime:Message": ("botocore", "bedrock-runtime", "Message"),
     "mistralai.client.models.UserMessage": ("pydantic", "mistralai.client.models", "UserMessage"),
+    # Sampling request bodies: each SDK's request-params type for a non-streamed call.
+    "anthropic.types.message_create_params.MessageCreateParamsNonStreaming": (
+        "typeddict",
+        "anthropic.types.message_create_params",
+        "MessageCreateParamsNonStreaming",
+    ),
+    "openai.types.chat.completion_create_params.CompletionCreateParamsNonStreaming": (
+        "typeddict",
+        "openai.types.chat.completion_create_params",
+        "CompletionCreateParamsNonStreaming",
+    ),
+    "openai.types.responses.response_create_params.ResponseCreateParamsNonStreaming": (
+        "typeddict",
+        "openai.types.responses.response_create_params",
+        "ResponseCreateParamsNonStreaming",
+    ),
+    "mistralai.client.models.ChatCompletionRequest": ("pydantic", "mistralai.client.models", "ChatCompletionRequest"),
+    # The Converse request's JSON body: its members bound to the URI or headers
+    # (modelId) are not in the body and may not appear there.
+    "botocore:bedrock-runtime:ConverseRequest#body": ("botocore-body", "bedrock-runtime", "ConverseRequest"),
+    # generateContent's REST body (GenerateContentRequest), each field checked
+    # against the google-genai type the SDK sends it as.
+    "google.genai:GenerateContentRequest": ("gemini-body", "google.genai.types", ""),
+}
+
+# generateContent's body fields (ai.google.dev/api/generate-content, request
+# body) and the google-genai type of each: "list" holds a list of them.
+GEMINI_BODY: dict[str, tuple[str, str]] = {
+    "contents": ("list", "Content"),
+    "systemInstruction": ("one", "Content"),
+    "generationConfig": ("one", "GenerationConfig"),
+    "tools": ("list", "Tool"),
+    "toolConfig": ("one", "ToolConfig"),
+    "safetySettings": ("list", "SafetySetting"),
 }
 
 # "<provider>/<kind>" -> (SDK type name, dotted key paths that must be present
@@ -109,6 +143,17 @@ CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mistral/follow_up": ("mistralai.client.models.UserMessage", ()),
     "gemini/follow_up": ("google.genai.types.Content", ("role", "parts")),
     "bedrock-converse/turn": ("botocore:bedrock-runtime:Message", ()),
+    # Sampling request bodies (sampling/createMessage converted); Ollama has no
+    # typed SDK here.
+    "anthropic/sampling_request": ("anthropic.types.message_create_params.MessageCreateParamsNonStreaming", ()),
+    "openai-chat/sampling_request": ("openai.types.chat.completion_create_params.CompletionCreateParamsNonStreaming", ()),
+    "openai-responses/sampling_request": (
+        "openai.types.responses.response_create_params.ResponseCreateParamsNonStreaming",
+        (),
+    ),
+    "gemini/sampling_request": ("google.genai:GenerateContentRequest", ()),
+    "bedrock-converse/sampling_request": ("botocore:bedrock-runtime:ConverseRequest#body", ()),
+    "mistral/sampling_request": ("mistralai.client.models.ChatCompletionRequest", ()),
 }
 
 MAX_ERRORS_PER_ITEM = 6
@@ -529,9 +574,47 @@ def resolve_sdk_type(item: dict) -> tuple[str, tuple[str, ...]]:
     )
 
 
+def check_body_shape(value, shape) -> list[str]:
+    """A botocore request shape's JSON body: members located in the URI or
+    headers are neither required nor allowed."""
+    if not isinstance(value, dict):
+        return [f"$: expected object ({shape.name}), got {json_type(value)}"]
+    body = {k: m for k, m in shape.members.items() if "location" not in m.serialization}
+    errs = [f"$.{k}: unknown body member {k!r} ({shape.name})" for k in value if k not in body]
+    errs += [f"$: missing required member {k!r} ({shape.name})" for k in shape.required_members if k in body and k not in value]
+    for key, v in value.items():
+        if key in body:
+            errs += check_shape(v, body[key], (key,))
+    return errs
+
+
+def check_gemini_body(value) -> list[str]:
+    """generateContent's body: known fields only, each valid as its google-genai type."""
+    types_mod = importlib.import_module("google.genai.types")
+    if not isinstance(value, dict):
+        return [f"$: expected object (GenerateContentRequest), got {json_type(value)}"]
+    errs = [f"$.{k}: unknown key {k!r} (GenerateContentRequest)" for k in value if k not in GEMINI_BODY]
+    if "contents" not in value:
+        errs.append("$: missing required key 'contents' (GenerateContentRequest)")
+    for key, (many, type_name) in GEMINI_BODY.items():
+        if key not in value:
+            continue
+        model = getattr(types_mod, type_name)
+        if many == "one":
+            errs += validate_pydantic(model, value[key], (key,))
+        elif not isinstance(value[key], list):
+            errs.append(f"$.{key}: expected array, got {json_type(value[key])}")
+        else:
+            for i, item in enumerate(value[key]):
+                errs += validate_pydantic(model, item, (key, i))
+    return errs
+
+
 def load_sdk_type(name: str):
     kind, where, attr = SDK_TYPES[name]
-    if kind == "botocore":
+    if kind == "gemini-body":
+        return kind, None
+    if kind in ("botocore", "botocore-body"):
         try:
             return kind, service_model(where).shape_for(attr)
         except Exception as e:  # noqa: BLE001
@@ -552,6 +635,10 @@ def validate(value, sdk_type: str, require: tuple[str, ...] = ()) -> list[str]:
         errs = check_annotation(value, tp, ())
     elif kind == "pydantic":
         errs = validate_pydantic(tp, value)
+    elif kind == "botocore-body":
+        errs = check_body_shape(value, tp)
+    elif kind == "gemini-body":
+        errs = check_gemini_body(value)
     else:
         errs = check_shape(value, tp, ())
     for dotted in require:

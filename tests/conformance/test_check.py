@@ -178,6 +178,118 @@ GOOD = {
             ],
         },
     ],
+    # Sampling request bodies: a system prompt, media, a tool use and its result, tools and a choice.
+    "anthropic/sampling_request": [
+        {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 100,
+            "system": "Be brief.",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "What is this?"},
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_B64}},
+                    ],
+                },
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "look", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a dot"}]},
+            ],
+            "stop_sequences": ["END"],
+            "tools": [{"name": "look", "input_schema": SCHEMA}],
+            "tool_choice": {"type": "any"},
+        },
+    ],
+    "openai-chat/sampling_request": [
+        {
+            "model": "gpt-5",
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Transcribe"},
+                        {"type": "input_audio", "input_audio": {"data": PNG_B64, "format": "wav"}},
+                    ],
+                },
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "look", "arguments": "{}"}}],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "a dot"},
+            ],
+            "max_completion_tokens": 100,
+            "stop": ["END"],
+            "tools": [{"type": "function", "function": {"name": "look", "parameters": SCHEMA}}],
+            "tool_choice": "required",
+        },
+    ],
+    "openai-responses/sampling_request": [
+        {
+            "model": "gpt-5",
+            "instructions": "Be brief.",
+            "input": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "What is this?"},
+                        {"type": "input_image", "image_url": "data:image/png;base64," + PNG_B64, "detail": "auto"},
+                    ],
+                },
+                {"type": "function_call", "call_id": "c1", "name": "look", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "a dot"},
+            ],
+            "max_output_tokens": 100,
+            "tools": [{"type": "function", "name": "look", "parameters": SCHEMA, "strict": False}],
+            "tool_choice": "auto",
+        },
+    ],
+    "gemini/sampling_request": [
+        {
+            "contents": [
+                {"role": "user", "parts": [{"text": "What is this?"}, {"inlineData": {"mimeType": "image/png", "data": PNG_B64}}]},
+                {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "look", "args": {}}, "thoughtSignature": PNG_B64}]},
+                {"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "look", "response": {"output": "a dot"}}}]},
+            ],
+            "systemInstruction": {"parts": [{"text": "Be brief."}]},
+            "generationConfig": {"maxOutputTokens": 100, "temperature": 0.2, "stopSequences": ["END"]},
+            "tools": [{"functionDeclarations": [{"name": "look", "parametersJsonSchema": SCHEMA}]}],
+            "toolConfig": {"functionCallingConfig": {"mode": "ANY"}},
+        },
+    ],
+    "bedrock-converse/sampling_request": [
+        {
+            "messages": [
+                {"role": "user", "content": [{"text": "What is this?"}, {"image": {"format": "png", "source": {"bytes": PNG_B64}}}]},
+                {"role": "assistant", "content": [{"toolUse": {"toolUseId": "c1", "name": "look", "input": {}}}]},
+                {"role": "user", "content": [{"toolResult": {"toolUseId": "c1", "content": [{"text": "a dot"}]}}]},
+            ],
+            "system": [{"text": "Be brief."}],
+            "inferenceConfig": {"maxTokens": 100, "temperature": 0.2, "stopSequences": ["END"]},
+            "toolConfig": {"tools": [{"toolSpec": {"name": "look", "inputSchema": {"json": SCHEMA}}}], "toolChoice": {"any": {}}},
+        },
+    ],
+    "mistral/sampling_request": [
+        {
+            "model": "mistral-large-latest",
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "What is this?"},
+                        {"type": "image_url", "image_url": "data:image/png;base64," + PNG_B64},
+                    ],
+                },
+                {"role": "assistant", "tool_calls": [{"id": "D681PevKs", "type": "function", "function": {"name": "look", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "D681PevKs", "name": "look", "content": "a dot"},
+            ],
+            "max_tokens": 100,
+            "stop": ["END"],
+            "tools": [{"type": "function", "function": {"name": "look", "parameters": SCHEMA}}],
+            "tool_choice": "any",
+        },
+    ],
 }
 
 # check -> (path of a nested object that must reject unknown keys,
@@ -200,6 +312,12 @@ MUTATIONS = {
     "mistral/follow_up": (("content", 1, "image_url"), ("content",), (("content", 0, "text"), 7)),
     "gemini/follow_up": (("parts", 1, "inlineData"), ("parts",), (("parts", 0, "text"), 7)),
     "bedrock-converse/turn": (("content", 2, "document"), ("role",), (("content", 1, "text"), 7)),
+    "anthropic/sampling_request": (("tool_choice",), ("max_tokens",), (("max_tokens",), "100")),
+    "openai-chat/sampling_request": (("messages", 1, "content", 1, "input_audio"), ("model",), (("max_completion_tokens",), "100")),
+    "openai-responses/sampling_request": (("input", 2), ("input", 1, "call_id"), (("max_output_tokens",), "100")),
+    "gemini/sampling_request": (("generationConfig",), ("contents",), (("generationConfig", "maxOutputTokens"), "100")),
+    "bedrock-converse/sampling_request": (("inferenceConfig",), ("messages", 0, "role"), (("inferenceConfig", "maxTokens"), "100")),
+    "mistral/sampling_request": (("messages", 2, "tool_calls", 0, "function"), ("model",), (("max_tokens",), "100")),
 }
 
 
@@ -282,6 +400,21 @@ def test_schema_objects_stay_open():
     assert _errors("openai-chat/tool", {"type": "function", "function": {"name": "t", "parameters": schema}}) == []
     assert _errors("gemini/tool", {"name": "t", "parametersJsonSchema": schema}) == []
     assert _errors("bedrock-converse/tool", {"toolSpec": {"name": "t", "inputSchema": {"json": schema}}}) == []
+
+
+def test_sampling_bodies_keep_url_members_out():
+    # modelId is in Converse's URL; Gemini's model is too, and the REST body has no `model`.
+    body = copy.deepcopy(GOOD["bedrock-converse/sampling_request"][0])
+    assert any("modelId" in e for e in _errors("bedrock-converse/sampling_request", {**body, "modelId": "m"}))
+    body = copy.deepcopy(GOOD["gemini/sampling_request"][0])
+    assert any("model" in e for e in _errors("gemini/sampling_request", {**body, "model": "gemini-2.5-flash"}))
+    # Responses has no stop sequences; Anthropic's tool choice has no `required`.
+    body = copy.deepcopy(GOOD["openai-responses/sampling_request"][0])
+    assert _errors("openai-responses/sampling_request", {**body, "stop": ["END"]})
+    body = copy.deepcopy(GOOD["anthropic/sampling_request"][0])
+    assert _errors("anthropic/sampling_request", {**body, "tool_choice": {"type": "required"}})
+    # Messages no longer takes a temperature (deprecated; anthropic 2.14.0 has none).
+    assert _errors("anthropic/sampling_request", {**body, "temperature": 0.2})
 
 
 def test_union_needs_exactly_one_member():

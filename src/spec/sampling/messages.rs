@@ -1,0 +1,197 @@
+//! A `sampling:` section's messages: each role's templates and media
+//! rules, tool uses, and where tool results and their follow-ups go.
+
+use super::{
+    MEDIA_VARS, MESSAGE_VARS, RolePlan, TEXT_VARS, TOOL_USE_VARS, ToolUsePlan, at, template,
+};
+use crate::json::pointer_child;
+use crate::spec::Problem;
+use crate::spec::compile::{compile_rule, uses};
+use crate::spec::doc::*;
+use crate::spec::plan::{MediaAction, MediaRule, ResultsPlan};
+use crate::spec::template::Template;
+
+pub(super) fn compile_tool_use(doc: ToolUseDoc) -> Result<ToolUsePlan, Problem> {
+    let mut vars: Vec<&str> = TOOL_USE_VARS.to_vec();
+    for var in doc.meta.keys() {
+        let identifier = var.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+            && var
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !identifier || TOOL_USE_VARS.contains(&var.as_str()) {
+            return Err(Problem::at(
+                at(&["messages", "tool_use", "meta", var]),
+                format!(
+                    "`{var}` cannot name a variable: use lower-case letters, digits and `_`, and none of {}",
+                    TOOL_USE_VARS.join(", ")
+                ),
+            ));
+        }
+        vars.push(var);
+    }
+    let item = template(&doc.item, &["messages", "tool_use", "item"], &vars)?;
+    if !uses(&item, "name") || !(uses(&item, "input") || uses(&item, "arguments")) {
+        return Err(Problem::at(
+            at(&["messages", "tool_use", "item"]),
+            "a tool use must place ${name} and its arguments (${input} or ${arguments})",
+        ));
+    }
+    Ok(ToolUsePlan {
+        into: doc.into,
+        item,
+        meta: doc.meta.into_iter().collect(),
+    })
+}
+
+pub(super) fn compile_role(doc: RoleDoc, role: &str) -> Result<RolePlan, Problem> {
+    let path = |rest: &[&str]| -> Vec<String> {
+        let mut out = vec!["messages".to_owned(), role.to_owned()];
+        out.extend(rest.iter().map(|s| (*s).to_owned()));
+        out
+    };
+    let p = |rest: &[&str]| {
+        let owned = path(rest);
+        at(&owned.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let text_block = match &doc.text_block {
+        Some(value) => Some(
+            Template::compile(value, TEXT_VARS)
+                .map_err(|e| Problem::at(format!("{}{}", p(&["text_block"]), e.path), e.message))?,
+        ),
+        None if doc.content != ContentForm::String => {
+            return Err(Problem::at(
+                p(&[]),
+                "`content: blocks` and `string_or_blocks` need a `text_block` template",
+            ));
+        }
+        None => None,
+    };
+    let envelope = Template::compile(&doc.envelope, MESSAGE_VARS)
+        .map_err(|e| Problem::at(format!("{}{}", p(&["envelope"]), e.path), e.message))?;
+    if !uses(&envelope, "content") {
+        return Err(Problem::at(
+            p(&["envelope"]),
+            "the envelope must place ${content}, or the message would be lost",
+        ));
+    }
+    let mut rows = Vec::new();
+    for (kind, rules) in [("image", doc.media.image), ("audio", doc.media.audio)] {
+        let Some(rules) = rules else {
+            rows.push(None);
+            continue;
+        };
+        let compiled = rules
+            .into_iter()
+            .enumerate()
+            .map(|(i, rule)| {
+                compile_media_rule(rule, &p(&["media", kind, &i.to_string()]), doc.content)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.push(Some(compiled));
+    }
+    let audio = rows.pop().flatten();
+    let image = rows.pop().flatten();
+    let attaches = image
+        .iter()
+        .chain(&audio)
+        .flatten()
+        .any(|r| matches!(r.action, MediaAction::Attach(_)));
+    if attaches && !uses(&envelope, "attachments") {
+        return Err(Problem::at(
+            p(&["envelope"]),
+            "media rules `attach` items, so the envelope must place ${attachments}",
+        ));
+    }
+    Ok(RolePlan {
+        content: doc.content,
+        text_block,
+        envelope,
+        image,
+        audio,
+    })
+}
+
+fn compile_media_rule(rule: RuleDoc, at: &str, content: ContentForm) -> Result<MediaRule, Problem> {
+    if rule.follow_up.is_some() {
+        return Err(Problem::at(
+            pointer_child(at, "follow_up"),
+            "a message's media are part of it: `follow_up` applies to tool results only",
+        ));
+    }
+    if rule.block.is_some() && content == ContentForm::String {
+        return Err(Problem::at(
+            pointer_child(at, "block"),
+            "`content: string` holds one string, so a rule cannot produce a block; use `as_text` or `attach`",
+        ));
+    }
+    compile_rule(rule, at, content, MEDIA_VARS)
+}
+
+pub(super) fn check_messages(
+    user: &RolePlan,
+    assistant: &RolePlan,
+    tool_use: &ToolUsePlan,
+    results: ResultsPlacement,
+) -> Result<(), Problem> {
+    match tool_use.into {
+        ToolUseInto::Content if assistant.content == ContentForm::String => {
+            return Err(Problem::at(
+                at(&["messages", "tool_use", "into"]),
+                "tool uses go into the assistant's content, which is one string (`content: string`)",
+            ));
+        }
+        ToolUseInto::ToolCalls if !uses(&assistant.envelope, "tool_calls") => {
+            return Err(Problem::at(
+                at(&["messages", "assistant", "envelope"]),
+                "tool uses go into ${tool_calls}, which the assistant's envelope must place",
+            ));
+        }
+        _ => {}
+    }
+    if results == ResultsPlacement::Content && user.content == ContentForm::String {
+        return Err(Problem::at(
+            at(&["messages", "tool_results"]),
+            "tool results go into the user's content, which is one string (`content: string`)",
+        ));
+    }
+    Ok(())
+}
+
+/// Each results section that sends follow-ups must agree with the placement:
+/// `after` needs a follow-up envelope (the items become a message of their
+/// own), `content` needs none (they join the answers' content).
+pub(super) fn check_follow_ups(
+    placement: FollowUpPlacement,
+    results: ResultsPlacement,
+    plans: &[&ResultsPlan],
+) -> Result<(), Problem> {
+    let at = at(&["messages", "follow_ups"]);
+    for plan in plans {
+        let sends = plan
+            .media
+            .values()
+            .flatten()
+            .any(|r| matches!(r.action, MediaAction::FollowUp(_)));
+        let enveloped = plan
+            .follow_up
+            .as_ref()
+            .is_some_and(|f| f.envelope.is_some());
+        match placement {
+            _ if !sends => {}
+            FollowUpPlacement::After if !enveloped => {
+                return Err(Problem::at(
+                    at,
+                    "a results section sends follow-ups without an envelope, so they cannot stand as messages after the answers: use `follow_ups: content`",
+                ));
+            }
+            FollowUpPlacement::Content if enveloped || results == ResultsPlacement::Messages => {
+                return Err(Problem::at(
+                    at,
+                    "follow-ups join the answers' content only when the answers are one message (`tool_results: content`) and the results' follow-ups have no envelope: use `follow_ups: after`",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
