@@ -24,6 +24,7 @@
 //! | 5 | the calls in a model response; unknown tools and bad arguments answered, never sent | [`Provider::extract_calls`] → [`Extracted`] |
 //! | 5′ | the same calls assembled from a streamed response as it arrives, each handed out the moment it is complete, and the assistant message for the history | [`Provider::stream`] → [`CallStream`] → [`Streamed`]; [`Source::execute_stream`] → [`StreamedExecution`] |
 //! | 6 | running calls under a policy, concurrently, each with a timeout, answering what servers ask on the way (elicitation, sampling, roots; in `input_required` rounds or as requests during a call) | [`Source`], [`Policy`], [`ExecOptions`], [`Handlers`], [`Sampling`], [`Roots`] |
+//! | 6′ | an MCP sampling request as a provider's request body, and the response back | [`Provider::sampling_request`] → [`PreparedSampling`], [`Provider::sampling_result`] |
 //! | 7 | answering every call, in the model's order, in the provider's shape, and (option `media` = `full`) the media a tool result cannot carry right after | [`Provider::answer`], [`Provider::answer_all`] → [`Turn`], [`Execution`] |
 //!
 //! Steps 1–5 and 7 are pure functions over JSON values; step 6 is async and

@@ -377,3 +377,46 @@ fn an_invalid_canned_message_is_an_error_naming_file_and_path() {
         stderr(&out)
     );
 }
+
+#[test]
+fn run_sends_a_dismissed_form_as_cancel() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = write(
+        dir.path(),
+        "cancel.yaml",
+        "answers:\n  - {tool: \"everything/trigger-elicitation-*\", action: cancel}\n",
+    );
+    let (text, call, _) = call(
+        "trigger-elicitation-request",
+        json!({}),
+        &["--answers", &answers],
+    );
+    assert!(
+        text.contains("User cancelled the elicitation dialog"),
+        "{text}"
+    );
+    assert_eq!(call["ran"], true, "{call}");
+}
+
+#[test]
+fn run_follows_a_task_and_answers_what_it_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    // simulate-research-query runs only as a task (MCP 2025-11-25); with
+    // `ambiguous` it asks, through the task, which interpretation is meant.
+    let answers = write(
+        dir.path(),
+        "research.yaml",
+        "answers:\n  - tool: \"everything/simulate-research-query\"\n    content: {interpretation: technical}\n",
+    );
+    let (text, call, _) = call(
+        "simulate-research-query",
+        json!({"topic": "rust", "ambiguous": true}),
+        &["--answers", &answers],
+    );
+    assert!(
+        text.contains("# Research Report: rust (technical)"),
+        "{text}"
+    );
+    assert!(text.contains("`input_required`"), "{text}");
+    assert_eq!(call["ran"], true, "{call}");
+}

@@ -240,3 +240,69 @@ fn the_legacy_lifecycle_gets_no_input_rounds() {
         assert_eq!(error.kind(), ErrorKind::Server, "{error}");
     });
 }
+
+/// The official SDK's resolvers ask for a completion and the roots in the
+/// session's own way: one `input_required` round on 2026-07-28, requests
+/// sent during the call on 2025-11-25. The same handlers answer both.
+#[test]
+fn sampling_and_roots_reach_the_same_handlers_in_both_generations() {
+    use mcp_adapters::mcp::{CreateMessageResult, Root, StopReason};
+    use mcp_adapters::{Handlers, Roots, Sampling, SamplingAnswer};
+    runtime().block_on(async {
+        for lifecycle in [Lifecycle::Modern, Lifecycle::Legacy] {
+            let seen: Arc<Mutex<Vec<mcp_adapters::SamplingRequest>>> = Arc::default();
+            let record = seen.clone();
+            let handlers = Handlers::new()
+                .sampling(Sampling::new(move |request| {
+                    record.lock().unwrap().push(request);
+                    Box::pin(async {
+                        SamplingAnswer::Respond(
+                            CreateMessageResult::text("test-model", "Three notes on tides")
+                                .with_stop_reason(StopReason::EndTurn),
+                        )
+                    })
+                }))
+                .roots(Roots::new([Root::new("file:///home/me/notes").unwrap()]));
+            let options = ClientOptions::new().lifecycle(lifecycle).handlers(handlers);
+            let client = McpClient::connect("input", &config(), &options)
+                .await
+                .unwrap_or_else(|e| panic!("{e:#}"));
+            let source = Source::client("input", client).build().unwrap();
+            let p = provider("anthropic");
+            let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+            let response = model_response(
+                "anthropic",
+                &[(
+                    exposed(&listing, "summarize_notes"),
+                    json!({"topic": "tides"}),
+                )],
+            );
+            let run = source
+                .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
+                .await
+                .unwrap();
+            assert_eq!(
+                run.results[0]["content"][0]["text"],
+                "Three notes on tides (by test-model, endTurn); roots: file:///home/me/notes",
+                "{lifecycle:?}: {}",
+                run.results[0]
+            );
+            let seen = seen.lock().unwrap();
+            assert_eq!(seen.len(), 1, "{lifecycle:?}");
+            let request = &seen[0];
+            assert_eq!(
+                request.params.messages[0].text(),
+                "Summarize the notes about tides"
+            );
+            assert_eq!(
+                request.params.system_prompt.as_deref(),
+                Some("You summarize notes.")
+            );
+            assert_eq!(
+                request.call.call().unwrap().tool,
+                "summarize_notes",
+                "{lifecycle:?}"
+            );
+        }
+    });
+}

@@ -7,12 +7,18 @@ multi-round-trip requests (`input_required` results, the SDK's
 The input tools are written against a 2026-07-28 session: on an earlier
 revision the SDK refuses an `InputRequiredResult`."""
 
-from mcp.server.mcpserver import Context, MCPServer
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve, Sample
 from mcp.types import (
+    CreateMessageResult,
     ElicitRequest,
     ElicitRequestFormParams,
     ElicitResult,
     InputRequiredResult,
+    ListRootsResult,
+    SamplingMessage,
+    TextContent,
 )
 
 server = MCPServer("input")
@@ -72,6 +78,33 @@ async def transfer(amount: int, to: str, ctx: Context) -> str | InputRequiredRes
     if not content:
         return "Transfer cancelled at the code"
     return f"Sent {amount} to {to} (code {content['code']})"
+
+
+def ask_summary(topic: str) -> Sample:
+    """Asks the client's model for a summary of `topic`."""
+    message = SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarize the notes about {topic}"))
+    return Sample([message], max_tokens=100, system_prompt="You summarize notes.")
+
+
+def ask_roots() -> ListRoots:
+    """Asks the client for its roots."""
+    return ListRoots()
+
+
+@server.tool()
+async def summarize_notes(
+    topic: str,
+    summary: Annotated[CreateMessageResult, Resolve(ask_summary)],
+    roots: Annotated[ListRootsResult, Resolve(ask_roots)],
+) -> str:
+    """Summarizes the notes about a topic with the client's model, under the client's roots.
+
+    The SDK's resolvers ask in the session's own way: in one input_required
+    round on 2026-07-28, as requests sent during the call on earlier revisions."""
+    content = summary.content[0] if isinstance(summary.content, list) else summary.content
+    text = getattr(content, "text", "?")
+    where = ", ".join(str(root.uri) for root in roots.roots)
+    return f"{text} (by {summary.model}, {summary.stop_reason}); roots: {where}"
 
 
 def extra_tool(text: str) -> str:
