@@ -326,7 +326,8 @@ impl Roots {
             .send_replace(Arc::new(roots.into_iter().collect()));
     }
 
-    /// Sees every change.
+    /// Sees every change (an MCP client announces them).
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
     pub(crate) fn watch(&self) -> watch::Receiver<Arc<Vec<Root>>> {
         self.list.subscribe()
     }
