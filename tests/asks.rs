@@ -604,3 +604,43 @@ fn tools_that_run_only_as_tasks_are_listed_only_where_tasks_run() {
         assert_eq!(research.task_support(), Some("required"));
     });
 }
+
+/// A server whose session declared what `handlers` answer.
+struct Declaring(Handlers);
+
+impl Server for Declaring {
+    fn list_tools(&self, _cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
+        Box::pin(async { Ok(ToolsPage::new(Vec::new())) })
+    }
+
+    fn call_tool(
+        &self,
+        _name: &str,
+        _arguments: serde_json::Map<String, Value>,
+        _context: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResponse>> {
+        Box::pin(async { Ok(CallToolResult::text("ran").into()) })
+    }
+
+    fn handlers(&self) -> Option<Handlers> {
+        Some(self.0.clone())
+    }
+}
+
+#[test]
+fn a_source_without_handlers_answers_with_the_first_server_that_declares_some() {
+    let roots = Handlers::new().roots(Roots::new([Root::new("file:///a").unwrap()]));
+    let source = Source::hub()
+        .server("quiet", Declaring(Handlers::new()))
+        .server("asking", Declaring(roots.clone()))
+        .build()
+        .unwrap();
+    assert!(source.handlers().features().roots);
+    // Its own handlers win.
+    let source = Source::hub()
+        .server("asking", Declaring(roots))
+        .handlers(Handlers::new())
+        .build()
+        .unwrap();
+    assert_eq!(source.handlers().features(), ClientFeatures::default());
+}

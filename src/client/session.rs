@@ -718,7 +718,7 @@ impl McpClient {
         }
     }
 
-    fn remember_task(&self, tool: &str) {
+    pub(super) fn remember_task(&self, tool: &str) {
         if let Ok(mut set) = self.tasks_only.lock() {
             set.insert(tool.to_owned());
         }
@@ -993,8 +993,8 @@ impl Server for McpClient {
                 Err(ServiceError::McpError(e))
                     if legacy && e.code == ErrorCode::METHOD_NOT_FOUND =>
                 {
-                    self.remember_task(&name);
-                    tracing::debug!(server = %self.name, tool = %name, "the tool runs only as a task");
+                    tracing::debug!(server = %self.name, tool = %name,
+                        "a plain call was refused with -32601; calling it as a task");
                     return self.call_as_task(&call, arguments).await;
                 }
                 Err(e) => return Err(self.error(&what, e)),

@@ -94,6 +94,13 @@ async fn cancel(
     }
 }
 
+/// Completes once the call's turn is halted, looking every `interval`.
+async fn halted(answerer: &Answerer, interval: Duration) {
+    while !answerer.is_halted() {
+        tokio::time::sleep(interval).await;
+    }
+}
+
 fn custom(method: &str, params: Value) -> ClientRequest {
     ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)))
 }
@@ -129,6 +136,8 @@ impl McpClient {
             let message = format!("server `{}` answered {what}: {}", self.name, e.message());
             e.with_message(message)
         })?;
+        // The tool runs as a task: its next calls are sent as one at once.
+        self.remember_task(call.name);
         self.follow_task(call, state, Generation::Augmented).await
     }
 
@@ -166,7 +175,13 @@ impl McpClient {
                     TaskStatus::Completed | TaskStatus::Failed | TaskStatus::InputRequired,
                     Generation::Augmented,
                 ) => {
-                    let result = self.task_result(&task_id).await;
+                    let result = tokio::select! {
+                        result = self.task_result(&task_id) => result,
+                        () = halted(call.answerer, interval) => {
+                            running.ended = true;
+                            return Err(self.halted_task(&running).await);
+                        }
+                    };
                     running.ended = true;
                     return result;
                 }
@@ -226,21 +241,26 @@ impl McpClient {
             }
             if call.answerer.is_halted() {
                 running.ended = true;
-                if let Err(e) = cancel(&running.peer, &task_id, generation).await {
-                    tracing::debug!(task = %task_id, error = %e, "could not send tasks/cancel");
-                }
-                return Err(Error::new(
-                    ErrorKind::Denied,
-                    format!(
-                        "the turn was halted, so task `{}` of the call was cancelled",
-                        sanitize_description(&task_id)
-                    ),
-                ));
+                return Err(self.halted_task(&running).await);
             }
             tokio::time::sleep(interval).await;
             state = self.get_task(&task_id, generation).await?;
         }
         unreachable!("the poll counter does not run out")
+    }
+
+    /// Cancels a task whose turn halted; the error its call is answered with.
+    async fn halted_task(&self, running: &Running) -> Error {
+        if let Err(e) = cancel(&running.peer, &running.task_id, running.generation).await {
+            tracing::debug!(task = %running.task_id, error = %e, "could not send tasks/cancel");
+        }
+        Error::new(
+            ErrorKind::Denied,
+            format!(
+                "the turn was halted, so task `{}` of the call was cancelled",
+                sanitize_description(&running.task_id)
+            ),
+        )
     }
 
     /// `tasks/get`, in either generation.

@@ -321,12 +321,15 @@ impl SourceBuilder {
             (Mode::Hub, None) => Some(Policy::allow_all()),
             (_, policy) => policy,
         };
+        // A source given no handlers answers with its first server's that
+        // declare something.
+        let declares = |h: &Handlers| h.features() != super::asks::ClientFeatures::default();
         let handlers = self
             .handlers
             .or_else(|| {
                 self.servers
                     .iter()
-                    .find_map(|(_, server)| server.handlers())
+                    .find_map(|(_, server)| server.handlers().filter(declares))
             })
             .unwrap_or_default();
         let features = handlers.features();
