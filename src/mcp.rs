@@ -381,20 +381,22 @@ impl Content {
     }
 }
 
+/// Serializes a content block's fields with its `type` first.
+fn tagged<S: Serializer, T: Serialize>(
+    tag: &str,
+    inner: &T,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let mut value = serde_json::to_value(inner).map_err(serde::ser::Error::custom)?;
+    if let Value::Object(map) = &mut value {
+        map.insert("type".into(), Value::String(tag.into()));
+        map.sort_keys_type_first();
+    }
+    value.serialize(s)
+}
+
 impl Serialize for Content {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        fn tagged<S: Serializer, T: Serialize>(
-            tag: &str,
-            inner: &T,
-            s: S,
-        ) -> std::result::Result<S::Ok, S::Error> {
-            let mut value = serde_json::to_value(inner).map_err(serde::ser::Error::custom)?;
-            if let Value::Object(map) = &mut value {
-                map.insert("type".into(), Value::String(tag.into()));
-                map.sort_keys_type_first();
-            }
-            value.serialize(s)
-        }
         match self {
             Content::Text(c) => tagged("text", c, serializer),
             Content::Image(c) => tagged("image", c, serializer),

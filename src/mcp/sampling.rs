@@ -476,19 +476,7 @@ impl<'de> Deserialize<'de> for SamplingContent {
 
 impl Serialize for SamplingContent {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        fn tagged<S: Serializer, T: Serialize>(
-            tag: &str,
-            inner: &T,
-            s: S,
-        ) -> std::result::Result<S::Ok, S::Error> {
-            let value = serde_json::to_value(inner).map_err(serde::ser::Error::custom)?;
-            let mut out = Object::new();
-            out.insert("type".into(), Value::String(tag.into()));
-            if let Value::Object(map) = value {
-                out.extend(map);
-            }
-            out.serialize(s)
-        }
+        use super::tagged;
         match self {
             SamplingContent::Text(c) => tagged("text", c, serializer),
             SamplingContent::Image(c) => tagged("image", c, serializer),
@@ -690,8 +678,9 @@ impl Root {
         })
     }
 
-    /// A root at the file or directory `path`, made absolute against the
-    /// current directory, named after its last component.
+    /// A root at the file or directory `path`, named after its last
+    /// component: its canonical path when it exists (`..` and symbolic links
+    /// resolved), else the path made absolute against the current directory.
     ///
     /// ```
     /// use mcp_adapters::mcp::Root;
@@ -710,13 +699,15 @@ impl Root {
     /// file URI (on Windows, a path without a drive).
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let absolute = std::path::absolute(path).map_err(|e| {
-            Error::new(
-                ErrorKind::Input,
-                format!("root `{}` cannot be made absolute", path.display()),
-            )
-            .with_source(e)
-        })?;
+        let absolute = std::fs::canonicalize(path)
+            .or_else(|_| std::path::absolute(path))
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Input,
+                    format!("root `{}` cannot be made absolute", path.display()),
+                )
+                .with_source(e)
+            })?;
         let uri = url::Url::from_file_path(&absolute).map_err(|()| {
             Error::new(
                 ErrorKind::Input,
@@ -841,6 +832,18 @@ mod tests {
 
     #[test]
     fn roots_are_file_uris() {
+        // An existing path is resolved, so `..` names a directory.
+        let dir = std::env::current_dir().unwrap();
+        let parent = Root::from_path(dir.join("..")).unwrap();
+        let expected = dir
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(parent.name.as_deref(), Some(expected.as_str()));
+        assert!(!parent.uri.contains(".."), "{}", parent.uri);
         assert!(Root::new("https://example.com/x").is_err());
         assert!(Root::new("not a uri").is_err());
         let root = Root::new("file:///tmp/x").unwrap().with_name("x");
