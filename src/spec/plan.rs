@@ -128,6 +128,13 @@ pub(crate) struct ToolsPlan {
     pub missing_description: MissingDescription,
 }
 
+/// The `schema:` section of a spec: the rules (`mode: subset`) every tool's schema goes through.
+#[derive(Debug, Clone)]
+pub(crate) struct SchemaPlan {
+    pub rules_id: String,
+    pub rules: Arc<StrictRules>,
+}
+
 /// The strict-mode section of a spec.
 #[derive(Debug, Clone)]
 pub(crate) struct StrictPlan {
