@@ -152,8 +152,10 @@ defs.update({
               "max_items": {"type": "integer", "minimum": 0}}}}}},
 })
 import copy
+NULL_REMOVES = {"type": "null", "description": "null removes this key from the spec extended."}
 def partial(node, names):
-    """The same schema with `required` dropped from every object schema and refs pointing at partial defs."""
+    """The same schema with `required` dropped from every object schema, refs pointing at partial
+    defs, and every property also taking null (which removes it from the spec extended)."""
     if isinstance(node, dict):
         out = {}
         for k, v in node.items():
@@ -161,6 +163,8 @@ def partial(node, names):
                 continue
             if k == "$ref" and v.split("/")[-1] in names:
                 out[k] = v + "_partial"
+            elif k == "properties" and isinstance(v, dict) and node.get("type") == "object":
+                out[k] = {name: {"anyOf": [partial(sub, names), NULL_REMOVES]} for name, sub in v.items()}
             else:
                 out[k] = partial(v, names)
         return out
@@ -256,7 +260,7 @@ defs.update({
       "tool_choice": {"$ref": "#/$defs/tool_choice", "description": "What each toolChoice mode becomes in a sampling request, when it differs from the spec's tool_choice section (which applies otherwise)."},
       "response": {"type": "object", "additionalProperties": False, "required": ["content", "stop_reason"], "description": "How the provider's (non-streamed) response is read. Items the calls section selects are tool calls, read with its id, name and arguments.", "properties": {
           "model": dict(path, description="Where the model's name is; absent: the request's model."),
-          "error": {"type": "array", "items": path, "description": "Paths of an error body's message: the first present and not null makes the response an error."},
+          "error": {"type": "array", "items": path, "description": "Paths of an error body's message: the first present, not null and not an object makes the response an error."},
           "content": {"type": "array", "items": path, "minItems": 1, "description": "Where the answer is, read in order: a string is one text block, a list is items."},
           "items": {"type": "array", "description": "What items that are not calls become: the first rule that matches applies; an item no rule matches is left out.", "items": {"type": "object", "additionalProperties": False, "oneOf": [{"required": ["text"]}, {"required": ["media"]}, {"required": ["each"]}, {"required": ["skip"]}], "properties": {
               "when": {"$ref": "#/$defs/sampling_condition"},
@@ -295,6 +299,8 @@ def spec_def(suffix, required):
     d["properties"]["options"] = {"type": "object", "description": "Named options, such as cache_control: last (listings) or media: full (answers).", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
     if required:
         d["required"] = required
+    if suffix:
+        d["properties"] = {k: (v if k in ("title", "extends") else {"anyOf": [v, NULL_REMOVES]}) for k, v in d["properties"].items()}
     return d
 defs["spec"] = spec_def("", ["title", "tools", "calls", "results"])
 defs["spec_partial"] = spec_def("_partial", ["extends"])

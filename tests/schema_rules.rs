@@ -71,6 +71,14 @@ fn each_rewrite_does_what_it_says() {
                    "a": {"type": "object", "properties": {"x": {"type": "number"}}, "description": "a point"},
                    "b": {"type": "object", "properties": {"x": {"type": "number"}}, "description": "the end"}}}),
         ),
+        // type_lists_to_nullable: OpenAPI 3.0's one type with `nullable`, or an anyOf.
+        (
+            "rewrites: [type_lists_to_nullable]\n",
+            json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}, "b": {"type": ["integer", "string"]},
+                   "c": {"type": ["null"]}, "d": {"type": "boolean"}}}),
+            json!({"type": "object", "properties": {"a": {"type": "string", "nullable": true},
+                   "b": {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "c": {"nullable": true}, "d": {"type": "boolean"}}}),
+        ),
         // A recursive $ref cannot be inlined.
         (
             "rewrites: [inline_refs]\n",
@@ -84,6 +92,12 @@ fn each_rewrite_does_what_it_says() {
             json!({"type": "object", "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}},
                    "properties": {"n": {"$ref": "#/$defs/N"}}}),
             json!({"error": ["/$defs/N/properties/next/$ref", "recursive_ref"]}),
+        ),
+        // Definitions no $ref reaches stay too: a subset keeps the schema as written.
+        (
+            "",
+            json!({"type": "object", "$defs": {"unused": {"type": "string", "const": "x"}}, "properties": {}}),
+            json!({"type": "object", "properties": {}, "$defs": {"unused": {"type": "string", "const": "x"}}}),
         ),
         // Recursion is fine otherwise: the definitions stay.
         (

@@ -32,7 +32,12 @@ pub(super) fn read(
             ),
         ));
     }
-    if let Some(message) = plan.error.iter().find_map(|p| present(p.get(response))) {
+    // An object at an error path is not a message (an answer's own `message`, say).
+    let message = plan
+        .error
+        .iter()
+        .find_map(|p| present(p.get(response)).filter(|v| !v.is_object()));
+    if let Some(message) = message {
         let message = match message {
             Value::String(s) => s.clone(),
             other => other.to_string(),

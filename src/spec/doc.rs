@@ -823,7 +823,8 @@ pub(crate) struct ResponseDoc {
     /// Where the model's name is; absent, the request's model.
     #[serde(default)]
     pub model: Option<String>,
-    /// Paths of an error body's message: the first present (and not null) wins.
+    /// Paths of an error body's message: the first present, not null and
+    /// not an object wins.
     #[serde(default)]
     pub error: Vec<String>,
     /// Where the answer is, read in order: a string (one text block) or a list of items.

@@ -173,6 +173,9 @@ pub fn convert(schema: &Value, rules: &StrictRules) -> Result<StrictSchema, Stri
     let mut out = walker.node(schema)?;
     let paths = std::mem::take(&mut walker.nulls);
     let null_paths = walker.finish(DefKey::Root, paths)?;
+    if rules.mode == rules::Mode::Subset && !rules.rewrites(rules::Rewrite::InlineRefs) {
+        walker.convert_unreferenced_defs()?;
+    }
     walker.attach_defs(&mut out);
     Ok(StrictSchema {
         schema: out,

@@ -54,37 +54,20 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    /// A subset's object: `properties` converted, `required` and a boolean
-    /// `additionalProperties` copied, a schema `additionalProperties`
-    /// converted; each only when the rules keep it. Nothing is closed or added.
-    pub(crate) fn object_as_written(
-        &mut self,
-        map: &'a Map<String, Value>,
-        out: &mut Map<String, Value>,
-    ) -> Result<(), StrictError> {
-        let kept = |w: &Self, key: &str| w.rules.class(key) == super::rules::KeywordClass::Keep;
-        if kept(self, "properties")
-            && let Some(properties) = map.get("properties")
-        {
-            let Value::Object(properties) = properties else {
-                return Err(self.err_at("properties", StrictReason::Invalid("properties".into())));
-            };
-            let converted = self.properties(properties, &HashSet::new())?;
-            out.insert("properties".into(), Value::Object(converted));
+    /// A subset's `properties`: each converted, nothing made nullable.
+    pub(crate) fn property_map(&mut self, value: &'a Value) -> Result<Value, StrictError> {
+        let Value::Object(properties) = value else {
+            return Err(self.err_at("properties", StrictReason::Invalid("properties".into())));
+        };
+        Ok(Value::Object(self.properties(properties, &HashSet::new())?))
+    }
+
+    /// A subset's `required`, checked to be a list of names and kept as written.
+    pub(crate) fn required_list(&self, value: &Value) -> Result<Value, StrictError> {
+        match value {
+            Value::Array(list) if list.iter().all(Value::is_string) => Ok(value.clone()),
+            _ => Err(self.err_at("required", StrictReason::Invalid("required".into()))),
         }
-        if kept(self, "required")
-            && let Some(required) = map.get("required")
-        {
-            self.required(map)?;
-            out.insert("required".into(), required.clone());
-        }
-        if kept(self, "additionalProperties")
-            && let Some(additional) = map.get("additionalProperties")
-        {
-            let converted = self.subschema("additionalProperties", additional)?;
-            out.insert("additionalProperties".into(), converted);
-        }
-        Ok(())
     }
 
     fn required(&self, map: &'a Map<String, Value>) -> Result<HashSet<&'a str>, StrictError> {

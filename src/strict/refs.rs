@@ -144,6 +144,29 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Converts the root's definitions no `$ref` reached (a subset keeps
+    /// them, as written), after the ones that were.
+    pub(crate) fn convert_unreferenced_defs(&mut self) -> Result<(), StrictError> {
+        let Some(root) = self.root.as_object() else {
+            return Ok(());
+        };
+        for container in DEF_CONTAINERS {
+            if self.rules.class(container) != KeywordClass::Keep {
+                continue;
+            }
+            let Some((container, Value::Object(defs))) = root.get_key_value(*container) else {
+                continue;
+            };
+            for name in defs.keys() {
+                let key = DefKey::Def(container, name);
+                if !self.defs.contains_key(&key) {
+                    self.convert_def(key)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Replaces a converted node's `$ref` by the converted definition, the
     /// node's other keywords over it (`inline_refs`). Copies are counted
     /// against the node budget, so that references fanning out cannot make

@@ -99,6 +99,9 @@ pub(crate) enum Rewrite {
     /// The tuple form `items: [a, b]` becomes `prefixItems: [a, b]` (after any
     /// `prefixItems` already there).
     TupleItemsToPrefixItems,
+    /// A `type` list becomes one type, with `nullable: true` when the list
+    /// holds `null` (OpenAPI 3.0's form), or an `anyOf` of one branch per type.
+    TypeListsToNullable,
 }
 
 impl Rewrite {
@@ -108,6 +111,7 @@ impl Rewrite {
             Rewrite::ConstToEnum => "const_to_enum",
             Rewrite::TypeIntoAnyOf => "type_into_any_of",
             Rewrite::TupleItemsToPrefixItems => "tuple_items_to_prefix_items",
+            Rewrite::TypeListsToNullable => "type_lists_to_nullable",
         }
     }
 }
@@ -425,6 +429,7 @@ impl StrictRules {
                 Rewrite::ConstToEnum => "const",
                 Rewrite::TypeIntoAnyOf => "anyOf",
                 Rewrite::TupleItemsToPrefixItems => "items",
+                Rewrite::TypeListsToNullable => "type",
             };
             if self.class(needs) != KeywordClass::Keep {
                 return Err(Problem::at(
@@ -438,6 +443,7 @@ impl StrictRules {
             let produces = match rewrite {
                 Rewrite::ConstToEnum => Some("enum"),
                 Rewrite::TupleItemsToPrefixItems => Some("prefixItems"),
+                Rewrite::TypeListsToNullable => Some("nullable"),
                 _ => None,
             };
             if let Some(produced) = produces

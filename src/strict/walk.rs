@@ -134,7 +134,7 @@ impl<'a> Walker<'a> {
                     Format::Drop => {}
                     Format::Describe(format) => described = Some(format),
                 },
-                KeywordClass::Keep => self.keep(key, value, &mut out, object)?,
+                KeywordClass::Keep => self.keep(key, value, &mut out)?,
             }
         }
         if self.strict() {
@@ -146,8 +146,6 @@ impl<'a> Walker<'a> {
         if object {
             if self.strict() {
                 self.object(map, &mut out)?;
-            } else {
-                self.object_as_written(map, &mut out)?;
             }
             self.depth -= 1;
         }
@@ -172,6 +170,32 @@ impl<'a> Walker<'a> {
                 out.insert("type".into(), Value::from(t));
             }
             out.insert("enum".into(), Value::Array(vec![value]));
+        }
+        if self.rules.rewrites(Rewrite::TypeListsToNullable)
+            && let Some(Value::Array(types)) = out.get("type")
+        {
+            let nullable = types.iter().any(|t| t == "null");
+            let mut single: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+            out.shift_remove("type");
+            match single.len() {
+                0 => {}
+                1 => {
+                    out.insert("type".into(), single.remove(0));
+                }
+                _ if out.contains_key("anyOf") => {
+                    return Err(self.err_at("type", StrictReason::Unsupported("type".into())));
+                }
+                _ => {
+                    let branches = single
+                        .into_iter()
+                        .map(|t| Value::Object(Map::from_iter([("type".to_owned(), t)])))
+                        .collect();
+                    out.insert("anyOf".into(), Value::Array(branches));
+                }
+            }
+            if nullable {
+                out.insert("nullable".into(), Value::Bool(true));
+            }
         }
         if self.rules.rewrites(Rewrite::TypeIntoAnyOf)
             && matches!(out.get("type"), Some(Value::String(_)))
@@ -209,19 +233,22 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Converts or copies one kept keyword into `out`; `object` says whether
-    /// the node is an object (whose structural keywords `object` writes).
+    /// Converts or copies one kept keyword into `out`.
     fn keep(
         &mut self,
         key: &'a str,
         value: &'a Value,
         out: &mut Map<String, Value>,
-        object: bool,
     ) -> Result<(), StrictError> {
         let converted = match key {
-            // Rewritten by `object`, or attached at the root by `attach_defs`.
-            "properties" | "additionalProperties" | "$defs" | "definitions" => return Ok(()),
-            "required" if object || self.strict() => return Ok(()),
+            // Attached at the root by `attach_defs`.
+            "$defs" | "definitions" => return Ok(()),
+            // Rewritten by `object` in strict mode.
+            "properties" | "additionalProperties" | "required" if self.strict() => return Ok(()),
+            // A subset keeps them where they are, converted.
+            "properties" => self.property_map(value)?,
+            "additionalProperties" => self.subschema(key, value)?,
+            "required" => self.required_list(value)?,
             "type" => self.type_keyword(value)?,
             "items" if value.is_array() && !self.strict() => {
                 let items = self.branches(key, value)?;
