@@ -135,6 +135,11 @@ pub mod strict;
 mod toolset;
 
 pub use calls::{Extracted, RejectedCall, ToolCall};
+#[cfg(feature = "oauth")]
+pub use client::{
+    ClientCredentials, FileTokenStore, JwtAlgorithm, MemoryTokenStore, OAuth, RegisteredClient,
+    SignInAnswer, SignInFn, SignInReason, SignInRequest, StoredSignIn, TokenStore,
+};
 #[cfg(feature = "rmcp")]
 pub use client::{ClientOptions, Lifecycle, McpClient};
 pub use config::{HubConfig, ServerConfig};

@@ -1,5 +1,7 @@
 //! Real MCP servers, through the official Rust SDK (the `rmcp` feature).
 
+#[cfg(feature = "oauth")]
+mod auth;
 mod changes;
 mod convert;
 #[cfg(feature = "rmcp-http")]
@@ -10,4 +12,9 @@ mod session;
 mod stdio;
 mod tasks;
 
+#[cfg(feature = "oauth")]
+pub use auth::{
+    ClientCredentials, FileTokenStore, JwtAlgorithm, MemoryTokenStore, OAuth, RegisteredClient,
+    SignInAnswer, SignInFn, SignInReason, SignInRequest, StoredSignIn, TokenStore,
+};
 pub use session::{ClientOptions, Lifecycle, McpClient};

@@ -60,6 +60,10 @@ pub struct ClientOptions {
     /// What the client answers when the server asks, and so declares (none
     /// by default); see [`Handlers`].
     pub handlers: Handlers,
+    /// How to sign in to streamable HTTP servers that require it (none by
+    /// default); see [`OAuth`](crate::OAuth).
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<super::auth::OAuth>,
 }
 
 impl Default for ClientOptions {
@@ -69,6 +73,8 @@ impl Default for ClientOptions {
             list_timeout: Duration::from_secs(60),
             lifecycle: Lifecycle::Auto,
             handlers: Handlers::default(),
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 }
@@ -453,11 +459,13 @@ impl McpClient {
 
     /// Connects to a streamable HTTP server at `url`, sending `headers` with
     /// every request (an `Authorization: Bearer` header becomes the SDK's
-    /// bearer token).
+    /// bearer token). With [`ClientOptions::oauth`] (the `oauth` feature) and
+    /// no `Authorization` header, a server that requires sign-in is signed in to.
     ///
     /// # Errors
     ///
-    /// As [`connect`](Self::connect); [`ErrorKind::Input`] for an invalid header.
+    /// As [`connect`](Self::connect); [`ErrorKind::Input`] for an invalid
+    /// header; [`ErrorKind::Unauthorized`] when the sign-in fails.
     #[cfg(feature = "rmcp-http")]
     pub async fn connect_http(
         name: &str,
@@ -465,38 +473,10 @@ impl McpClient {
         headers: &BTreeMap<String, String>,
         options: &ClientOptions,
     ) -> Result<Self> {
-        use rmcp::transport::StreamableHttpClientTransport;
-        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        for (key, value) in headers {
-            let bad = || {
-                Error::new(
-                    ErrorKind::Input,
-                    format!("server `{name}`: header `{key}` is not a valid HTTP header"),
-                )
-            };
-            if key.eq_ignore_ascii_case("authorization")
-                && let Some(token) = value.strip_prefix("Bearer ")
-            {
-                config = config.auth_header(token.to_owned());
-                continue;
-            }
-            let header =
-                http::HeaderName::try_from(key.as_str()).map_err(|e| bad().with_source(e))?;
-            let value =
-                http::HeaderValue::try_from(value.as_str()).map_err(|e| bad().with_source(e))?;
-            config.custom_headers.insert(header, value);
-        }
-        let tap = Tap::default();
-        let client = super::http::TappedClient::new(tap.clone()).map_err(|e| {
-            Error::new(
-                ErrorKind::Unavailable,
-                format!("server `{name}`: cannot build the HTTP client"),
-            )
-            .with_source(e)
-        })?;
-        let transport = StreamableHttpClientTransport::with_client(client, config);
-        Self::start(name, transport, options, None, Some(tap)).await
+        super::http::connect(name, url, headers, options, |transport, tap| {
+            Self::start(name, transport, options, None, Some(tap))
+        })
+        .await
     }
 
     /// Without the `rmcp-http` feature: always an error saying so.
@@ -725,6 +705,10 @@ impl McpClient {
     }
 
     pub(super) fn error(&self, what: &str, err: ServiceError) -> Error {
+        #[cfg(feature = "oauth")]
+        if let Some(failure) = super::auth::sign_in_failure(what, &err) {
+            return failure;
+        }
         let stderr = || {
             self.process
                 .as_ref()
