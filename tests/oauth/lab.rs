@@ -10,6 +10,8 @@
 //! own authorization server, and 403 `insufficient_scope` for `write_note`
 //! without `notes:write`.
 
+#![allow(dead_code)] // Each test file uses part of the lab.
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
