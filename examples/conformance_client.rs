@@ -20,7 +20,8 @@
 //! its authorization servers: the client is connected with an [`OAuth`]
 //! whose "person" fetches the authorization URL without following its
 //! redirect and answers with the redirect's URL, as a browser would bring it
-//! back; the context carries pre-registered or client credentials. Scenarios
+//! back; the context carries pre-registered or client credentials, or the
+//! identity provider and its ID token for enterprise-managed authorization. Scenarios
 //! in which the client must refuse to sign in (a resource or issuer that does
 //! not match) pass when the connection fails with
 //! [`ErrorKind::Unauthorized`] before any token is sent.
@@ -33,9 +34,10 @@ use std::time::Duration;
 
 use mcp_adapters::mcp::{ElicitResult, Elicitation, InputRequest, InputResponses, Root};
 use mcp_adapters::{
-    ClientCredentials, ClientOptions, ErrorKind, ExecOptions, Execution, Handlers, InputAnswer,
-    JwtAlgorithm, Lifecycle, ListOptions, Listing, McpClient, OAuth, Policy, Provider,
-    RegisteredClient, Registry, Roots, Sampling, SamplingAnswer, SignInAnswer, Source, Status,
+    ClientCredentials, ClientOptions, EnterpriseSignIn, ErrorKind, ExecOptions, Execution,
+    Handlers, InputAnswer, JwtAlgorithm, Lifecycle, ListOptions, Listing, McpClient, OAuth, Policy,
+    Provider, RegisteredClient, Registry, Roots, Sampling, SamplingAnswer, SignInAnswer, Source,
+    Status,
 };
 use serde_json::{Map, Value, json};
 
@@ -626,6 +628,26 @@ impl Scenario {
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         };
+        if let Some(id_token) = text("idp_id_token") {
+            let field = |name: &str| {
+                text(name).ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no `{name}`"))
+            };
+            let mut client = RegisteredClient::new(field("client_id")?);
+            if let Some(secret) = text("client_secret") {
+                client = client.with_secret(secret);
+            }
+            let enterprise = EnterpriseSignIn::new(
+                field("idp_issuer")?,
+                field("idp_token_endpoint")?,
+                RegisteredClient::new(field("idp_client_id")?),
+                client,
+                move || {
+                    let token = id_token.clone();
+                    Box::pin(async move { Ok(token) })
+                },
+            );
+            return Ok(OAuth::enterprise(enterprise));
+        }
         let client_credentials = self.name.starts_with("auth/client-credentials-");
         if client_credentials {
             let id = text("client_id").ok_or("MCP_CONFORMANCE_CONTEXT has no `client_id`")?;

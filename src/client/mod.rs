@@ -14,7 +14,8 @@ mod tasks;
 
 #[cfg(feature = "oauth")]
 pub use auth::{
-    ClientCredentials, FileTokenStore, JwtAlgorithm, MemoryTokenStore, OAuth, RegisteredClient,
-    SignInAnswer, SignInFn, SignInReason, SignInRequest, StoredSignIn, TokenStore,
+    ClientCredentials, EnterpriseSignIn, FileTokenStore, IdTokenFn, JwtAlgorithm, MemoryTokenStore,
+    OAuth, RegisteredClient, SignInAnswer, SignInFn, SignInReason, SignInRequest, StoredSignIn,
+    TokenStore,
 };
 pub use session::{ClientOptions, Lifecycle, McpClient};

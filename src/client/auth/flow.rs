@@ -368,6 +368,10 @@ impl Authorizer {
                     .await
                     .map_err(|e| self.sdk_failure("the client credentials were not accepted", e))?
             }
+            Grant::Enterprise(enterprise) => {
+                self.enterprise(&mut manager, &metadata, enterprise).await?;
+                manager
+            }
             Grant::Person {
                 redirect_uri,
                 callback,
@@ -410,6 +414,70 @@ impl Authorizer {
         *self.manager.lock().await = Some(Arc::new(manager));
         tracing::info!(server = %self.server, ?reason, "signed in");
         Ok(())
+    }
+
+    /// Enterprise-managed authorization: the identity provider's ID token
+    /// for an identity assertion grant, that grant for the access token at
+    /// `metadata`'s authorization server; the token is kept for the manager.
+    async fn enterprise(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        enterprise: &super::EnterpriseSignIn,
+    ) -> Result<()> {
+        use rmcp::transport::auth::enterprise::{
+            EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+        };
+        let issuer = metadata.issuer.clone().ok_or_else(|| {
+            self.failure("the authorization server's metadata names no issuer, which enterprise-managed authorization binds to")
+        })?;
+        let authentication = |client: &super::RegisteredClient| match &client.client_secret {
+            Some(secret) => EmaClientAuthentication::ClientSecretBasic(oauth2::ClientSecret::new(
+                secret.clone(),
+            )),
+            None => EmaClientAuthentication::None,
+        };
+        let idp = EmaAuthorizationServer::new(
+            enterprise.idp_issuer.as_str(),
+            enterprise.idp_token_endpoint.as_str(),
+            enterprise.idp_client.client_id.as_str(),
+        )
+        .with_client_authentication(authentication(&enterprise.idp_client));
+        let resource_as = EmaAuthorizationServer::new(
+            issuer.as_str(),
+            metadata.token_endpoint.as_str(),
+            enterprise.client.client_id.as_str(),
+        )
+        .with_client_authentication(authentication(&enterprise.client));
+        let id_token = (enterprise.id_token)().await.map_err(|reason| {
+            self.failure(format!("no ID token from the identity provider: {reason}"))
+        })?;
+        let http = rmcp::transport::auth::default_oauth_http_client()
+            .map_err(|e| self.sdk_failure("cannot start the token exchange", e))?;
+        let token = EmaExchangeRequest::new_with_id_token(idp, resource_as, &self.url, &id_token)
+            .with_scopes(enterprise.scopes.iter().cloned())
+            .exchange(&http, &http)
+            .await
+            .map_err(|e| self.failure(format!("enterprise-managed authorization failed: {e}")))?;
+        let registration = StoredSignIn::registration(
+            enterprise.client.client_id.clone(),
+            enterprise.client.client_secret.clone(),
+            None,
+            Some(issuer),
+        );
+        let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
+        scopes.sort();
+        self.bridge
+            .keep(StoredSignIn::issued(
+                registration,
+                token.access_token.secret().clone(),
+                token.expires_in,
+                scopes,
+            ))
+            .await?;
+        manager
+            .configure_client_id(&enterprise.client.client_id)
+            .map_err(|e| self.sdk_failure("cannot use the registration", e))
     }
 
     /// The client registration for `metadata`'s authorization server, in

@@ -8,7 +8,9 @@
 //! was sent ([`SignInAnswer::Redirect`]). A desktop application opens a
 //! browser and listens on a loopback port (RFC 8252); a server application
 //! sends its user a link. A client that signs in as itself uses
-//! [`OAuth::client_credentials`] instead, and no person is asked.
+//! [`OAuth::client_credentials`] instead, and one whose person signed in to
+//! the enterprise's identity provider [`OAuth::enterprise`]; no person is
+//! asked then.
 //!
 //! With [`ClientOptions::oauth`](crate::ClientOptions::oauth), a server
 //! reached with [`McpClient::connect_http`](crate::McpClient::connect_http)
@@ -278,6 +280,75 @@ impl std::fmt::Debug for ClientCredentials {
     }
 }
 
+/// The function that gives a fresh ID token of the enterprise's identity
+/// provider (see [`EnterpriseSignIn`]), or why there is none.
+pub type IdTokenFn =
+    dyn Fn() -> BoxFuture<'static, std::result::Result<String, String>> + Send + Sync;
+
+/// Enterprise-managed authorization (SEP-990, the
+/// `io.modelcontextprotocol/enterprise-managed-authorization` extension):
+/// the person signed in to the enterprise's identity provider once; its ID
+/// token is exchanged there for an identity assertion grant (RFC 8693),
+/// which the MCP server's authorization server exchanges for an access token
+/// (RFC 7523 JWT bearer grant). No browser is opened.
+#[derive(Clone)]
+pub struct EnterpriseSignIn {
+    pub(crate) idp_issuer: String,
+    pub(crate) idp_token_endpoint: String,
+    pub(crate) idp_client: RegisteredClient,
+    pub(crate) client: RegisteredClient,
+    pub(crate) id_token: Arc<IdTokenFn>,
+    pub(crate) scopes: Vec<String>,
+}
+
+impl EnterpriseSignIn {
+    /// The identity provider (its issuer, token endpoint and this
+    /// application's client there), the client registered with the MCP
+    /// servers' authorization server, and `id_token`, called for a fresh ID
+    /// token at each sign-in.
+    pub fn new<F>(
+        idp_issuer: impl Into<String>,
+        idp_token_endpoint: impl Into<String>,
+        idp_client: RegisteredClient,
+        client: RegisteredClient,
+        id_token: F,
+    ) -> Self
+    where
+        F: Fn() -> BoxFuture<'static, std::result::Result<String, String>> + Send + Sync + 'static,
+    {
+        EnterpriseSignIn {
+            idp_issuer: idp_issuer.into(),
+            idp_token_endpoint: idp_token_endpoint.into(),
+            idp_client,
+            client,
+            id_token: Arc::new(id_token),
+            scopes: Vec::new(),
+        }
+    }
+
+    /// The scopes to ask for (none by default).
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+impl std::fmt::Debug for EnterpriseSignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterpriseSignIn")
+            .field("idp_issuer", &self.idp_issuer)
+            .field("idp_token_endpoint", &self.idp_token_endpoint)
+            .field("idp_client", &self.idp_client)
+            .field("client", &self.client)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
+}
+
 /// How the client signs in to servers that require it (the `oauth` feature);
 /// see the [module documentation](self) for what happens.
 ///
@@ -305,6 +376,8 @@ pub(crate) enum Grant {
     },
     /// The client signs in as itself.
     Client(ClientCredentials),
+    /// An enterprise identity provider's ID token is exchanged.
+    Enterprise(EnterpriseSignIn),
 }
 
 impl std::fmt::Debug for OAuth {
@@ -313,6 +386,7 @@ impl std::fmt::Debug for OAuth {
         match &self.grant {
             Grant::Person { redirect_uri, .. } => s.field("redirect_uri", redirect_uri),
             Grant::Client(credentials) => s.field("client_credentials", credentials),
+            Grant::Enterprise(enterprise) => s.field("enterprise", enterprise),
         };
         s.field("client_name", &self.client_name)
             .field("client_metadata_url", &self.client_metadata_url)
@@ -341,6 +415,12 @@ impl OAuth {
     /// The client signs in as itself with `credentials`; no person is asked.
     pub fn client_credentials(credentials: ClientCredentials) -> Self {
         Self::with_grant(Grant::Client(credentials))
+    }
+
+    /// Enterprise-managed authorization: the identity provider's ID token is
+    /// exchanged for the server's access token; no person is asked.
+    pub fn enterprise(enterprise: EnterpriseSignIn) -> Self {
+        Self::with_grant(Grant::Enterprise(enterprise))
     }
 
     fn with_grant(grant: Grant) -> Self {

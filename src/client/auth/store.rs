@@ -109,6 +109,22 @@ impl StoredSignIn {
         }
     }
 
+    /// A sign-in with tokens obtained outside the SDK's own flows.
+    pub(crate) fn issued(
+        registration: StoredSignIn,
+        access_token: String,
+        expires_in: Option<std::time::Duration>,
+        scopes: Vec<String>,
+    ) -> Self {
+        StoredSignIn {
+            access_token: Some(access_token),
+            token_type: Some("Bearer".into()),
+            expires_at: expires_in.map(|d| now_secs().saturating_add(d.as_secs())),
+            scopes,
+            ..registration
+        }
+    }
+
     pub(crate) fn client_secret(&self) -> Option<&str> {
         self.client_secret.as_deref()
     }
@@ -420,6 +436,12 @@ impl Bridge {
     /// What the application's store keeps for this server.
     pub(crate) async fn stored(&self) -> Result<Option<StoredSignIn>> {
         self.store.load(&self.key).await
+    }
+
+    /// Keeps `sign_in` for this server.
+    pub(crate) async fn keep(&self, sign_in: StoredSignIn) -> Result<()> {
+        self.set_registration(sign_in.clone());
+        self.store.save(&self.key, sign_in).await
     }
 }
 
