@@ -334,7 +334,9 @@ impl FileTokenStore {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "tokens".into());
-        let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
         let written =
             write_private(&temp, text.as_bytes()).and_then(|()| std::fs::rename(&temp, &self.path));
         if let Err(e) = written {
