@@ -2,12 +2,16 @@
 
 mod changes;
 mod convert;
+mod handler;
 #[cfg(feature = "rmcp-http")]
 mod http;
 mod hub;
+mod live;
+mod options;
 mod requests;
 mod session;
 mod stdio;
 mod tasks;
 
-pub use session::{ClientOptions, Lifecycle, McpClient};
+pub use live::McpClient;
+pub use options::{ClientOptions, Lifecycle, Reconnect};
