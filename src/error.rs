@@ -33,8 +33,13 @@ pub enum ErrorKind {
     Denied,
     /// The call took longer than its timeout.
     Timeout,
-    /// The server could not be reached, failed to list its tools, or went away.
+    /// The server could not be reached or failed to list its tools; a call
+    /// that meets this was not sent.
     Unavailable,
+    /// The server went away while the call was in flight: it may or may not
+    /// have run, and it was not sent again (unless the application opted in
+    /// for tools that say they are safe to repeat).
+    Interrupted,
     /// The server (or a hook) failed while handling the call.
     Server,
     /// The server requires sign-in (OAuth, the `oauth` feature) and it did not

@@ -143,7 +143,7 @@ pub use client::{
     TokenStore,
 };
 #[cfg(feature = "rmcp")]
-pub use client::{ClientOptions, Lifecycle, McpClient};
+pub use client::{ClientOptions, Lifecycle, McpClient, Reconnect};
 pub use config::{HubConfig, ServerConfig};
 pub use describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
 pub use error::{Error, ErrorKind, Location, Result};
@@ -153,7 +153,7 @@ pub use exec::{
     DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_MAX_SAMPLING_REQUESTS, ExecOptions,
     Execution, Handlers, Hooks, InProcessServer, InputAnswer, InputHandler, InputQuestions, Policy,
     Progress, ProgressFn, Roots, Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
-    Server, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
+    Server, ServerState, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
 };
 pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode};
 pub use mcp::{CallToolResponse, CallToolResult, Content, Tool, parse_tools_list};

@@ -280,8 +280,11 @@ struct RunArgs {
     /// answers with every medium the API takes, and prints `follow_ups` when there are any.
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,
-    /// The model response; `-` reads stdin. Without servers and RESPONSE, a bundled one.
-    response: Option<String>,
+    /// The model responses, played as successive turns over the same servers
+    /// (each turn's servers taint the next); `-` reads stdin. Without servers
+    /// and RESPONSE, a bundled one.
+    #[arg(value_name = "RESPONSE")]
+    response: Vec<String>,
 }
 
 #[derive(Debug, Args)]

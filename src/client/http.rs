@@ -10,7 +10,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -57,10 +57,33 @@ impl TappedClient {
             .boxed()
     }
 
-    fn tapped_response(&self, response: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+    /// The response to a POST of `request` (its id, for a request) in
+    /// `session`: event streams tapped, and an error the server sent without
+    /// an id (a server that refuses the session answers so, with HTTP 400,
+    /// where the specification says 404) given the request's id, so that the
+    /// request is answered rather than left waiting, and the session marked
+    /// refused (it is started again, and the call sent again: the server
+    /// refused it before running it).
+    fn tapped_response(
+        &self,
+        request: Option<RequestId>,
+        session: bool,
+        response: StreamableHttpPostResponse,
+    ) -> StreamableHttpPostResponse {
         match response {
-            StreamableHttpPostResponse::Sse(stream, session) => {
-                StreamableHttpPostResponse::Sse(self.tapped(stream), session)
+            StreamableHttpPostResponse::Sse(stream, id) => {
+                StreamableHttpPostResponse::Sse(self.tapped(stream), id)
+            }
+            StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(mut error), id)
+                if error.id.is_none() && request.is_some() =>
+            {
+                if session {
+                    tracing::debug!(message = %error.error.message,
+                        "the server refused the session without naming the request");
+                    self.tap.refuse_session();
+                }
+                error.id = request;
+                StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(error), id)
             }
             other => other,
         }
@@ -88,6 +111,14 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
+/// The id of a request, if the message is one.
+fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
+        _ => None,
+    }
+}
+
 type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
 
 impl StreamableHttpClient for TappedClient {
@@ -101,11 +132,12 @@ impl StreamableHttpClient for TappedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<StreamableHttpPostResponse> {
+        let (request, session) = (request_id(&message), session_id.is_some());
         let response = self
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await?;
-        Ok(self.tapped_response(response))
+        Ok(self.tapped_response(request, session, response))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -117,6 +149,7 @@ impl StreamableHttpClient for TappedClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> HttpResult<StreamableHttpPostResponse> {
+        let (request, session) = (request_id(&message), session_id.is_some());
         let response = self
             .inner
             .post_message_with_max_sse_event_size(
@@ -128,7 +161,7 @@ impl StreamableHttpClient for TappedClient {
                 max_sse_event_size,
             )
             .await?;
-        Ok(self.tapped_response(response))
+        Ok(self.tapped_response(request, session, response))
     }
 
     async fn post_message_with_response_limits(
@@ -140,6 +173,7 @@ impl StreamableHttpClient for TappedClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> HttpResult<StreamableHttpPostResponse> {
+        let (request, session) = (request_id(&message), session_id.is_some());
         let response = self
             .inner
             .post_message_with_response_limits(
@@ -151,7 +185,7 @@ impl StreamableHttpClient for TappedClient {
                 limits,
             )
             .await?;
-        Ok(self.tapped_response(response))
+        Ok(self.tapped_response(request, session, response))
     }
 
     async fn delete_session(
@@ -247,7 +281,7 @@ fn transport_config(
 
 /// Connects to the streamable HTTP server `name` at `url`: builds its
 /// transport and gives it to `start` (the session's handshake) with the tap
-/// its client feeds.
+/// (from `new_tap`) its client feeds.
 ///
 /// With [`ClientOptions::oauth`](crate::ClientOptions::oauth) and no
 /// `Authorization` header, the server is signed in to when it requires it: a
@@ -266,6 +300,7 @@ pub(crate) async fn connect<F, Fut, C>(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
     options: &crate::ClientOptions,
+    new_tap: impl Fn() -> Tap,
     start: F,
 ) -> crate::Result<C>
 where
@@ -284,7 +319,7 @@ where
     let _ = options;
     let mut sign_ins = 0;
     loop {
-        let tap = Tap::default();
+        let tap = new_tap();
         let tapped = TappedClient::new(tap.clone()).map_err(|e| {
             Error::new(
                 ErrorKind::Unavailable,

@@ -4,9 +4,12 @@
 mod auth;
 mod changes;
 mod convert;
+mod handler;
 #[cfg(feature = "rmcp-http")]
 mod http;
 mod hub;
+mod live;
+mod options;
 mod requests;
 mod session;
 mod stdio;
@@ -18,4 +21,5 @@ pub use auth::{
     OAuth, RegisteredClient, SignInAnswer, SignInFn, SignInReason, SignInRequest, StoredSignIn,
     TokenStore,
 };
-pub use session::{ClientOptions, Lifecycle, McpClient};
+pub use live::McpClient;
+pub use options::{ClientOptions, Lifecycle, Reconnect};
