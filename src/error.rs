@@ -42,6 +42,10 @@ pub enum ErrorKind {
     Interrupted,
     /// The server (or a hook) failed while handling the call.
     Server,
+    /// The server requires sign-in (OAuth, the `oauth` feature) and it did not
+    /// complete: it was refused, timed out or failed, or the server refused
+    /// the token it led to. The request was not run.
+    Unauthorized,
     /// The tool asked for input (MCP `input_required`) and the call ended
     /// without it: no input handler, the handler declined, cancelled or did
     /// not answer in time, or the server asked for more rounds than allowed.

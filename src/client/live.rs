@@ -170,11 +170,14 @@ impl McpClient {
     /// Connects to a streamable HTTP server at `url`, sending `headers` with
     /// every request (an `Authorization: Bearer` header becomes the SDK's
     /// bearer token). A connection that is gone is made again on the next
-    /// listing or call.
+    /// listing or call. With `ClientOptions::oauth` (the `oauth` feature) and
+    /// no `Authorization` header, a server that requires sign-in is signed
+    /// in to (see [`OAuth`](crate::OAuth)).
     ///
     /// # Errors
     ///
-    /// As [`connect`](Self::connect); [`ErrorKind::Input`] for an invalid header.
+    /// As [`connect`](Self::connect); [`ErrorKind::Input`] for an invalid
+    /// header; [`ErrorKind::Unauthorized`] when the sign-in fails.
     pub async fn connect_http(
         name: &str,
         url: &str,
@@ -571,37 +574,11 @@ async fn start_http(
     options: &ClientOptions,
     shared: &Shared,
 ) -> Result<Session> {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-    for (key, value) in headers {
-        let bad = || {
-            Error::new(
-                ErrorKind::Input,
-                format!("server `{name}`: header `{key}` is not a valid HTTP header"),
-            )
-        };
-        if key.eq_ignore_ascii_case("authorization")
-            && let Some(token) = value.strip_prefix("Bearer ")
-        {
-            config = config.auth_header(token.to_owned());
-            continue;
-        }
-        let header = http::HeaderName::try_from(key.as_str()).map_err(|e| bad().with_source(e))?;
-        let value =
-            http::HeaderValue::try_from(value.as_str()).map_err(|e| bad().with_source(e))?;
-        config.custom_headers.insert(header, value);
-    }
-    let tap = Tap::counting_sessions(shared.tools_version.clone());
-    let client = super::http::TappedClient::new(tap.clone()).map_err(|e| {
-        Error::new(
-            ErrorKind::Unavailable,
-            format!("server `{name}`: cannot build the HTTP client"),
-        )
-        .with_source(e)
-    })?;
-    let transport = StreamableHttpClientTransport::with_client(client, config);
-    Session::start(name, transport, options, shared, None, Some(tap)).await
+    let tap = || Tap::counting_sessions(shared.tools_version.clone());
+    super::http::connect(name, url, headers, options, tap, |transport, tap| {
+        Session::start(name, transport, options, shared, None, Some(tap))
+    })
+    .await
 }
 
 #[cfg(not(feature = "rmcp-http"))]

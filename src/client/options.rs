@@ -111,6 +111,10 @@ pub struct ClientOptions {
     pub handlers: Handlers,
     /// When a server that died is started again ([`Reconnect::default`]).
     pub reconnect: Reconnect,
+    /// How to sign in to streamable HTTP servers that require it (none by
+    /// default); see [`OAuth`](crate::OAuth).
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<super::auth::OAuth>,
 }
 
 impl Default for ClientOptions {
@@ -121,6 +125,8 @@ impl Default for ClientOptions {
             lifecycle: Lifecycle::Auto,
             handlers: Handlers::default(),
             reconnect: Reconnect::default(),
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 }

@@ -231,6 +231,10 @@ impl Session {
     /// own error, or the session ending. `sent` says whether the request was
     /// on the wire (then the server may have acted on it).
     pub(super) fn error(&self, what: &str, err: ServiceError, sent: bool) -> Error {
+        #[cfg(feature = "oauth")]
+        if let Some(failure) = super::auth::sign_in_failure(what, &err) {
+            return failure;
+        }
         match err {
             ServiceError::McpError(e) => Error::new(
                 ErrorKind::Server,
