@@ -18,7 +18,6 @@ VARS = {
   "follow_up_envelope_template": (["items"], "Wraps all of a turn's follow-up items into one item (a user message). Variable: items (the list)."),
   "sampling_request_template": (["model","system","messages","max_tokens","temperature","stop_sequences","metadata","tools","tool_choice"], "A sampling request body. Variables: model (the application's model name; leave it out for providers whose model is in the URL), system (the system prompt: its text, or system.value of it; absent without one), messages (the rendered messages, required), max_tokens (maxTokens, required), temperature, stop_sequences (a list; absent when empty), metadata (MCP's free-form metadata), tools (the tool definitions, wrapped by tools.wrap; absent without tools or when a tool choice leaves them out), tool_choice (the tool choice's value; absent when none is sent)."),
   "sampling_system_template": (["text"], "The system prompt as a value for ${system} (system.value) or as a message before the others (system.message). Variable: text."),
-  "sampling_message_template": (["content","attachments","tool_calls"], "A message. Variables: content (the role's content form; absent when the message has nothing for it, write ${content?} where the API allows that), attachments (the items of attach rules, a list), tool_calls (the tool uses, with tool_use.into: tool_calls; a list)."),
   "sampling_text_block_template": (["text"], "A text block of a message. Variable: text."),
   "sampling_media_template": (["type","mime","mime_subtype","data","size"], "A message's media rule. Variables: type (image or audio), mime (normalized, image/jpg is image/jpeg), mime_subtype (the part after /), data (the base64 payload), size (decoded bytes)."),
   "sampling_wrap_template": (["tools","tool_choice"], "Wraps the tool definitions into ${tools}. Variables: tools (the definitions, a list), tool_choice (the tool choice's value, placed here instead of in the request)."),
@@ -45,6 +44,15 @@ defs["sampling_tool_use_template"] = {
     {"type": "string", "pattern": "^(?:[^$]|\\$\\$\\{|\\$\\{[a-z_][a-z0-9_]*\\??\\}|\\$(?!\\{))*$"},
     {"type": "object", "additionalProperties": {"$ref": "#/$defs/sampling_tool_use_template"}},
     {"type": "array", "items": {"$ref": "#/$defs/sampling_tool_use_template"}},
+    {"type": ["number", "boolean", "null"]},
+  ],
+}
+defs["sampling_message_template"] = {
+  "description": "A message. Variables: content (the role's content form; absent when the message has nothing for it, write ${content?} where the API allows that), attachments (the items of attach rules, a list), tool_calls (the tool uses, with tool_use.into: tool_calls; a list), and each variable the role's `meta` names (a value of the message's _meta, or its default). A string that is exactly ${var} is the variable's value; ${var?} vanishes when absent; other strings interpolate ${var} (${var?}: empty when absent); $${ writes ${.",
+  "anyOf": [
+    {"type": "string", "pattern": "^(?:[^$]|\\$\\$\\{|\\$\\{[a-z_][a-z0-9_]*\\??\\}|\\$(?!\\{))*$"},
+    {"type": "object", "additionalProperties": {"$ref": "#/$defs/sampling_message_template"}},
+    {"type": "array", "items": {"$ref": "#/$defs/sampling_message_template"}},
     {"type": ["number", "boolean", "null"]},
   ],
 }
@@ -76,6 +84,14 @@ def rule(tmpl, accept=True):
     return {"type": "object", "additionalProperties": False, "properties": props, "oneOf": one_of}
 defs.update({
   "path": path,
+  "tool_choice": {"type": "object", "additionalProperties": False, "description": "What each tool choice mode is in a request (Provider::tool_choice; sampling requests): a value for the request's tool choice field, {omit: tool_choice} (none is sent: the provider's default; a warning in sampling unless the mode is auto) or {omit: tools} (neither tools nor tool choice). A mode not listed cannot be said: asking for it is an error.", "properties": {
+      k: {"if": {"type": "object", "required": ["omit"]}, "then": {"type": "object", "additionalProperties": False, "properties": {"omit": {"enum": ["tool_choice", "tools"]}}}, "else": {"$ref": "#/$defs/sampling_choice_template"}} for k in ["auto", "required", "none"]}},
+  "sources": {"type": "array", "description": "Where the spec's facts come from, each with the date it was checked against it (Provider::sources; the command line's providers lists them).", "items": {"type": "object", "additionalProperties": False, "required": ["url", "checked"], "properties": {
+      "url": {"type": "string", "minLength": 1, "description": "A URL, or owner/repo@commit:path for a file of a repository."},
+      "checked": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "description": "The date the spec was checked against it (YYYY-MM-DD)."},
+      "about": {"type": "string", "description": "What it is the source of."}}}},
+  "schema": {"type": "object", "additionalProperties": False, "required": ["rules"], "description": "The provider's subset of JSON Schema: every tool's schema is rewritten by these rules before it is listed (and before strict conversion); a tool whose schema the rules cannot express is left out and reported as unsupported.", "properties": {
+      "rules": {"type": "string", "minLength": 1, "description": "The id of a rules file with mode: subset (rules/<id>.yaml)."}}},
   "tools": {"type": "object", "additionalProperties": False, "required": ["definition"], "properties": {
       "definition": {"allOf": [{"$ref": "#/$defs/tool_template"}], "type": "object", "description": "One tool definition."},
       "missing_description": {"enum": ["omit", "empty_string", "omit_blank"], "default": "omit", "description": "What ${description} is for a tool without one: absent (omit), the empty string (empty_string), or absent also when the cleaned description is empty or blank (omit_blank, for APIs that reject an empty string)."}}},
@@ -106,7 +122,7 @@ defs.update({
       "arguments": {"type": "object", "additionalProperties": False, "required": ["path", "format"], "properties": {
           "path": path,
           "format": {"enum": ["object", "json_text", "object_or_json_text"], "description": "A JSON object, a string holding one, or either."},
-          "missing": {"enum": ["reject", "empty_object"], "default": "reject", "description": "Whether absent or null arguments reject the call or mean {}."}}}}},
+          "missing": {"enum": ["reject", "empty_object"], "default": "reject", "description": "Whether absent or null arguments (also the JSON text null) reject the call or mean {}."}}}}},
   "media_rule": rule("media_template"),
   "structured_rule": rule("structured_template", accept=False),
   "media_row": {"if": {"type": "string"},
@@ -136,8 +152,10 @@ defs.update({
               "max_items": {"type": "integer", "minimum": 0}}}}}},
 })
 import copy
+NULL_REMOVES = {"type": "null", "description": "null removes this key from the spec extended."}
 def partial(node, names):
-    """The same schema with `required` dropped from every object schema and refs pointing at partial defs."""
+    """The same schema with `required` dropped from every object schema, refs pointing at partial
+    defs, and every property also taking null (which removes it from the spec extended)."""
     if isinstance(node, dict):
         out = {}
         for k, v in node.items():
@@ -145,6 +163,8 @@ def partial(node, names):
                 continue
             if k == "$ref" and v.split("/")[-1] in names:
                 out[k] = v + "_partial"
+            elif k == "properties" and isinstance(v, dict) and node.get("type") == "object":
+                out[k] = {name: {"anyOf": [partial(sub, names), NULL_REMOVES]} for name, sub in v.items()}
             else:
                 out[k] = partial(v, names)
         return out
@@ -198,7 +218,10 @@ def sampling_role(who):
         "text_block": {"$ref": "#/$defs/sampling_text_block_template", "description": "A text block, for content: blocks and string_or_blocks."},
         "envelope": {"$ref": "#/$defs/sampling_message_template", "description": "The message."},
         "media": {"type": "object", "additionalProperties": False, "description": "The media this role's messages may hold: a kind not listed, or a block no rule takes, is refused (an error naming the message).", "properties": {
-            k: {"type": "array", "items": {"$ref": "#/$defs/sampling_media_rule"}, "minItems": 1, "description": f"Rules for {k} blocks, tried in order: the first whose MIME types match, whose max_bytes the payload fits and whose variables are present applies."} for k in ["image", "audio"]}}}}
+            k: {"type": "array", "items": {"$ref": "#/$defs/sampling_media_rule"}, "minItems": 1, "description": f"Rules for {k} blocks, tried in order: the first whose MIME types match, whose max_bytes the payload fits and whose variables are present applies."} for k in ["image", "audio"]}},
+        "meta": {"type": "object", "propertyNames": {"pattern": "^[a-z_][a-z0-9_]*$"}, "description": "Envelope variables read from the message's _meta (what response.message_meta kept): variable name to the _meta key, or {key, default} for a field the API requires on every such message (the default when the key is absent).", "additionalProperties": {
+            "if": {"type": "string"}, "then": {"type": "string", "minLength": 1},
+            "else": {"type": "object", "additionalProperties": False, "required": ["key", "default"], "properties": {"key": {"type": "string", "minLength": 1}, "default": {"description": "The value when the message's _meta lacks the key."}}}}}}}
 defs.update({
   "sampling_media_rule": {"type": "object", "additionalProperties": False, "oneOf": [{"required": ["block"]}, {"required": ["attach"]}, {"required": ["as_text"]}], "properties": {
       "accept": {"type": "array", "items": {"type": "string", "pattern": "^[^/\\s]+/[^/\\s]+$"}, "minItems": 1, "description": "MIME types this rule applies to (type/* allowed); absent: any."},
@@ -225,16 +248,19 @@ defs.update({
               "meta": {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}, "propertyNames": {"pattern": "^[a-z_][a-z0-9_]*$"}, "description": "Variables for the item read from the tool use's _meta: variable name to _meta key (what response.tool_use_meta kept)."}}},
           "tool_results": {"enum": ["content", "messages"], "description": "A user message's tool results, answered by the results section: the content of one user message (content), or each a message or item of its own (messages)."},
           "follow_ups": {"enum": ["after", "content"], "default": "after", "description": "The media the answers cannot carry (the results' follow_up rules): the message(s) the follow-up envelope makes, after the answers (after), or blocks after the answers in the same user message (content)."},
-          "merge_consecutive": {"type": "boolean", "default": False, "description": "Consecutive messages of one role become one message, their blocks in order (APIs whose roles must alternate)."}}},
+          "merge_consecutive": {"type": "boolean", "default": False, "description": "Consecutive messages of one role become one message, their blocks in order (APIs whose roles must alternate)."},
+          "call_ids": {"type": "object", "additionalProperties": False, "required": ["alphabet"], "description": "The form call ids must have: an id of the history that does not fit is replaced by one made from it (the same in its tool use and in the result that answers it; two ids that would become one are an error).", "properties": {
+              "alphabet": {"enum": ["alphanumeric", "alphanumeric_dash_underscore", "any"], "description": "The characters an id may have: A-Z a-z 0-9, those and - _, or any."},
+              "length": {"type": "integer", "minimum": 8, "maximum": 64, "description": "The exact length of an id."},
+              "max_length": {"type": "integer", "minimum": 8, "maximum": 64, "description": "The largest length of an id."}}}}},
       "tools": {"type": "object", "additionalProperties": False, "properties": {
           "wrap": {"$ref": "#/$defs/sampling_wrap_template", "description": "Wraps the definitions (the tools.definition template's, under the toolset's names) into ${tools}; it must place ${tools}."},
           "strict": {"enum": ["auto", True, False], "default": False, "description": "The strict mode of the tools offered (SamplingOptions::strict overrides it)."},
           "required_by_history": {"type": "boolean", "default": False, "description": "The API needs the tool definitions whenever the history holds tool uses or results: {omit: tools} keeps them then, without a tool choice (with a warning)."}}},
-      "tool_choice": {"type": "object", "additionalProperties": False, "description": "What each toolChoice mode becomes: a value for ${tool_choice}, {omit: tool_choice} (none is sent: the provider's default; a warning unless the mode is auto) or {omit: tools} (neither tools nor tool choice). A mode not listed is an error when a request asks for it.", "properties": {
-          k: {"if": {"type": "object", "required": ["omit"]}, "then": {"type": "object", "additionalProperties": False, "properties": {"omit": {"enum": ["tool_choice", "tools"]}}}, "else": {"$ref": "#/$defs/sampling_choice_template"}} for k in ["auto", "required", "none"]}},
+      "tool_choice": {"$ref": "#/$defs/tool_choice", "description": "What each toolChoice mode becomes in a sampling request, when it differs from the spec's tool_choice section (which applies otherwise)."},
       "response": {"type": "object", "additionalProperties": False, "required": ["content", "stop_reason"], "description": "How the provider's (non-streamed) response is read. Items the calls section selects are tool calls, read with its id, name and arguments.", "properties": {
           "model": dict(path, description="Where the model's name is; absent: the request's model."),
-          "error": {"type": "array", "items": path, "description": "Paths of an error body's message: the first present and not null makes the response an error."},
+          "error": {"type": "array", "items": path, "description": "Paths of an error body's message: the first present, not null and not an object makes the response an error."},
           "content": {"type": "array", "items": path, "minItems": 1, "description": "Where the answer is, read in order: a string is one text block, a list is items."},
           "items": {"type": "array", "description": "What items that are not calls become: the first rule that matches applies; an item no rule matches is left out.", "items": {"type": "object", "additionalProperties": False, "oneOf": [{"required": ["text"]}, {"required": ["media"]}, {"required": ["each"]}, {"required": ["skip"]}], "properties": {
               "when": {"$ref": "#/$defs/sampling_condition"},
@@ -245,8 +271,10 @@ defs.update({
           "stop_reason": {"type": "object", "additionalProperties": False, "required": ["from"], "properties": {
               "from": {"type": "array", "items": path, "minItems": 1, "description": "Paths of the provider's reason: the first present and not null wins."},
               "map": {"type": "object", "additionalProperties": mcp_stop, "description": "Provider values and the MCP stop reasons they are; others are kept as sent."},
-              "calls_mean_tool_use": {"type": "boolean", "default": False, "description": "A reason that maps to endTurn is toolUse when the answer holds tool calls."}}},
-          "tool_use_meta": {"type": "object", "additionalProperties": path, "description": "_meta keys of a tool use and the paths in the call item they are read from (provider state the next request must send back)."}}}}},
+              "calls_mean_tool_use": {"type": "boolean", "default": False, "description": "A reason that maps to endTurn is toolUse when the answer holds tool calls."},
+              "empty_means_tool_use": {"type": "boolean", "default": False, "description": "An empty reason (\"\") is toolUse when the answer holds tool calls, and no reason otherwise (APIs that leave it empty on tool-call turns)."}}},
+          "tool_use_meta": {"type": "object", "additionalProperties": path, "description": "_meta keys of a tool use and the paths in the call item they are read from (provider state the next request must send back)."},
+          "message_meta": {"type": "object", "additionalProperties": path, "description": "_meta keys of the result and the paths in the response they are read from (fields of the assistant message the next request must send back, such as reasoning; a role's meta puts them back)."}}}}},
 })
 PARTIAL = ["tools", "strict", "option", "calls", "field", "results", "stream", "sampling", "sampling_role", "sampling_assistant_role"]
 for name in PARTIAL:
@@ -256,8 +284,11 @@ def spec_def(suffix, required):
     "title": {"type": "string", "minLength": 1, "description": "A human-readable name."},
     "description": {"type": "string"},
     "extends": {"type": "string", "minLength": 1, "description": "The id of a spec this one is based on: this document is deep-merged over it (objects merge, anything else replaces, null removes a key)."},
+    "sources": {"$ref": "#/$defs/sources"},
     "tools": {"$ref": "#/$defs/tools"},
+    "schema": {"$ref": "#/$defs/schema"},
     "strict": {"$ref": "#/$defs/strict"},
+    "tool_choice": {"$ref": "#/$defs/tool_choice"},
     "options": {"type": "object", "description": "Named options, such as cache_control: last (listings) or media: full (answers).", "additionalProperties": {"$ref": "#/$defs/option"}},
     "calls": {"$ref": "#/$defs/calls"},
     "results": {"$ref": "#/$defs/results"},
@@ -268,6 +299,8 @@ def spec_def(suffix, required):
     d["properties"]["options"] = {"type": "object", "description": "Named options, such as cache_control: last (listings) or media: full (answers).", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
     if required:
         d["required"] = required
+    if suffix:
+        d["properties"] = {k: (v if k in ("title", "extends") else {"anyOf": [v, NULL_REMOVES]}) for k, v in d["properties"].items()}
     return d
 defs["spec"] = spec_def("", ["title", "tools", "calls", "results"])
 defs["spec_partial"] = spec_def("_partial", ["extends"])

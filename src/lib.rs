@@ -159,7 +159,7 @@ pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, S
 pub use mcp::{CallToolResponse, CallToolResult, Content, Tool, parse_tools_list};
 pub use results::{Outcome, ResultOptions, Shape, StructuredMode, Turn};
 pub use sampling::{PreparedSampling, SamplingOptions};
-pub use spec::{Provider, Registry, SpecFile, SpecKind};
+pub use spec::{Provider, Registry, SpecFile, SpecKind, ToolChoice};
 pub use stream::{CallStream, Framing, Streamed, StreamedCall};
 pub use toolset::{
     DropReason, Dropped, ExposedTool, FailedServer, Rename, RenameReason, ToolSet, ToolSetBuilder,

@@ -111,6 +111,10 @@ pub struct ListingReport {
     pub fallbacks: Vec<StrictIssue>,
     /// Tools left out because their schema could not be converted (`strict: true`).
     pub excluded: Vec<StrictIssue>,
+    /// Tools left out because the provider's subset of JSON Schema (the
+    /// spec's `schema:` rules) cannot express their schema.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsupported: Vec<StrictIssue>,
 }
 
 /// What a model is offered: a provider's tool definitions for a toolset.
@@ -135,6 +139,8 @@ pub struct Listing {
     provider: String,
     #[serde(skip)]
     strict: BTreeSet<String>,
+    #[serde(skip)]
+    rewritten: BTreeSet<String>,
 }
 
 impl Listing {
@@ -152,9 +158,55 @@ impl Listing {
     pub fn is_strict(&self, name: &str) -> bool {
         self.strict.contains(name)
     }
+
+    /// Whether the provider's schema rules (the spec's `schema:` section)
+    /// changed the schema of the tool exposed as `name`.
+    pub fn is_rewritten(&self, name: &str) -> bool {
+        self.rewritten.contains(name)
+    }
+}
+
+fn issue(tool: &ExposedTool, err: &strict::StrictError) -> StrictIssue {
+    StrictIssue {
+        exposed_name: tool.exposed_name.clone(),
+        server_id: tool.server_id.clone(),
+        tool: tool.tool.name.clone(),
+        path: err.pointer().to_owned(),
+        reason: err.kind().to_string(),
+    }
 }
 
 impl Provider {
+    /// The tool's schema in the provider's subset of JSON Schema (the
+    /// schema as written for a spec without `schema:` rules); `None` when
+    /// the subset cannot express it, reported as unsupported.
+    fn subset_schema<'t>(
+        &self,
+        tool: &'t ExposedTool,
+        listing: &mut Listing,
+    ) -> Option<Cow<'t, Value>> {
+        let original = &tool.tool.input_schema;
+        let Some(plan) = &self.schema else {
+            return Some(Cow::Borrowed(original));
+        };
+        match strict::convert(original, &plan.rules) {
+            Ok(converted) => {
+                if converted.schema != *original {
+                    listing.rewritten.insert(tool.exposed_name.clone());
+                }
+                Some(Cow::Owned(converted.schema))
+            }
+            Err(err) => {
+                let issue = issue(tool, &err);
+                tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
+                    path = %issue.path, reason = %issue.reason, rules = %plan.rules_id,
+                    "the provider's schema rules cannot express the tool's schema; tool left out");
+                listing.report.unsupported.push(issue);
+                None
+            }
+        }
+    }
+
     /// Lists `toolset`'s tools in this provider's format.
     ///
     /// # Errors
@@ -178,6 +230,7 @@ impl Provider {
             toolset: toolset.clone(),
             provider: self.id().to_owned(),
             strict: BTreeSet::new(),
+            rewritten: BTreeSet::new(),
         };
         for tool in toolset.tools() {
             if let Some(def) = self.definition(tool, mode, &mut listing)? {
@@ -209,7 +262,10 @@ impl Provider {
         mode: StrictMode,
         listing: &mut Listing,
     ) -> Result<Option<Value>> {
-        let original = &tool.tool.input_schema;
+        let Some(subset) = self.subset_schema(tool, listing) else {
+            return Ok(None);
+        };
+        let original = subset.as_ref();
         let (schema, strict) = match (&self.strict, mode) {
             (Some(plan), StrictMode::Auto | StrictMode::On) => {
                 match strict::convert(original, &plan.rules) {
@@ -222,13 +278,7 @@ impl Provider {
                         (Cow::Owned(converted.schema), true)
                     }
                     Err(err) => {
-                        let issue = StrictIssue {
-                            exposed_name: tool.exposed_name.clone(),
-                            server_id: tool.server_id.clone(),
-                            tool: tool.tool.name.clone(),
-                            path: err.pointer().to_owned(),
-                            reason: err.kind().to_string(),
-                        };
+                        let issue = issue(tool, &err);
                         if mode == StrictMode::On {
                             tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
                             path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool excluded");

@@ -14,50 +14,64 @@ use super::input::{read_json, read_servers, registry, toolset};
 use super::{CheckArgs, StrictSchemaArgs};
 
 /// Prints `{"schema", "null_paths"}`, or `{"error": {"path", "reason"}}` and fails.
+///
+/// `--rules ID` converts by that rules file, strict or subset; `--provider ID`
+/// as the provider lists a tool: its schema rules, then its strict rules.
 pub fn strict_schema(args: &StrictSchemaArgs) -> Result<(Value, bool)> {
     let registry = registry(args.specs.specs.as_deref())?;
-    let rules_id = match (&args.rules, &args.provider) {
-        (Some(id), _) => id.clone(),
-        (None, Some(provider)) => registry
-            .get(provider)?
-            .strict_rules()
-            .ok_or_else(|| {
-                Error::new(
+    let ids: Vec<String> = match (&args.rules, &args.provider) {
+        (Some(id), _) => vec![id.clone()],
+        (None, Some(provider)) => {
+            let provider_spec = registry.get(provider)?;
+            let ids: Vec<String> = [provider_spec.schema_rules(), provider_spec.strict_rules()]
+                .into_iter()
+                .flatten()
+                .map(str::to_owned)
+                .collect();
+            if ids.is_empty() {
+                return Err(Error::new(
                     ErrorKind::Input,
-                    format!("provider `{provider}` has no strict rules"),
-                )
-            })?
-            .to_owned(),
-        (None, None) => registry
-            .default_rules()
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Input,
-                    "no provider uses strict rules; pass --rules",
-                )
-            })?
-            .to_owned(),
+                    format!("provider `{provider}` has no schema or strict rules"),
+                ));
+            }
+            ids
+        }
+        (None, None) => vec![
+            registry
+                .default_rules()
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Input,
+                        "no provider uses strict rules; pass --rules",
+                    )
+                })?
+                .to_owned(),
+        ],
     };
-    let rules = registry.rules(&rules_id).ok_or_else(|| {
-        let known: Vec<_> = registry.rules_ids().collect();
-        Error::new(
-            ErrorKind::Input,
-            format!("no rules `{rules_id}`; known: {}", known.join(", ")),
-        )
-    })?;
     let input = read_json(&args.file)?;
     // A tool (with `inputSchema`) or a bare schema.
-    let schema = input.get("inputSchema").unwrap_or(&input);
-    Ok(match strict::convert(schema, rules) {
-        Ok(converted) => (
-            json!({"schema": converted.schema, "null_paths": converted.null_paths}),
-            true,
-        ),
-        Err(err) => (
-            json!({"error": {"path": err.pointer(), "reason": err.kind().to_string()}}),
-            false,
-        ),
-    })
+    let mut schema = input.get("inputSchema").unwrap_or(&input).clone();
+    let mut null_paths = Vec::new();
+    for rules_id in &ids {
+        let rules = registry.rules(rules_id).ok_or_else(|| {
+            let known: Vec<_> = registry.rules_ids().collect();
+            Error::new(
+                ErrorKind::Input,
+                format!("no rules `{rules_id}`; known: {}", known.join(", ")),
+            )
+        })?;
+        match strict::convert(&schema, rules) {
+            Ok(converted) => {
+                schema = converted.schema;
+                null_paths.extend(converted.null_paths);
+            }
+            Err(err) => {
+                let error = json!({"path": err.pointer(), "reason": err.kind().to_string(), "rules": rules_id});
+                return Ok((json!({ "error": error }), false));
+            }
+        }
+    }
+    Ok((json!({"schema": schema, "null_paths": null_paths}), true))
 }
 
 /// One row of `check`: how one provider takes one tool.
@@ -199,12 +213,17 @@ fn provider_rows(
         .iter()
         .map(|tool| {
             let name = tool.exposed_name.as_str();
-            let (status, mut detail) = if let Some(why) = issue(&listing.report.excluded, name) {
+            let schema_rules = provider.schema_rules().unwrap_or_default();
+            let (status, mut detail) = if let Some(why) = issue(&listing.report.unsupported, name) {
+                ("excluded", format!("{why} (schema rules {schema_rules})"))
+            } else if let Some(why) = issue(&listing.report.excluded, name) {
                 ("excluded", why)
             } else if let Some(why) = issue(&listing.report.fallbacks, name) {
                 ("fallback", why)
             } else if listing.is_strict(name) {
                 ("strict", String::new())
+            } else if listing.is_rewritten(name) {
+                ("converted", format!("schema rules {schema_rules}"))
             } else {
                 ("as is", String::new())
             };

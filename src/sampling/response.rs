@@ -32,7 +32,12 @@ pub(super) fn read(
             ),
         ));
     }
-    if let Some(message) = plan.error.iter().find_map(|p| present(p.get(response))) {
+    // An object at an error path is not a message (an answer's own `message`, say).
+    let message = plan
+        .error
+        .iter()
+        .find_map(|p| present(p.get(response)).filter(|v| !v.is_object()));
+    if let Some(message) = message {
         let message = match message {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -50,12 +55,19 @@ pub(super) fn read(
         .iter()
         .filter_map(|(name, path)| present(path.get(response)).map(|v| (name.as_str(), v)))
         .collect();
+    let empty = |v: &&Value| plan.stop.empty_means_tool_use && v.as_str() == Some("");
     let stop = plan
         .stop
         .from
         .iter()
-        .find_map(|(_, p)| present(p.get(response)));
-    if sources.is_empty() && stop.is_none() {
+        .find_map(|(_, p)| present(p.get(response)).filter(|v| !empty(v)));
+    let stopped_empty = stop.is_none()
+        && plan
+            .stop
+            .from
+            .iter()
+            .any(|(_, p)| present(p.get(response)).is_some_and(|v| empty(&v)));
+    if sources.is_empty() && stop.is_none() && !stopped_empty {
         let known: Vec<String> = plan
             .content
             .iter()
@@ -105,7 +117,8 @@ pub(super) fn read(
             }
             Some(reason) => reason.clone(),
             None => StopReason::Other(s),
-        });
+        })
+        .or((stopped_empty && reader.calls > 0).then_some(StopReason::ToolUse));
     let model = plan
         .model
         .as_ref()
@@ -116,6 +129,22 @@ pub(super) fn read(
         .to_owned();
     let mut result = CreateMessageResult::new(model, reader.content);
     result.stop_reason = stop_reason;
+    let mut meta = Map::new();
+    for (key, path) in &plan.message_meta {
+        let Some(value) = present(path.get(response)) else {
+            continue;
+        };
+        if deeper_than(value, MAX_NESTING) {
+            return Err(Error::new(
+                ErrorKind::Input,
+                format!("the response's value for `{key}` nests deeper than {MAX_NESTING} levels"),
+            ));
+        }
+        meta.insert(key.clone(), value.clone());
+    }
+    if !meta.is_empty() {
+        result.meta = Some(meta);
+    }
     Ok(result)
 }
 

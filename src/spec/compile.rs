@@ -14,6 +14,7 @@ use super::template::{Piece, Template, parse_pieces};
 use super::{Problem, Provider};
 use crate::json::pointer_child;
 use crate::strict::StrictRules;
+use crate::strict::rules::Mode;
 
 /// Variables of a tool definition.
 pub(crate) const TOOL_VARS: &[&str] = &["name", "description", "schema", "title"];
@@ -59,6 +60,11 @@ pub(crate) fn compile(
     rules: &BTreeMap<String, Arc<StrictRules>>,
 ) -> Result<Provider, Problem> {
     let strict = compile_strict(doc.strict.as_ref(), rules)?;
+    let schema = match &doc.schema {
+        Some(section) => Some(compile_schema(section, rules)?),
+        None => None,
+    };
+    let tool_choice = super::sampling::compile_choices(doc.tool_choice, "/tool_choice")?;
     let tool_vars = if strict.is_some() {
         TOOL_VARS_STRICT
     } else {
@@ -75,7 +81,7 @@ pub(crate) fn compile(
                     .flat_map(|o| o.values.values())
                     .filter_map(|e| e.results.as_deref()),
             );
-            Some(super::sampling::compile(section, &plans)?)
+            Some(super::sampling::compile(section, &plans, &tool_choice)?)
         }
         None => None,
     };
@@ -84,16 +90,59 @@ pub(crate) fn compile(
         title: doc.title,
         description: doc.description,
         source,
+        sources: doc.sources,
         tools: ToolsPlan {
             definition: template(&doc.tools.definition, "/tools/definition", tool_vars)?,
             missing_description: doc.tools.missing_description,
         },
+        schema,
         strict,
+        tool_choice,
         options,
         calls: compile_calls(doc.calls),
         results,
         stream: doc.stream.map(crate::stream::plan::compile).transpose()?,
         sampling,
+    })
+}
+
+/// The rules file `id`, which must be in `mode` (the section at `at` names it).
+fn find_rules(
+    id: &str,
+    mode: Mode,
+    at: &str,
+    rules: &BTreeMap<String, Arc<StrictRules>>,
+) -> Result<Arc<StrictRules>, Problem> {
+    let found = rules.get(id).ok_or_else(|| {
+        let known: Vec<_> = rules.keys().map(String::as_str).collect();
+        Problem::at(
+            at,
+            format!(
+                "no rules file `{id}` (rules/{id}.yaml); known: {}",
+                known.join(", ")
+            ),
+        )
+    })?;
+    if found.mode != mode {
+        let (section, wanted) = match mode {
+            Mode::Strict => ("strict", "strict"),
+            Mode::Subset => ("schema", "subset"),
+        };
+        return Err(Problem::at(
+            at,
+            format!("rules `{id}` are not `mode: {wanted}`, which the `{section}:` section takes"),
+        ));
+    }
+    Ok(found.clone())
+}
+
+fn compile_schema(
+    doc: &SchemaDoc,
+    rules: &BTreeMap<String, Arc<StrictRules>>,
+) -> Result<SchemaPlan, Problem> {
+    Ok(SchemaPlan {
+        rules_id: doc.rules.clone(),
+        rules: find_rules(&doc.rules, Mode::Subset, "/schema/rules", rules)?,
     })
 }
 
@@ -104,20 +153,10 @@ fn compile_strict(
     let Some(doc) = doc else {
         return Ok(None);
     };
-    let found = rules.get(&doc.rules).ok_or_else(|| {
-        let known: Vec<_> = rules.keys().map(String::as_str).collect();
-        Problem::at(
-            "/strict/rules",
-            format!(
-                "no rules file `{0}` (rules/{0}.yaml); known: {1}",
-                doc.rules,
-                known.join(", ")
-            ),
-        )
-    })?;
+    let found = find_rules(&doc.rules, Mode::Strict, "/strict/rules", rules)?;
     Ok(Some(StrictPlan {
         rules_id: doc.rules.clone(),
-        rules: found.clone(),
+        rules: found,
         default: doc.default.0,
     }))
 }

@@ -20,9 +20,19 @@ pub(crate) struct SpecDoc {
     pub title: String,
     #[serde(default)]
     pub description: Option<String>,
+    /// Where the spec's facts come from, each with the date it was checked.
+    #[serde(default)]
+    pub sources: Vec<SourceDoc>,
     pub tools: ToolsDoc,
+    /// The provider's subset of JSON Schema, applied to every tool's schema.
+    #[serde(default)]
+    pub schema: Option<SchemaDoc>,
     #[serde(default)]
     pub strict: Option<StrictDoc>,
+    /// What each tool choice mode is in a request; a mode not listed has no
+    /// way to be said.
+    #[serde(default)]
+    pub tool_choice: BTreeMap<ChoiceMode, ChoiceDoc>,
     #[serde(default)]
     pub options: BTreeMap<String, OptionDoc>,
     pub calls: CallsDoc,
@@ -52,6 +62,26 @@ pub(crate) enum MissingDescription {
     EmptyString,
     /// Absent, and a description that is empty or blank once cleaned counts as absent too.
     OmitBlank,
+}
+
+/// One source of a spec's facts.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SourceDoc {
+    /// A URL, or `owner/repo@commit:path` for a file of a repository.
+    pub url: String,
+    /// The date the spec was checked against it (`YYYY-MM-DD`).
+    pub checked: String,
+    /// What it is the source of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<String>,
+}
+
+/// The `schema:` section: rules (`mode: subset`) every tool's schema is rewritten by.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SchemaDoc {
+    pub rules: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -171,7 +201,7 @@ pub(crate) enum MissingArguments {
     /// The call is rejected.
     #[default]
     Reject,
-    /// `{}`.
+    /// `{}`, also for arguments sent as the JSON text `null`.
     EmptyObject,
 }
 
@@ -562,9 +592,10 @@ pub(crate) struct SamplingDoc {
     pub messages: MessagesDoc,
     #[serde(default)]
     pub tools: SamplingToolsDoc,
-    /// What each `toolChoice` mode becomes; a mode not listed is an error.
+    /// What each `toolChoice` mode becomes, when sampling differs from the
+    /// spec's own `tool_choice`; a mode not listed is an error.
     #[serde(default)]
-    pub tool_choice: BTreeMap<ChoiceMode, ChoiceDoc>,
+    pub tool_choice: Option<BTreeMap<ChoiceMode, ChoiceDoc>>,
     pub response: ResponseDoc,
 }
 
@@ -601,6 +632,36 @@ pub(crate) struct MessagesDoc {
     /// Consecutive messages of one role become one (APIs whose roles must alternate).
     #[serde(default)]
     pub merge_consecutive: bool,
+    /// The form call ids must have; ids of the history that do not are
+    /// replaced, the same way in tool uses and in the results that answer them.
+    #[serde(default)]
+    pub call_ids: Option<CallIdsDoc>,
+}
+
+/// The form of call ids a provider accepts.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CallIdsDoc {
+    /// The characters an id may have.
+    pub alphabet: IdAlphabet,
+    /// The exact length of an id.
+    #[serde(default)]
+    pub length: Option<usize>,
+    /// The largest length of an id.
+    #[serde(default)]
+    pub max_length: Option<usize>,
+}
+
+/// Characters of a call id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum IdAlphabet {
+    /// `A-Z`, `a-z`, `0-9`.
+    Alphanumeric,
+    /// `A-Z`, `a-z`, `0-9`, `_`, `-`.
+    AlphanumericDashUnderscore,
+    /// Any character.
+    Any,
 }
 
 /// How the messages of one role are shaped.
@@ -613,6 +674,22 @@ pub(crate) struct RoleDoc {
     pub envelope: Value,
     #[serde(default)]
     pub media: SamplingMediaDoc,
+    /// Envelope variables read from the message's `_meta`: variable name to
+    /// the `_meta` key, or `{key, default}` for a field the API requires.
+    #[serde(default)]
+    pub meta: BTreeMap<String, MetaVarDoc>,
+}
+
+/// A message variable from the message's `_meta`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum MetaVarDoc {
+    Key(String),
+    Full {
+        key: String,
+        /// The value when the message's `_meta` lacks the key.
+        default: Value,
+    },
 }
 
 /// The media a message of one role may hold; a kind not listed is refused.
@@ -706,6 +783,16 @@ pub(crate) enum ChoiceMode {
     None,
 }
 
+impl ChoiceMode {
+    pub fn key(self) -> &'static str {
+        match self {
+            ChoiceMode::Auto => "auto",
+            ChoiceMode::Required => "required",
+            ChoiceMode::None => "none",
+        }
+    }
+}
+
 /// What a tool choice mode becomes: a value for `${tool_choice}`, or `{omit: ...}`.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
@@ -736,7 +823,8 @@ pub(crate) struct ResponseDoc {
     /// Where the model's name is; absent, the request's model.
     #[serde(default)]
     pub model: Option<String>,
-    /// Paths of an error body's message: the first present (and not null) wins.
+    /// Paths of an error body's message: the first present, not null and
+    /// not an object wins.
     #[serde(default)]
     pub error: Vec<String>,
     /// Where the answer is, read in order: a string (one text block) or a list of items.
@@ -748,6 +836,10 @@ pub(crate) struct ResponseDoc {
     /// `_meta` keys of a tool use and the call item's paths they are read from.
     #[serde(default)]
     pub tool_use_meta: BTreeMap<String, String>,
+    /// `_meta` keys of the result and the response's paths they are read
+    /// from (fields of the assistant message the next request must send back).
+    #[serde(default)]
+    pub message_meta: BTreeMap<String, String>,
 }
 
 /// What one kind of response item becomes.
@@ -789,6 +881,11 @@ pub(crate) struct StopReasonDoc {
     /// calls (APIs that report the same reason for both).
     #[serde(default)]
     pub calls_mean_tool_use: bool,
+    /// An empty reason (`""`) is `toolUse` when the answer holds tool calls
+    /// and no reason otherwise (APIs that leave the reason empty on tool-call
+    /// turns).
+    #[serde(default)]
+    pub empty_means_tool_use: bool,
 }
 
 /// An MCP `stopReason`.

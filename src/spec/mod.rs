@@ -38,6 +38,18 @@ impl Problem {
     }
 }
 
+/// What a request says for a tool choice mode: [`Provider::tool_choice`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// This value goes in the request's tool choice field.
+    Value(Value),
+    /// No tool choice is sent: the provider's default (its API has no such field).
+    Omit,
+    /// Neither the tools nor a tool choice are sent (the API has no `none`).
+    OmitTools,
+}
+
 /// A compiled provider spec. Obtain one from a [`Registry`].
 #[derive(Debug, Clone)]
 pub struct Provider {
@@ -45,8 +57,11 @@ pub struct Provider {
     title: String,
     description: Option<String>,
     source: String,
+    sources: Vec<doc::SourceDoc>,
     pub(crate) tools: ToolsPlan,
+    pub(crate) schema: Option<SchemaPlan>,
     pub(crate) strict: Option<StrictPlan>,
+    pub(crate) tool_choice: BTreeMap<doc::ChoiceMode, sampling::Choice>,
     pub(crate) options: BTreeMap<String, OptionPlan>,
     pub(crate) calls: CallsPlan,
     pub(crate) results: ResultsPlan,
@@ -78,6 +93,76 @@ impl Provider {
     /// The id of the strict-mode rules the spec uses, if any.
     pub fn strict_rules(&self) -> Option<&str> {
         self.strict.as_ref().map(|s| s.rules_id.as_str())
+    }
+
+    /// The id of the rules (`mode: subset`) every tool's schema is rewritten
+    /// by before it is listed (the spec's `schema:` section), if any.
+    pub fn schema_rules(&self) -> Option<&str> {
+        self.schema.as_ref().map(|s| s.rules_id.as_str())
+    }
+
+    /// Where the spec's facts come from: `(url, date checked, what for)`.
+    pub fn sources(&self) -> impl Iterator<Item = (&str, &str, Option<&str>)> {
+        self.sources
+            .iter()
+            .map(|s| (s.url.as_str(), s.checked.as_str(), s.about.as_deref()))
+    }
+
+    /// What a request to this provider says for the tool choice `mode` (the
+    /// spec's `tool_choice:` section): a value for the request's tool choice
+    /// field, nothing (the provider's default), or no tools at all.
+    ///
+    /// ```
+    /// use mcp_adapters::mcp::ToolChoiceMode;
+    /// use mcp_adapters::{Registry, ToolChoice};
+    /// use serde_json::json;
+    ///
+    /// let mistral = Registry::builtin()?.get("mistral")?;
+    /// assert_eq!(mistral.tool_choice(&ToolChoiceMode::Required)?, ToolChoice::Value(json!("any")));
+    /// # Ok::<(), mcp_adapters::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when the provider has no way to say `mode` (its
+    /// API refuses it, or the spec lists no such mode).
+    pub fn tool_choice(&self, mode: &crate::mcp::ToolChoiceMode) -> Result<ToolChoice> {
+        let key = match mode {
+            crate::mcp::ToolChoiceMode::Auto => doc::ChoiceMode::Auto,
+            crate::mcp::ToolChoiceMode::Required => doc::ChoiceMode::Required,
+            crate::mcp::ToolChoiceMode::None => doc::ChoiceMode::None,
+            other => {
+                return Err(Error::new(
+                    ErrorKind::Input,
+                    format!("tool choice `{other}` is not one of auto, required and none"),
+                ));
+            }
+        };
+        match self.tool_choice.get(&key) {
+            Some(sampling::Choice::Value(template)) => template
+                .render([].as_slice())
+                .map(ToolChoice::Value)
+                .map_err(|m| Error::spec(format!("the tool choice needs `{}`", m.0))),
+            Some(sampling::Choice::Unsent) => Ok(ToolChoice::Omit),
+            Some(sampling::Choice::NoTools) => Ok(ToolChoice::OmitTools),
+            None => Err(Error::new(
+                ErrorKind::Input,
+                format!(
+                    "provider `{}` cannot express the tool choice `{mode}`: its spec lists {}",
+                    self.id,
+                    self.tool_choice_modes().join(", ")
+                ),
+            )),
+        }
+    }
+
+    fn tool_choice_modes(&self) -> Vec<&'static str> {
+        let modes: Vec<&str> = self.tool_choice.keys().map(|m| m.key()).collect();
+        if modes.is_empty() {
+            vec!["none"]
+        } else {
+            modes
+        }
     }
 
     /// The options the spec offers (for listings, [`ListOptions::option`](crate::ListOptions::option),
@@ -144,14 +229,41 @@ impl Provider {
                 (name.clone(), info)
             })
             .collect();
-        serde_json::json!({
+        let choices: serde_json::Map<String, Value> = self
+            .tool_choice
+            .iter()
+            .map(|(mode, choice)| {
+                let value = match choice {
+                    sampling::Choice::Value(t) => t.render([].as_slice()).unwrap_or(Value::Null),
+                    sampling::Choice::Unsent => serde_json::json!({"omit": "tool_choice"}),
+                    sampling::Choice::NoTools => serde_json::json!({"omit": "tools"}),
+                };
+                (mode.key().to_owned(), value)
+            })
+            .collect();
+        let mut info = serde_json::json!({
             "id": self.id,
             "title": self.title,
             "description": self.description,
             "source": self.source,
             "strict_rules": self.strict_rules(),
             "options": options,
-        })
+        });
+        if let Value::Object(map) = &mut info {
+            if let Some(rules) = self.schema_rules() {
+                map.insert("schema_rules".into(), rules.into());
+            }
+            if !choices.is_empty() {
+                map.insert("tool_choice".into(), Value::Object(choices));
+            }
+            if !self.sources.is_empty() {
+                map.insert(
+                    "sources".into(),
+                    serde_json::to_value(&self.sources).unwrap_or_default(),
+                );
+            }
+        }
+        info
     }
 }
 

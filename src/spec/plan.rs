@@ -46,14 +46,23 @@ impl JsonPath {
         }
     }
 
-    /// The value at this path, created as `null` (with objects on the way)
-    /// where it is missing; `None` when a step meets a value that is not an
-    /// object (or, for an index, an array long enough).
+    /// The value at this path, created as `null` (with objects on the way,
+    /// and a list where an index meets nothing) where it is missing; an index
+    /// may add the next element of a list. `None` when a step meets a value
+    /// that is not an object (or, for an index, a list long enough).
     pub fn get_or_insert<'v>(&self, value: &'v mut Value) -> Option<&'v mut Value> {
         let mut cur = value;
         for step in &self.0 {
             if cur.is_null() {
-                *cur = Value::Object(Map::new());
+                *cur = match step {
+                    Step::Index(_) => Value::Array(Vec::new()),
+                    Step::Key(_) => Value::Object(Map::new()),
+                };
+            }
+            if let (Step::Index(i), Value::Array(a)) = (step, &mut *cur)
+                && *i == a.len()
+            {
+                a.push(Value::Null);
             }
             cur = match (step, cur) {
                 // Looked up before inserting: most paths exist, and an entry
@@ -126,6 +135,13 @@ fn member_mut<'v>(map: &'v mut Map<String, Value>, key: &str) -> Option<&'v mut 
 pub(crate) struct ToolsPlan {
     pub definition: Template,
     pub missing_description: MissingDescription,
+}
+
+/// The `schema:` section of a spec: the rules (`mode: subset`) every tool's schema goes through.
+#[derive(Debug, Clone)]
+pub(crate) struct SchemaPlan {
+    pub rules_id: String,
+    pub rules: Arc<StrictRules>,
 }
 
 /// The strict-mode section of a spec.

@@ -67,6 +67,7 @@ pub(crate) struct SamplingPlan {
     pub tool_results: ResultsPlacement,
     pub follow_ups: FollowUpPlacement,
     pub merge_consecutive: bool,
+    pub call_ids: Option<CallIds>,
     pub tools_wrap: Option<Template>,
     /// Whether the wrapper places `${tool_choice}` (else the request does).
     pub tools_wrap_places_choice: bool,
@@ -91,10 +92,29 @@ pub(crate) struct RolePlan {
     pub content: ContentForm,
     pub text_block: Option<Template>,
     pub envelope: Template,
+    /// Envelope variables read from the message's `_meta`: the variable,
+    /// the `_meta` key and the value when the key is absent.
+    pub meta: Vec<MetaVar>,
     /// `None`: the role's messages carry no images.
     pub image: Option<Vec<MediaRule>>,
     /// `None`: the role's messages carry no audio.
     pub audio: Option<Vec<MediaRule>>,
+}
+
+/// An envelope variable read from a message's `_meta`.
+#[derive(Debug, Clone)]
+pub(crate) struct MetaVar {
+    pub var: String,
+    pub key: String,
+    pub default: Option<Value>,
+}
+
+/// The form of call ids the provider takes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallIds {
+    pub alphabet: IdAlphabet,
+    pub length: Option<usize>,
+    pub max_length: Option<usize>,
 }
 
 /// How a tool use is written.
@@ -127,6 +147,8 @@ pub(crate) struct ResponsePlan {
     pub items: Vec<ItemRule>,
     pub stop: StopPlan,
     pub tool_use_meta: Vec<(String, JsonPath)>,
+    /// `_meta` keys of the result and the response paths they are read from.
+    pub message_meta: Vec<(String, JsonPath)>,
 }
 
 /// One rule for response items.
@@ -150,6 +172,7 @@ pub(crate) struct StopPlan {
     pub from: Vec<(String, JsonPath)>,
     pub map: BTreeMap<String, StopReason>,
     pub calls_mean_tool_use: bool,
+    pub empty_means_tool_use: bool,
 }
 
 mod messages;
@@ -170,8 +193,13 @@ fn template(value: &Value, path: &[&str], vars: &[&str]) -> Result<Template, Pro
 }
 
 /// Compiles a `sampling:` section; `results` are the spec's results sections
-/// (its own and each option value's), whose follow-ups the section must place.
-pub(crate) fn compile(doc: SamplingDoc, results: &[&ResultsPlan]) -> Result<SamplingPlan, Problem> {
+/// (its own and each option value's), whose follow-ups the section must place,
+/// and `choices` the spec's own tool choices (used unless the section has its own).
+pub(crate) fn compile(
+    doc: SamplingDoc,
+    results: &[&ResultsPlan],
+    choices: &BTreeMap<ChoiceMode, Choice>,
+) -> Result<SamplingPlan, Problem> {
     let request = template(&doc.request, &["request"], REQUEST_VARS)?;
     for (var, why) in [
         ("messages", "the conversation would be lost"),
@@ -197,7 +225,10 @@ pub(crate) fn compile(doc: SamplingDoc, results: &[&ResultsPlan]) -> Result<Samp
         }
         None => None,
     };
-    let tool_choice = compile_choices(doc.tool_choice)?;
+    let tool_choice = match doc.tool_choice {
+        Some(own) => compile_choices(own, &at(&["tool_choice"]))?,
+        None => choices.clone(),
+    };
     check_tool_placement(&request, tools_wrap.as_ref(), &tool_choice)?;
     let system = compile_system(doc.system, &request)?;
     let placed = placed_params(&request, &system);
@@ -226,6 +257,7 @@ pub(crate) fn compile(doc: SamplingDoc, results: &[&ResultsPlan]) -> Result<Samp
         tool_results: messages.tool_results,
         follow_ups: messages.follow_ups,
         merge_consecutive: messages.merge_consecutive,
+        call_ids: compile_call_ids(messages.call_ids)?,
         tools_wrap_places_choice: tools_wrap.as_ref().is_some_and(|w| uses(w, "tool_choice")),
         tools_wrap,
         tools_strict: doc.tools.strict.0,
@@ -235,16 +267,14 @@ pub(crate) fn compile(doc: SamplingDoc, results: &[&ResultsPlan]) -> Result<Samp
     })
 }
 
-fn compile_choices(
+/// Compiles a tool choice map found at `at` (`/tool_choice`, `/sampling/tool_choice`).
+pub(crate) fn compile_choices(
     doc: BTreeMap<ChoiceMode, ChoiceDoc>,
+    at: &str,
 ) -> Result<BTreeMap<ChoiceMode, Choice>, Problem> {
     doc.into_iter()
         .map(|(mode, choice)| {
-            let key = match mode {
-                ChoiceMode::Auto => "auto",
-                ChoiceMode::Required => "required",
-                ChoiceMode::None => "none",
-            };
+            let key = mode.key();
             let choice = match choice {
                 ChoiceDoc::Omit(OmitDoc {
                     omit: OmitWhat::ToolChoice,
@@ -253,7 +283,11 @@ fn compile_choices(
                     omit: OmitWhat::Tools,
                 }) => Choice::NoTools,
                 ChoiceDoc::Value(value) => {
-                    Choice::Value(template(&value, &["tool_choice", key], &[])?)
+                    let at = pointer_child(at, key);
+                    Choice::Value(
+                        Template::compile(&value, &[])
+                            .map_err(|p| Problem::at(format!("{at}{}", p.path), p.message))?,
+                    )
                 }
             };
             Ok((mode, choice))
@@ -290,6 +324,40 @@ fn check_tool_placement(
         ));
     }
     Ok(())
+}
+
+/// The longest id `call_ids` may ask for (a made-up id is this many hash characters at most).
+const MAX_CALL_ID_LENGTH: usize = 64;
+
+fn compile_call_ids(doc: Option<CallIdsDoc>) -> Result<Option<CallIds>, Problem> {
+    let Some(doc) = doc else {
+        return Ok(None);
+    };
+    let at = at(&["messages", "call_ids"]);
+    for (name, value) in [("length", doc.length), ("max_length", doc.max_length)] {
+        if let Some(n) = value
+            && !(8..=MAX_CALL_ID_LENGTH).contains(&n)
+        {
+            return Err(Problem::at(
+                pointer_child(&at, name),
+                format!(
+                    "{name} must be from 8 to {MAX_CALL_ID_LENGTH}, so that made-up ids stay unique"
+                ),
+            ));
+        }
+    }
+    match (doc.length, doc.max_length) {
+        (Some(_), Some(_)) => Err(Problem::at(at, "give `length` or `max_length`, not both")),
+        (None, None) if doc.alphabet == IdAlphabet::Any => Err(Problem::at(
+            at,
+            "any id of any length is what the history has: give an alphabet, a length or a max_length",
+        )),
+        _ => Ok(Some(CallIds {
+            alphabet: doc.alphabet,
+            length: doc.length,
+            max_length: doc.max_length,
+        })),
+    }
 }
 
 fn compile_system(doc: Option<SystemDoc>, request: &Template) -> Result<SystemPlacement, Problem> {

@@ -1,5 +1,7 @@
-//! Strict schemas: rewriting an MCP tool's `inputSchema` into the subset of
-//! JSON Schema a provider accepts in its strict tool-calling mode.
+//! Strict schemas and schema subsets: rewriting an MCP tool's `inputSchema`
+//! into the subset of JSON Schema a provider accepts, in its strict
+//! tool-calling mode (`mode: strict`, the default) or for every tool
+//! (`mode: subset`: a spec's `schema:` section).
 //!
 //! The engine is generic; what differs between providers is data, a
 //! [`StrictRules`] loaded from a YAML rules file (the bundled ones live in
@@ -27,6 +29,7 @@
 //! # Rules files
 //!
 //! ```yaml
+//! mode: strict                              # or subset (below)
 //! keywords:
 //!   keep: [type, properties, required, additionalProperties, items, anyOf, ...]
 //!   drop: [default, examples, ...]          # removed: they only narrow or annotate
@@ -41,11 +44,38 @@
 //!          max_enum_values: 1000, max_enum_chars: 15000, enum_chars_threshold: 250}
 //! ```
 //!
-//! What the converter always does, whatever the rules: the root must be
+//! In strict mode the converter always, whatever the rules: the root must be
 //! `type: object`; every object is closed with `additionalProperties: false`
 //! (an open map fails); arrays need `items`; every node needs a type (`type`,
 //! `enum`, `const`, `$ref` or a kept combinator); `$ref`s must be local
 //! (`#`, `#/$defs/x`, `#/definitions/x`); the input is never modified.
+//!
+//! # Subsets
+//!
+//! `mode: subset` keeps the schema's structure (objects stay open, optional
+//! properties optional, untyped nodes and arrays without `items` stay) and
+//! applies what the rules say: keyword classes, value and format rules
+//! (`formats.otherwise: describe` moves a format into the description; a
+//! subset without `formats` keeps every format), the limits, whether the root
+//! must be `type: object` (`root.object`), whether a `$ref` may be recursive
+//! (`recursive_refs`), and the `rewrites`, applied to every node after its
+//! keywords are converted: `inline_refs` (no `$ref` or `$defs` left; a
+//! recursive `$ref` fails), `const_to_enum`, `type_into_any_of` and
+//! `tuple_items_to_prefix_items`. Keywords strict mode cannot rewrite
+//! (`if`, `patternProperties`, `prefixItems`, ...) are converted too.
+//!
+//! ```
+//! use mcp_adapters::strict::{StrictRules, convert};
+//! use serde_json::json;
+//!
+//! let rules = StrictRules::from_yaml_str(
+//!     "mode: subset\nkeywords: {keep: [], unknown: keep}\nrewrites: [const_to_enum]\n",
+//! )?;
+//! let schema = json!({"type": "object", "properties": {"kind": {"const": "file"}}});
+//! let out = convert(&schema, &rules)?;
+//! assert_eq!(out.schema["properties"]["kind"], json!({"type": "string", "enum": ["file"]}));
+//! # Ok::<(), mcp_adapters::Error>(())
+//! ```
 //!
 //! # Null paths
 //!
@@ -98,7 +128,7 @@ mod error;
 mod null_path;
 mod objects;
 mod refs;
-mod rules;
+pub(crate) mod rules;
 mod walk;
 
 use serde_json::Value;
@@ -143,6 +173,9 @@ pub fn convert(schema: &Value, rules: &StrictRules) -> Result<StrictSchema, Stri
     let mut out = walker.node(schema)?;
     let paths = std::mem::take(&mut walker.nulls);
     let null_paths = walker.finish(DefKey::Root, paths)?;
+    if rules.mode == rules::Mode::Subset && !rules.rewrites(rules::Rewrite::InlineRefs) {
+        walker.convert_unreferenced_defs()?;
+    }
     walker.attach_defs(&mut out);
     Ok(StrictSchema {
         schema: out,
@@ -157,6 +190,9 @@ fn check_root(schema: &Value, rules: &StrictRules) -> Result<(), StrictError> {
     };
     if map.contains_key("anyOf") && !rules.root.any_of {
         return Err(StrictError::new("/anyOf", StrictReason::RootAnyOf));
+    }
+    if !rules.root.object {
+        return Ok(());
     }
     let object = match map.get("type") {
         Some(Value::String(t)) => t == "object",

@@ -54,6 +54,22 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
+    /// A subset's `properties`: each converted, nothing made nullable.
+    pub(crate) fn property_map(&mut self, value: &'a Value) -> Result<Value, StrictError> {
+        let Value::Object(properties) = value else {
+            return Err(self.err_at("properties", StrictReason::Invalid("properties".into())));
+        };
+        Ok(Value::Object(self.properties(properties, &HashSet::new())?))
+    }
+
+    /// A subset's `required`, checked to be a list of names and kept as written.
+    pub(crate) fn required_list(&self, value: &Value) -> Result<Value, StrictError> {
+        match value {
+            Value::Array(list) if list.iter().all(Value::is_string) => Ok(value.clone()),
+            _ => Err(self.err_at("required", StrictReason::Invalid("required".into()))),
+        }
+    }
+
     fn required(&self, map: &'a Map<String, Value>) -> Result<HashSet<&'a str>, StrictError> {
         let invalid = || self.err_at("required", StrictReason::Invalid("required".into()));
         match map.get("required") {

@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 
 use super::error::{Limit, StrictError, StrictReason};
 use super::null_path::NullPath;
-use super::rules::KeywordClass;
+use super::rules::{KeywordClass, Rewrite};
+use super::walk::MAX_NODES;
 use super::walk::{DefKey, DefState, Walker, push_token};
 
 /// Containers of definitions at the root, in the order they are attached.
@@ -48,7 +49,8 @@ impl<'a> Walker<'a> {
             return Ok(());
         };
         let cycle = &self.in_progress[start..];
-        if self.path.is_empty() && cycle[1..].iter().all(|(_, at_top)| *at_top) {
+        let refused = !self.rules.recursive_refs || self.rules.rewrites(Rewrite::InlineRefs);
+        if refused || (self.path.is_empty() && cycle[1..].iter().all(|(_, at_top)| *at_top)) {
             return Err(self.err_at("$ref", StrictReason::RecursiveRef));
         }
         self.recursive.extend(cycle.iter().map(|(k, _)| *k));
@@ -142,12 +144,63 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Converts the root's definitions no `$ref` reached (a subset keeps
+    /// them, as written), after the ones that were.
+    pub(crate) fn convert_unreferenced_defs(&mut self) -> Result<(), StrictError> {
+        let Some(root) = self.root.as_object() else {
+            return Ok(());
+        };
+        for container in DEF_CONTAINERS {
+            if self.rules.class(container) != KeywordClass::Keep {
+                continue;
+            }
+            let Some((container, Value::Object(defs))) = root.get_key_value(*container) else {
+                continue;
+            };
+            for name in defs.keys() {
+                let key = DefKey::Def(container, name);
+                if !self.defs.contains_key(&key) {
+                    self.convert_def(key)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces a converted node's `$ref` by the converted definition, the
+    /// node's other keywords over it (`inline_refs`). Copies are counted
+    /// against the node budget, so that references fanning out cannot make
+    /// the output huge.
+    pub(crate) fn inline(&mut self, out: &mut Map<String, Value>) -> Result<(), StrictError> {
+        let Some(Value::String(reference)) = out.shift_remove("$ref") else {
+            return Ok(());
+        };
+        let key = self.resolve(&reference)?;
+        let Some(Value::Object(def)) = self.out_defs.get(&key) else {
+            // Still being converted: the reference is recursive.
+            return Err(self.err_at("$ref", StrictReason::RecursiveRef));
+        };
+        self.inlined += count_nodes(def);
+        if self.inlined > MAX_NODES {
+            return Err(self.err_at("$ref", StrictReason::Limit(Limit::MaxNodes)));
+        }
+        let mut merged = def.clone();
+        for (key, value) in std::mem::take(out) {
+            merged.insert(key, value);
+        }
+        *out = merged;
+        Ok(())
+    }
+
     /// Adds the converted definitions to the converted root, in input order,
-    /// under the container they came from.
+    /// under the container they came from (none when they were inlined).
     pub(crate) fn attach_defs(&mut self, out: &mut Value) {
         let (Some(root), Value::Object(out)) = (self.root.as_object(), out) else {
             return;
         };
+        if self.rules.rewrites(Rewrite::InlineRefs) {
+            return;
+        }
         for container in DEF_CONTAINERS {
             let Some(Value::Object(defs)) = root.get(*container) else {
                 continue;
@@ -166,4 +219,21 @@ impl<'a> Walker<'a> {
             }
         }
     }
+}
+
+/// The schema nodes (objects) in a converted value, counted without recursion.
+fn count_nodes(map: &Map<String, Value>) -> usize {
+    let mut count = 1;
+    let mut stack: Vec<&Value> = map.values().collect();
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(m) => {
+                count += 1;
+                stack.extend(m.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    count
 }

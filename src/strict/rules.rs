@@ -1,5 +1,6 @@
-//! The data that says what a provider's strict subset is: keyword classes,
-//! value constraints, formats, root rules, optional-property handling, limits.
+//! The data that says what a provider's subset of JSON Schema is: the mode
+//! (strict, or the schema as written), keyword classes, value constraints,
+//! formats, rewrites, root rules, optional-property handling, limits.
 //!
 //! Rules files are YAML, validated against `schemas/strict-rules.schema.json`
 //! and then by [`StrictRules::check`].
@@ -66,6 +67,55 @@ fn default_unknown() -> KeywordClass {
     KeywordClass::Drop
 }
 
+/// What a conversion makes of a schema.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Mode {
+    /// A provider's strict mode: every object closed, every property
+    /// required (optional ones nullable), every node typed, arrays with
+    /// `items`, nothing the converter cannot rewrite.
+    #[default]
+    Strict,
+    /// The provider's subset of JSON Schema for every tool: the keyword,
+    /// value and format rules and the rewrites apply, and the schema's
+    /// structure stays as written (objects stay open, optional properties
+    /// optional, untyped nodes untyped).
+    Subset,
+}
+
+/// A rewrite of a schema into a form the provider accepts, applied to every
+/// node after its keywords are converted.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Rewrite {
+    /// Every local `$ref` is replaced by the definition it points at (with
+    /// the referring node's other keywords over it) and no `$defs` remain;
+    /// a recursive `$ref` fails.
+    InlineRefs,
+    /// `const: x` becomes `enum: [x]`, with the type of `x` when the node has none.
+    ConstToEnum,
+    /// A `type` string beside `anyOf` moves into the branches that have no `type`.
+    TypeIntoAnyOf,
+    /// The tuple form `items: [a, b]` becomes `prefixItems: [a, b]` (after any
+    /// `prefixItems` already there).
+    TupleItemsToPrefixItems,
+    /// A `type` list becomes one type, with `nullable: true` when the list
+    /// holds `null` (OpenAPI 3.0's form), or an `anyOf` of one branch per type.
+    TypeListsToNullable,
+}
+
+impl Rewrite {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Rewrite::InlineRefs => "inline_refs",
+            Rewrite::ConstToEnum => "const_to_enum",
+            Rewrite::TypeIntoAnyOf => "type_into_any_of",
+            Rewrite::TupleItemsToPrefixItems => "tuple_items_to_prefix_items",
+            Rewrite::TypeListsToNullable => "type_lists_to_nullable",
+        }
+    }
+}
+
 /// What happens to a kept keyword whose value is not one of the allowed values.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -88,6 +138,20 @@ pub(crate) struct ValueRule {
     pub otherwise: Otherwise,
 }
 
+/// What happens to a `format` that is not allowed.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum FormatOtherwise {
+    /// The keyword is removed (the server still validates it).
+    #[default]
+    Drop,
+    /// The conversion fails with the keyword's name.
+    Unsupported,
+    /// The keyword is removed and the node's description says it:
+    /// `"<description> (format: uuid)"`, or `"Format: uuid"` without one.
+    Describe,
+}
+
 /// The `format` values kept, and what happens to the others.
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
@@ -97,16 +161,32 @@ pub(crate) struct FormatRule {
     pub allowed: Vec<String>,
     /// What happens to any other format.
     #[serde(default)]
-    pub otherwise: Otherwise,
+    pub otherwise: FormatOtherwise,
 }
 
-/// Rules for the root schema, which must always be `type: object`.
-#[derive(Deserialize, Debug, Clone, Default)]
+/// Rules for the root schema.
+#[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RootRule {
     /// Whether the root may carry `anyOf`.
     #[serde(default)]
     pub any_of: bool,
+    /// Whether the root must be `type: object` (always, in strict mode).
+    #[serde(default = "yes")]
+    pub object: bool,
+}
+
+impl Default for RootRule {
+    fn default() -> Self {
+        RootRule {
+            any_of: false,
+            object: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// How properties that were not `required` are represented.
@@ -149,9 +229,13 @@ pub(crate) struct Limits {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(from = "RawRules")]
 pub struct StrictRules {
+    pub(crate) mode: Mode,
+    pub(crate) rewrites: Vec<Rewrite>,
+    pub(crate) recursive_refs: bool,
     pub(crate) keywords: KeywordClasses,
     pub(crate) values: BTreeMap<String, ValueRule>,
-    pub(crate) formats: FormatRule,
+    /// `None`: every format is kept (a subset that says nothing of formats).
+    pub(crate) formats: Option<FormatRule>,
     pub(crate) root: RootRule,
     pub(crate) optional_properties: OptionalProperties,
     pub(crate) limits: Limits,
@@ -161,15 +245,21 @@ pub struct StrictRules {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRules {
+    #[serde(default)]
+    mode: Mode,
+    #[serde(default)]
+    rewrites: Vec<Rewrite>,
+    #[serde(default = "yes")]
+    recursive_refs: bool,
     keywords: KeywordClasses,
     #[serde(default)]
     values: BTreeMap<String, ValueRule>,
     #[serde(default)]
-    formats: FormatRule,
+    formats: Option<FormatRule>,
     #[serde(default)]
     root: RootRule,
     #[serde(default)]
-    optional_properties: OptionalProperties,
+    optional_properties: Option<OptionalProperties>,
     #[serde(default)]
     limits: Limits,
 }
@@ -190,12 +280,25 @@ impl From<RawRules> for StrictRules {
                 index.insert(name.clone(), class);
             }
         }
+        // Strict mode makes optional properties nullable unless told to keep
+        // them; a subset keeps the schema's structure, so it keeps them.
+        let optional_properties = raw.optional_properties.unwrap_or(match raw.mode {
+            Mode::Strict => OptionalProperties::Nullable,
+            Mode::Subset => OptionalProperties::Keep,
+        });
         StrictRules {
+            mode: raw.mode,
+            rewrites: raw.rewrites,
+            recursive_refs: raw.recursive_refs,
             keywords: raw.keywords,
             values: raw.values,
-            formats: raw.formats,
+            // Strict mode keeps only the formats it lists (none without a list).
+            formats: match raw.mode {
+                Mode::Strict => Some(raw.formats.unwrap_or_default()),
+                Mode::Subset => raw.formats,
+            },
             root: raw.root,
-            optional_properties: raw.optional_properties,
+            optional_properties,
             limits: raw.limits,
             index,
         }
@@ -221,7 +324,13 @@ impl StrictRules {
     /// Semantic checks beyond the JSON Schema of the file.
     pub(crate) fn check(&self) -> Result<(), Problem> {
         self.check_classes()?;
-        for name in ESSENTIAL_KEYWORDS {
+        self.check_mode()?;
+        self.check_rewrites()?;
+        let essential = match self.mode {
+            Mode::Strict => ESSENTIAL_KEYWORDS,
+            Mode::Subset => &[][..],
+        };
+        for name in essential {
             if self.class(name) != KeywordClass::Keep {
                 return Err(Problem::at(
                     "/keywords/keep",
@@ -240,7 +349,7 @@ impl StrictRules {
             }
         }
         for (i, name) in self.keywords.keep.iter().enumerate() {
-            if UNCONVERTIBLE_SCHEMA_KEYWORDS.contains(&name.as_str()) {
+            if self.mode == Mode::Strict && UNCONVERTIBLE_SCHEMA_KEYWORDS.contains(&name.as_str()) {
                 return Err(Problem::at(
                     format!("/keywords/keep/{i}"),
                     format!(
@@ -284,9 +393,85 @@ impl StrictRules {
         Ok(())
     }
 
+    /// What strict mode always does cannot be turned off, and a subset keeps
+    /// the schema's structure.
+    fn check_mode(&self) -> Result<(), Problem> {
+        match self.mode {
+            Mode::Strict if !self.root.object => Err(Problem::at(
+                "/root/object",
+                "strict mode always requires a `type: object` root; `root.object: false` needs `mode: subset`",
+            )),
+            Mode::Strict if !self.recursive_refs => Err(Problem::at(
+                "/recursive_refs",
+                "`recursive_refs: false` applies to `mode: subset`; strict mode fails a recursive $ref whose definitions have optional properties",
+            )),
+            Mode::Subset if self.optional_properties == OptionalProperties::Nullable => {
+                Err(Problem::at(
+                    "/optional_properties",
+                    "`mode: subset` keeps the schema's structure, so optional properties stay optional: use `keep` (or `mode: strict`)",
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn check_rewrites(&self) -> Result<(), Problem> {
+        for (i, rewrite) in self.rewrites.iter().enumerate() {
+            let at = format!("/rewrites/{i}");
+            if self.rewrites[..i].contains(rewrite) {
+                return Err(Problem::at(
+                    at,
+                    format!("rewrite {} is listed twice", rewrite.name()),
+                ));
+            }
+            let needs = match rewrite {
+                Rewrite::InlineRefs => "$ref",
+                Rewrite::ConstToEnum => "const",
+                Rewrite::TypeIntoAnyOf => "anyOf",
+                Rewrite::TupleItemsToPrefixItems => "items",
+                Rewrite::TypeListsToNullable => "type",
+            };
+            if self.class(needs) != KeywordClass::Keep {
+                return Err(Problem::at(
+                    at,
+                    format!(
+                        "rewrite {} works on {needs}, which these rules do not keep",
+                        rewrite.name()
+                    ),
+                ));
+            }
+            let produces = match rewrite {
+                Rewrite::ConstToEnum => Some("enum"),
+                Rewrite::TupleItemsToPrefixItems => Some("prefixItems"),
+                Rewrite::TypeListsToNullable => Some("nullable"),
+                _ => None,
+            };
+            if let Some(produced) = produces
+                && (self.class(produced) != KeywordClass::Keep
+                    || (self.mode == Mode::Strict
+                        && UNCONVERTIBLE_SCHEMA_KEYWORDS.contains(&produced)))
+            {
+                return Err(Problem::at(
+                    at,
+                    format!(
+                        "rewrite {} produces {produced}, which these rules cannot keep",
+                        rewrite.name()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the rules ask for `rewrite`.
+    pub(crate) fn rewrites(&self, rewrite: Rewrite) -> bool {
+        self.rewrites.contains(&rewrite)
+    }
+
     fn check_formats(&self) -> Result<(), Problem> {
         let mut seen = std::collections::HashSet::new();
-        for (i, format) in self.formats.allowed.iter().enumerate() {
+        let allowed = self.formats.iter().flat_map(|f| &f.allowed);
+        for (i, format) in allowed.enumerate() {
             if !seen.insert(format) {
                 return Err(Problem::at(
                     format!("/formats/allowed/{i}"),

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::error::{Limit, StrictError, StrictReason};
 use super::null_path::{NullPath, Segment};
-use super::rules::{KeywordClass, Otherwise, StrictRules};
+use super::rules::{FormatOtherwise, KeywordClass, Mode, Otherwise, Rewrite, StrictRules};
 
 /// Deepest recursion of the walk (schema nodes, across `$ref`s). Together
 /// with the nesting pre-pass it keeps the stack bounded on any input.
@@ -69,6 +69,8 @@ pub(crate) struct Walker<'a> {
     /// Object nesting inside the definition being converted.
     pub(crate) depth: usize,
     frames: usize,
+    /// Schema nodes copied by `inline_refs` so far.
+    pub(crate) inlined: usize,
 }
 
 impl<'a> Walker<'a> {
@@ -86,7 +88,12 @@ impl<'a> Walker<'a> {
             counts: Counts::default(),
             depth: 0,
             frames: 0,
+            inlined: 0,
         }
+    }
+
+    fn strict(&self) -> bool {
+        self.rules.mode == Mode::Strict
     }
 
     /// Converts one schema node.
@@ -113,24 +120,98 @@ impl<'a> Walker<'a> {
             self.enter_object()?;
         }
         let mut out = Map::new();
+        let mut described = None;
         for (key, value) in map {
             match self.rules.class(key) {
                 KeywordClass::Unsupported => {
                     return Err(self.err_at(key, StrictReason::Unsupported(key.clone())));
                 }
                 KeywordClass::Drop => {}
+                KeywordClass::Keep if key == "format" => match self.format(value)? {
+                    Format::Keep => {
+                        out.insert(key.clone(), value.clone());
+                    }
+                    Format::Drop => {}
+                    Format::Describe(format) => described = Some(format),
+                },
                 KeywordClass::Keep => self.keep(key, value, &mut out)?,
             }
         }
-        self.check_typed(map)?;
-        if has_type(map, "array") && !map.contains_key("items") {
-            return Err(self.err(StrictReason::ArrayWithoutItems));
+        if self.strict() {
+            self.check_typed(map)?;
+            if has_type(map, "array") && !map.contains_key("items") {
+                return Err(self.err(StrictReason::ArrayWithoutItems));
+            }
         }
         if object {
-            self.object(map, &mut out)?;
+            if self.strict() {
+                self.object(map, &mut out)?;
+            }
             self.depth -= 1;
         }
+        if let Some(format) = described {
+            describe_format(&mut out, format);
+        }
+        self.rewrite(&mut out)?;
         Ok(Value::Object(out))
+    }
+
+    /// The rules' rewrites of one converted node.
+    fn rewrite(&mut self, out: &mut Map<String, Value>) -> Result<(), StrictError> {
+        if self.rules.rewrites(Rewrite::InlineRefs) && out.contains_key("$ref") {
+            self.inline(out)?;
+        }
+        if self.rules.rewrites(Rewrite::ConstToEnum)
+            && let Some(value) = out.shift_remove("const")
+        {
+            if !out.contains_key("type")
+                && let Some(t) = json_type(&value)
+            {
+                out.insert("type".into(), Value::from(t));
+            }
+            out.insert("enum".into(), Value::Array(vec![value]));
+        }
+        if self.rules.rewrites(Rewrite::TypeListsToNullable)
+            && let Some(Value::Array(types)) = out.get("type")
+        {
+            let nullable = types.iter().any(|t| t == "null");
+            let mut single: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+            out.shift_remove("type");
+            match single.len() {
+                0 => {}
+                1 => {
+                    out.insert("type".into(), single.remove(0));
+                }
+                _ if out.contains_key("anyOf") => {
+                    return Err(self.err_at("type", StrictReason::Unsupported("type".into())));
+                }
+                _ => {
+                    let branches = single
+                        .into_iter()
+                        .map(|t| Value::Object(Map::from_iter([("type".to_owned(), t)])))
+                        .collect();
+                    out.insert("anyOf".into(), Value::Array(branches));
+                }
+            }
+            if nullable {
+                out.insert("nullable".into(), Value::Bool(true));
+            }
+        }
+        if self.rules.rewrites(Rewrite::TypeIntoAnyOf)
+            && matches!(out.get("type"), Some(Value::String(_)))
+            && matches!(out.get("anyOf"), Some(Value::Array(_)))
+            && let (Some(t), Some(Value::Array(branches))) =
+                (out.shift_remove("type"), out.get_mut("anyOf"))
+        {
+            for branch in branches.iter_mut() {
+                if let Value::Object(b) = branch
+                    && !b.contains_key("type")
+                {
+                    b.shift_insert(0, "type".into(), t.clone());
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_typed(&self, map: &Map<String, Value>) -> Result<(), StrictError> {
@@ -160,21 +241,53 @@ impl<'a> Walker<'a> {
         out: &mut Map<String, Value>,
     ) -> Result<(), StrictError> {
         let converted = match key {
-            // Rewritten by `object`, or attached at the root by `attach_defs`.
-            "properties" | "required" | "additionalProperties" | "$defs" | "definitions" => {
-                return Ok(());
-            }
+            // Attached at the root by `attach_defs`.
+            "$defs" | "definitions" => return Ok(()),
+            // Rewritten by `object` in strict mode.
+            "properties" | "additionalProperties" | "required" if self.strict() => return Ok(()),
+            // A subset keeps them where they are, converted.
+            "properties" => self.property_map(value)?,
+            "additionalProperties" => self.subschema(key, value)?,
+            "required" => self.required_list(value)?,
             "type" => self.type_keyword(value)?,
+            "items" if value.is_array() && !self.strict() => {
+                let items = self.branches(key, value)?;
+                if self.rules.rewrites(Rewrite::TupleItemsToPrefixItems) {
+                    let Value::Array(mut tuple) = items else {
+                        return Ok(());
+                    };
+                    match out.get_mut("prefixItems") {
+                        Some(Value::Array(prefix)) => prefix.append(&mut tuple),
+                        _ => {
+                            out.insert("prefixItems".into(), Value::Array(tuple));
+                        }
+                    }
+                    return Ok(());
+                }
+                items
+            }
+            "prefixItems" if !self.strict() => {
+                let mut items = self.branches(key, value)?;
+                // Tuple items moved here first keep their place after these.
+                if let (Value::Array(prefix), Some(Value::Array(moved))) =
+                    (&mut items, out.shift_remove("prefixItems"))
+                {
+                    prefix.extend(moved);
+                }
+                items
+            }
             "items" => self.child(key, Some(Segment::Items), value)?,
             "not" => self.child(key, None, value)?,
             "anyOf" | "allOf" | "oneOf" => self.branches(key, value)?,
             "$ref" => self.reference(value)?,
             "enum" => self.enumeration(value)?,
             "const" => self.constant(value)?,
-            "format" => match self.format(value)? {
-                Some(value) => value,
-                None => return Ok(()),
-            },
+            _ if !self.strict() && SUBSCHEMA_KEYWORDS.contains(&key) => {
+                self.subschema(key, value)?
+            }
+            _ if !self.strict() && SUBSCHEMA_MAP_KEYWORDS.contains(&key) => {
+                self.subschema_map(key, value)?
+            }
             _ => match self.plain(key, value)? {
                 Some(value) => value,
                 None => return Ok(()),
@@ -182,6 +295,34 @@ impl<'a> Walker<'a> {
         };
         out.insert(key.to_owned(), converted);
         Ok(())
+    }
+
+    /// A keyword holding one subschema (or a boolean schema), as a subset keeps it.
+    pub(crate) fn subschema(&mut self, key: &str, value: &'a Value) -> Result<Value, StrictError> {
+        match value {
+            Value::Bool(_) => Ok(value.clone()),
+            Value::Object(_) => self.child(key, None, value),
+            _ => Err(self.err_at(key, StrictReason::Invalid(key.into()))),
+        }
+    }
+
+    /// A keyword holding a map of subschemas (`patternProperties`,
+    /// `dependentSchemas`; `dependencies` also takes lists of names).
+    fn subschema_map(&mut self, key: &str, value: &'a Value) -> Result<Value, StrictError> {
+        let Value::Object(map) = value else {
+            return Err(self.err_at(key, StrictReason::Invalid(key.into())));
+        };
+        let outer = self.enter(key);
+        let mut out = Map::new();
+        for (name, schema) in map {
+            let converted = match schema {
+                Value::Array(_) if key == "dependencies" => schema.clone(),
+                _ => self.subschema(name, schema)?,
+            };
+            out.insert(name.clone(), converted);
+        }
+        self.ptr.truncate(outer);
+        Ok(Value::Object(out))
     }
 
     fn type_keyword(&self, value: &Value) -> Result<Value, StrictError> {
@@ -228,15 +369,23 @@ impl<'a> Walker<'a> {
         Ok(Value::Array(out))
     }
 
-    fn format(&self, value: &Value) -> Result<Option<Value>, StrictError> {
-        let rule = &self.rules.formats;
+    fn format(&self, value: &'a Value) -> Result<Format<'a>, StrictError> {
+        let Some(rule) = &self.rules.formats else {
+            return Ok(Format::Keep);
+        };
         let allowed = value
             .as_str()
             .is_some_and(|f| rule.allowed.iter().any(|a| a == f));
-        match (allowed, rule.otherwise) {
-            (true, _) => Ok(Some(value.clone())),
-            (false, Otherwise::Drop) => Ok(None),
-            (false, Otherwise::Unsupported) => {
+        match (allowed, rule.otherwise, value) {
+            (true, _, _) => Ok(Format::Keep),
+            (false, FormatOtherwise::Drop, _) => Ok(Format::Drop),
+            (false, FormatOtherwise::Describe, Value::String(format)) => {
+                Ok(Format::Describe(format))
+            }
+            (false, FormatOtherwise::Describe, _) => {
+                Err(self.err_at("format", StrictReason::Invalid("format".into())))
+            }
+            (false, FormatOtherwise::Unsupported, _) => {
                 Err(self.err_at("format", StrictReason::Unsupported("format".into())))
             }
         }
@@ -282,6 +431,51 @@ impl<'a> Walker<'a> {
             .limits
             .max_properties
             .unwrap_or(DEFAULT_NULL_PATH_BUDGET)
+    }
+}
+
+/// What becomes of a kept `format`.
+enum Format<'a> {
+    Keep,
+    Drop,
+    /// Moved into the description.
+    Describe(&'a str),
+}
+
+/// Keywords holding one subschema, converted in `mode: subset` (strict mode
+/// cannot rewrite them: see `UNCONVERTIBLE_SCHEMA_KEYWORDS`).
+const SUBSCHEMA_KEYWORDS: &[&str] = &[
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "additionalItems",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+
+/// Keywords holding a map of subschemas, converted in `mode: subset`.
+const SUBSCHEMA_MAP_KEYWORDS: &[&str] = &["patternProperties", "dependentSchemas", "dependencies"];
+
+/// Says a format the rules do not keep in the node's description.
+fn describe_format(out: &mut Map<String, Value>, format: &str) {
+    let text = match out.get("description").and_then(Value::as_str) {
+        Some(description) => format!("{description} (format: {format})"),
+        None => format!("Format: {format}"),
+    };
+    out.insert("description".into(), Value::String(text));
+}
+
+/// The JSON Schema type of a value, for `const_to_enum` (none for objects and arrays).
+fn json_type(value: &Value) -> Option<&'static str> {
+    match value {
+        Value::String(_) => Some("string"),
+        Value::Bool(_) => Some("boolean"),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some("integer"),
+        Value::Number(_) => Some("number"),
+        Value::Null => Some("null"),
+        _ => None,
     }
 }
 

@@ -10,12 +10,13 @@ use super::{media, render};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{MAX_NESTING, deeper_than};
 use crate::listing::Listing;
-use crate::mcp::{CallToolResult, Role, SamplingContent, SamplingMessage, ToolResult, ToolUse};
+use crate::mcp::{CallToolResult, Object, Role, SamplingContent, SamplingMessage, ToolUse};
 use crate::results::{Outcome, ResultOptions};
 use crate::spec::Provider;
+use crate::spec::doc::IdAlphabet;
 use crate::spec::plan::ContentForm;
 use crate::spec::sampling::{
-    FollowUpPlacement, ResultsPlacement, RolePlan, SamplingPlan, ToolUseInto,
+    CallIds, FollowUpPlacement, ResultsPlacement, RolePlan, SamplingPlan, ToolUseInto,
 };
 use crate::spec::template::Var;
 
@@ -30,6 +31,8 @@ pub(super) struct Block<'a> {
     message: usize,
     index: usize,
     content: &'a SamplingContent,
+    /// The `_meta` of the block's message.
+    meta: Option<&'a Object>,
 }
 
 impl Block<'_> {
@@ -46,6 +49,7 @@ pub(super) fn turns(messages: &[SamplingMessage], merge: bool) -> Vec<Turn<'_>> 
             message,
             index,
             content,
+            meta: m.meta.as_ref(),
         });
         match out.last_mut() {
             Some(last) if merge && last.role == m.role => last.blocks.extend(blocks),
@@ -73,6 +77,10 @@ pub(super) struct Writer<'a> {
     names: HashMap<String, String>,
     listing: Option<&'a Listing>,
     out: Vec<Value>,
+    /// Call ids of the history and the form the provider takes them in
+    /// (`call_ids`), and back, to refuse two ids that would become one.
+    ids: HashMap<String, String>,
+    made: HashMap<String, String>,
 }
 
 impl<'a> Writer<'a> {
@@ -89,7 +97,36 @@ impl<'a> Writer<'a> {
             names: HashMap::new(),
             listing,
             out: Vec::new(),
+            ids: HashMap::new(),
+            made: HashMap::new(),
         }
+    }
+
+    /// A call id in the form the provider takes: as it is when it fits the
+    /// spec's `call_ids`, else one made from it (the same for its tool use
+    /// and for the result that answers it).
+    fn call_id(&mut self, id: &str, block: &Block<'_>) -> Result<String> {
+        let Some(form) = self.plan.call_ids else {
+            return Ok(id.to_owned());
+        };
+        if let Some(known) = self.ids.get(id) {
+            return Ok(known.clone());
+        }
+        let out = if fits(&form, id) {
+            id.to_owned()
+        } else {
+            made_id(&form, id)
+        };
+        if let Some(other) = self.made.get(&out).filter(|o| *o != id) {
+            return Err(block.error(format!(
+                "call ids `{other}` and `{id}` would both be `{out}` for provider `{}`, whose ids must be {}",
+                self.provider.id(),
+                describe(&form)
+            )));
+        }
+        self.made.insert(out.clone(), id.to_owned());
+        self.ids.insert(id.to_owned(), out.clone());
+        Ok(out)
     }
 
     /// Adds a message before the conversation's (a system message).
@@ -185,10 +222,11 @@ impl<'a> Writer<'a> {
         }
         let name = self.exposed(&tool_use.name).to_owned();
         self.names.insert(tool_use.id.clone(), name.clone());
+        let id = self.call_id(&tool_use.id, block)?;
         let input = Value::Object(tool_use.input.clone());
         let arguments = input.to_string();
         let mut vars: Vec<(&str, Var<'_>)> = vec![
-            ("id", Var::Str(&tool_use.id)),
+            ("id", Var::Str(&id)),
             ("name", Var::Str(&name)),
             ("input", Var::Json(Cow::Borrowed(&input))),
             ("arguments", Var::Str(&arguments)),
@@ -223,30 +261,23 @@ impl<'a> Writer<'a> {
     /// A user message of tool results: the answers, as the spec's results
     /// section shapes them, then any blocks merged in after them.
     fn results(&mut self, results: &[&Block<'_>], rest: &[&Block<'_>]) -> Result<()> {
-        let answered: Vec<(&ToolResult, String, CallToolResult)> = results
-            .iter()
-            .filter_map(|b| match b.content {
-                SamplingContent::ToolResult(r) => Some(r),
-                _ => None,
-            })
-            .map(|r| {
-                let name = self.names.get(&r.tool_use_id).cloned().unwrap_or_default();
-                let result = CallToolResult {
-                    content: r.content.clone(),
-                    structured_content: r.structured_content.clone(),
-                    is_error: r.is_error.unwrap_or(false),
-                    ..Default::default()
-                };
-                (r, name, result)
-            })
-            .collect();
+        let mut answered: Vec<(String, String, CallToolResult)> = Vec::new();
+        for block in results {
+            let SamplingContent::ToolResult(r) = block.content else {
+                continue;
+            };
+            let name = self.names.get(&r.tool_use_id).cloned().unwrap_or_default();
+            let result = CallToolResult {
+                content: r.content.clone(),
+                structured_content: r.structured_content.clone(),
+                is_error: r.is_error.unwrap_or(false),
+                ..Default::default()
+            };
+            answered.push((self.call_id(&r.tool_use_id, block)?, name, result));
+        }
         let turn = self.provider.answer_all(
-            answered.iter().map(|(r, name, result)| {
-                (
-                    Some(r.tool_use_id.as_str()),
-                    name.as_str(),
-                    Outcome::Completed(result),
-                )
+            answered.iter().map(|(id, name, result)| {
+                (Some(id.as_str()), name.as_str(), Outcome::Completed(result))
             }),
             self.results,
         )?;
@@ -327,8 +358,30 @@ impl<'a> Writer<'a> {
             ("attachments", Some(Value::Array(attachments))),
             ("tool_calls", Some(Value::Array(calls))),
         ];
+        let meta = first.and_then(|b| b.meta);
+        let mut vars: Vec<(&str, Var<'_>)> = Vec::new();
+        for entry in &role.meta {
+            let value = meta
+                .and_then(|m| m.get(&entry.key))
+                .filter(|v| !v.is_null())
+                .or(entry.default.as_ref());
+            if let Some(value) = value {
+                if deeper_than(value, MAX_NESTING) {
+                    let message = first.map_or(0, |b| b.message);
+                    return Err(Error::new(
+                        ErrorKind::Input,
+                        format!(
+                            "the `_meta` entry `{}` of message {message} nests deeper than {MAX_NESTING} levels",
+                            entry.key
+                        ),
+                    )
+                    .with_path(format!("/messages/{message}/_meta")));
+                }
+                vars.push((entry.var.as_str(), Var::Json(Cow::Borrowed(value))));
+            }
+        }
         role.envelope
-            .render_moving([].as_slice(), &mut owned)
+            .render_moving(vars.as_slice(), &mut owned)
             .map_err(|m| {
                 let message = first.map_or(0, |b| b.message);
                 Error::new(
@@ -374,4 +427,70 @@ fn content_value(role: &RolePlan, body: Vec<Part>) -> Result<Option<Value>> {
         })
         .collect::<Result<Vec<_>>>()
         .map(|blocks| Some(Value::Array(blocks)))
+}
+
+/// Whether `id` has the form `call_ids` asks for.
+fn fits(form: &CallIds, id: &str) -> bool {
+    let chars_ok = match form.alphabet {
+        IdAlphabet::Alphanumeric => id.bytes().all(|b| b.is_ascii_alphanumeric()),
+        IdAlphabet::AlphanumericDashUnderscore => id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+        IdAlphabet::Any => true,
+    };
+    let len = id.chars().count();
+    chars_ok
+        && !id.is_empty()
+        && form.length.is_none_or(|n| len == n)
+        && form.max_length.is_none_or(|n| len <= n)
+}
+
+/// An id of the asked form made from `id`: letters and digits from FNV-1a
+/// hashes of it, so the same id always becomes the same one (in every
+/// release: a made-up id may be in a conversation that goes on).
+fn made_id(form: &CallIds, id: &str) -> String {
+    use std::hash::Hasher;
+    const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let length = form
+        .length
+        .or(form.max_length.map(|n| n.min(24)))
+        .unwrap_or(24);
+    let mut out = String::with_capacity(length);
+    let mut round: u64 = 0;
+    while out.len() < length {
+        let mut hasher = fnv::FnvHasher::default();
+        hasher.write_u64(round);
+        hasher.write(id.as_bytes());
+        // FNV-1a's high bits barely change with the last bytes: a finalizer
+        // (MurmurHash3's fmix64) spreads every input bit over every digit.
+        let mut h = hasher.finish();
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^= h >> 33;
+        // Ten base-62 digits per hash (62^10 < 2^64), so that none is skewed much.
+        for _ in 0..10 {
+            if out.len() == length {
+                break;
+            }
+            out.push(char::from(DIGITS[(h % 62) as usize]));
+            h /= 62;
+        }
+        round += 1;
+    }
+    out
+}
+
+fn describe(form: &CallIds) -> String {
+    let chars = match form.alphabet {
+        IdAlphabet::Alphanumeric => "letters and digits",
+        IdAlphabet::AlphanumericDashUnderscore => "letters, digits, `-` and `_`",
+        IdAlphabet::Any => "any characters",
+    };
+    match (form.length, form.max_length) {
+        (Some(n), _) => format!("{n} {chars}"),
+        (None, Some(n)) => format!("at most {n} {chars}"),
+        (None, None) => chars.to_owned(),
+    }
 }

@@ -54,6 +54,15 @@ pub(super) fn offered_tools(
             excluded.tool, excluded.reason, excluded.path
         ));
     }
+    for unsupported in &listing.report.unsupported {
+        warnings.push(format!(
+            "tool `{}` is not offered: provider `{}` cannot take its schema ({} at {})",
+            unsupported.tool,
+            provider.id(),
+            unsupported.reason,
+            unsupported.path
+        ));
+    }
     Ok(Some(listing))
 }
 

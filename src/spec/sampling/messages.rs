@@ -66,8 +66,41 @@ pub(super) fn compile_role(doc: RoleDoc, role: &str) -> Result<RolePlan, Problem
         }
         None => None,
     };
-    let envelope = Template::compile(&doc.envelope, MESSAGE_VARS)
+    let mut vars: Vec<&str> = MESSAGE_VARS.to_vec();
+    let mut meta = Vec::new();
+    for (var, entry) in &doc.meta {
+        let identifier = var.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+            && var
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !identifier || MESSAGE_VARS.contains(&var.as_str()) {
+            return Err(Problem::at(
+                p(&["meta", var]),
+                format!(
+                    "`{var}` cannot name a variable: use lower-case letters, digits and `_`, and none of {}",
+                    MESSAGE_VARS.join(", ")
+                ),
+            ));
+        }
+        vars.push(var);
+        let (key, default) = match entry {
+            MetaVarDoc::Key(key) => (key.clone(), None),
+            MetaVarDoc::Full { key, default } => (key.clone(), Some(default.clone())),
+        };
+        meta.push(super::MetaVar {
+            var: var.clone(),
+            key,
+            default,
+        });
+    }
+    let envelope = Template::compile(&doc.envelope, &vars)
         .map_err(|e| Problem::at(format!("{}{}", p(&["envelope"]), e.path), e.message))?;
+    if let Some(unused) = meta.iter().find(|m| !uses(&envelope, &m.var)) {
+        return Err(Problem::at(
+            p(&["meta", &unused.var]),
+            format!("the envelope never places ${{{}}}", unused.var),
+        ));
+    }
     if !uses(&envelope, "content") {
         return Err(Problem::at(
             p(&["envelope"]),
@@ -106,6 +139,7 @@ pub(super) fn compile_role(doc: RoleDoc, role: &str) -> Result<RolePlan, Problem
         content: doc.content,
         text_block,
         envelope,
+        meta,
         image,
         audio,
     })

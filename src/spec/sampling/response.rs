@@ -71,9 +71,15 @@ pub(super) fn compile_response(doc: ResponseDoc) -> Result<ResponsePlan, Problem
                 })
                 .collect(),
             calls_mean_tool_use: stop.calls_mean_tool_use,
+            empty_means_tool_use: stop.empty_means_tool_use,
         },
         tool_use_meta: doc
             .tool_use_meta
+            .into_iter()
+            .map(|(key, path)| (key, JsonPath::parse(&path)))
+            .collect(),
+        message_meta: doc
+            .message_meta
             .into_iter()
             .map(|(key, path)| (key, JsonPath::parse(&path)))
             .collect(),
