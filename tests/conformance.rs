@@ -3,9 +3,10 @@
 //! built from `tests/fixtures/sampling/requests/`, validated against
 //! the providers' official SDK types with unknown keys rejected (Python:
 //! anthropic, openai, google-genai, botocore's bedrock-runtime shapes,
-//! mistralai; see `tests/conformance/`). Variants are checked against their
-//! base's type (`variant/kind@base/kind`). Ollama has no official typed SDK in
-//! the checker and is not validated here.
+//! mistralai, cohere; see `tests/conformance/`). Variants are checked against their
+//! base's type (`variant/kind@base/kind`), the compatible APIs against the API
+//! they are compatible with. Ollama has no official typed SDK in the checker and
+//! is not validated here.
 
 mod common;
 
@@ -28,6 +29,25 @@ const TOOLS: &[(&str, &str)] = &[
     ("anthropic-strict", "anthropic-strict/tool@anthropic/tool"),
     ("bedrock-converse", "bedrock-converse/tool"),
     ("mistral", "mistral/tool"),
+    ("cohere", "cohere/tool"),
+    ("gemini-interactions", "gemini-interactions/tool"),
+    ("xai", "xai/tool@openai-chat/tool"),
+    ("groq", "groq/tool@openai-chat/tool"),
+    ("deepseek", "deepseek/tool@openai-chat/tool"),
+    ("moonshot", "moonshot/tool@openai-chat/tool"),
+    ("qwen", "qwen/tool@openai-chat/tool"),
+    ("zai", "zai/tool@openai-chat/tool"),
+    ("cerebras", "cerebras/tool@openai-chat/tool"),
+    ("fireworks", "fireworks/tool@openai-chat/tool"),
+    ("together", "together/tool@openai-chat/tool"),
+    ("openrouter", "openrouter/tool@openai-chat/tool"),
+    ("vllm", "vllm/tool@openai-chat/tool"),
+    ("azure-openai", "azure-openai/tool@openai-chat/tool"),
+    ("gemini-openai", "gemini-openai/tool@openai-chat/tool"),
+    ("ollama-openai", "ollama-openai/tool@openai-chat/tool"),
+    // Hugging Face's Responses tools carry no `strict`, which OpenAI's FunctionToolParam
+    // requires: there is no SDK type of its own to check them against.
+    ("minimax", "minimax/tool@anthropic/tool"),
 ];
 
 /// Provider id and the checker's type for its answers.
@@ -42,6 +62,37 @@ const RESULTS: &[(&str, &str)] = &[
     ),
     ("bedrock-converse", "bedrock-converse/result"),
     ("mistral", "mistral/result"),
+    ("cohere", "cohere/result"),
+    ("gemini-interactions", "gemini-interactions/result"),
+    ("xai", "xai/result@openai-chat/result"),
+    ("groq", "groq/result@openai-chat/result"),
+    ("deepseek", "deepseek/result@openai-chat/result"),
+    ("moonshot", "moonshot/result@openai-chat/result"),
+    ("qwen", "qwen/result@openai-chat/result"),
+    ("zai", "zai/result@openai-chat/result"),
+    ("cerebras", "cerebras/result@openai-chat/result"),
+    ("fireworks", "fireworks/result@openai-chat/result"),
+    ("together", "together/result@openai-chat/result"),
+    ("openrouter", "openrouter/result@openai-chat/result"),
+    ("vllm", "vllm/result@openai-chat/result"),
+    ("azure-openai", "azure-openai/result@openai-chat/result"),
+    ("gemini-openai", "gemini-openai/result@openai-chat/result"),
+    ("ollama-openai", "ollama-openai/result@openai-chat/result"),
+    ("huggingface", "huggingface/result@openai-responses/result"),
+    ("minimax", "minimax/result@anthropic/result"),
+];
+
+/// The compatible APIs and Gemini Interactions with a `media` option, beside MEDIA_OPTIONS.
+const COMPATIBLE_MEDIA: &[&str] = &[
+    "gemini-interactions",
+    "xai",
+    "groq",
+    "moonshot",
+    "qwen",
+    "openrouter",
+    "azure-openai",
+    "gemini-openai",
+    "ollama-openai",
 ];
 
 /// How a provider's follow-ups are checked: the one follow-up message itself
@@ -65,6 +116,38 @@ const FOLLOW_UPS: &[(&str, FollowUps)] = &[
     (
         "bedrock-converse",
         FollowUps::Content("bedrock-converse/turn"),
+    ),
+    (
+        "xai",
+        FollowUps::Message("xai/follow_up@openai-chat/follow_up"),
+    ),
+    (
+        "groq",
+        FollowUps::Message("groq/follow_up@openai-chat/follow_up"),
+    ),
+    (
+        "moonshot",
+        FollowUps::Message("moonshot/follow_up@openai-chat/follow_up"),
+    ),
+    (
+        "qwen",
+        FollowUps::Message("qwen/follow_up@openai-chat/follow_up"),
+    ),
+    (
+        "openrouter",
+        FollowUps::Message("openrouter/follow_up@openai-chat/follow_up"),
+    ),
+    (
+        "azure-openai",
+        FollowUps::Message("azure-openai/follow_up@openai-chat/follow_up"),
+    ),
+    (
+        "gemini-openai",
+        FollowUps::Message("gemini-openai/follow_up@openai-chat/follow_up"),
+    ),
+    (
+        "ollama-openai",
+        FollowUps::Message("ollama-openai/follow_up@openai-chat/follow_up"),
     ),
 ];
 
@@ -184,7 +267,9 @@ fn result_items(items: &mut Vec<Item>) {
         items.push(Item::new(format!("{id} failure"), *check, value));
     }
     // With the media option: every result alone, in every mode, then all of them in one turn.
-    for (id, value) in MEDIA_OPTIONS {
+    let compatible = COMPATIBLE_MEDIA.iter().map(|id| (*id, "full"));
+    let media: Vec<(&str, &str)> = MEDIA_OPTIONS.iter().copied().chain(compatible).collect();
+    for (id, value) in &media {
         let check = RESULTS
             .iter()
             .find(|(p, _)| p == id)
@@ -245,7 +330,62 @@ const SAMPLING: &[(&str, &str)] = &[
     ),
     ("bedrock-converse", "bedrock-converse/sampling_request"),
     ("mistral", "mistral/sampling_request"),
+    ("cohere", "cohere/sampling_request"),
+    (
+        "gemini-interactions",
+        "gemini-interactions/sampling_request",
+    ),
+    // The compatible APIs' bodies against the API they follow. Not checked: DeepSeek's (its
+    // assistant messages carry `reasoning_content`), Fireworks' (`tool_choice: "any"`) and Hugging
+    // Face's (tools without `strict`), which OpenAI's types do not have.
+    ("xai", "xai/sampling_request@openai-chat/sampling_request"),
+    ("groq", "groq/sampling_request@openai-chat/sampling_request"),
+    (
+        "moonshot",
+        "moonshot/sampling_request@openai-chat/sampling_request",
+    ),
+    ("qwen", "qwen/sampling_request@openai-chat/sampling_request"),
+    ("zai", "zai/sampling_request@openai-chat/sampling_request"),
+    (
+        "cerebras",
+        "cerebras/sampling_request@openai-chat/sampling_request",
+    ),
+    (
+        "together",
+        "together/sampling_request@openai-chat/sampling_request",
+    ),
+    (
+        "openrouter",
+        "openrouter/sampling_request@openai-chat/sampling_request",
+    ),
+    ("vllm", "vllm/sampling_request@openai-chat/sampling_request"),
+    (
+        "azure-openai",
+        "azure-openai/sampling_request@openai-chat/sampling_request",
+    ),
+    (
+        "gemini-openai",
+        "gemini-openai/sampling_request@openai-chat/sampling_request",
+    ),
+    (
+        "ollama-openai",
+        "ollama-openai/sampling_request@openai-chat/sampling_request",
+    ),
+    (
+        "minimax",
+        "minimax/sampling_request@anthropic/sampling_request",
+    ),
 ];
+
+/// The model a sampling body names: google-genai types the Interactions API's model as one of
+/// its known names.
+fn sampling_model(id: &str) -> &'static str {
+    if id == "gemini-interactions" {
+        "gemini-2.5-flash"
+    } else {
+        "model-1"
+    }
+}
 
 /// Every sampling request fixture as each provider's body, with each
 /// `media` option value too; requests a provider refuses (audio for
@@ -259,13 +399,12 @@ fn sampling_items(items: &mut Vec<Item>) -> usize {
         let params = CreateMessageParams::from_value(read_json(&path)).unwrap();
         let case = stem(&path);
         for (id, check) in SAMPLING {
-            let mut variants = vec![("none", SamplingOptions::new("model-1"))];
-            for (p, value) in MEDIA_OPTIONS {
-                if p == id {
-                    variants.push((
-                        value,
-                        SamplingOptions::new("model-1").option("media", *value),
-                    ));
+            let model = sampling_model(id);
+            let mut variants = vec![("none", SamplingOptions::new(model))];
+            let compatible = COMPATIBLE_MEDIA.iter().map(|p| (*p, "full"));
+            for (p, value) in MEDIA_OPTIONS.iter().copied().chain(compatible) {
+                if p == *id {
+                    variants.push((value, SamplingOptions::new(model).option("media", value)));
                 }
             }
             for (media, options) in variants {
@@ -354,6 +493,24 @@ fn the_checker_rejects_unknown_keys_and_bad_values() {
         (
             "bedrock-converse/turn",
             json!({"role": "user", "content": [{"text": "x", "video": {"format": "mp4", "source": {"bytes": "QUJD"}}}]}),
+        ),
+        // Cohere: tool content is text or documents; its chat takes no max_completion_tokens.
+        (
+            "cohere/result",
+            json!({"role": "tool", "tool_call_id": "c", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}),
+        ),
+        (
+            "cohere/sampling_request",
+            json!({"model": "m", "messages": [], "max_completion_tokens": 5}),
+        ),
+        // Gemini Interactions: no unknown keys in a result; a result is not user_input content.
+        (
+            "gemini-interactions/result",
+            json!({"type": "function_result", "call_id": "c", "result": "x", "extra": 1}),
+        ),
+        (
+            "gemini-interactions/sampling_request",
+            json!({"model": "gemini-2.5-flash", "input": [{"type": "user_input", "content": [{"type": "function_result", "call_id": "c", "result": "x"}]}]}),
         ),
         // Sampling bodies: what each API has no place for.
         (

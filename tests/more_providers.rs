@@ -15,7 +15,7 @@ use mcp_adapters::{Outcome, ResultOptions};
 use serde_json::{Value, json};
 
 /// Providers with their own wire format.
-const MORE_PROVIDERS: &[&str] = &["bedrock-converse", "mistral", "ollama"];
+const MORE_PROVIDERS: &[&str] = &["bedrock-converse", "mistral", "ollama", "cohere"];
 /// Every new id, the variant included, for result shaping.
 const WITH_VARIANTS: &[&str] = &["bedrock-converse", "mistral", "ollama", "gemini-multimodal"];
 

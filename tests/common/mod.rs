@@ -148,6 +148,8 @@ pub const LISTING_PROVIDERS: &[&str] = &[
     "bedrock-converse",
     "mistral",
     "ollama",
+    "cohere",
+    "gemini-interactions",
 ];
 
 /// Every built-in provider whose answers differ: result shapes are snapshotted for each.

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Validate JSON emitted by mcp-adapters against the providers' official SDK types.
+"""Validate JSON emitted by mcp-adapters against the providers' official SDK types
+(anthropic, openai, google-genai, botocore, mistralai, cohere).
 
 Input: a JSON file
     {"items": [{"label": "...", "check": "<provider>/<kind>", "value": {...}}]}
@@ -101,6 +102,25 @@ SDK_TYPES: dict[str, tuple[str, str, str]] = {
     # generateContent's REST body (GenerateContentRequest), each field checked
     # against the google-genai type the SDK sends it as.
     "google.genai:GenerateContentRequest": ("gemini-body", "google.genai.types", ""),
+    # Cohere v2 chat (cohere-python): the tool, the tool message, and the request body, which the
+    # SDK has no type for: the keyword parameters of V2Client.chat, each checked as its annotation.
+    "cohere.types.ToolV2": ("pydantic", "cohere.types", "ToolV2"),
+    "cohere.types.ToolChatMessageV2": ("pydantic", "cohere.types", "ToolChatMessageV2"),
+    "cohere.types.ChatMessageV2": ("adapter", "cohere.types", "ChatMessageV2"),
+    "cohere:V2Client.chat": ("signature", "cohere.v2.client", "V2Client.chat"),
+    # The Gemini Interactions API (google-genai's interactions types).
+    "google.genai.interactions.Function": ("pydantic", "google.genai._gaos.types.interactions", "Function"),
+    "google.genai.interactions.FunctionResultStep": (
+        "pydantic",
+        "google.genai._gaos.types.interactions",
+        "FunctionResultStep",
+    ),
+    "google.genai.interactions.Step": ("adapter", "google.genai._gaos.types.interactions", "Step"),
+    "google.genai.interactions.CreateModelInteraction": (
+        "pydantic",
+        "google.genai._gaos.types.interactions",
+        "CreateModelInteraction",
+    ),
 }
 
 # generateContent's body fields (ai.google.dev/api/generate-content, request
@@ -154,6 +174,15 @@ CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "gemini/sampling_request": ("google.genai:GenerateContentRequest", ()),
     "bedrock-converse/sampling_request": ("botocore:bedrock-runtime:ConverseRequest#body", ()),
     "mistral/sampling_request": ("mistralai.client.models.ChatCompletionRequest", ()),
+    "cohere/tool": ("cohere.types.ToolV2", ("function", "function.name", "function.parameters")),
+    "cohere/result": ("cohere.types.ToolChatMessageV2", ()),
+    # An assistant message as the stream assembles it (what the next request sends back).
+    "cohere/message": ("cohere.types.ChatMessageV2", ()),
+    "cohere/sampling_request": ("cohere:V2Client.chat", ()),
+    "gemini-interactions/tool": ("google.genai.interactions.Function", ("name",)),
+    "gemini-interactions/result": ("google.genai.interactions.FunctionResultStep", ()),
+    "gemini-interactions/step": ("google.genai.interactions.Step", ()),
+    "gemini-interactions/sampling_request": ("google.genai.interactions.CreateModelInteraction", ("model",)),
 }
 
 MAX_ERRORS_PER_ITEM = 6
@@ -610,10 +639,66 @@ def check_gemini_body(value) -> list[str]:
     return errs
 
 
+def check_signature(value, func) -> list[str]:
+    """A request body given to an SDK method as keyword arguments: every key a parameter of
+    it, the parameters without a default present, each value valid as its annotation (pydantic
+    models reached from it refuse unknown keys)."""
+    import inspect
+
+    import pydantic
+
+    if not isinstance(value, dict):
+        return [f"$: expected object ({func.__qualname__}), got {json_type(value)}"]
+    hints = typing.get_type_hints(func, include_extras=True)
+    params = {
+        n: p for n, p in inspect.signature(func).parameters.items() if n not in ("self", "request_options")
+    }
+    errs = [f"$.{k}: not a parameter of {func.__qualname__}" for k in value if k not in params]
+    errs += [
+        f"$: missing required parameter {n!r} ({func.__qualname__})"
+        for n, p in params.items()
+        if p.default is inspect.Parameter.empty and n not in value
+    ]
+    for key, v in value.items():
+        if key not in params:
+            continue
+        tp = hints.get(key, typing.Any)
+        found: list = []
+        _reachable_models(tp, found)
+        for model in found:
+            prepare_model(model)
+        try:
+            pydantic.TypeAdapter(tp).validate_python(v, strict=False)
+        except pydantic.ValidationError as e:
+            errs += [f"{fmt_path((key,) + tuple(err['loc']))}: {err['msg']}" for err in e.errors()]
+    return errs
+
+
+def validate_adapter(tp, value) -> list[str]:
+    """A value valid as a type alias (a union of models) with unknown keys refused."""
+    import pydantic
+
+    found: list = []
+    _reachable_models(tp, found)
+    for model in found:
+        prepare_model(model)
+    try:
+        obj = pydantic.TypeAdapter(tp).validate_python(value)
+    except pydantic.ValidationError as e:
+        return [f"{fmt_path(tuple(err['loc']))}: {err['msg']}" for err in e.errors()]
+    return _unknown_variants(obj, ())
+
+
 def load_sdk_type(name: str):
     kind, where, attr = SDK_TYPES[name]
     if kind == "gemini-body":
         return kind, None
+    if kind == "signature":
+        cls, _, method = attr.partition(".")
+        try:
+            return kind, getattr(getattr(importlib.import_module(where), cls), method)
+        except (ImportError, AttributeError) as e:
+            raise HarnessError(f"cannot load {where}.{attr}: {e}") from e
     if kind in ("botocore", "botocore-body"):
         try:
             return kind, service_model(where).shape_for(attr)
@@ -639,6 +724,10 @@ def validate(value, sdk_type: str, require: tuple[str, ...] = ()) -> list[str]:
         errs = check_body_shape(value, tp)
     elif kind == "gemini-body":
         errs = check_gemini_body(value)
+    elif kind == "signature":
+        errs = check_signature(value, tp)
+    elif kind == "adapter":
+        errs = validate_adapter(tp, value)
     else:
         errs = check_shape(value, tp, ())
     for dotted in require:

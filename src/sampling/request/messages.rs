@@ -446,7 +446,8 @@ fn fits(form: &CallIds, id: &str) -> bool {
 }
 
 /// An id of the asked form made from `id`: letters and digits from FNV-1a
-/// hashes of it, so the same id always becomes the same one.
+/// hashes of it, so the same id always becomes the same one (in every
+/// release: a made-up id may be in a conversation that goes on).
 fn made_id(form: &CallIds, id: &str) -> String {
     use std::hash::Hasher;
     const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -460,7 +461,14 @@ fn made_id(form: &CallIds, id: &str) -> String {
         let mut hasher = fnv::FnvHasher::default();
         hasher.write_u64(round);
         hasher.write(id.as_bytes());
+        // FNV-1a's high bits barely change with the last bytes: a finalizer
+        // (MurmurHash3's fmix64) spreads every input bit over every digit.
         let mut h = hasher.finish();
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^= h >> 33;
         // Ten base-62 digits per hash (62^10 < 2^64), so that none is skewed much.
         for _ in 0..10 {
             if out.len() == length {
