@@ -16,7 +16,17 @@
 //! suite's server checks the wire; this program exits 1, saying why on
 //! stderr, when the crate fails or answers wrongly.
 //!
-//! Build: `cargo build --example conformance_client --features rmcp-http`.
+//! Authorization scenarios (`auth/...`) run against a protected server and
+//! its authorization servers: the client is connected with an [`OAuth`]
+//! whose "person" fetches the authorization URL without following its
+//! redirect and answers with the redirect's URL, as a browser would bring it
+//! back; the context carries pre-registered or client credentials, or the
+//! identity provider and its ID token for enterprise-managed authorization. Scenarios
+//! in which the client must refuse to sign in (a resource or issuer that does
+//! not match) pass when the connection fails with
+//! [`ErrorKind::Unauthorized`] before any token is sent.
+//!
+//! Build: `cargo build --example conformance_client --features oauth`.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -24,9 +34,10 @@ use std::time::Duration;
 
 use mcp_adapters::mcp::{ElicitResult, Elicitation, InputRequest, InputResponses, Root};
 use mcp_adapters::{
-    ClientOptions, ErrorKind, ExecOptions, Execution, Handlers, InputAnswer, Lifecycle,
-    ListOptions, Listing, McpClient, Policy, Provider, Registry, Roots, Sampling, SamplingAnswer,
-    Source, Status,
+    ClientCredentials, ClientOptions, EnterpriseSignIn, ErrorKind, ExecOptions, Execution,
+    Handlers, InputAnswer, JwtAlgorithm, Lifecycle, ListOptions, Listing, McpClient, OAuth, Policy,
+    Provider, RegisteredClient, Registry, Roots, Sampling, SamplingAnswer, SignInAnswer, Source,
+    Status,
 };
 use serde_json::{Map, Value, json};
 
@@ -571,8 +582,189 @@ async fn schema_preservation(s: &Scenario) -> Fallible<()> {
     expect_answer(echo, &answers[0], "echoed")
 }
 
+/// The Client ID Metadata Document the suite's authorization servers accept
+/// as a client id (they do not fetch it).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Where the authorization servers send the "browser" back; nothing listens
+/// there: the redirect is read from the authorization server's answer.
+const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
+
+/// A person who signs in at once: the authorization page is fetched and the
+/// redirect it answers with is where the browser would go.
+async fn sign_in_headless(authorization_url: String) -> SignInAnswer {
+    let client = match reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+    {
+        Ok(client) => client,
+        Err(e) => return SignInAnswer::Refuse(format!("no HTTP client: {e}")),
+    };
+    match client.get(&authorization_url).send().await {
+        Ok(response) => match response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+        {
+            Some(location) => SignInAnswer::Redirect(location.to_owned()),
+            None => SignInAnswer::Refuse(format!(
+                "the authorization page answered {} without a redirect",
+                response.status()
+            )),
+        },
+        Err(e) => SignInAnswer::Refuse(format!("the authorization page is unreachable: {e}")),
+    }
+}
+
+impl Scenario {
+    /// How this scenario signs in: client credentials when the context
+    /// carries a private key or names no redirect flow, otherwise a person,
+    /// with the pre-registered client the context names.
+    fn oauth(&self) -> Fallible<OAuth> {
+        let text = |field: &str| {
+            self.context
+                .as_ref()
+                .and_then(|c| c.get(field))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        if let Some(id_token) = text("idp_id_token") {
+            let field = |name: &str| {
+                text(name).ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no `{name}`"))
+            };
+            let mut client = RegisteredClient::new(field("client_id")?);
+            if let Some(secret) = text("client_secret") {
+                client = client.with_secret(secret);
+            }
+            let enterprise = EnterpriseSignIn::new(
+                field("idp_issuer")?,
+                field("idp_token_endpoint")?,
+                RegisteredClient::new(field("idp_client_id")?),
+                client,
+                move || {
+                    let token = id_token.clone();
+                    Box::pin(async move { Ok(token) })
+                },
+            );
+            return Ok(OAuth::enterprise(enterprise));
+        }
+        let client_credentials = self.name.starts_with("auth/client-credentials-");
+        if client_credentials {
+            let id = text("client_id").ok_or("MCP_CONFORMANCE_CONTEXT has no `client_id`")?;
+            let credentials = match (text("private_key_pem"), text("client_secret")) {
+                (Some(pem), _) => {
+                    let name = text("signing_algorithm").unwrap_or_else(|| "ES256".into());
+                    let algorithm = JwtAlgorithm::from_name(&name)
+                        .ok_or_else(|| format!("signing algorithm `{name}` is not supported"))?;
+                    ClientCredentials::private_key_jwt(id, pem, algorithm)
+                }
+                (None, Some(secret)) => ClientCredentials::secret(id, secret),
+                (None, None) => return Err("the context has neither a key nor a secret".into()),
+            };
+            return Ok(OAuth::client_credentials(credentials));
+        }
+        let mut oauth = OAuth::new(REDIRECT_URI, |request| {
+            Box::pin(sign_in_headless(request.authorization_url))
+        })
+        .client_name("mcp-adapters conformance client")
+        .client_metadata_url(CLIENT_METADATA_URL);
+        if let Some(id) = text("client_id") {
+            let mut client = RegisteredClient::new(id);
+            if let Some(secret) = text("client_secret") {
+                client = client.with_secret(secret);
+            }
+            oauth = oauth.client(client);
+        }
+        Ok(oauth)
+    }
+
+    /// A session that signs in as the scenario asks.
+    async fn connect_signed_in(&self) -> mcp_adapters::Result<McpClient> {
+        let oauth = self.oauth().map_err(|e| {
+            mcp_adapters::Error::new(ErrorKind::Input, format!("cannot sign in: {e}"))
+        })?;
+        let options = ClientOptions::new()
+            .lifecycle(self.lifecycle)
+            .init_timeout(STEP)
+            .list_timeout(STEP)
+            .oauth(oauth);
+        McpClient::connect_http(SERVER, &self.url, &BTreeMap::new(), &options).await
+    }
+}
+
+/// Signs in, lists the protected server's tools and calls its one tool.
+async fn signed_in(s: &Scenario) -> Fallible<()> {
+    let client = s.connect_signed_in().await?;
+    let source = Source::client(SERVER, client).policy(policy()?).build()?;
+    let listing = s.tools(&source).await?;
+    require_offered(&listing, &["test-tool"])?;
+    let answers = s
+        .turn(&source, &listing, &[("test-tool".into(), json!({}))])
+        .await?;
+    expect_answer("test-tool", &answers[0], "test")
+}
+
+/// The sign-in must be refused (a resource, issuer or redirect that does not
+/// match, scopes that never suffice): the scenario passes when the client
+/// fails with [`ErrorKind::Unauthorized`], and fails when it got through.
+async fn refuses_sign_in(s: &Scenario) -> Fallible<()> {
+    let failure = match s.connect_signed_in().await {
+        Err(err) => err,
+        Ok(client) => {
+            let source = Source::client(SERVER, client).policy(policy()?).build()?;
+            match source.tools(s.provider()?, &ListOptions::new()).await {
+                Err(err) => err,
+                Ok(listing) if !listing.report.toolset.failed_servers.is_empty() => {
+                    let failed = &listing.report.toolset.failed_servers;
+                    let reason = format!("{failed:?}");
+                    if reason.contains("Unauthorized") || reason.contains("sign-in") {
+                        println!("conformance_client: the listing failed as it should: {reason}");
+                        return Ok(());
+                    }
+                    return Err(format!("the listing failed for another reason: {reason}").into());
+                }
+                Ok(listing) => {
+                    let answers = s
+                        .turn(&source, &listing, &[("test-tool".into(), json!({}))])
+                        .await?;
+                    match answers[0].failure {
+                        Some(ErrorKind::Unauthorized) => {
+                            println!(
+                                "conformance_client: the call failed as it should: {}",
+                                answers[0].text
+                            );
+                            return Ok(());
+                        }
+                        _ => {
+                            return Err(format!(
+                                "signed in and called the tool, which this scenario must refuse: {:?}",
+                                answers[0].text
+                            )
+                            .into());
+                        }
+                    }
+                }
+            }
+        }
+    };
+    if failure.kind() == ErrorKind::Unauthorized {
+        println!("conformance_client: refused as it should: {failure}");
+        Ok(())
+    } else {
+        Err(format!("failed, but not by refusing the sign-in: {failure:#}").into())
+    }
+}
+
 async fn run(s: &Scenario) -> Fallible<()> {
     match s.name.as_str() {
+        "auth/resource-mismatch"
+        | "auth/iss-supported-missing"
+        | "auth/iss-wrong-issuer"
+        | "auth/iss-unexpected"
+        | "auth/iss-normalized"
+        | "auth/metadata-issuer-mismatch"
+        | "auth/scope-retry-limit" => refuses_sign_in(s).await,
+        name if name.starts_with("auth/") => signed_in(s).await,
         "initialize" => initialize(s).await,
         "tools_call" => tools_call(s).await,
         "elicitation-sep1034-client-defaults" => elicitation_defaults(s).await,

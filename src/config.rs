@@ -9,7 +9,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::json::{pointer_child, type_name};
 
 /// How to reach one MCP server.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Its `Debug` output names the environment variables and headers without
+/// their values, which often are credentials (an `Authorization` header, an
+/// API key in the environment).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerConfig {
     /// A local server spoken to over stdio: the program, its arguments and
@@ -29,6 +33,35 @@ pub enum ServerConfig {
         /// Headers sent with every request.
         headers: BTreeMap<String, String>,
     },
+}
+
+/// Names with their values hidden, for `Debug`.
+struct Hidden<'a>(&'a BTreeMap<String, String>);
+
+impl std::fmt::Debug for Hidden<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|k| (k, "[hidden]")))
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerConfig::Stdio { command, args, env } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &Hidden(env))
+                .finish(),
+            ServerConfig::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("headers", &Hidden(headers))
+                .finish(),
+        }
+    }
 }
 
 impl ServerConfig {
@@ -266,5 +299,24 @@ impl HubConfig {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(e, path))?;
         Self::from_json_str(&text).map_err(|e| e.with_file(path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServerConfig;
+
+    #[test]
+    fn debug_output_hides_header_and_environment_values() {
+        let http = ServerConfig::http("https://x.example/mcp")
+            .with("Authorization", "Bearer sekrit-token");
+        let stdio = ServerConfig::stdio("srv", ["--flag"]).with("API_KEY", "sekrit-key");
+        let hub = super::HubConfig::new().server("x", http.clone());
+        let text = format!("{http:?} {stdio:?} {hub:?}");
+        assert!(!text.contains("sekrit"), "{text}");
+        assert!(
+            text.contains("Authorization") && text.contains("API_KEY"),
+            "{text}"
+        );
     }
 }

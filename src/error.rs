@@ -33,10 +33,19 @@ pub enum ErrorKind {
     Denied,
     /// The call took longer than its timeout.
     Timeout,
-    /// The server could not be reached, failed to list its tools, or went away.
+    /// The server could not be reached or failed to list its tools; a call
+    /// that meets this was not sent.
     Unavailable,
+    /// The server went away while the call was in flight: it may or may not
+    /// have run, and it was not sent again (unless the application opted in
+    /// for tools that say they are safe to repeat).
+    Interrupted,
     /// The server (or a hook) failed while handling the call.
     Server,
+    /// The server requires sign-in (OAuth, the `oauth` feature) and it did not
+    /// complete: it was refused, timed out or failed, or the server refused
+    /// the token it led to. The request was not run.
+    Unauthorized,
     /// The tool asked for input (MCP `input_required`) and the call ended
     /// without it: no input handler, the handler declined, cancelled or did
     /// not answer in time, or the server asked for more rounds than allowed.

@@ -109,8 +109,9 @@
 //! ## Cargo features
 //!
 //! None by default. `rmcp` adds [`McpClient`] (stdio servers through the
-//! official Rust SDK), `rmcp-http` its streamable HTTP transport,
-//! `eventstream` the binary `application/vnd.amazon.eventstream` framing
+//! official Rust SDK), `rmcp-http` its streamable HTTP transport, `oauth`
+//! sign-in for HTTP servers behind OAuth 2.1 ([`OAuth`], with
+//! [`ClientOptions::oauth`]), `eventstream` the binary `application/vnd.amazon.eventstream` framing
 //! ([`Framing::EventStream`]), `cli` the `mcp-adapters` command.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -135,8 +136,14 @@ pub mod strict;
 mod toolset;
 
 pub use calls::{Extracted, RejectedCall, ToolCall};
+#[cfg(feature = "oauth")]
+pub use client::{
+    ClientCredentials, EnterpriseSignIn, FileTokenStore, IdTokenFn, JwtAlgorithm, MemoryTokenStore,
+    OAuth, RegisteredClient, SignInAnswer, SignInFn, SignInReason, SignInRequest, StoredSignIn,
+    TokenStore,
+};
 #[cfg(feature = "rmcp")]
-pub use client::{ClientOptions, Lifecycle, McpClient};
+pub use client::{ClientOptions, Lifecycle, McpClient, Reconnect};
 pub use config::{HubConfig, ServerConfig};
 pub use describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
 pub use error::{Error, ErrorKind, Location, Result};
@@ -146,7 +153,7 @@ pub use exec::{
     DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_MAX_SAMPLING_REQUESTS, ExecOptions,
     Execution, Handlers, Hooks, InProcessServer, InputAnswer, InputHandler, InputQuestions, Policy,
     Progress, ProgressFn, Roots, Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
-    Server, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
+    Server, ServerState, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
 };
 pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode};
 pub use mcp::{CallToolResponse, CallToolResult, Content, Tool, parse_tools_list};
@@ -159,7 +166,7 @@ pub use toolset::{
     ToolsetReport,
 };
 
-/// The README's examples, compiled as doc tests (they use the `rmcp` feature).
-#[cfg(all(doctest, feature = "rmcp"))]
+/// The README's examples, compiled as doc tests (they use the `oauth` feature).
+#[cfg(all(doctest, feature = "oauth"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

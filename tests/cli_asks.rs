@@ -420,3 +420,38 @@ fn run_follows_a_task_and_answers_what_it_asks() {
     assert!(text.contains("`input_required`"), "{text}");
     assert_eq!(call["ran"], true, "{call}");
 }
+
+#[test]
+fn run_plays_several_responses_as_turns_over_the_same_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = json!({"content": [{"type": "tool_use", "id": "toolu_1", "name": "echo", "input": {"message": "one"}}]});
+    let second = json!({"content": [{"type": "tool_use", "id": "toolu_2", "name": "get-sum", "input": {"a": 2, "b": 3}}]});
+    let first = write(dir.path(), "1.json", &first.to_string());
+    let second = write(dir.path(), "2.json", &second.to_string());
+    let server = everything();
+    let out = run(&[
+        "run",
+        "--provider",
+        "anthropic",
+        "--server",
+        &server,
+        &first,
+        &second,
+    ]);
+    let turns = stdout_json(&out);
+    let turns = turns.as_array().unwrap_or_else(|| panic!("{turns}"));
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0]["results"][0]["content"][0]["text"], "Echo: one");
+    assert!(
+        turns[1]["results"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains('5'),
+        "{}",
+        turns[1]
+    );
+    assert_eq!(turns[1]["response"], second.as_str());
+    assert_eq!(turns[1]["servers"]["everything"], "up");
+    // Each turn's servers taint the next.
+    assert_eq!(turns[0]["ran_servers"], json!(["everything"]));
+}

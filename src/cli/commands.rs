@@ -127,7 +127,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         {
             Some(source) => source,
             None => {
-                if args.response.is_some() {
+                if !args.response.is_empty() {
                     eprintln!(
                         "note: no --server or --config: running against the bundled demo server"
                     );
@@ -161,7 +161,10 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             }
             return Ok(out);
         }
-        let response = match &args.response {
+        if args.response.len() > 1 {
+            return turns(&source, provider, &list, &options, &args.response, &asks).await;
+        }
+        let response = match args.response.first() {
             Some(path) => read_json(path)?,
             None if !live_given => demo::response(provider.id())?,
             None => {
@@ -178,13 +181,67 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         let mut out = to_json(&run)?;
         if let Value::Object(map) = &mut out {
             map.insert("report".into(), to_json(&listing.report)?);
-            if args.response.is_none() {
+            if args.response.is_empty() {
                 map.insert("tools".into(), json!(listing.tools));
                 map.insert("response".into(), response);
             }
         }
         Ok(out)
     })?
+}
+
+/// Several responses: one turn each, over the same servers, listed again
+/// before each turn (a server that died is started again, a tool that
+/// changed is offered anew), each turn's servers tainting the next. Prints a
+/// JSON array, one object per turn as for a single response; a turn that
+/// halts ends the replay.
+async fn turns(
+    source: &mcp_adapters::Source,
+    provider: &Provider,
+    list: &ListOptions,
+    options: &ExecOptions,
+    paths: &[String],
+    asks: &asks::Asks,
+) -> Result<Value> {
+    let mut out = Vec::with_capacity(paths.len());
+    let mut taint = std::collections::BTreeSet::new();
+    for (turn, path) in paths.iter().enumerate() {
+        let response = read_json(path)?;
+        let listing = source.tools(provider, list).await?;
+        let options = options.clone().taint(taint.iter().cloned());
+        let run = source
+            .execute_tool_calls(provider, &response, &listing, &options)
+            .await?;
+        asks.report(&run.calls);
+        taint.extend(run.ran_servers.iter().cloned());
+        let halted = run.status == mcp_adapters::Status::Halt;
+        let mut answer = to_json(&run)?;
+        if let Value::Object(map) = &mut answer {
+            map.insert("response".into(), json!(path));
+            map.insert("report".into(), to_json(&listing.report)?);
+            map.insert("servers".into(), server_states(source));
+        }
+        out.push(answer);
+        if halted && turn + 1 < paths.len() {
+            eprintln!(
+                "note: turn {} halted; the {} later turn(s) were not played",
+                turn + 1,
+                paths.len() - turn - 1
+            );
+            break;
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+/// Each server's state, for the output: `{"name": "up" | "reconnecting" | "down: ..."}`.
+fn server_states(source: &mcp_adapters::Source) -> Value {
+    source
+        .server_states()
+        .into_iter()
+        .map(|(id, state)| (id, json!(state.to_string())))
+        .collect::<serde_json::Map<String, Value>>()
+        .into()
 }
 
 pub fn calls(args: &CallsArgs) -> Result<Value> {

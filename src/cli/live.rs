@@ -1,7 +1,9 @@
 //! Live servers for the CLI: `--server NAME='COMMAND ARGS'`, `--config FILE`
-//! and the policy file.
+//! (HTTP servers that require it are signed in to, see `signin`) and the
+//! policy file.
 
 use std::path::Path;
+use std::time::Duration;
 
 use mcp_adapters::{
     Approval, ClientOptions, Error, ErrorKind, Handlers, HubConfig, Policy, Result, ServerConfig,
@@ -132,7 +134,14 @@ pub async fn source(
     let Some(config) = hub_config(&live.servers, live.config.as_deref())? else {
         return Ok(None);
     };
-    let options = ClientOptions::new().handlers(handlers.clone());
+    let mut options = ClientOptions::new().handlers(handlers.clone());
+    if super::signin::needed(&config) {
+        let timeout = live
+            .sign_in_timeout
+            .map(Duration::from_secs)
+            .unwrap_or(super::signin::DEFAULT_TIMEOUT);
+        options = options.oauth(super::signin::oauth(live.token_store.as_deref(), timeout).await?);
+    }
     let mut builder = config.connect_with(&options).await?;
     if let Some(prefix) = &filters.prefix {
         builder = builder.prefix(prefix);

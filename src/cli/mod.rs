@@ -6,6 +6,7 @@ mod commands;
 mod demo;
 mod input;
 mod live;
+mod signin;
 mod strict;
 
 use std::path::PathBuf;
@@ -208,6 +209,13 @@ struct LiveArgs {
     /// An `mcpServers` JSON file naming the servers to start.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Keep the sign-ins of HTTP servers that require one (OAuth tokens) in FILE
+    /// between runs, readable by its owner only. Without it they last one run.
+    #[arg(long, value_name = "FILE")]
+    token_store: Option<PathBuf>,
+    /// How long to wait for a sign-in in the browser, in seconds (default 300).
+    #[arg(long, value_name = "SECS")]
+    sign_in_timeout: Option<u64>,
 }
 
 /// What the command line answers when servers ask; the clients declare
@@ -272,8 +280,11 @@ struct RunArgs {
     /// answers with every medium the API takes, and prints `follow_ups` when there are any.
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,
-    /// The model response; `-` reads stdin. Without servers and RESPONSE, a bundled one.
-    response: Option<String>,
+    /// The model responses, played as successive turns over the same servers
+    /// (each turn's servers taint the next); `-` reads stdin. Without servers
+    /// and RESPONSE, a bundled one.
+    #[arg(value_name = "RESPONSE")]
+    response: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -2,38 +2,11 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
-
-use super::session::{ClientOptions, McpClient};
+use super::live::McpClient;
+use super::options::ClientOptions;
 use crate::config::HubConfig;
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::{BoxFuture, CallContext, Server, Source, SourceBuilder, ToolsPage};
-use crate::mcp::CallToolResponse;
-
-/// A server that could not be started: its listing fails with the start-up
-/// error (so the toolset reports it and offers none of its tools) and so does
-/// any call to it.
-#[derive(Debug, Clone)]
-struct Unstarted {
-    error: Error,
-}
-
-impl Server for Unstarted {
-    fn list_tools(&self, _cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
-        let error = self.error.clone();
-        Box::pin(async move { Err(error) })
-    }
-
-    fn call_tool(
-        &self,
-        _name: &str,
-        _arguments: Map<String, Value>,
-        _context: CallContext,
-    ) -> BoxFuture<'_, Result<CallToolResponse>> {
-        let error = self.error.clone();
-        Box::pin(async move { Err(error) })
-    }
-}
+use crate::exec::{Server, Source, SourceBuilder};
 
 impl HubConfig {
     /// Starts every server (concurrently) with default [`ClientOptions`]; see
@@ -55,7 +28,9 @@ impl HubConfig {
     /// listing reports it in the toolset's report (`failed_servers`) and offers
     /// none of its tools, and the error is logged with `tracing`. Check
     /// [`Listing::report`](crate::Listing::report) to see which servers are
-    /// missing.
+    /// missing. It is down ([`ServerState::Down`](crate::ServerState::Down)),
+    /// and tried again once [`Reconnect::retry_after`](crate::Reconnect::retry_after)
+    /// has passed, as a server that died would be.
     ///
     /// # Errors
     ///
@@ -73,7 +48,7 @@ impl HubConfig {
                     Ok(client) => Arc::new(client),
                     Err(error) => {
                         tracing::warn!(server = %name, error = %format_args!("{error:#}"), "MCP server failed to start; its tools are left out");
-                        Arc::new(Unstarted { error })
+                        Arc::new(McpClient::unstarted(name, config, options, &error))
                     }
                 };
                 (name.clone(), server)

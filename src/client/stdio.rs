@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -54,6 +55,12 @@ pub(crate) struct Noted {
     pub(crate) execution: HashMap<String, Value>,
     /// The server's `capabilities.tasks`, from `initialize`.
     pub(crate) tasks: Option<Value>,
+    /// Bumped at every `initialize` answer seen: a session the SDK started
+    /// again on its own (an HTTP server that lost the session) may offer
+    /// other tools.
+    pub(crate) sessions: Option<Arc<AtomicU64>>,
+    /// The server refused the session (an HTTP server that lost it).
+    pub(crate) refused: bool,
 }
 
 /// The notes of one session's tap.
@@ -65,6 +72,27 @@ pub(crate) struct Tap(Arc<Mutex<Noted>>);
 const MAX_NOTED_LINE: usize = 16 << 20;
 
 impl Tap {
+    /// A tap that bumps `version` at every `initialize` answer it sees.
+    pub(crate) fn counting_sessions(version: Arc<AtomicU64>) -> Self {
+        Tap(Arc::new(Mutex::new(Noted {
+            sessions: Some(version),
+            ..Noted::default()
+        })))
+    }
+
+    /// The server refused the session: it must be started again.
+    #[cfg_attr(not(feature = "rmcp-http"), allow(dead_code))]
+    pub(crate) fn refuse_session(&self) {
+        if let Ok(mut noted) = self.0.lock() {
+            noted.refused = true;
+        }
+    }
+
+    /// Whether the server refused the session.
+    pub(crate) fn session_refused(&self) -> bool {
+        self.0.lock().is_ok_and(|noted| noted.refused)
+    }
+
     /// A tool's `execution`, as last listed.
     pub(crate) fn execution(&self, tool: &str) -> Option<Value> {
         self.0.lock().ok()?.execution.get(tool).cloned()
@@ -79,7 +107,7 @@ impl Tap {
     /// are parsed.
     pub(crate) fn note_message(&self, line: &[u8]) {
         let finder = |needle: &[u8]| memchr::memmem::find(line, needle).is_some();
-        if !finder(b"\"execution\"") && !finder(b"\"tasks\"") {
+        if !finder(b"\"execution\"") && !finder(b"\"tasks\"") && !finder(b"\"protocolVersion\"") {
             return;
         }
         let Ok(message) = serde_json::from_slice::<Value>(line) else {
@@ -93,6 +121,12 @@ impl Tap {
         };
         if let Some(tasks) = result.get("capabilities").and_then(|c| c.get("tasks")) {
             noted.tasks = Some(tasks.clone());
+        }
+        if result.get("protocolVersion").is_some()
+            && result.get("serverInfo").is_some()
+            && let Some(sessions) = &noted.sessions
+        {
+            sessions.fetch_add(1, Ordering::SeqCst);
         }
         if let Some(tools) = result.get("tools").and_then(Value::as_array) {
             for tool in tools {

@@ -22,8 +22,9 @@ use rmcp::service::{Peer, RoleClient};
 use serde_json::{Map, Value, json};
 
 use super::convert::call_tool_response;
+use super::live::McpClient;
 use super::requests::Registration;
-use super::session::McpClient;
+use super::session::Session;
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Answerer, CallContext};
@@ -47,6 +48,8 @@ pub(super) enum Generation {
 /// What a call brings to its task.
 pub(super) struct TaskCall<'a> {
     pub(super) name: &'a str,
+    /// The session the call is sent on; its task lives and dies with it.
+    pub(super) session: &'a Session,
     pub(super) context: &'a CallContext,
     pub(super) answerer: &'a Answerer,
     pub(super) registration: &'a Registration,
@@ -122,11 +125,12 @@ impl McpClient {
         if let Some(meta) = &call.context.meta {
             params["_meta"] = Value::Object(meta.clone());
         }
-        let answer = self
+        let answer = call
+            .session
             .peer()
             .send_request(custom("tools/call", params))
             .await
-            .map_err(|e| self.error(&what, e))?;
+            .map_err(|e| call.session.error(&what, e, true))?;
         let wire = raw(&answer);
         if wire.get("task").is_none() {
             // The server ran the call at once.
@@ -151,7 +155,7 @@ impl McpClient {
         call.registration.set_task(&state.task_id);
         let task_id = state.task_id.clone();
         let mut running = Running {
-            peer: self.peer().clone(),
+            peer: call.session.peer().clone(),
             task_id: task_id.clone(),
             generation,
             ended: false,
@@ -176,7 +180,7 @@ impl McpClient {
                     Generation::Augmented,
                 ) => {
                     let result = tokio::select! {
-                        result = self.task_result(&task_id) => result,
+                        result = self.task_result(call.session, &task_id) => result,
                         () = halted(call.answerer, interval) => {
                             running.ended = true;
                             return Err(self.halted_task(&running).await);
@@ -228,12 +232,13 @@ impl McpClient {
                                 serde_json::to_value(v).ok().map(|v| (k.clone(), v))
                             })
                             .collect();
-                        self.peer()
+                        call.session
+                            .peer()
                             .update_task(UpdateTaskParams::new(task_id.clone(), wire))
                             .await
-                            .map_err(|e| self.error("tasks/update", e))?;
+                            .map_err(|e| call.session.error("tasks/update", e, true))?;
                         // Look again at once: the answers may have moved it on.
-                        state = self.get_task(&task_id, generation).await?;
+                        state = self.get_task(call.session, &task_id, generation).await?;
                         continue;
                     }
                 }
@@ -244,7 +249,7 @@ impl McpClient {
                 return Err(self.halted_task(&running).await);
             }
             tokio::time::sleep(interval).await;
-            state = self.get_task(&task_id, generation).await?;
+            state = self.get_task(call.session, &task_id, generation).await?;
         }
         unreachable!("the poll counter does not run out")
     }
@@ -264,20 +269,25 @@ impl McpClient {
     }
 
     /// `tasks/get`, in either generation.
-    async fn get_task(&self, task_id: &str, generation: Generation) -> Result<TaskState> {
+    async fn get_task(
+        &self,
+        session: &Session,
+        task_id: &str,
+        generation: Generation,
+    ) -> Result<TaskState> {
         let wire = match generation {
-            Generation::Extension => self
+            Generation::Extension => session
                 .peer()
                 .get_task(GetTaskParams::new(task_id))
                 .await
                 .map(|r| serde_json::to_value(&r).unwrap_or(Value::Null)),
-            Generation::Augmented => self
+            Generation::Augmented => session
                 .peer()
                 .send_request(custom("tasks/get", json!({"taskId": task_id})))
                 .await
                 .map(|r| raw(&r)),
         }
-        .map_err(|e| self.error("tasks/get", e))?;
+        .map_err(|e| session.error("tasks/get", e, true))?;
         let state = TaskState::from_value(&wire).map_err(|e| {
             let message = format!("server `{}` answered tasks/get: {}", self.name, e.message());
             e.with_message(message)
@@ -297,12 +307,12 @@ impl McpClient {
     }
 
     /// `tasks/result` (2025-11-25): the call's result, once the task ended.
-    async fn task_result(&self, task_id: &str) -> Result<CallToolResponse> {
-        let answer = self
+    async fn task_result(&self, session: &Session, task_id: &str) -> Result<CallToolResponse> {
+        let answer = session
             .peer()
             .send_request(custom("tasks/result", json!({"taskId": task_id})))
             .await
-            .map_err(|e| self.error("tasks/result", e))?;
+            .map_err(|e| session.error("tasks/result", e, true))?;
         call_tool_response(answer).map_err(|e| {
             let message = format!(
                 "server `{}` answered tasks/result: {}",

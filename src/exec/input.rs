@@ -98,6 +98,7 @@ impl Source {
         timeout: Duration,
         halt: &Halt,
         state: &super::asks::CallState,
+        retry: bool,
     ) -> Result<CallToolResult> {
         let max_rounds = options.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS);
         let mut answered = 0usize;
@@ -136,7 +137,7 @@ impl Source {
             let clock = CallClock::new(timeout);
             state.set_clock(clock.clone());
             response = tokio::select! {
-                sent = self.send(server, call, context.clone()) => sent?,
+                sent = self.send(server, call, context.clone(), retry) => sent?,
                 () = clock.expired() => return Err(Error::new(
                     ErrorKind::Timeout,
                     format!(
@@ -149,24 +150,43 @@ impl Source {
     }
 
     /// One request to the server; a completed result goes through the `after` hook.
+    /// `retry`: the call is sent once more if its server went away while it
+    /// was in flight ([`ExecOptions::retry_interrupted`] and a tool that says
+    /// it is safe to repeat).
     pub(super) async fn send(
         &self,
         server: &dyn Server,
         call: &ToolCall,
         context: CallContext,
+        retry: bool,
     ) -> Result<CallToolResponse> {
+        let first = server
+            .call_tool(&call.name, call.arguments.clone(), context.clone())
+            .await;
+        let response = match first {
+            Err(err) if retry && err.kind() == ErrorKind::Interrupted => {
+                tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
+                    "the server went away during a call its tool says is safe to repeat; sending it once more");
+                server
+                    .call_tool(&call.name, call.arguments.clone(), context.clone())
+                    .await
+                    .map_err(|again| {
+                        let message = format!(
+                            "{} (sent once more after the first try was interrupted: {})",
+                            again.message(),
+                            err.message()
+                        );
+                        again.with_message(message)
+                    })?
+            }
+            other => other?,
+        };
         let Some(hooks) = &self.hooks else {
-            let response = server
-                .call_tool(&call.name, call.arguments.clone(), context)
-                .await?;
             return match response {
                 CallToolResponse::Complete(result) if !is_complete(&result) => reread(&result),
                 other => Ok(other),
             };
         };
-        let response = server
-            .call_tool(&call.name, call.arguments.clone(), context.clone())
-            .await?;
         let mut result = match response {
             CallToolResponse::Complete(result) if is_complete(&result) => result,
             CallToolResponse::Complete(result) => return reread(&result),

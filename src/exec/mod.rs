@@ -22,6 +22,6 @@ pub use input::{
 };
 pub use policy::{Action, Approval, ApprovalRequest, Approver, Policy};
 pub use run::{CallRecord, CallStart, DEFAULT_CALL_TIMEOUT, ExecOptions, Execution, Status};
-pub use server::{BoxFuture, CallContext, Progress, ProgressFn, Server, ToolsPage};
+pub use server::{BoxFuture, CallContext, Progress, ProgressFn, Server, ServerState, ToolsPage};
 pub use source::{Hooks, Source, SourceBuilder};
 pub use stream::StreamedExecution;

@@ -54,6 +54,7 @@ pub struct ExecOptions {
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) max_input_rounds: Option<usize>,
     pub(crate) input_timeout: Option<Duration>,
+    pub(crate) retry_interrupted: bool,
 }
 
 impl std::fmt::Debug for ExecOptions {
@@ -67,6 +68,7 @@ impl std::fmt::Debug for ExecOptions {
             .field("taint", &self.taint)
             .field("max_input_rounds", &self.max_input_rounds)
             .field("input_timeout", &self.input_timeout)
+            .field("retry_interrupted", &self.retry_interrupted)
             .finish_non_exhaustive()
     }
 }
@@ -107,6 +109,16 @@ impl ExecOptions {
     /// tool that asks once more ends the call with an error. 0 never asks.
     pub fn max_input_rounds(mut self, rounds: usize) -> Self {
         self.max_input_rounds = Some(rounds);
+        self
+    }
+
+    /// Sends a call once more when its server went away while it was in
+    /// flight ([`ErrorKind::Interrupted`]), after the server is back, if the
+    /// tool says it is safe to repeat (its annotations' `readOnlyHint` or
+    /// `idempotentHint` is `true`). Off by default: a call that may have run
+    /// is never sent again unless this is asked for.
+    pub fn retry_interrupted(mut self, retry: bool) -> Self {
+        self.retry_interrupted = retry;
         self
     }
 
@@ -396,7 +408,7 @@ impl Source {
         let clock = CallClock::new(timeout);
         state.set_clock(clock.clone());
         let first = tokio::select! {
-            first = self.first_request(call, toolset, &mut context, halted) => first,
+            first = self.first_request(call, toolset, &mut context, halted, options.retry_interrupted) => first,
             () = clock.expired() => Err(Error::new(
                 ErrorKind::Timeout,
                 format!(
@@ -405,7 +417,7 @@ impl Source {
                 ),
             )),
         };
-        let (server, response) = first?;
+        let (server, response, retry) = first?;
         self.complete_rounds(
             call,
             server.as_ref(),
@@ -415,6 +427,7 @@ impl Source {
             timeout,
             halted,
             state,
+            retry,
         )
         .await
     }
@@ -427,7 +440,8 @@ impl Source {
         toolset: &ToolSet,
         context: &mut CallContext,
         halted: &Halt,
-    ) -> Result<(&Arc<dyn Server>, CallToolResponse)> {
+        retry_interrupted: bool,
+    ) -> Result<(&Arc<dyn Server>, CallToolResponse, bool)> {
         let tool = toolset
             .resolve(&call.exposed_name)
             .filter(|t| t.server_id == call.server_id && t.tool.name == call.name)
@@ -464,8 +478,11 @@ impl Source {
                 format!("server `{}` is not part of this source", call.server_id),
             )
         })?;
-        let response = self.send(server.as_ref(), call, context.clone()).await?;
-        Ok((server, response))
+        let retry = retry_interrupted && safe_to_repeat(&tool.tool);
+        let response = self
+            .send(server.as_ref(), call, context.clone(), retry)
+            .await?;
+        Ok((server, response, retry))
     }
 
     async fn check_policy(
@@ -534,6 +551,19 @@ impl Source {
             format!("invalid arguments: {}", problems.join("; ")),
         ))
     }
+}
+
+/// Whether a tool says calling it twice does no harm (`readOnlyHint` or
+/// `idempotentHint`).
+fn safe_to_repeat(tool: &crate::mcp::Tool) -> bool {
+    let hint = |name: &str| {
+        tool.annotations
+            .as_ref()
+            .and_then(|a| a.get(name))
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
+    hint("readOnlyHint") || hint("idempotentHint")
 }
 
 /// Per-turn values every call's context shares.

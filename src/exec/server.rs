@@ -205,6 +205,11 @@ pub trait Server: Send + Sync {
     fn attach(&self, answerer: Answerer) {
         let _ = answerer;
     }
+
+    /// Whether the server can be reached now; [`ServerState::Up`] by default.
+    fn state(&self) -> ServerState {
+        ServerState::Up
+    }
 }
 
 /// The most pages [`list_all_tools`] follows, against a server that never stops paginating.
@@ -264,6 +269,37 @@ pub(crate) async fn list_all_tools(server: &dyn Server) -> Result<ToolList> {
     ))
 }
 
+/// Whether a server can be reached, as its client knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerState {
+    /// Its session is live (or it has none to lose: an in-process server).
+    Up,
+    /// Its session ended and a new one is being started (try `attempt`).
+    Reconnecting {
+        /// The try under way, from 1.
+        attempt: u32,
+    },
+    /// Every try to start a new session failed: calls and listings fail at
+    /// once until it is tried again.
+    Down {
+        /// The last try's error.
+        error: String,
+        /// When the server went down.
+        since: std::time::SystemTime,
+    },
+}
+
+impl std::fmt::Display for ServerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerState::Up => f.write_str("up"),
+            ServerState::Reconnecting { attempt } => write!(f, "reconnecting (try {attempt})"),
+            ServerState::Down { error, .. } => write!(f, "down: {error}"),
+        }
+    }
+}
+
 /// A shared server is a server: several sources (a client with a handler and
 /// one without, say) can use one connection, and the caller keeps a handle.
 impl<S: Server + ?Sized> Server for Arc<S> {
@@ -294,5 +330,9 @@ impl<S: Server + ?Sized> Server for Arc<S> {
 
     fn attach(&self, answerer: Answerer) {
         (**self).attach(answerer);
+    }
+
+    fn state(&self) -> ServerState {
+        (**self).state()
     }
 }

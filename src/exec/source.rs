@@ -141,6 +141,15 @@ impl Source {
             .map(|(_, server)| server)
     }
 
+    /// Where each server is (up, being started again, down with the last
+    /// error and since when), in the source's order.
+    pub fn server_states(&self) -> Vec<(String, super::server::ServerState)> {
+        self.servers
+            .iter()
+            .map(|(id, server)| (id.clone(), server.state()))
+            .collect()
+    }
+
     /// The handlers that answer what servers ask.
     pub fn handlers(&self) -> &Handlers {
         &self.governor.handlers

@@ -160,6 +160,16 @@ pub fn time() -> Result<(String, Vec<String>), String> {
     ))
 }
 
+/// `(command, args)` for the reconnection tests' server (`tests/e2e/soak_server.py`).
+pub fn soak() -> Result<(String, Vec<String>), String> {
+    let python = python()?;
+    let script = manifest_dir().join("tests/e2e/soak_server.py");
+    Ok((
+        python.display().to_string(),
+        vec![script.display().to_string()],
+    ))
+}
+
 /// `(command, args)` for the tests' own Python server.
 pub fn lab() -> Result<(String, Vec<String>), String> {
     let python = python()?;
@@ -206,12 +216,25 @@ pub fn free_port() -> u16 {
 /// The everything server in its `streamableHttp` mode on a free loopback
 /// port, once it says it listens.
 pub fn everything_http() -> Result<Running, String> {
+    everything_http_on(free_port())
+}
+
+/// The same on the port of `url` (a server started again where one was).
+pub fn everything_http_at(url: &str) -> Result<Running, String> {
+    let port = url
+        .rsplit_once(':')
+        .and_then(|(_, rest)| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| format!("e2e: no port in {url}"))?;
+    everything_http_on(port)
+}
+
+fn everything_http_on(port: u16) -> Result<Running, String> {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     let (node, mut args) = everything()?;
     args.pop(); // the "stdio" mode argument
     args.push("streamableHttp".into());
-    let port = free_port();
     let mut child = Command::new(node)
         .args(args)
         .env("PORT", port.to_string())

@@ -1,0 +1,572 @@
+//! Where a server's sign-in is kept: the [`TokenStore`] trait, an in-memory
+//! store (the default), a JSON file with owner-only permissions, and the
+//! bridge to the SDK's credential store.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::BoxFuture;
+
+/// What is kept of one server's sign-in: the client registration it used
+/// (client id, and secret when the authorization server issued one), the
+/// authorization server's issuer, and the tokens with their expiry and scopes.
+///
+/// It serializes to JSON for a [`TokenStore`] to keep as it is. Its `Debug`
+/// output shows the client id, issuer, scopes and expiry, never a token or a
+/// secret.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredSignIn {
+    client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    redirect_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    issuer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    access_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    token_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    refresh_token: Option<String>,
+    /// Seconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expires_at: Option<u64>,
+    #[serde(default)]
+    scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for StoredSignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hidden = |present: bool| if present { "[hidden]" } else { "none" };
+        f.debug_struct("StoredSignIn")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &hidden(self.client_secret.is_some()))
+            .field("issuer", &self.issuer)
+            .field("access_token", &hidden(self.access_token.is_some()))
+            .field("refresh_token", &hidden(self.refresh_token.is_some()))
+            .field("expires_at", &self.expires_at)
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+impl StoredSignIn {
+    /// The client id the sign-in used.
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
+    /// The issuer of the authorization server that issued the tokens.
+    pub fn issuer(&self) -> Option<&str> {
+        self.issuer.as_deref()
+    }
+
+    /// The scopes granted.
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// When the access token expires (seconds since the Unix epoch), when the
+    /// authorization server said.
+    pub fn expires_at(&self) -> Option<u64> {
+        self.expires_at
+    }
+
+    /// Whether a refresh token is kept.
+    pub fn can_refresh(&self) -> bool {
+        self.refresh_token.is_some()
+    }
+
+    /// Whether an access token is kept.
+    pub fn has_token(&self) -> bool {
+        self.access_token.is_some()
+    }
+
+    /// The client registration alone: the client id and secret, the redirect
+    /// URI it was registered with and the issuer, without tokens.
+    pub(crate) fn registration(
+        client_id: String,
+        client_secret: Option<String>,
+        redirect_uri: Option<String>,
+        issuer: Option<String>,
+    ) -> Self {
+        StoredSignIn {
+            client_id,
+            client_secret,
+            redirect_uri,
+            issuer,
+            ..StoredSignIn::default()
+        }
+    }
+
+    /// A sign-in with tokens obtained outside the SDK's own flows.
+    pub(crate) fn issued(
+        registration: StoredSignIn,
+        access_token: String,
+        expires_in: Option<std::time::Duration>,
+        scopes: Vec<String>,
+    ) -> Self {
+        StoredSignIn {
+            access_token: Some(access_token),
+            token_type: Some("Bearer".into()),
+            expires_at: expires_in.map(|d| now_secs().saturating_add(d.as_secs())),
+            scopes,
+            ..registration
+        }
+    }
+
+    pub(crate) fn client_secret(&self) -> Option<&str> {
+        self.client_secret.as_deref()
+    }
+
+    pub(crate) fn redirect_uri(&self) -> Option<&str> {
+        self.redirect_uri.as_deref()
+    }
+
+    /// The SDK's form of the same sign-in (its token response rebuilt with
+    /// the time left before expiry).
+    fn to_sdk(&self) -> Option<StoredCredentials> {
+        let now = now_secs();
+        let token_response = self.access_token.as_ref().map(|token| {
+            let mut response = json!({
+                "access_token": token,
+                "token_type": self.token_type.as_deref().unwrap_or("bearer"),
+            });
+            if let Some(at) = self.expires_at {
+                response["expires_in"] = json!(at.saturating_sub(now));
+            }
+            if let Some(refresh) = &self.refresh_token {
+                response["refresh_token"] = json!(refresh);
+            }
+            if !self.scopes.is_empty() {
+                response["scope"] = json!(self.scopes.join(" "));
+            }
+            response
+        });
+        let wire = json!({
+            "client_id": self.client_id,
+            "token_response": token_response,
+            "granted_scopes": self.scopes,
+            "token_received_at": now,
+            "issuer": self.issuer,
+        });
+        serde_json::from_value(wire).ok()
+    }
+
+    /// Reads the SDK's form, keeping `registration`'s secret and redirect URI.
+    fn from_sdk(credentials: &StoredCredentials, registration: Option<&StoredSignIn>) -> Self {
+        let wire = serde_json::to_value(credentials).unwrap_or(Value::Null);
+        let text = |v: &Value| v.as_str().map(str::to_owned);
+        let token = &wire["token_response"];
+        let received = wire["token_received_at"].as_u64().unwrap_or_else(now_secs);
+        let scopes = wire["granted_scopes"]
+            .as_array()
+            .map(|a| a.iter().filter_map(text).collect())
+            .unwrap_or_default();
+        let same_client = registration
+            .filter(|r| r.client_id == credentials.client_id && !r.client_id.is_empty());
+        StoredSignIn {
+            client_id: credentials.client_id.clone(),
+            client_secret: same_client.and_then(|r| r.client_secret.clone()),
+            redirect_uri: same_client.and_then(|r| r.redirect_uri.clone()),
+            issuer: text(&wire["issuer"]),
+            access_token: text(&token["access_token"]),
+            token_type: text(&token["token_type"]),
+            refresh_token: text(&token["refresh_token"]),
+            expires_at: token["expires_in"]
+                .as_u64()
+                .map(|s| received.saturating_add(s)),
+            scopes,
+        }
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Keeps each server's sign-in between connections, so that tokens survive a
+/// restart when the application wants them to.
+///
+/// Entries are keyed by the server's URL, exactly as configured: a token is
+/// only ever sent to the server it was issued for. The default is
+/// [`MemoryTokenStore`]; [`FileTokenStore`] keeps them in a JSON file only its
+/// owner can read. An implementation keeps what it is given as it is (it
+/// serializes to JSON) and must not log it.
+pub trait TokenStore: Send + Sync {
+    /// The sign-in kept for `server_url`, if any.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be read; the connection then fails with it.
+    fn load<'a>(&'a self, server_url: &'a str) -> BoxFuture<'a, Result<Option<StoredSignIn>>>;
+
+    /// Keeps `sign_in` for `server_url`, replacing what was kept.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be written.
+    fn save<'a>(&'a self, server_url: &'a str, sign_in: StoredSignIn) -> BoxFuture<'a, Result<()>>;
+
+    /// Forgets what is kept for `server_url`.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be written.
+    fn clear<'a>(&'a self, server_url: &'a str) -> BoxFuture<'a, Result<()>>;
+}
+
+/// A [`TokenStore`] in memory: sign-ins last as long as the store (the default).
+#[derive(Debug, Clone, Default)]
+pub struct MemoryTokenStore {
+    entries: Arc<Mutex<HashMap<String, StoredSignIn>>>,
+}
+
+impl MemoryTokenStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl TokenStore for MemoryTokenStore {
+    fn load<'a>(&'a self, server_url: &'a str) -> BoxFuture<'a, Result<Option<StoredSignIn>>> {
+        let entry = self
+            .entries
+            .lock()
+            .ok()
+            .and_then(|entries| entries.get(server_url).cloned());
+        Box::pin(async move { Ok(entry) })
+    }
+
+    fn save<'a>(&'a self, server_url: &'a str, sign_in: StoredSignIn) -> BoxFuture<'a, Result<()>> {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.insert(server_url.to_owned(), sign_in);
+        }
+        Box::pin(async { Ok(()) })
+    }
+
+    fn clear<'a>(&'a self, server_url: &'a str) -> BoxFuture<'a, Result<()>> {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.remove(server_url);
+        }
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A [`TokenStore`] in one JSON file, `{"servers": {URL: sign-in}}`, written
+/// whole on every change (to a temporary file in the same directory, then
+/// renamed over it) and, on Unix, readable and writable by its owner only
+/// (mode 0600, also when the file existed with wider permissions).
+#[derive(Debug, Clone)]
+pub struct FileTokenStore {
+    path: PathBuf,
+    lock: Arc<Mutex<()>>,
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct TokenFile {
+    #[serde(default)]
+    servers: BTreeMap<String, StoredSignIn>,
+}
+
+impl FileTokenStore {
+    /// A store in `path` (created on the first save; its directory must exist).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        FileTokenStore {
+            path: path.into(),
+            lock: Arc::default(),
+        }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn read(&self) -> Result<TokenFile> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TokenFile::default()),
+            Err(e) => return Err(Error::io(e, &self.path)),
+        };
+        if text.trim().is_empty() {
+            return Ok(TokenFile::default());
+        }
+        // The error names the line and column only: the file holds secrets.
+        serde_json::from_str(&text).map_err(|e| {
+            Error::new(
+                ErrorKind::Input,
+                format!(
+                    "the token store is not a token file (line {}, column {})",
+                    e.line(),
+                    e.column()
+                ),
+            )
+            .with_file(&self.path)
+        })
+    }
+
+    fn write(&self, file: &TokenFile) -> Result<()> {
+        let text = serde_json::to_string_pretty(file).map_err(|e| {
+            Error::new(ErrorKind::Io, "cannot encode the token store").with_source(e)
+        })?;
+        let dir = self
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "tokens".into());
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        let written =
+            write_private(&temp, text.as_bytes()).and_then(|()| std::fs::rename(&temp, &self.path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temp);
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!("cannot write {}", self.path.display()),
+            )
+            .with_file(&self.path)
+            .with_source(e));
+        }
+        Ok(())
+    }
+
+    fn update(&self, change: impl FnOnce(&mut TokenFile)) -> Result<()> {
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut file = self.read()?;
+        change(&mut file);
+        self.write(&file)
+    }
+}
+
+/// Writes `bytes` to a new file only its owner may read and write.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+impl TokenStore for FileTokenStore {
+    fn load<'a>(&'a self, server_url: &'a str) -> BoxFuture<'a, Result<Option<StoredSignIn>>> {
+        Box::pin(async move {
+            let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            Ok(self.read()?.servers.remove(server_url))
+        })
+    }
+
+    fn save<'a>(&'a self, server_url: &'a str, sign_in: StoredSignIn) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            self.update(|file| {
+                file.servers.insert(server_url.to_owned(), sign_in);
+            })
+        })
+    }
+
+    fn clear<'a>(&'a self, server_url: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            self.update(|file| {
+                file.servers.remove(server_url);
+            })
+        })
+    }
+}
+
+/// The SDK's credential store for one server, over the application's
+/// [`TokenStore`]: what the SDK saves after a token exchange or refresh is
+/// kept under the server's URL with the registration it was made with.
+/// Clones share everything.
+#[derive(Clone)]
+pub(crate) struct Bridge {
+    store: Arc<dyn TokenStore>,
+    key: Arc<str>,
+    /// The client registration in use (id, secret, redirect URI, issuer).
+    registration: Arc<Mutex<Option<StoredSignIn>>>,
+    /// Held across a refresh and its save.
+    refreshing: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Bridge {
+    pub(crate) fn new(store: Arc<dyn TokenStore>, key: &str) -> Self {
+        Bridge {
+            store,
+            key: Arc::from(key),
+            registration: Arc::default(),
+            refreshing: Arc::default(),
+        }
+    }
+
+    /// The registration the next save belongs to.
+    pub(crate) fn set_registration(&self, registration: StoredSignIn) {
+        if let Ok(mut current) = self.registration.lock() {
+            *current = Some(registration);
+        }
+    }
+
+    /// What the application's store keeps for this server.
+    pub(crate) async fn stored(&self) -> Result<Option<StoredSignIn>> {
+        self.store.load(&self.key).await
+    }
+
+    /// Keeps `sign_in` for this server.
+    pub(crate) async fn keep(&self, sign_in: StoredSignIn) -> Result<()> {
+        self.set_registration(sign_in.clone());
+        self.store.save(&self.key, sign_in).await
+    }
+}
+
+fn store_error(err: &Error) -> AuthError {
+    AuthError::CredentialStoreError(err.message_with_causes())
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for Bridge {
+    async fn load(&self) -> std::result::Result<Option<StoredCredentials>, AuthError> {
+        let stored = self
+            .store
+            .load(&self.key)
+            .await
+            .map_err(|e| store_error(&e))?;
+        Ok(stored.and_then(|s| {
+            if let Ok(mut current) = self.registration.lock() {
+                current.get_or_insert_with(|| s.clone());
+            }
+            s.to_sdk()
+        }))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> std::result::Result<(), AuthError> {
+        let registration = self.registration.lock().ok().and_then(|r| r.clone());
+        let sign_in = StoredSignIn::from_sdk(&credentials, registration.as_ref());
+        self.store
+            .save(&self.key, sign_in)
+            .await
+            .map_err(|e| store_error(&e))
+    }
+
+    async fn clear(&self) -> std::result::Result<(), AuthError> {
+        self.store
+            .clear(&self.key)
+            .await
+            .map_err(|e| store_error(&e))
+    }
+
+    async fn acquire_refresh_guard(
+        &self,
+    ) -> std::result::Result<Option<CredentialRefreshGuard>, AuthError> {
+        let guard = self.refreshing.clone().lock_owned().await;
+        Ok(Some(CredentialRefreshGuard::new(guard)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> StoredSignIn {
+        StoredSignIn {
+            client_id: "client-1".into(),
+            client_secret: Some("shh-secret".into()),
+            redirect_uri: Some("http://127.0.0.1:1/callback".into()),
+            issuer: Some("https://as.example.com".into()),
+            access_token: Some("at-secret".into()),
+            token_type: Some("Bearer".into()),
+            refresh_token: Some("rt-secret".into()),
+            expires_at: Some(now_secs() + 3600),
+            scopes: vec!["read".into(), "write".into()],
+        }
+    }
+
+    #[test]
+    fn debug_output_hides_tokens_and_secrets() {
+        let text = format!("{:?}", sample());
+        for secret in ["shh-secret", "at-secret", "rt-secret"] {
+            assert!(!text.contains(secret), "{text}");
+        }
+        assert!(
+            text.contains("client-1") && text.contains("write"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_sdk_form_keeps_tokens_expiry_and_scopes() {
+        let stored = sample();
+        let sdk = stored.to_sdk().expect("converts");
+        let back = StoredSignIn::from_sdk(&sdk, Some(&stored));
+        assert_eq!(back.client_secret(), Some("shh-secret"));
+        assert_eq!(back.access_token, stored.access_token);
+        assert_eq!(back.refresh_token, stored.refresh_token);
+        assert_eq!(back.scopes, stored.scopes);
+        let (a, b) = (back.expires_at.unwrap(), stored.expires_at.unwrap());
+        assert!(a.abs_diff(b) <= 1, "{a} vs {b}");
+        // Another client's secret is never attached.
+        let other = StoredSignIn::registration("client-2".into(), Some("x".into()), None, None);
+        assert_eq!(
+            StoredSignIn::from_sdk(&sdk, Some(&other)).client_secret(),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn the_file_store_is_private_and_keyed_by_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens.json");
+        std::fs::write(&path, "").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let store = FileTokenStore::new(&path);
+        store.save("https://a.example/mcp", sample()).await.unwrap();
+        assert_eq!(
+            store.load("https://a.example/mcp").await.unwrap(),
+            Some(sample())
+        );
+        assert_eq!(store.load("https://b.example/mcp").await.unwrap(), None);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        store.clear("https://a.example/mcp").await.unwrap();
+        assert_eq!(store.load("https://a.example/mcp").await.unwrap(), None);
+        std::fs::write(&path, "{\"servers\": [").unwrap();
+        let err = store.load("https://a.example/mcp").await.unwrap_err();
+        assert!(err.to_string().contains("not a token file"), "{err}");
+    }
+}
