@@ -480,7 +480,7 @@ fn deferred_items(items: &mut Vec<Item>) {
         let listing = provider.list_tools(&hub, &options).unwrap();
         for (i, def) in listing.tools.iter().enumerate() {
             let label = format!("{id} deferred case {n} #{i}");
-            items.push(Item::new(label, &check_of(id, def, plain), def.clone()));
+            items.push(Item::new(label, check_of(id, def, plain), def.clone()));
         }
         if matches!(listing.tool_search(), Some(ToolSearch::Server(_))) {
             continue;
