@@ -836,3 +836,93 @@ fn stream_quirks() {
         assert_eq!(read(id, &text).message[field], "think", "{id}");
     }
 }
+
+/// The YAML blocks of the spec author's guide's second worked example, as the guide gives them:
+/// (the file each names in its first comment line, its text).
+fn worked_example() -> Vec<(String, String)> {
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/spec-authors-guide.md"),
+    )
+    .unwrap();
+    let section = guide
+        .split("## Worked example: a compatible API with two quirks")
+        .nth(1)
+        .expect("the guide has the worked example");
+    section
+        .split("```yaml\n")
+        .skip(1)
+        .map(|block| {
+            let text = block.split("```").next().unwrap().to_string();
+            let file = text
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("# my-specs/"))
+                .expect("each block names its file")
+                .to_string();
+            (file, text)
+        })
+        .collect()
+}
+
+#[test]
+fn the_guides_worked_example_loads_and_does_what_it_says() {
+    let blocks = worked_example();
+    assert_eq!(
+        blocks.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(),
+        ["rules/acme-schema.yaml", "acme.yaml"]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("rules")).unwrap();
+    for (file, text) in &blocks {
+        // The guide's schema line is relative to the checkout; the folder here is elsewhere.
+        std::fs::write(dir.path().join(file), text).unwrap();
+    }
+    let registry = mcp_adapters::Registry::with_dir(dir.path()).unwrap();
+    let acme = registry.get("acme").unwrap();
+    assert_eq!(acme.schema_rules(), Some("acme-schema"));
+    assert_eq!(acme.strict_rules(), None);
+    assert_eq!(
+        acme.tool_choice(&ToolChoiceMode::Required).unwrap(),
+        ToolChoice::Value(json!("any"))
+    );
+    let sources: Vec<_> = acme.sources().collect();
+    assert_eq!(sources.len(), 1, "{sources:?}");
+
+    // Its `$ref`s are inlined and no `strict` key is sent; a recursive schema is excluded.
+    let tools = parse_tools_list(json!({"tools": [
+        {"name": "find", "inputSchema": {"type": "object",
+            "properties": {"where": {"$ref": "#/$defs/place"}},
+            "$defs": {"place": {"type": "object", "properties": {"city": {"type": "string"}}}}}},
+        {"name": "tree", "inputSchema": {"type": "object",
+            "properties": {"node": {"$ref": "#/$defs/node"}},
+            "$defs": {"node": {"type": "object",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}}}
+    ]}))
+    .unwrap();
+    let toolset = ToolSet::client().server("s", tools).build().unwrap();
+    let listing = acme.list_tools(&toolset, &ListOptions::new()).unwrap();
+    assert_eq!(listing.tools.len(), 1, "{:#?}", listing.tools);
+    let find = &listing.tools[0]["function"];
+    assert_eq!(find["name"], "find");
+    assert!(find.get("strict").is_none(), "{find}");
+    assert_eq!(
+        find["parameters"]["properties"]["where"]["properties"]["city"]["type"], "string",
+        "{find}"
+    );
+    assert!(find["parameters"].get("$defs").is_none(), "{find}");
+    assert!(listing.is_rewritten("find"));
+    let excluded: Vec<_> = listing
+        .report
+        .unsupported
+        .iter()
+        .map(|i| i.tool.as_str())
+        .collect();
+    assert_eq!(excluded, ["tree"]);
+
+    // A sampling request asking for a tool call carries `"tool_choice": "any"`.
+    let body = acme
+        .sampling_request(&weather_request("required"), &SamplingOptions::new("m"))
+        .unwrap()
+        .body;
+    assert_eq!(body["tool_choice"], "any", "{body}");
+}

@@ -683,7 +683,7 @@ def check_signature(value, func) -> list[str]:
         for model in found:
             prepare_model(model)
         try:
-            pydantic.TypeAdapter(tp).validate_python(v, strict=False)
+            pydantic.TypeAdapter(tp).validate_python(v, strict=True)
         except pydantic.ValidationError as e:
             errs += [f"{fmt_path((key,) + tuple(err['loc']))}: {err['msg']}" for err in e.errors()]
     return errs

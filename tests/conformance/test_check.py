@@ -304,6 +304,65 @@ GOOD = {
         {"type": "tool_search_output", "call_id": "call_1", "execution": "client", "status": "completed",
          "tools": [{"type": "function", "name": "list_orders", "parameters": SCHEMA, "strict": True}]},
     ],
+    "cohere/tool": [
+        {"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": SCHEMA}},
+    ],
+    "cohere/result": [
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": [
+                {"type": "text", "text": "sunny"},
+                {"type": "document", "document": {"id": "file:///w.txt", "data": {"uri": "file:///w.txt", "text": "sunny"}}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ],
+    "cohere/message": [
+        {
+            "role": "assistant",
+            "tool_plan": "I will look it up.",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"location\": \"Paris\"}"}}],
+        },
+    ],
+    "cohere/sampling_request": [
+        {
+            "model": "command-a-03-2025",
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Weather?"},
+                {"role": "assistant", "tool_plan": "look", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+            ],
+            "max_tokens": 100,
+            "stop_sequences": ["END"],
+            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}}],
+            "tool_choice": "REQUIRED",
+        },
+    ],
+    "gemini-interactions/tool": [
+        {"type": "function", "name": "get_weather", "description": "Weather", "parameters": SCHEMA},
+    ],
+    "gemini-interactions/result": [
+        {
+            "type": "function_result",
+            "call_id": "c1",
+            "name": "get_weather",
+            "result": [{"type": "text", "text": "sunny"}, {"type": "image", "data": PNG_B64, "mime_type": "image/png"}],
+        },
+    ],
+    "gemini-interactions/step": [
+        {"type": "function_call", "id": "c1", "name": "get_weather", "arguments": {"location": "Paris"}},
+    ],
+    "gemini-interactions/sampling_request": [
+        {
+            "model": "gemini-2.5-flash",
+            "system_instruction": "Be brief.",
+            "input": [{"type": "user_input", "content": [{"type": "text", "text": "Weather?"}]}],
+            "tools": [{"type": "function", "name": "get_weather", "parameters": SCHEMA}],
+            "generation_config": {"max_output_tokens": 100, "tool_choice": "any"},
+        },
+    ],
 }
 
 # check -> (path of a nested object that must reject unknown keys,
@@ -337,6 +396,14 @@ MUTATIONS = {
     "openai-responses/namespace": (("tools", 0), ("description",), (("tools",), "all")),
     "openai-responses/tool_search": ((), ("type",), (("execution",), "local")),
     "openai-responses/search_output": (("tools", 0), ("tools",), (("status",), "done")),
+    "cohere/tool": (("function",), ("function", "name"), (("function", "name"), 7)),
+    "cohere/result": (("content", 1, "document"), ("tool_call_id",), (("content",), 12)),
+    "cohere/message": (("tool_calls", 0, "function"), ("tool_calls", 0, "id"), (("tool_plan",), 7)),
+    "cohere/sampling_request": (("messages", 2, "tool_calls", 0), ("model",), (("max_tokens",), "100")),
+    "gemini-interactions/tool": ((), ("name",), (("name",), 7)),
+    "gemini-interactions/result": (("result", 1), ("call_id",), (("call_id",), 7)),
+    "gemini-interactions/step": ((), ("name",), (("id",), 7)),
+    "gemini-interactions/sampling_request": (("generation_config",), ("model",), (("generation_config", "max_output_tokens"), "100")),
 }
 
 
