@@ -20,6 +20,10 @@ VARS = {
   "sampling_system_template": (["text"], "The system prompt as a value for ${system} (system.value) or as a message before the others (system.message). Variable: text."),
   "sampling_text_block_template": (["text"], "A text block of a message. Variable: text."),
   "sampling_media_template": (["type","mime","mime_subtype","data","size"], "A message's media rule. Variables: type (image or audio), mime (normalized, image/jpg is image/jpeg), mime_subtype (the part after /), data (the base64 payload), size (decoded bytes)."),
+  "search_tool_template": (["name","description","schema"], "A client search tool's definition. Variables: name (search_tools), description (what the search tool does, written by the library), schema (its input schema: query, limit)."),
+  "search_answer_template": (["call_id","name","tools","references","text"], "The answer to a search call. Variables: call_id (absent for a call without an id), name (the search tool's name), tools (the definitions of the tools found, as listed when loaded; grouped in namespaces when the listing has them), references (one reference item per tool found), text (the tools found, named and described, as text)."),
+  "reference_template": (["name"], "A reference to a tool found, an item of ${references}. Variable: name (the tool's exposed name)."),
+  "namespace_template": (["name","description","tools"], "A namespace: one server's tools. Variables: name (the server's id), description (the server and the names of its tools, written by the library), tools (the definitions, deferred ones marked)."),
   "sampling_wrap_template": (["tools","tool_choice"], "Wraps the tool definitions into ${tools}. Variables: tools (the definitions, a list), tool_choice (the tool choice's value, placed here instead of in the request)."),
 }
 # Variables a tool use template may use besides these: the names its `meta` map gives.
@@ -276,7 +280,20 @@ defs.update({
           "tool_use_meta": {"type": "object", "additionalProperties": path, "description": "_meta keys of a tool use and the paths in the call item they are read from (provider state the next request must send back)."},
           "message_meta": {"type": "object", "additionalProperties": path, "description": "_meta keys of the result and the paths in the response they are read from (fields of the assistant message the next request must send back, such as reasoning; a role's meta puts them back)."}}}}},
 })
-PARTIAL = ["tools", "strict", "option", "calls", "field", "results", "stream", "sampling", "sampling_role", "sampling_assistant_role"]
+defs["search"] = {"type": "object", "additionalProperties": False, "required": ["defer"], "description": "Deferred loading (ListOptions::defer): how the provider marks a deferred tool, its own search tools, a search the client answers, and namespaces. Without this section, deferred tools are left out of the listing and the library's search tool (search_tools, a function tool) finds them.", "properties": {
+  "defer": {"type": "object", "description": "Merged into the definition of a deferred tool (literal JSON)."},
+  "server_tools": {"type": "object", "description": "The provider's own search tools, by name (ToolSearch::Server): each literal JSON, listed as is, never deferred.", "additionalProperties": {"type": "object"}},
+  "client": {"type": "object", "additionalProperties": False, "required": ["answer"], "description": "A search the client answers (ToolSearch::Client, the default with this section): the library ranks the deferred tools and answers in this shape.", "properties": {
+      "tool": {"$ref": "#/$defs/search_tool_template", "description": "The search tool's definition; absent: the library's search tool, listed through tools.definition."},
+      "calls": {"type": "object", "additionalProperties": False, "required": ["select", "id", "arguments"], "description": "Which response items are search calls, when they are items of their own; absent: calls (the calls section) to the search tool's name.", "properties": {
+          "select": {"$ref": "#/$defs/calls/properties/select"},
+          "id": {"$ref": "#/$defs/field"},
+          "arguments": {"$ref": "#/$defs/calls/properties/arguments"}}},
+      "answer": {"$ref": "#/$defs/search_answer_template"},
+      "reference": {"$ref": "#/$defs/reference_template", "description": "One item of ${references} per tool found (required when the answer uses ${references})."}}},
+  "namespace": {"type": "object", "additionalProperties": False, "required": ["definition"], "description": "One namespace per server for listings with deferred tools and the provider's search (ListOptions::namespaces turns it off).", "properties": {
+      "definition": {"$ref": "#/$defs/namespace_template"}}}}}
+PARTIAL = ["search", "tools", "strict", "option", "calls", "field", "results", "stream", "sampling", "sampling_role", "sampling_assistant_role"]
 for name in PARTIAL:
     defs[name + "_partial"] = partial(copy.deepcopy(defs[name]), PARTIAL)
 def spec_def(suffix, required):
@@ -294,7 +311,7 @@ def spec_def(suffix, required):
     "results": {"$ref": "#/$defs/results"},
     }}
     d["properties"]["stream"] = {"$ref": "#/$defs/stream"}
-    for k in ["tools", "strict", "calls", "results", "stream", "sampling"]:
+    for k in ["tools", "strict", "calls", "results", "stream", "sampling", "search"]:
         d["properties"][k] = {"$ref": f"#/$defs/{k}{suffix}"}
     d["properties"]["options"] = {"type": "object", "description": "Named options, such as cache_control: last (listings) or media: full (answers).", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
     if required:

@@ -64,12 +64,16 @@ pub struct Extracted {
     pub calls: Vec<ToolCall>,
     /// Rejected calls with their error answers, in the model's order.
     pub rejected: Vec<RejectedCall>,
+    /// Searches for deferred tools, in the model's order: answer them with
+    /// [`Provider::answer_search`] (the execution layer does).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub searches: Vec<crate::deferred::SearchCall>,
 }
 
 impl Extracted {
     /// How many calls the response made.
     pub fn len(&self) -> usize {
-        self.calls.len() + self.rejected.len()
+        self.calls.len() + self.rejected.len() + self.searches.len()
     }
 
     /// Whether the response made no call.
@@ -124,8 +128,15 @@ impl Provider {
         let items = self.locate(input)?;
         let mut out = Extracted::default();
         let mut seen_ids = HashSet::new();
-        for item in items.iter().filter(|item| self.is_call(item)) {
+        for item in items {
             let index = out.len();
+            if let Some(search) = self.search_item(item, index, listing) {
+                out.searches.push(search);
+                continue;
+            }
+            if !self.is_call(item) {
+                continue;
+            }
             match self.extract_item(item, index, listing, &mut seen_ids, None)? {
                 Ok(call) => out.calls.push(call),
                 Err(rejected) => out.rejected.push(rejected),
@@ -288,7 +299,7 @@ impl Provider {
     }
 }
 
-fn selects(select: &Select, item: &Value) -> bool {
+pub(crate) fn selects(select: &Select, item: &Value) -> bool {
     let found = select.path.get(item);
     match &select.equals {
         Some(want) => found.and_then(Value::as_str) == Some(want),
@@ -296,7 +307,7 @@ fn selects(select: &Select, item: &Value) -> bool {
     }
 }
 
-fn read_string(field: &Field, item: &Value) -> Option<String> {
+pub(crate) fn read_string(field: &Field, item: &Value) -> Option<String> {
     match field.path.get(item)? {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),

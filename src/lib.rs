@@ -121,6 +121,7 @@ mod calls;
 #[cfg(feature = "rmcp")]
 mod client;
 mod config;
+mod deferred;
 mod describe;
 mod error;
 mod exec;
@@ -130,6 +131,7 @@ pub mod mcp;
 mod media;
 mod results;
 mod sampling;
+mod search;
 mod spec;
 mod stream;
 pub mod strict;
@@ -145,6 +147,7 @@ pub use client::{
 #[cfg(feature = "rmcp")]
 pub use client::{ClientOptions, Lifecycle, McpClient, Reconnect};
 pub use config::{HubConfig, ServerConfig};
+pub use deferred::{SEARCH_TOOL_NAME, SearchAnswer, SearchCall};
 pub use describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use exec::{
@@ -155,10 +158,13 @@ pub use exec::{
     Progress, ProgressFn, Roots, Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
     Server, ServerState, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
 };
-pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode};
+pub use listing::{
+    ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode, ToolSearch,
+};
 pub use mcp::{CallToolResponse, CallToolResult, Content, Tool, parse_tools_list};
 pub use results::{Outcome, ResultOptions, Shape, StructuredMode, Turn};
 pub use sampling::{PreparedSampling, SamplingOptions};
+pub use search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex};
 pub use spec::{Provider, Registry, SpecFile, SpecKind, ToolChoice};
 pub use stream::{CallStream, Framing, Streamed, StreamedCall};
 pub use toolset::{

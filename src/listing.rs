@@ -55,6 +55,51 @@ impl FromStr for StrictMode {
 pub struct ListOptions {
     strict: Option<StrictMode>,
     options: BTreeMap<String, String>,
+    pub(crate) defer: Vec<String>,
+    pub(crate) load: Vec<String>,
+    pub(crate) search: Option<ToolSearch>,
+    pub(crate) found: Vec<String>,
+    pub(crate) namespaces: Option<bool>,
+}
+
+/// Who answers the model's searches for deferred tools (see [`ListOptions::defer`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolSearch {
+    /// The library, in the provider's own shape for a search the client
+    /// answers (the spec's `search.client`: a `tool_search` the client runs,
+    /// `tool_reference` blocks): deferred tools are listed with the spec's
+    /// deferral mark. The default for specs that have it.
+    Client,
+    /// The library's own search tool, `search_tools`, a function tool like
+    /// any other: deferred tools are left out of the listing until a search
+    /// finds them, then listed after the others ([`ListOptions::found`]).
+    /// Works with every provider; the default for specs without `search.client`.
+    Library,
+    /// One of the provider's own search tools, by its name in the spec's
+    /// `search.server_tools` (such as `bm25` or `regex`): the provider
+    /// searches the deferred tools, which are listed with the deferral mark.
+    Server(String),
+}
+
+impl FromStr for ToolSearch {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s {
+            "client" => ToolSearch::Client,
+            "library" => ToolSearch::Library,
+            _ => match s.strip_prefix("server:") {
+                Some(name) if !name.is_empty() => ToolSearch::Server(name.to_owned()),
+                _ => {
+                    return Err(Error::input(format!(
+                        "tool search `{s}`: expected client, library or server:NAME"
+                    )));
+                }
+            },
+        })
+    }
 }
 
 impl ListOptions {
@@ -72,6 +117,60 @@ impl ListOptions {
     /// Sets a named option the spec offers, such as `cache_control` = `last`.
     pub fn option(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.options.insert(name.into(), value.into());
+        self
+    }
+
+    /// Defers the tools whose `server/tool` (MCP names) matches `glob` (`*`
+    /// and `?` match any character, `/` included): they are not loaded into
+    /// the prompt, and the model finds them with a search (see
+    /// [`ToolSearch`]). A tool that a [`load`](Self::load) glob matches too
+    /// stays loaded. Without any `defer` glob every tool is loaded and
+    /// nothing else changes.
+    pub fn defer(mut self, glob: impl Into<String>) -> Self {
+        self.defer.push(glob.into());
+        self
+    }
+
+    /// Keeps the tools whose `server/tool` matches `glob` loaded, even when a
+    /// [`defer`](Self::defer) glob matches them.
+    pub fn load(mut self, glob: impl Into<String>) -> Self {
+        self.load.push(glob.into());
+        self
+    }
+
+    /// Who answers the searches for deferred tools (the spec's client
+    /// search where it has one, the library's search tool otherwise).
+    pub fn search(mut self, search: ToolSearch) -> Self {
+        self.search = Some(search);
+        self
+    }
+
+    /// The exposed names of the tools searches found earlier in the
+    /// conversation ([`Execution::found`](crate::Execution::found),
+    /// [`SearchAnswer::found`](crate::SearchAnswer::found)), in the order
+    /// they were found. With [`ToolSearch::Library`] they are listed after
+    /// the loaded tools, in this order, so that each turn's list starts with
+    /// the previous one (prompt caching). Names the toolset no longer has
+    /// are skipped, and a name given twice is listed once.
+    pub fn found<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        for name in names {
+            let name = name.into();
+            if !self.found.contains(&name) {
+                self.found.push(name);
+            }
+        }
+        self
+    }
+
+    /// Whether each server's tools are grouped in a namespace of their own,
+    /// where the spec has namespaces (`search.namespace`): on by default
+    /// when tools are deferred.
+    pub fn namespaces(mut self, on: bool) -> Self {
+        self.namespaces = Some(on);
         self
     }
 }
@@ -141,6 +240,8 @@ pub struct Listing {
     strict: BTreeSet<String>,
     #[serde(skip)]
     rewritten: BTreeSet<String>,
+    #[serde(skip)]
+    pub(crate) deferral: crate::deferred::Deferral,
 }
 
 impl Listing {
@@ -163,6 +264,52 @@ impl Listing {
     /// changed the schema of the tool exposed as `name`.
     pub fn is_rewritten(&self, name: &str) -> bool {
         self.rewritten.contains(name)
+    }
+
+    /// An empty listing of the same toolset and provider, for definitions
+    /// rendered on the side.
+    pub(crate) fn scratch(of: &Listing) -> Listing {
+        Listing {
+            tools: Vec::new(),
+            null_paths: NullPaths::new(),
+            report: ListingReport::default(),
+            toolset: of.toolset.clone(),
+            provider: of.provider.clone(),
+            strict: BTreeSet::new(),
+            rewritten: BTreeSet::new(),
+            deferral: Default::default(),
+        }
+    }
+
+    /// Whether the tool exposed as `name` is deferred ([`ListOptions::defer`]).
+    pub fn is_deferred(&self, name: &str) -> bool {
+        self.deferral.deferred.contains(name)
+    }
+
+    /// The exposed names of the deferred tools, in the toolset's order.
+    pub fn deferred(&self) -> impl Iterator<Item = &str> {
+        self.toolset
+            .tools()
+            .iter()
+            .map(|t| t.exposed_name.as_str())
+            .filter(|n| self.deferral.deferred.contains(*n))
+    }
+
+    /// Who answers searches, when tools are deferred.
+    pub fn tool_search(&self) -> Option<&ToolSearch> {
+        self.deferral.search.as_ref()
+    }
+
+    /// The found tools this listing lists after the loaded ones
+    /// ([`ListOptions::found`] that the toolset has and that are deferred).
+    pub fn found(&self) -> &[String] {
+        &self.deferral.found
+    }
+
+    /// The name of the search tool the model calls like a function, when
+    /// searches arrive as ordinary calls (the library's search tool).
+    pub fn search_tool_name(&self) -> Option<&str> {
+        self.deferral.search_tool.as_deref()
     }
 }
 
@@ -231,21 +378,37 @@ impl Provider {
             provider: self.id().to_owned(),
             strict: BTreeSet::new(),
             rewritten: BTreeSet::new(),
+            deferral: Default::default(),
         };
+        listing.deferral.mode = mode;
+        if !options.defer.is_empty() {
+            let loaded = self.list_deferred(options, mode, &mut listing)?;
+            self.apply_effects(&effects, &mut listing.tools, &loaded);
+            return Ok(listing);
+        }
         for tool in toolset.tools() {
             if let Some(def) = self.definition(tool, mode, &mut listing)? {
                 listing.tools.push(def);
             }
         }
+        let loaded = vec![true; listing.tools.len()];
+        self.apply_effects(&effects, &mut listing.tools, &loaded);
+        Ok(listing)
+    }
+
+    /// Applies option effects: `merge_each` to every entry, `merge_last` to
+    /// the last loaded one (a deferred tool takes no prompt-caching mark: the
+    /// cached prefix ends at the last tool that is loaded).
+    fn apply_effects(&self, effects: &[&OptionEffect], tools: &mut [Value], loaded: &[bool]) {
         for effect in effects {
             if let Some(each) = &effect.merge_each {
-                listing.tools.iter_mut().for_each(|t| merge_object(t, each));
+                tools.iter_mut().for_each(|t| merge_object(t, each));
             }
-            if let (Some(last), Some(tool)) = (&effect.merge_last, listing.tools.last_mut()) {
-                merge_object(tool, last);
+            let last = loaded.iter().rposition(|l| *l);
+            if let (Some(mark), Some(i)) = (&effect.merge_last, last) {
+                merge_object(&mut tools[i], mark);
             }
         }
-        Ok(listing)
     }
 
     fn option_effects(&self, options: &ListOptions) -> Result<Vec<&OptionEffect>> {
@@ -256,7 +419,7 @@ impl Provider {
             .collect()
     }
 
-    fn definition(
+    pub(crate) fn definition(
         &self,
         tool: &ExposedTool,
         mode: StrictMode,

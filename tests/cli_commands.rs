@@ -651,3 +651,68 @@ fn run_answers_questions_from_a_file() {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(stderr.contains("at answers/0/content"), "{stderr}");
 }
+
+#[test]
+fn tools_with_deferral_and_search_tools() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/corpus/");
+    let (github, time) = (
+        format!("{dir}github.tools.json"),
+        format!("{dir}time.tools.json"),
+    );
+    let out = run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--defer",
+            "*",
+            "--load",
+            "time/get_*",
+            &github,
+            &time,
+        ],
+        None,
+    );
+    let listing = json(&out);
+    assert_eq!(listing["tool_search"], "client");
+    assert_eq!(listing["deferred"].as_array().unwrap().len(), 27);
+    let tools = listing["tools"].as_array().unwrap();
+    let loaded: Vec<_> = tools
+        .iter()
+        .filter(|t| t.get("defer_loading").is_none())
+        .map(|t| &t["name"])
+        .collect();
+    assert_eq!(loaded, ["time__get_current_time", "search_tools"]);
+    assert_eq!(tools.last().unwrap()["name"], "search_tools");
+    let out = run(
+        &[
+            "search-tools",
+            "--tools",
+            &github,
+            &time,
+            "--query",
+            "merge a pull request",
+            "--limit",
+            "2",
+        ],
+        None,
+    );
+    let ranked = json(&out);
+    assert_eq!(ranked[0]["exposed_name"], "github__merge_pull_request");
+    assert_eq!(ranked.as_array().unwrap().len(), 2);
+    let out = run(
+        &[
+            "tools",
+            "--provider",
+            "gemini",
+            "--defer",
+            "*",
+            "--search",
+            "client",
+            &time,
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("search.client"));
+}

@@ -16,7 +16,7 @@ use mcp_adapters::ToolSet;
 use mcp_adapters::mcp::CreateMessageParams;
 use mcp_adapters::{CallToolResult, parse_tools_list};
 use mcp_adapters::{Error, ErrorKind};
-use mcp_adapters::{ListOptions, StrictMode};
+use mcp_adapters::{ListOptions, SearchCall, StrictMode, ToolSearch};
 use mcp_adapters::{Outcome, ResultOptions, SamplingOptions, StructuredMode, Turn};
 use serde_json::{Value, json};
 
@@ -431,9 +431,83 @@ fn checked_value(id: &str, answer: Value) -> Value {
     obj["toolResult"].clone()
 }
 
+/// Listings with deferred tools (corpus servers, everything deferred but the
+/// first tool) and the answers to a search, for every provider with an SDK
+/// type: deferred definitions, the search tools, namespaces, and the search
+/// answers (`tool_reference` blocks, `tool_search_output`, ordinary answers).
+fn deferred_items(items: &mut Vec<Item>) {
+    let mut hub = ToolSet::hub();
+    for server in ["github", "time", "memory", "sqlite"] {
+        hub = hub.server(server, corpus_tools(server));
+    }
+    let hub = hub.build().unwrap();
+    let base = ListOptions::new().defer("*").load("time/get_*");
+    let check_of = |id: &str, def: &Value, plain: &str| -> String {
+        match (id, def["type"].as_str()) {
+            ("anthropic", Some("tool_search_tool_bm25_20251119")) => {
+                "anthropic/search_tool_bm25".into()
+            }
+            ("anthropic", Some("tool_search_tool_regex_20251119")) => {
+                "anthropic/search_tool_regex".into()
+            }
+            ("openai-responses", Some("namespace")) => "openai-responses/namespace".into(),
+            ("openai-responses", Some("tool_search")) => "openai-responses/tool_search".into(),
+            _ => plain.to_owned(),
+        }
+    };
+    let mut cases: Vec<(&str, ListOptions)> = Vec::new();
+    for (id, _) in TOOLS {
+        cases.push((id, base.clone()));
+    }
+    cases.push((
+        "anthropic",
+        base.clone().search(ToolSearch::Server("bm25".into())),
+    ));
+    cases.push((
+        "anthropic",
+        base.clone().search(ToolSearch::Server("regex".into())),
+    ));
+    cases.push(("anthropic", base.clone().search(ToolSearch::Library)));
+    cases.push((
+        "openai-responses",
+        base.clone().search(ToolSearch::Server("hosted".into())),
+    ));
+    cases.push(("openai-responses", base.clone().search(ToolSearch::Library)));
+    cases.push(("openai-responses", base.clone().namespaces(false)));
+    for (n, (id, options)) in cases.into_iter().enumerate() {
+        let provider = provider(id);
+        let plain = TOOLS.iter().find(|(p, _)| *p == id).unwrap().1;
+        let listing = provider.list_tools(&hub, &options).unwrap();
+        for (i, def) in listing.tools.iter().enumerate() {
+            let label = format!("{id} deferred case {n} #{i}");
+            items.push(Item::new(label, check_of(id, def, plain), def.clone()));
+        }
+        if matches!(listing.tool_search(), Some(ToolSearch::Server(_))) {
+            continue;
+        }
+        let call = SearchCall::new(Some("call_1".into()), "create a table in the database");
+        let answer = provider.answer_search(&call, &listing, |_| true).unwrap();
+        let result = RESULTS.iter().find(|(p, _)| *p == id).map(|(_, c)| *c);
+        let check = match (id, answer.answer["type"].as_str()) {
+            ("openai-responses", Some("tool_search_output")) => "openai-responses/search_output",
+            _ => match result {
+                Some(check) => check,
+                None => continue,
+            },
+        };
+        let value = checked_value(id, answer.answer);
+        items.push(Item::new(
+            format!("{id} deferred case {n} search answer"),
+            check,
+            value,
+        ));
+    }
+}
+
 #[test]
 fn emitted_json_validates_against_the_official_sdk_types() {
     let mut items = Vec::new();
+    deferred_items(&mut items);
     tool_items(&mut items);
     result_items(&mut items);
     let bodies = sampling_items(&mut items);

@@ -12,7 +12,8 @@ use super::input::{
     detect_framing, option_pairs, read_bytes, read_json, read_servers, registry, toolset,
 };
 use super::{
-    CallsArgs, ResultArgs, RunArgs, SpecsArg, StreamArgs, ToolsArgs, ToolsetArgs, asks, demo, live,
+    CallsArgs, DeferArgs, ResultArgs, RunArgs, SearchToolsArgs, SpecsArg, StreamArgs, ToolsArgs,
+    ToolsetArgs, asks, demo, live,
 };
 
 /// Listing options from the toolset flags.
@@ -22,6 +23,54 @@ pub fn list_options(args: &ToolsetArgs) -> ListOptions {
         options = options.strict(mode.into());
     }
     options
+}
+
+/// Deferral options from `--defer`, `--load`, `--search` and `--found`.
+fn defer_options(mut options: ListOptions, args: &DeferArgs) -> Result<ListOptions> {
+    for glob in &args.defer {
+        options = options.defer(glob);
+    }
+    for glob in &args.load {
+        options = options.load(glob);
+    }
+    if let Some(mode) = &args.search {
+        options = options.search(mode.parse()?);
+    }
+    Ok(options.found(args.found.iter().cloned()))
+}
+
+/// A listing as printed: with the deferred tools and who searches, when any is deferred.
+fn listing_json(listing: &Listing) -> Result<Value> {
+    let mut value = to_json(listing)?;
+    if let (Some(search), Value::Object(map)) = (listing.tool_search(), &mut value) {
+        map.insert("tool_search".into(), to_json(search)?);
+        map.insert(
+            "deferred".into(),
+            json!(listing.deferred().collect::<Vec<_>>()),
+        );
+        map.insert("found".into(), json!(listing.found()));
+    }
+    Ok(value)
+}
+
+/// The tools of `args.tools` ranked for `args.query`.
+pub fn search_tools(args: &SearchToolsArgs) -> Result<Value> {
+    let toolset = toolset(&args.toolset, read_servers(&args.tools)?)?;
+    let index = mcp_adapters::ToolIndex::new(&toolset);
+    let hits = index.search(&args.query, args.limit.max(1), |_| true);
+    let ranked: Vec<Value> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, hit)| {
+            let description = toolset
+                .resolve(&hit.exposed_name)
+                .and_then(|t| t.tool.description.as_deref())
+                .map(|d| d.lines().next().unwrap_or_default().trim().to_owned());
+            json!({"rank": i + 1, "exposed_name": hit.exposed_name, "server": hit.server_id,
+                   "tool": hit.tool, "score": hit.score, "description": description})
+        })
+        .collect();
+    Ok(Value::Array(ranked))
 }
 
 pub fn providers(specs: &SpecsArg) -> Result<Value> {
@@ -48,6 +97,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
     for (name, value) in option_pairs(&args.options)? {
         options = options.option(name, value);
     }
+    let options = defer_options(options, &args.deferral)?;
     if !args.live.servers.is_empty() || args.live.config.is_some() {
         if !args.files.is_empty() {
             return Err(Error::new(
@@ -61,7 +111,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
             let source = live::source(&args.live, &args.toolset, None, false, &asks.handlers)
                 .await?
                 .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
-            to_json(source.tools(provider, &options).await?)
+            listing_json(&source.tools(provider, &options).await?)
         })?;
     }
     if args.asks.given() {
@@ -75,7 +125,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
         files => read_servers(files)?,
     };
     let toolset = toolset(&args.toolset, servers)?;
-    to_json(provider.list_tools(&toolset, &options)?)
+    listing_json(&provider.list_tools(&toolset, &options)?)
 }
 
 /// Runs `future` on a fresh runtime.

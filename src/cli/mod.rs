@@ -33,6 +33,9 @@ enum Command {
     },
     /// Lists MCP tools (tools/list results) in a provider's format.
     Tools(ToolsArgs),
+    /// Ranks tools (tools/list results) for a natural-language query, as the
+    /// library's tool search answers a model: prints the tools found, best first.
+    SearchTools(SearchToolsArgs),
     /// Reads the tool calls from a model response.
     Calls(CallsArgs),
     /// Lists live servers' tools, runs the calls in a model response against
@@ -92,6 +95,44 @@ struct SpecsArg {
     /// a spec with a built-in's id replaces it.
     #[arg(long, value_name = "DIR")]
     specs: Option<PathBuf>,
+}
+
+/// Deferred loading: which tools stay out of the prompt until a search finds them.
+#[derive(Debug, Args)]
+struct DeferArgs {
+    /// Defer the tools whose `server/tool` matches this glob (repeatable): they are
+    /// found with a search instead of being loaded into the prompt.
+    #[arg(long, value_name = "GLOB")]
+    defer: Vec<String>,
+    /// Keep the tools whose `server/tool` matches this glob loaded, even when a
+    /// --defer glob matches them (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    load: Vec<String>,
+    /// Who answers searches: client (the provider's client-side search shape),
+    /// library (the library's search_tools function tool) or server:NAME (one
+    /// of the provider's own search tools, see `providers`); default: client
+    /// where the provider has it, library otherwise.
+    #[arg(long, value_name = "MODE")]
+    search: Option<String>,
+    /// An exposed name a search found earlier (repeatable, in the order found):
+    /// listed after the loaded tools where the library's search tool is used.
+    #[arg(long, value_name = "NAME")]
+    found: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct SearchToolsArgs {
+    #[command(flatten)]
+    toolset: ToolsetArgs,
+    /// tools/list results, as FILE (server id: the file's stem) or NAME=FILE.
+    #[arg(long = "tools", value_name = "FILE", num_args = 1.., required = true)]
+    tools: Vec<String>,
+    /// What the tool should do, in a few words.
+    #[arg(long)]
+    query: String,
+    /// How many tools to print at most.
+    #[arg(long, default_value_t = 5)]
+    limit: usize,
 }
 
 #[derive(Debug, Args)]
@@ -192,6 +233,8 @@ struct ToolsArgs {
     /// Set a provider option (repeatable).
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,
+    #[command(flatten)]
+    deferral: DeferArgs,
     #[command(flatten)]
     live: LiveArgs,
     #[command(flatten)]
@@ -380,6 +423,7 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Providers { specs } => commands::providers(&specs),
         Command::Tools(args) => commands::tools(&args),
+        Command::SearchTools(args) => commands::search_tools(&args),
         Command::Calls(args) => commands::calls(&args),
         Command::Run(args) => commands::run(&args),
         Command::Result(args) => commands::result(&args),

@@ -254,6 +254,12 @@ pub struct Execution {
     /// asked for input, whose questions) are now in the model's context: add
     /// them to the next turn's taint.
     pub ran_servers: BTreeSet<String>,
+    /// The tools the turn's searches found (exposed names, in the order
+    /// found): pass them to the next listing with
+    /// [`ListOptions::found`](crate::ListOptions::found), with those of the
+    /// earlier turns.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub found: Vec<String>,
 }
 
 impl Source {
@@ -313,6 +319,9 @@ impl Source {
         for rejected in extracted.rejected {
             turn.rejected(rejected);
         }
+        for search in &extracted.searches {
+            self.search(provider, search, listing, options, &mut turn)?;
+        }
         let (limit, timeout) = options.limits();
         let shared = Shared::new(options);
         let halted = Halt::default();
@@ -327,6 +336,35 @@ impl Source {
             turn.ended(call, outcome);
         }
         turn.finish(&halted)
+    }
+
+    /// Answers a search: tools the policy denies (given the turn's taint) are
+    /// never found, as the toolset's filters already hid theirs (PO-7).
+    pub(crate) fn search(
+        &self,
+        provider: &Provider,
+        search: &crate::deferred::SearchCall,
+        listing: &Listing,
+        options: &ExecOptions,
+        turn: &mut Answering<'_>,
+    ) -> Result<()> {
+        let visible = |tool: &crate::toolset::ExposedTool| {
+            self.policy.as_ref().is_none_or(|p| {
+                p.decide(&tool.server_id, &tool.tool.name, &options.taint) != Action::Deny
+            })
+        };
+        let answered = provider.answer_search(search, listing, visible)?;
+        tracing::debug!(query = %search.query, found = ?answered.found, "search answered");
+        let record = CallRecord {
+            index: search.index,
+            call_id: search.call_id.clone(),
+            exposed_name: listing.search_tool_name().map(str::to_owned),
+            server_id: None,
+            ran: true,
+            error: None,
+        };
+        turn.searched(record, answered.answer, answered.found);
+        Ok(())
     }
 
     /// One call through the pipeline, with panics caught: its first request

@@ -30,13 +30,33 @@ pub struct StreamedExecution {
     pub error: Option<Error>,
 }
 
-/// The calls a stream completed: to run, or answered already.
-fn sort(completed: Vec<StreamedCall>, queued: &mut VecDeque<ToolCall>, turn: &mut Answering<'_>) {
-    for call in completed {
-        match call {
-            StreamedCall::Ready(call) => queued.push_back(call),
-            StreamedCall::Rejected(rejected) => turn.rejected(rejected),
+/// The calls a stream completed: to run, or answered already (searches are
+/// answered by the library at once).
+struct Sorter<'s, 'l> {
+    source: &'s Source,
+    provider: &'l Provider,
+    listing: &'l Listing,
+    options: &'l ExecOptions,
+}
+
+impl Sorter<'_, '_> {
+    fn sort(
+        &self,
+        completed: Vec<StreamedCall>,
+        queued: &mut VecDeque<ToolCall>,
+        turn: &mut Answering<'_>,
+    ) -> Result<()> {
+        for call in completed {
+            match call {
+                StreamedCall::Ready(call) => queued.push_back(call),
+                StreamedCall::Rejected(rejected) => turn.rejected(rejected),
+                StreamedCall::Search(search) => {
+                    self.source
+                        .search(self.provider, &search, self.listing, self.options, turn)?
+                }
+            }
         }
+        Ok(())
     }
 }
 
@@ -89,6 +109,12 @@ impl Source {
         let mut message = Value::Null;
         let mut error: Option<Error> = None;
         let mut bytes: u64 = 0;
+        let sorter = Sorter {
+            source: self,
+            provider,
+            listing,
+            options,
+        };
         loop {
             if !wait || reader.is_none() {
                 while running.len() < limit {
@@ -110,7 +136,7 @@ impl Source {
                             let chunk = chunk.as_ref();
                             bytes += chunk.len() as u64;
                             match calls.push(chunk) {
-                                Ok(done) => sort(done, &mut queued, &mut turn),
+                                Ok(done) => sorter.sort(done, &mut queued, &mut turn)?,
                                 Err(e) => broke = Some(e),
                             }
                             // Calls completed before a break come first; the error follows.
@@ -126,7 +152,7 @@ impl Source {
                     }
                     if (ended || broke.is_some()) && let Some(calls) = reader.take() {
                         let (done, streamed, finish_error) = calls.finish_parts();
-                        sort(done, &mut queued, &mut turn);
+                        sorter.sort(done, &mut queued, &mut turn)?;
                         message = streamed.message;
                         error = broke.or(finish_error);
                     }

@@ -21,6 +21,8 @@ pub(crate) struct Answering<'a> {
     rejected: Vec<RejectedCall>,
     /// Calls that ran (or failed on the way), in the order they ended.
     ended: Vec<(ToolCall, Result<CallToolResult>)>,
+    /// Searches answered by the library, with the tools they found.
+    searches: Vec<(CallRecord, Value, Vec<String>)>,
 }
 
 impl<'a> Answering<'a> {
@@ -30,12 +32,18 @@ impl<'a> Answering<'a> {
             options,
             rejected: Vec::new(),
             ended: Vec::new(),
+            searches: Vec::new(),
         }
     }
 
     /// A call that was never sent.
     pub(crate) fn rejected(&mut self, rejected: RejectedCall) {
         self.rejected.push(rejected);
+    }
+
+    /// A search the library answered: its answer and the tools it found.
+    pub(crate) fn searched(&mut self, record: CallRecord, answer: Value, found: Vec<String>) {
+        self.searches.push((record, answer, found));
     }
 
     /// A call's outcome: the server's result, or why it did not complete.
@@ -63,6 +71,17 @@ impl<'a> Answering<'a> {
                 error: Some(rejected.error),
             };
             answers.push((record.index, rejected.answer, record));
+        }
+        let mut found: Vec<String> = Vec::new();
+        let mut searches = self.searches;
+        searches.sort_by_key(|(record, _, _)| record.index);
+        for (record, answer, names) in searches {
+            for name in names {
+                if !found.contains(&name) {
+                    found.push(name);
+                }
+            }
+            answers.push((record.index, answer, record));
         }
         let mut ended = self.ended;
         ended.sort_by_key(|(call, _)| call.index);
@@ -109,6 +128,7 @@ impl<'a> Answering<'a> {
             follow_ups,
             calls,
             ran_servers,
+            found,
         })
     }
 }

@@ -20,6 +20,14 @@ use crate::strict::rules::Mode;
 pub(crate) const TOOL_VARS: &[&str] = &["name", "description", "schema", "title"];
 /// Variables of a tool definition when the spec has a strict section.
 pub(crate) const TOOL_VARS_STRICT: &[&str] = &["name", "description", "schema", "title", "strict"];
+/// Variables of a client search tool's definition.
+pub(crate) const SEARCH_TOOL_VARS: &[&str] = &["name", "description", "schema"];
+/// Variables of a search answer.
+pub(crate) const SEARCH_ANSWER_VARS: &[&str] = &["call_id", "name", "tools", "references", "text"];
+/// Variables of a tool reference.
+pub(crate) const REFERENCE_VARS: &[&str] = &["name"];
+/// Variables of a namespace definition.
+pub(crate) const NAMESPACE_VARS: &[&str] = &["name", "description", "tools"];
 /// Variables of an answer envelope.
 pub(crate) const ENVELOPE_VARS: &[&str] = &["call_id", "name", "content", "attachments"];
 /// Variables of a text block.
@@ -103,6 +111,7 @@ pub(crate) fn compile(
         results,
         stream: doc.stream.map(crate::stream::plan::compile).transpose()?,
         sampling,
+        search: doc.search.map(compile_search).transpose()?,
     })
 }
 
@@ -217,6 +226,62 @@ fn field(doc: FieldDoc) -> Field {
             optional,
         },
     }
+}
+
+fn compile_search(doc: SearchDoc) -> Result<SearchPlan, Problem> {
+    let client = match doc.client {
+        Some(client) => {
+            let reference = client
+                .reference
+                .as_ref()
+                .map(|r| template(r, "/search/client/reference", REFERENCE_VARS))
+                .transpose()?;
+            let answer = template(&client.answer, "/search/client/answer", SEARCH_ANSWER_VARS)?;
+            if reference.is_none() && answer.uses("references") {
+                return Err(Problem::at(
+                    "/search/client/answer",
+                    "the answer uses `${references}`, which needs a `reference` template",
+                ));
+            }
+            Some(ClientSearchPlan {
+                tool: client
+                    .tool
+                    .as_ref()
+                    .map(|t| template(t, "/search/client/tool", SEARCH_TOOL_VARS))
+                    .transpose()?,
+                calls: client.calls.map(|calls| SearchCallsPlan {
+                    select: Select {
+                        path: JsonPath::parse(&calls.select.path),
+                        equals: calls.select.equals,
+                    },
+                    id: field(calls.id),
+                    arguments: Field {
+                        path: JsonPath::parse(&calls.arguments.path),
+                        optional: false,
+                    },
+                    arg_format: calls.arguments.format,
+                }),
+                answer,
+                reference,
+            })
+        }
+        None => None,
+    };
+    Ok(SearchPlan {
+        defer: doc.defer,
+        server_tools: doc.server_tools,
+        client,
+        namespace: doc
+            .namespace
+            .map(|n| {
+                template(
+                    &n.definition,
+                    "/search/namespace/definition",
+                    NAMESPACE_VARS,
+                )
+            })
+            .transpose()?,
+    })
 }
 
 fn compile_calls(doc: CallsDoc) -> CallsPlan {

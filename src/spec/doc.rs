@@ -41,6 +41,63 @@ pub(crate) struct SpecDoc {
     pub stream: Option<StreamDoc>,
     #[serde(default)]
     pub sampling: Option<SamplingDoc>,
+    /// How the provider expresses deferred tools, tool search and namespaces.
+    #[serde(default)]
+    pub search: Option<SearchDoc>,
+}
+
+/// The `search:` section: deferred loading, the provider's own search tools,
+/// a search the client answers, and namespaces.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SearchDoc {
+    /// Merged into the definition of a deferred tool.
+    pub defer: Map<String, Value>,
+    /// Search tools the provider runs itself, by name (literal JSON).
+    #[serde(default)]
+    pub server_tools: BTreeMap<String, Value>,
+    /// A search the client answers, in the provider's own shape.
+    #[serde(default)]
+    pub client: Option<ClientSearchDoc>,
+    /// One group per server.
+    #[serde(default)]
+    pub namespace: Option<NamespaceDoc>,
+}
+
+/// A client-side search: the tool that offers it, how its calls are found
+/// and how they are answered.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ClientSearchDoc {
+    /// The search tool's definition; absent: the library's search tool,
+    /// listed through `tools.definition` like any tool.
+    #[serde(default)]
+    pub tool: Option<Value>,
+    /// Which response items are search calls; absent: calls (`calls:`) to
+    /// the search tool's name.
+    #[serde(default)]
+    pub calls: Option<SearchCallsDoc>,
+    /// The answer to a search call.
+    pub answer: Value,
+    /// One item of `${references}` per tool found.
+    #[serde(default)]
+    pub reference: Option<Value>,
+}
+
+/// Search call items: which items, their id and their arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SearchCallsDoc {
+    pub select: SelectDoc,
+    pub id: FieldDoc,
+    pub arguments: ArgumentsDoc,
+}
+
+/// A namespace definition: one server's tools in a group of their own.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NamespaceDoc {
+    pub definition: Value,
 }
 
 #[derive(Debug, Deserialize)]

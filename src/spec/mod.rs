@@ -67,6 +67,7 @@ pub struct Provider {
     pub(crate) results: ResultsPlan,
     pub(crate) stream: Option<crate::stream::plan::StreamPlan>,
     pub(crate) sampling: Option<sampling::SamplingPlan>,
+    pub(crate) search: Option<SearchPlan>,
 }
 
 impl Provider {

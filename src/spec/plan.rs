@@ -313,3 +313,36 @@ pub(crate) struct ResultsPlan {
     pub follow_up: Option<FollowUpPlan>,
     pub request_limits: Vec<RequestLimit>,
 }
+
+/// The compiled `search:` section.
+#[derive(Debug, Clone)]
+pub(crate) struct SearchPlan {
+    /// Merged into a deferred tool's definition.
+    pub defer: Map<String, Value>,
+    /// The provider's own search tools, by name.
+    pub server_tools: BTreeMap<String, Value>,
+    pub client: Option<ClientSearchPlan>,
+    /// Variables: name, description, tools.
+    pub namespace: Option<Template>,
+}
+
+/// A search the client answers in the provider's shape.
+#[derive(Debug, Clone)]
+pub(crate) struct ClientSearchPlan {
+    /// Variables: name, description, schema.
+    pub tool: Option<Template>,
+    pub calls: Option<SearchCallsPlan>,
+    /// Variables: call_id, name, tools, references, text.
+    pub answer: Template,
+    /// Variables: name.
+    pub reference: Option<Template>,
+}
+
+/// Which items are search calls, and how their id and arguments are read.
+#[derive(Debug, Clone)]
+pub(crate) struct SearchCallsPlan {
+    pub select: Select,
+    pub id: Field,
+    pub arguments: Field,
+    pub arg_format: ArgFormat,
+}

@@ -116,6 +116,19 @@ impl Template {
         Ok(template)
     }
 
+    /// Whether the template refers to the variable `name` anywhere.
+    pub fn uses(&self, name: &str) -> bool {
+        match self {
+            Template::Var { name: n, .. } => n == name,
+            Template::Text(pieces) => pieces
+                .iter()
+                .any(|p| matches!(p, Piece::Var { name: n, .. } if n == name)),
+            Template::Object(entries) => entries.iter().any(|(_, t)| t.uses(name)),
+            Template::Array(items) => items.iter().any(|t| t.uses(name)),
+            Template::Literal(_) => false,
+        }
+    }
+
     /// Marks each whole-value reference that no later reference to the same
     /// variable follows, walking in reverse rendering order.
     fn mark_last_uses(&mut self, seen: &mut Vec<String>) {

@@ -302,7 +302,9 @@ impl<'a> Assembler<'a> {
 
     /// Adds an item; an open item that is a call gets its position among the calls now.
     fn push_item(&mut self, value: Value, open: bool) -> usize {
-        let call = self.provider.is_call(&value).then(|| {
+        let is_call =
+            self.provider.is_call(&value) || self.provider.is_search_item(&value, self.listing);
+        let call = is_call.then(|| {
             self.calls += 1;
             self.calls - 1
         });
@@ -457,7 +459,10 @@ impl<'a> Assembler<'a> {
                 append_value(&mut self.items[target].value, path, &value, AppendAs::Text);
             }
             // An item opened by a fragment is a call once it looks like one.
-            if self.items[target].call.is_none() && self.provider.is_call(&self.items[target].value)
+            let value = &self.items[target].value;
+            if self.items[target].call.is_none()
+                && (self.provider.is_call(value)
+                    || self.provider.is_search_item(value, self.listing))
             {
                 self.items[target].call = Some(self.calls);
                 self.calls += 1;
@@ -554,6 +559,15 @@ impl<'a> Assembler<'a> {
             return Ok(());
         };
         let item = &self.items[index];
+        if let Some(search) = self
+            .provider
+            .search_item(&item.value, position, self.listing)
+        {
+            let call = StreamedCall::Search(search);
+            self.done.push(call.clone());
+            out.push(call);
+            return Ok(());
+        }
         let call = match self.provider.extract_item(
             &item.value,
             position,
@@ -618,6 +632,10 @@ impl<'a> Assembler<'a> {
                 StreamedCall::Rejected(mut rejected) => {
                     rejected.index = position;
                     extracted.rejected.push(rejected);
+                }
+                StreamedCall::Search(mut search) => {
+                    search.index = position;
+                    extracted.searches.push(search);
                 }
             }
         }

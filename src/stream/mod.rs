@@ -40,6 +40,9 @@ pub enum StreamedCall {
     /// A call that will not be sent (unknown tool, bad arguments, ...), with
     /// the answer to give the model.
     Rejected(RejectedCall),
+    /// A search for deferred tools, to be answered with
+    /// [`Provider::answer_search`](crate::Provider::answer_search).
+    Search(crate::deferred::SearchCall),
 }
 
 impl StreamedCall {
@@ -48,6 +51,7 @@ impl StreamedCall {
         match self {
             StreamedCall::Ready(call) => call.index,
             StreamedCall::Rejected(rejected) => rejected.index,
+            StreamedCall::Search(search) => search.index,
         }
     }
 }

@@ -65,6 +65,16 @@ SDK_TYPES: dict[str, tuple[str, str, str]] = {
         "openai.types.responses.response_input_item_param",
         "FunctionCallOutput",
     ),
+    # Deferred loading and tool search: the search tools, namespaces and search answers.
+    "anthropic.types.ToolSearchToolBm25_20251119Param": ("typeddict", "anthropic.types", "ToolSearchToolBm25_20251119Param"),
+    "anthropic.types.ToolSearchToolRegex_20251119Param": ("typeddict", "anthropic.types", "ToolSearchToolRegex20251119Param"),
+    "openai.types.responses.NamespaceToolParam": ("typeddict", "openai.types.responses", "NamespaceToolParam"),
+    "openai.types.responses.ToolSearchToolParam": ("typeddict", "openai.types.responses", "ToolSearchToolParam"),
+    "openai.types.responses.ResponseToolSearchOutputItemParamParam": (
+        "typeddict",
+        "openai.types.responses",
+        "ResponseToolSearchOutputItemParamParam",
+    ),
     "google.genai.types.FunctionDeclaration": ("pydantic", "google.genai.types", "FunctionDeclaration"),
     "google.genai.types.Part": ("pydantic", "google.genai.types", "Part"),
     "botocore:bedrock-runtime:Tool": ("botocore", "bedrock-runtime", "Tool"),
@@ -144,6 +154,11 @@ CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openai-chat/result": ("openai.types.chat.ChatCompletionToolMessageParam", ()),
     "openai-responses/tool": ("openai.types.responses.FunctionToolParam", ()),
     "openai-responses/result": ("openai.types.responses.response_input_item_param.FunctionCallOutput", ()),
+    "anthropic/search_tool_bm25": ("anthropic.types.ToolSearchToolBm25_20251119Param", ()),
+    "anthropic/search_tool_regex": ("anthropic.types.ToolSearchToolRegex_20251119Param", ()),
+    "openai-responses/namespace": ("openai.types.responses.NamespaceToolParam", ()),
+    "openai-responses/tool_search": ("openai.types.responses.ToolSearchToolParam", ()),
+    "openai-responses/search_output": ("openai.types.responses.ResponseToolSearchOutputItemParamParam", ()),
     "gemini/tool": ("google.genai.types.FunctionDeclaration", ("name",)),
     # A Part is a union-like bag of optional fields; a tool result is the one
     # that carries functionResponse.

@@ -290,6 +290,20 @@ GOOD = {
             "tool_choice": "any",
         },
     ],
+    "anthropic/search_tool_bm25": [{"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25", "cache_control": {"type": "ephemeral"}}],
+    "anthropic/search_tool_regex": [{"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex", "cache_control": {"type": "ephemeral"}}],
+    "openai-responses/namespace": [
+        {"type": "namespace", "name": "crm", "description": "CRM tools",
+         "tools": [{"type": "function", "name": "list_orders", "parameters": SCHEMA, "strict": True, "defer_loading": True}]},
+    ],
+    "openai-responses/tool_search": [
+        {"type": "tool_search"},
+        {"type": "tool_search", "execution": "client", "description": "Finds tools", "parameters": SCHEMA},
+    ],
+    "openai-responses/search_output": [
+        {"type": "tool_search_output", "call_id": "call_1", "execution": "client", "status": "completed",
+         "tools": [{"type": "function", "name": "list_orders", "parameters": SCHEMA, "strict": True}]},
+    ],
     "cohere/tool": [
         {"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": SCHEMA}},
     ],
@@ -377,6 +391,11 @@ MUTATIONS = {
     "gemini/sampling_request": (("generationConfig",), ("contents",), (("generationConfig", "maxOutputTokens"), "100")),
     "bedrock-converse/sampling_request": (("inferenceConfig",), ("messages", 0, "role"), (("inferenceConfig", "maxTokens"), "100")),
     "mistral/sampling_request": (("messages", 2, "tool_calls", 0, "function"), ("model",), (("max_tokens",), "100")),
+    "anthropic/search_tool_bm25": (("cache_control",), ("name",), (("type",), "tool_search_tool_bm25_2024")),
+    "anthropic/search_tool_regex": (("cache_control",), ("name",), (("name",), "tool_search_tool_bm25")),
+    "openai-responses/namespace": (("tools", 0), ("description",), (("tools",), "all")),
+    "openai-responses/tool_search": ((), ("type",), (("execution",), "local")),
+    "openai-responses/search_output": (("tools", 0), ("tools",), (("status",), "done")),
     "cohere/tool": (("function",), ("function", "name"), (("function", "name"), 7)),
     "cohere/result": (("content", 1, "document"), ("tool_call_id",), (("content",), 12)),
     "cohere/message": (("tool_calls", 0, "function"), ("tool_calls", 0, "id"), (("tool_plan",), 7)),
