@@ -444,7 +444,8 @@ impl Provider {
     /// ([`ListOptions::found`]).
     ///
     /// A search that finds nothing is answered with a text saying so (a
-    /// list of references cannot be empty).
+    /// list of references cannot be empty); one with no query (arguments
+    /// without text) with an error asking for one.
     ///
     /// # Errors
     ///
@@ -473,16 +474,28 @@ impl Provider {
             .deferral
             .index
             .get_or_init(|| ToolIndex::new(listing.toolset()));
-        let hits = index.search(&search.query, search.limit, |t| {
-            listing.is_deferred(&t.exposed_name) && visible(t)
-        });
-        let found: Vec<String> = hits.iter().map(|h| h.exposed_name.clone()).collect();
-        let text = answer_text(&search.query, &found, listing);
         let name = listing
             .deferral
             .search_tool
             .as_deref()
             .unwrap_or(SEARCH_TOOL_NAME);
+        // Arguments with no text to search for get an error the model can
+        // act on, not an empty result it could take for "no such tool".
+        let blank = search.query.trim().is_empty();
+        let (found, text) = if blank {
+            let text = format!(
+                "The search `{name}` was given no query: call it again with `query`, a few words \
+                 for what the tool should do."
+            );
+            (Vec::new(), text)
+        } else {
+            let hits = index.search(&search.query, search.limit, |t| {
+                listing.is_deferred(&t.exposed_name) && visible(t)
+            });
+            let found: Vec<String> = hits.iter().map(|h| h.exposed_name.clone()).collect();
+            let text = answer_text(&search.query, &found, listing);
+            (found, text)
+        };
         let client = self.client_search().filter(|_| *mode == ToolSearch::Client);
         let answer = match client {
             Some(client) if !(found.is_empty() && client.answer.uses("references")) => {
@@ -491,7 +504,11 @@ impl Provider {
             _ => self.answer(
                 search.call_id.as_deref(),
                 name,
-                Outcome::Completed(&CallToolResult::text(text)),
+                Outcome::Completed(&if blank {
+                    CallToolResult::error(text)
+                } else {
+                    CallToolResult::text(text)
+                }),
                 &ResultOptions::default(),
             )?,
         };

@@ -378,6 +378,46 @@ fn a_search_that_finds_nothing_says_so() {
     assert!(text.starts_with("No tool matches"), "{text}");
 }
 
+#[test]
+fn a_search_without_a_query_is_answered_with_an_error_in_the_search_shape() {
+    // The library's own tool: an error result, nothing found.
+    let provider_ = provider("openai-chat");
+    let listing = provider_.list_tools(&hub(), &options()).unwrap();
+    let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+        {"id": "call_s", "type": "function",
+         "function": {"name": "search_tools", "arguments": "{\"query\": 7}"}}]}}]});
+    let extracted = provider_.extract_calls(&response, &listing).unwrap();
+    assert_eq!(extracted.searches.len(), 1);
+    let answer = provider_
+        .answer_search(&extracted.searches[0], &listing, |_| true)
+        .unwrap();
+    assert!(answer.found.is_empty());
+    assert_eq!(answer.answer["tool_call_id"], "call_s");
+    let text = answer.answer["content"].as_str().unwrap();
+    assert!(
+        text.starts_with("Error: ") && text.contains("no query"),
+        "{text}"
+    );
+
+    // A provider's own client search item keeps its answer shape.
+    let responses = provider("openai-responses");
+    let listing = responses.list_tools(&hub(), &options()).unwrap();
+    let answer = responses
+        .answer_search(
+            &SearchCall::new(Some("call_s".into()), "  "),
+            &listing,
+            |_| true,
+        )
+        .unwrap();
+    assert!(answer.found.is_empty());
+    assert_eq!(
+        answer.answer["type"], "tool_search_output",
+        "{}",
+        answer.answer
+    );
+    assert_eq!(answer.answer["tools"], json!([]));
+}
+
 fn server(tools: Vec<Tool>) -> InProcessServer {
     let mut server = InProcessServer::new();
     for tool in tools {
