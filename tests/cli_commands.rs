@@ -715,4 +715,9 @@ fn tools_with_deferral_and_search_tools() {
     );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("search.client"));
+    // An empty query is an error, not an empty ranking.
+    let out = run(&["search-tools", "--tools", &time, "--query", " "], None);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--query is empty"), "{stderr}");
 }

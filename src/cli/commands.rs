@@ -55,6 +55,12 @@ fn listing_json(listing: &Listing) -> Result<Value> {
 
 /// The tools of `args.tools` ranked for `args.query`.
 pub fn search_tools(args: &SearchToolsArgs) -> Result<Value> {
+    if args.query.trim().is_empty() {
+        return Err(Error::new(
+            ErrorKind::Input,
+            "--query is empty: give a few words for what the tool should do",
+        ));
+    }
     let toolset = toolset(&args.toolset, read_servers(&args.tools)?)?;
     let index = mcp_adapters::ToolIndex::new(&toolset);
     let hits = index.search(&args.query, args.limit.max(1), |_| true);
