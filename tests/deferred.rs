@@ -106,13 +106,13 @@ fn tool_name(def: &Value) -> String {
 
 #[test]
 fn search_calls_are_read_from_responses_and_answered_in_order() {
-    for id in [
-        "anthropic",
-        "openai-chat",
-        "gemini",
-        "mistral",
-        "bedrock-converse",
-    ] {
+    // Every wire format whose searches go through the library's search tool (Responses'
+    // client search items are their own test).
+    for id in LISTING_PROVIDERS
+        .iter()
+        .copied()
+        .filter(|id| *id != "openai-responses")
+    {
         let provider = provider(id);
         let listing = provider
             .list_tools(&hub(), &options().search(ToolSearch::Library))

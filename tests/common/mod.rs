@@ -132,6 +132,25 @@ pub fn model_response(provider: &str, calls: &[(String, Value)]) -> Value {
             json!({"stopReason": "tool_use", "output": {"message": {"role": "assistant", "content": calls.iter().enumerate()
             .map(|(i, (n, a))| json!({"toolUse": {"toolUseId": id(i), "name": n, "input": a}})).collect::<Vec<_>>()}}})
         }
+        // The assistant message of Ollama's /api/chat (object arguments).
+        "ollama" => {
+            json!({"model": "m", "done": true, "message": {"role": "assistant", "content": "",
+            "tool_calls": calls.iter().enumerate().map(|(i, (n, a))| json!({"id": id(i),
+                "function": {"index": i, "name": n, "arguments": a}})).collect::<Vec<_>>()}})
+        }
+        // Cohere v2 chat's response: the assistant message with its tool plan.
+        "cohere" => {
+            json!({"id": "r", "finish_reason": "TOOL_CALL", "message": {"role": "assistant",
+            "tool_plan": "I will look.", "tool_calls": calls.iter().enumerate().map(|(i, (n, a))| json!({
+                "id": id(i), "type": "function", "function": {"name": n, "arguments": a.to_string()}}))
+                .collect::<Vec<_>>()}})
+        }
+        // A Gemini interaction that requires action: its function_call steps.
+        "gemini-interactions" => {
+            json!({"id": "i", "status": "requires_action", "steps": calls.iter().enumerate()
+            .map(|(i, (n, a))| json!({"type": "function_call", "id": id(i), "name": n, "arguments": a}))
+            .collect::<Vec<_>>()})
+        }
         other => panic!("no response shape for {other}"),
     }
 }
