@@ -296,3 +296,35 @@ async fn a_kept_sign_in_is_used_again_after_a_restart() {
         "{debug}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_authorization_header_of_any_scheme_is_never_signed_in_beside() {
+    for header in ["Basic dXNlcjpwYXNz", "bearer not-a-token-of-the-lab"] {
+        let lab = Lab::start("notes", Duration::from_secs(3600)).await;
+        let person = Person::default();
+        let headers = BTreeMap::from([("Authorization".to_owned(), header.to_owned())]);
+        let err = McpClient::connect_http(
+            lab.name,
+            &lab.mcp_url,
+            &headers,
+            &options(person.oauth(ALWAYS)),
+        )
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("{header}: the lab took a header it never issued"));
+        assert!(person.asked().is_empty(), "{header}: {err:#}");
+        assert!(
+            lab.seen().iter().all(|s| s.path != "/token"),
+            "{header}: a sign-in ran"
+        );
+        // The configured value went as it is, whatever the case of its scheme.
+        assert!(
+            lab.seen()
+                .iter()
+                .any(|s| s.authorization.as_deref() == Some(header)
+                    || s.authorization.as_deref() == Some("Bearer not-a-token-of-the-lab")),
+            "{header}: {:?}",
+            lab.seen()
+        );
+    }
+}

@@ -267,9 +267,10 @@ fn transport_config(
             )
         };
         if key.eq_ignore_ascii_case("authorization")
-            && let Some(token) = value.strip_prefix("Bearer ")
+            && let Some((scheme, token)) = value.split_once(' ')
+            && scheme.eq_ignore_ascii_case("bearer")
         {
-            config = config.auth_header(token.to_owned());
+            config = config.auth_header(token.trim_start().to_owned());
             continue;
         }
         let header = HeaderName::try_from(key.as_str()).map_err(|e| bad().with_source(e))?;
@@ -313,7 +314,14 @@ where
     let authorizer = options
         .oauth
         .as_ref()
-        .filter(|_| config.auth_header.is_none())
+        // A configured `Authorization` header (a bearer token or another
+        // scheme) is sent as it is: no sign-in beside it.
+        .filter(|_| {
+            config.auth_header.is_none()
+                && !headers
+                    .keys()
+                    .any(|k| k.eq_ignore_ascii_case("authorization"))
+        })
         .map(|oauth| Arc::new(super::auth::Authorizer::new(name, url, oauth)));
     #[cfg(not(feature = "oauth"))]
     let _ = options;
@@ -348,7 +356,7 @@ where
                 std::error::Error::source(&err).and_then(super::auth::Refusal::of)
         {
             sign_ins += 1;
-            if sign_ins > 1 + authorizer.max_step_ups() {
+            if sign_ins > authorizer.max_step_ups().saturating_add(1) {
                 return Err(authorizer.rejected_again().with_source(err));
             }
             authorizer.recover_handshake(&refusal).await?;

@@ -199,7 +199,15 @@ impl Authorizer {
     async fn manager(&self) -> Result<Option<Arc<AuthorizationManager>>> {
         let mut current = self.manager.lock().await;
         if current.is_none() && !self.restored.swap(true, Ordering::SeqCst) {
-            *current = self.restore().await?;
+            match self.restore().await {
+                Ok(manager) => *current = manager,
+                Err(e) => {
+                    // Tried again on the next request: a moment's outage of the
+                    // authorization server does not throw the kept sign-in away.
+                    self.restored.store(false, Ordering::SeqCst);
+                    return Err(e);
+                }
+            }
         }
         Ok(current.clone())
     }
@@ -353,7 +361,12 @@ impl Authorizer {
         manager.set_metadata(metadata.clone());
         let manager = match &self.oauth.grant {
             Grant::Client(credentials) => {
-                let config = client_credentials_config(credentials, &self.url);
+                // A step-up asks for the scopes granted so far plus the challenged ones.
+                let config = client_credentials_config(
+                    credentials,
+                    scopes.as_deref().unwrap_or(&credentials.scopes),
+                    &self.url,
+                );
                 self.bridge.set_registration(StoredSignIn::registration(
                     credentials.client_id.clone(),
                     None,
@@ -369,7 +382,9 @@ impl Authorizer {
                     .map_err(|e| self.sdk_failure("the client credentials were not accepted", e))?
             }
             Grant::Enterprise(enterprise) => {
-                self.enterprise(&mut manager, &metadata, enterprise).await?;
+                let scopes = scopes.as_deref().unwrap_or(&enterprise.scopes);
+                self.enterprise(&mut manager, &metadata, enterprise, scopes)
+                    .await?;
                 manager
             }
             Grant::Person {
@@ -424,6 +439,7 @@ impl Authorizer {
         manager: &mut AuthorizationManager,
         metadata: &AuthorizationMetadata,
         enterprise: &super::EnterpriseSignIn,
+        scopes: &[String],
     ) -> Result<()> {
         use rmcp::transport::auth::enterprise::{
             EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
@@ -431,6 +447,15 @@ impl Authorizer {
         let issuer = metadata.issuer.clone().ok_or_else(|| {
             self.failure("the authorization server's metadata names no issuer, which enterprise-managed authorization binds to")
         })?;
+        // A client registered for one authorization server never shows its
+        // credentials (or the identity assertion) to another.
+        if let Some(bound) = &enterprise.client.issuer
+            && *bound != issuer
+        {
+            return Err(self.failure(format!(
+                "the server names the authorization server `{issuer}`, but the enterprise client is registered with `{bound}` only"
+            )));
+        }
         let authentication = |client: &super::RegisteredClient| match &client.client_secret {
             Some(secret) => EmaClientAuthentication::ClientSecretBasic(oauth2::ClientSecret::new(
                 secret.clone(),
@@ -452,11 +477,19 @@ impl Authorizer {
         let id_token = (enterprise.id_token)().await.map_err(|reason| {
             self.failure(format!("no ID token from the identity provider: {reason}"))
         })?;
-        let http = rmcp::transport::auth::default_oauth_http_client()
+        // The identity provider is the application's own (it may well be on a
+        // private network); the authorization server's token endpoint comes
+        // from the server's metadata, so that leg goes through the guard,
+        // which refuses addresses the server itself is not on.
+        let idp_http = rmcp::transport::auth::default_oauth_http_client()
             .map_err(|e| self.sdk_failure("cannot start the token exchange", e))?;
+        let resource_http = super::guard::GuardedHttp::for_server(&self.url).map_err(|e| {
+            self.failure("cannot start the token exchange")
+                .with_source(e)
+        })?;
         let token = EmaExchangeRequest::new_with_id_token(idp, resource_as, &self.url, &id_token)
-            .with_scopes(enterprise.scopes.iter().cloned())
-            .exchange(&http, &http)
+            .with_scopes(scopes.iter().cloned())
+            .exchange(&idp_http, &resource_http)
             .await
             .map_err(|e| self.failure(format!("enterprise-managed authorization failed: {e}")))?;
         let registration = StoredSignIn::registration(
@@ -670,10 +703,11 @@ async fn exchange_client_credentials(
 
 fn client_credentials_config(
     credentials: &super::ClientCredentials,
+    scopes: &[String],
     resource: &str,
 ) -> ClientCredentialsConfig {
     let client_id = credentials.client_id.clone();
-    let scopes = credentials.scopes.clone();
+    let scopes = scopes.to_vec();
     let resource = Some(resource.to_owned());
     match &credentials.secret {
         ClientProof::Secret(secret) => ClientCredentialsConfig::ClientSecret {

@@ -47,10 +47,13 @@
 //! [`ErrorKind::Unauthorized`](crate::ErrorKind::Unauthorized) error naming
 //! the server; the request was not run by the server (it answered 401 or
 //! 403). No token, secret or authorization code appears in an error, a log
-//! line or a `Debug` output.
+//! line or a `Debug` output of the library (the SDK's `rmcp::transport::auth`
+//! log target prints the authorization code at `debug` level: keep it at
+//! `info` where logs leave the machine).
 
 mod client;
 mod flow;
+mod guard;
 mod store;
 
 use std::collections::BTreeMap;

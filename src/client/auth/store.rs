@@ -324,6 +324,24 @@ impl FileTokenStore {
         let text = serde_json::to_string_pretty(file).map_err(|e| {
             Error::new(ErrorKind::Io, "cannot encode the token store").with_source(e)
         })?;
+        let written = self.temp_file().and_then(|mut temp| {
+            use std::io::Write;
+            temp.write_all(text.as_bytes())?;
+            temp.as_file().sync_all()?;
+            temp.persist(&self.path).map(drop).map_err(|e| e.error)
+        });
+        written.map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot write {}", self.path.display()),
+            )
+            .with_file(&self.path)
+            .with_source(e)
+        })
+    }
+
+    /// The folder of the file, and its name.
+    fn place(&self) -> (&Path, String) {
         let dir = self
             .path
             .parent()
@@ -334,49 +352,44 @@ impl FileTokenStore {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "tokens".into());
-        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-        let written =
-            write_private(&temp, text.as_bytes()).and_then(|()| std::fs::rename(&temp, &self.path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&temp);
-            return Err(Error::new(
-                ErrorKind::Io,
-                format!("cannot write {}", self.path.display()),
-            )
-            .with_file(&self.path)
-            .with_source(e));
-        }
-        Ok(())
+        (dir, name)
     }
 
+    /// A new file beside the store, under a random name, that only its owner
+    /// may read and write (created exclusively: never an existing file or a
+    /// link planted there), renamed over the store once written.
+    fn temp_file(&self) -> std::io::Result<tempfile::NamedTempFile> {
+        let (dir, name) = self.place();
+        tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(dir)
+    }
+
+    /// Reads, changes and writes the file under a lock: the process's, and
+    /// an advisory lock on a file beside it, so that processes sharing the
+    /// store do not lose each other's changes.
     fn update(&self, change: impl FnOnce(&mut TokenFile)) -> Result<()> {
         let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let (dir, name) = self.place();
+        let lock_path = dir.join(format!(".{name}.lock"));
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let lock = options
+            .open(&lock_path)
+            .and_then(|f| f.lock().map(|()| f))
+            .map_err(|e| Error::io(e, &lock_path))?;
         let mut file = self.read()?;
         change(&mut file);
-        self.write(&file)
+        let written = self.write(&file);
+        drop(lock);
+        written
     }
-}
-
-/// Writes `bytes` to a new file only its owner may read and write.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
-    file.write_all(bytes)?;
-    file.sync_all()
 }
 
 impl TokenStore for FileTokenStore {
