@@ -142,7 +142,15 @@ fn deliver(redirect_uri: &str, query: &str, waiting: &Waiting) -> (&'static str,
         );
     };
     let refused = url::form_urlencoded::parse(query.as_bytes()).any(|(k, _)| k == "error");
-    let _ = tx.send(format!("{redirect_uri}?{query}"));
+    if tx.send(format!("{redirect_uri}?{query}")).is_err() {
+        // Its sign-in timed out (or the command is ending): nobody reads it.
+        return (
+            "400 Bad Request",
+            format!(
+                "The sign-in to {server} is no longer awaited (it timed out). Run the command again."
+            ),
+        );
+    }
     let page = if refused {
         format!("The sign-in to {server} was refused. You can close this window.")
     } else {
