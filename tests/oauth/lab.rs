@@ -71,6 +71,8 @@ pub struct Lab {
     pub mcp_url: String,
     /// Lifetime of the access tokens issued.
     pub token_lifetime: Duration,
+    /// Lifetime of the access tokens a refresh issues.
+    pub refreshed_lifetime: Duration,
     state: Arc<Mutex<State>>,
 }
 
@@ -83,6 +85,16 @@ fn form(text: &str) -> HashMap<String, String> {
 impl Lab {
     /// Starts both servers; `name` prefixes the tokens they issue.
     pub async fn start(name: &'static str, token_lifetime: Duration) -> Lab {
+        Lab::start_with(name, token_lifetime, token_lifetime).await
+    }
+
+    /// As [`start`](Self::start), with tokens a refresh issues living
+    /// `refreshed_lifetime`.
+    pub async fn start_with(
+        name: &'static str,
+        token_lifetime: Duration,
+        refreshed_lifetime: Duration,
+    ) -> Lab {
         let auth = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let mcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let lab = Lab {
@@ -90,6 +102,7 @@ impl Lab {
             as_url: format!("http://127.0.0.1:{}", auth.local_addr().unwrap().port()),
             mcp_url: format!("http://127.0.0.1:{}/mcp", mcp.local_addr().unwrap().port()),
             token_lifetime,
+            refreshed_lifetime,
             state: Arc::default(),
         };
         for (listener, is_auth) in [(auth, true), (mcp, false)] {
@@ -222,6 +235,13 @@ impl Lab {
             ("POST", "/token") => {
                 let fields = form(&seen.body);
                 let mut state = self.state.lock().unwrap();
+                let refreshing =
+                    fields.get("grant_type").map(String::as_str) == Some("refresh_token");
+                let lifetime = if refreshing {
+                    self.refreshed_lifetime
+                } else {
+                    self.token_lifetime
+                };
                 let scopes = match fields.get("grant_type").map(String::as_str) {
                     Some("authorization_code") => {
                         fields.get("code").and_then(|c| state.codes.remove(c))
@@ -241,7 +261,7 @@ impl Lab {
                     access.clone(),
                     Token {
                         scopes: scopes.clone(),
-                        expires: Instant::now() + self.token_lifetime,
+                        expires: Instant::now() + lifetime,
                     },
                 );
                 state.refresh.insert(refresh.clone(), scopes.clone());
@@ -249,7 +269,7 @@ impl Lab {
                     200,
                     &[],
                     &json!({"access_token": access, "token_type": "Bearer",
-                            "expires_in": self.token_lifetime.as_secs(),
+                            "expires_in": lifetime.as_secs(),
                             "refresh_token": refresh, "scope": scopes.join(" ")}),
                 )
             }
