@@ -8,38 +8,18 @@ use std::path::{Path, PathBuf};
 use criterion::{Criterion, criterion_group};
 use mcp_adapters::ListOptions;
 use mcp_adapters::ToolSet;
-use mcp_adapters::parse_tools_list;
 use mcp_adapters::{Registry, SpecFile, sanitize_description};
 use serde_json::{Map, Value};
 
+#[path = "support/corpus.rs"]
+mod corpus;
 mod support;
+use corpus::corpus_toolset;
 
 const FORMATS: [&str; 4] = ["anthropic", "openai-chat", "openai-responses", "gemini"];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The whole corpus as one hub toolset, servers in file-name order.
-fn corpus_toolset() -> ToolSet {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/fixtures/corpus"))
-        .expect("corpus folder")
-        .map(|e| e.expect("corpus entry").path())
-        .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".tools.json")))
-        .collect();
-    files.sort();
-    let mut builder = ToolSet::hub();
-    for file in &files {
-        let text = std::fs::read_to_string(file).expect("corpus file");
-        let value: Value = serde_json::from_str(&text).expect("corpus JSON");
-        let server = file
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".tools.json"))
-            .expect("server id");
-        builder = builder.server(server, parse_tools_list(value).expect("corpus tools"));
-    }
-    builder.build().expect("corpus toolset")
 }
 
 /// The Anthropic shape written by hand: `{name, description?, input_schema}`

@@ -6,13 +6,15 @@
 //! listing measured in the same run.
 
 use std::hint::black_box;
-use std::path::Path;
 
 use criterion::{Criterion, criterion_group};
-use mcp_adapters::{ListOptions, Listing, Registry, SearchCall, ToolSet, parse_tools_list};
+use mcp_adapters::{ListOptions, Listing, Registry, SearchCall, ToolSet};
 use serde_json::Value;
 
+#[path = "support/corpus.rs"]
+mod corpus;
 mod support;
+use corpus::corpus_toolset;
 
 /// The providers with a wire format of their own (the variants list alike).
 const PROVIDERS: [&str; 9] = [
@@ -26,29 +28,6 @@ const PROVIDERS: [&str; 9] = [
     "gemini-interactions",
     "ollama",
 ];
-
-fn corpus_toolset() -> ToolSet {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("corpus folder")
-        .map(|e| e.expect("corpus entry").path())
-        .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".tools.json")))
-        .collect();
-    files.sort();
-    let mut builder = ToolSet::hub();
-    for file in &files {
-        let value: Value =
-            serde_json::from_str(&std::fs::read_to_string(file).expect("corpus file"))
-                .expect("JSON");
-        let server = file
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".tools.json"))
-            .expect("server id");
-        builder = builder.server(server, parse_tools_list(value).expect("corpus tools"));
-    }
-    builder.build().expect("corpus toolset")
-}
 
 fn deferred() -> ListOptions {
     ListOptions::new()

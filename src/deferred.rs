@@ -470,10 +470,6 @@ impl Provider {
                 "the listing defers no tool: there is nothing to search",
             ));
         };
-        let index = listing
-            .deferral
-            .index
-            .get_or_init(|| ToolIndex::new(listing.toolset()));
         let name = listing
             .deferral
             .search_tool
@@ -489,6 +485,10 @@ impl Provider {
             );
             (Vec::new(), text)
         } else {
+            let index = listing
+                .deferral
+                .index
+                .get_or_init(|| ToolIndex::new(listing.toolset()));
             let hits = index.search(&search.query, search.limit, |t| {
                 listing.is_deferred(&t.exposed_name) && visible(t)
             });

@@ -35,17 +35,8 @@ use crate::mcp::{CallToolResponse, TaskState};
 /// How a client starts a session again.
 #[derive(Debug, Clone)]
 enum Connector {
-    /// Spawn the process again.
-    Stdio {
-        command: String,
-        args: Vec<String>,
-        env: BTreeMap<String, String>,
-    },
-    /// Connect again.
-    Http {
-        url: String,
-        headers: BTreeMap<String, String>,
-    },
+    /// Spawn the process again, or connect again.
+    Config(ServerConfig),
     /// The application gave a transport: it cannot be made again.
     Given,
 }
@@ -159,11 +150,11 @@ impl McpClient {
         env: &BTreeMap<String, String>,
         options: &ClientOptions,
     ) -> Result<Self> {
-        let connector = Connector::Stdio {
+        let connector = Connector::Config(ServerConfig::Stdio {
             command: command.to_owned(),
             args: args.to_vec(),
             env: env.clone(),
-        };
+        });
         Self::first(name, connector, options).await
     }
 
@@ -184,10 +175,10 @@ impl McpClient {
         headers: &BTreeMap<String, String>,
         options: &ClientOptions,
     ) -> Result<Self> {
-        let connector = Connector::Http {
+        let connector = Connector::Config(ServerConfig::Http {
             url: url.to_owned(),
             headers: headers.clone(),
-        };
+        });
         Self::first(name, connector, options).await
     }
 
@@ -277,17 +268,7 @@ impl McpClient {
         options: &ClientOptions,
         error: &Error,
     ) -> Self {
-        let connector = match config {
-            ServerConfig::Stdio { command, args, env } => Connector::Stdio {
-                command: command.clone(),
-                args: args.clone(),
-                env: env.clone(),
-            },
-            ServerConfig::Http { url, headers } => Connector::Http {
-                url: url.clone(),
-                headers: headers.clone(),
-            },
-        };
+        let connector = Connector::Config(config.clone());
         let status = Status {
             state: ServerState::Down {
                 error: error.message_with_causes(),
@@ -542,7 +523,7 @@ async fn start(
     shared: &Shared,
 ) -> Result<Session> {
     match connector {
-        Connector::Stdio { command, args, env } => {
+        Connector::Config(ServerConfig::Stdio { command, args, env }) => {
             let spawned = stdio::spawn(name, command, args, env)?;
             let process = Process {
                 stderr: spawned.stderr,
@@ -558,7 +539,9 @@ async fn start(
             )
             .await
         }
-        Connector::Http { url, headers } => start_http(name, url, headers, options, shared).await,
+        Connector::Config(ServerConfig::Http { url, headers }) => {
+            start_http(name, url, headers, options, shared).await
+        }
         Connector::Given => Err(Error::new(
             ErrorKind::Unavailable,
             format!("server `{name}`: its transport cannot be made again"),
