@@ -15,17 +15,16 @@
 //! without a search tool, is refused by the providers that support deferral.
 
 use std::collections::{BTreeSet, HashSet};
-use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::calls::read_arguments;
+use crate::calls::{SearchCall, read_arguments};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing, StrictMode, ToolSearch};
 use crate::mcp::{CallToolResult, Tool};
 use crate::results::{Outcome, ResultOptions};
-use crate::search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, ToolIndex, parameter_names};
+use crate::search::{MAX_SEARCH_LIMIT, ToolIndex, parameter_names};
 use crate::spec::plan::{ClientSearchPlan, SearchPlan};
 use crate::spec::template::Var;
 use crate::spec::{Provider, merge_object};
@@ -52,35 +51,6 @@ fn search_schema() -> Value {
     })
 }
 
-/// What a listing with deferred tools remembers for the searches.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Deferral {
-    pub deferred: BTreeSet<String>,
-    pub search: Option<ToolSearch>,
-    pub found: Vec<String>,
-    pub search_tool: Option<String>,
-    pub namespaces: bool,
-    pub mode: StrictMode,
-    pub index: Arc<OnceLock<ToolIndex>>,
-}
-
-/// A search the model asked for, to be answered with
-/// [`Provider::answer_search`] (or by [`Source::execute_tool_calls`](crate::Source::execute_tool_calls)).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct SearchCall {
-    /// The call's position among the response's calls.
-    pub index: usize,
-    /// The id the model gave the call.
-    pub call_id: Option<String>,
-    /// What to search for: the `query` argument, or the call's other text
-    /// arguments joined by spaces.
-    pub query: String,
-    /// How many tools to find at most (the `limit` argument, 1 to
-    /// [`MAX_SEARCH_LIMIT`]; [`DEFAULT_SEARCH_LIMIT`] without one).
-    pub limit: usize,
-}
-
 /// The answer to a [`SearchCall`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -90,65 +60,6 @@ pub struct SearchAnswer {
     /// The exposed names of the tools found, best first: pass them to the
     /// next listing ([`ListOptions::found`]).
     pub found: Vec<String>,
-}
-
-impl SearchCall {
-    /// A search for `query` (at most [`DEFAULT_SEARCH_LIMIT`] tools), to
-    /// answer a call made outside a response the library read.
-    pub fn new(call_id: Option<String>, query: impl Into<String>) -> Self {
-        SearchCall {
-            index: 0,
-            call_id,
-            query: query.into(),
-            limit: DEFAULT_SEARCH_LIMIT,
-        }
-    }
-
-    /// Finds at most `limit` tools (1 to [`MAX_SEARCH_LIMIT`]).
-    pub fn limit(mut self, limit: usize) -> Self {
-        self.limit = limit.clamp(1, MAX_SEARCH_LIMIT);
-        self
-    }
-
-    pub(crate) fn from_arguments(
-        index: usize,
-        call_id: Option<String>,
-        args: &Map<String, Value>,
-    ) -> Self {
-        let query = match args.get("query").and_then(Value::as_str) {
-            Some(q) => q.to_owned(),
-            None => {
-                let mut parts = Vec::new();
-                collect_text(&Value::Object(args.clone()), &mut parts);
-                parts.join(" ")
-            }
-        };
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_u64)
-            .map_or(DEFAULT_SEARCH_LIMIT, |l| {
-                usize::try_from(l)
-                    .unwrap_or(MAX_SEARCH_LIMIT)
-                    .clamp(1, MAX_SEARCH_LIMIT)
-            });
-        SearchCall {
-            index,
-            call_id,
-            query,
-            limit,
-        }
-    }
-}
-
-/// The strings in `value`, depth first (a search call's arguments given
-/// under other names than `query`: `goal`, `paths`).
-fn collect_text(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => items.iter().for_each(|v| collect_text(v, out)),
-        Value::Object(map) => map.values().for_each(|v| collect_text(v, out)),
-        _ => {}
-    }
 }
 
 fn globs(patterns: &[String]) -> Result<Vec<globset::GlobMatcher>> {
@@ -397,10 +308,10 @@ impl Provider {
         if *search == ToolSearch::Client
             && let Some(calls) = self.client_search().and_then(|c| c.calls.as_ref())
         {
-            if !crate::calls::selects(&calls.select, item) {
+            if !calls.select.matches(item) {
                 return None;
             }
-            let call_id = crate::calls::read_string(&calls.id, item);
+            let call_id = calls.id.read_string(item);
             let args = read_arguments(
                 calls.arguments.path.get(item),
                 calls.arg_format,
@@ -410,12 +321,10 @@ impl Provider {
             return Some(SearchCall::from_arguments(index, call_id, &args));
         }
         let name = listing.deferral.search_tool.as_deref()?;
-        if !self.is_call(item)
-            || crate::calls::read_string(&self.calls.name, item).as_deref() != Some(name)
-        {
+        if !self.is_call(item) || self.calls.name.read_string(item).as_deref() != Some(name) {
             return None;
         }
-        let call_id = crate::calls::read_string(&self.calls.id, item);
+        let call_id = self.calls.id.read_string(item);
         let args = read_arguments(
             self.calls.arguments.path.get(item),
             self.calls.arg_format,
@@ -431,7 +340,7 @@ impl Provider {
             && self
                 .client_search()
                 .and_then(|c| c.calls.as_ref())
-                .is_some_and(|calls| crate::calls::selects(&calls.select, item))
+                .is_some_and(|calls| calls.select.matches(item))
     }
 
     /// Answers a search the model made: the deferred tools of `listing` that

@@ -137,7 +137,7 @@ mod stream;
 pub mod strict;
 mod toolset;
 
-pub use calls::{Extracted, RejectedCall, ToolCall};
+pub use calls::{Extracted, RejectedCall, SearchCall, ToolCall};
 #[cfg(feature = "oauth")]
 pub use client::{
     ClientCredentials, EnterpriseSignIn, FileTokenStore, IdTokenFn, JwtAlgorithm, MemoryTokenStore,
@@ -147,7 +147,7 @@ pub use client::{
 #[cfg(feature = "rmcp")]
 pub use client::{ClientOptions, Lifecycle, McpClient, Reconnect};
 pub use config::{HubConfig, ServerConfig};
-pub use deferred::{SEARCH_TOOL_NAME, SearchAnswer, SearchCall};
+pub use deferred::{SEARCH_TOOL_NAME, SearchAnswer};
 pub use describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use exec::{

@@ -3,12 +3,14 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
+use crate::search::ToolIndex;
 use crate::spec::plan::{MissingDescription, OptionEffect};
 use crate::spec::template::Var;
 use crate::spec::{Provider, merge_object};
@@ -241,7 +243,19 @@ pub struct Listing {
     #[serde(skip)]
     rewritten: BTreeSet<String>,
     #[serde(skip)]
-    pub(crate) deferral: crate::deferred::Deferral,
+    pub(crate) deferral: Deferral,
+}
+
+/// What a listing with deferred tools remembers for the searches.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Deferral {
+    pub deferred: BTreeSet<String>,
+    pub search: Option<ToolSearch>,
+    pub found: Vec<String>,
+    pub search_tool: Option<String>,
+    pub namespaces: bool,
+    pub mode: StrictMode,
+    pub index: Arc<OnceLock<ToolIndex>>,
 }
 
 impl Listing {

@@ -343,7 +343,7 @@ impl Source {
     pub(crate) fn search(
         &self,
         provider: &Provider,
-        search: &crate::deferred::SearchCall,
+        search: &crate::calls::SearchCall,
         listing: &Listing,
         options: &ExecOptions,
         turn: &mut Answering<'_>,

@@ -197,11 +197,33 @@ pub(crate) struct Select {
     pub equals: Option<String>,
 }
 
+impl Select {
+    /// Whether `item` is one of the selected items.
+    pub(crate) fn matches(&self, item: &Value) -> bool {
+        let found = self.path.get(item);
+        match &self.equals {
+            Some(want) => found.and_then(Value::as_str) == Some(want),
+            None => found.is_some_and(|v| !v.is_null()),
+        }
+    }
+}
+
 /// A field of a call item.
 #[derive(Debug, Clone)]
 pub(crate) struct Field {
     pub path: JsonPath,
     pub optional: bool,
+}
+
+impl Field {
+    /// The field's value in `item` as a string (a number is written out).
+    pub(crate) fn read_string(&self, item: &Value) -> Option<String> {
+        match self.path.get(item)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
 }
 
 /// How calls are read.

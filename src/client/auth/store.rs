@@ -564,10 +564,16 @@ mod tests {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         }
         let store = FileTokenStore::new(&path);
-        store.save("https://a.example/mcp", sample()).await.unwrap();
+        // One sign-in, saved and compared: `sample()` reads the clock, so two
+        // calls can differ by a second.
+        let saved = sample();
+        store
+            .save("https://a.example/mcp", saved.clone())
+            .await
+            .unwrap();
         assert_eq!(
             store.load("https://a.example/mcp").await.unwrap(),
-            Some(sample())
+            Some(saved)
         );
         assert_eq!(store.load("https://b.example/mcp").await.unwrap(), None);
         #[cfg(unix)]
