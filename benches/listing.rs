@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group};
 use mcp_adapters::ListOptions;
+use mcp_adapters::Registry;
 use mcp_adapters::ToolSet;
-use mcp_adapters::{Registry, SpecFile, sanitize_description};
+use mcp_adapters::spec::SpecFile;
+use mcp_adapters::toolset::sanitize_description;
 use serde_json::{Map, Value};
 
 #[path = "support/corpus.rs"]

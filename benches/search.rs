@@ -8,7 +8,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group};
-use mcp_adapters::{ListOptions, Listing, Registry, SearchCall, ToolSet};
+use mcp_adapters::search::SearchCall;
+use mcp_adapters::{ListOptions, Listing, Registry, ToolSet};
 use serde_json::Value;
 
 #[path = "support/corpus.rs"]

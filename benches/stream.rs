@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
+use mcp_adapters::exec::CallStart;
+use mcp_adapters::stream::Framing;
 use mcp_adapters::{
-    CallStart, CallToolResult, ExecOptions, Framing, InProcessServer, ListOptions, Listing,
-    Registry, Source, StrictMode, Tool, ToolSet,
+    CallToolResult, ExecOptions, InProcessServer, ListOptions, Listing, Registry, Source,
+    StrictMode, Tool, ToolSet,
 };
 use serde_json::{Value, json};
 

@@ -32,12 +32,15 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use mcp_adapters::client::Lifecycle;
+use mcp_adapters::client::auth::{
+    ClientCredentials, EnterpriseSignIn, JwtAlgorithm, OAuth, RegisteredClient, SignInAnswer,
+};
+use mcp_adapters::exec::{Handlers, InputAnswer, Roots, Sampling, SamplingAnswer};
 use mcp_adapters::mcp::{ElicitResult, Elicitation, InputRequest, InputResponses, Root};
 use mcp_adapters::{
-    ClientCredentials, ClientOptions, EnterpriseSignIn, ErrorKind, ExecOptions, Execution,
-    Handlers, InputAnswer, JwtAlgorithm, Lifecycle, ListOptions, Listing, McpClient, OAuth, Policy,
-    Provider, RegisteredClient, Registry, Roots, Sampling, SamplingAnswer, SignInAnswer, Source,
-    Status,
+    ClientOptions, ErrorKind, ExecOptions, Execution, ListOptions, Listing, McpClient, Policy,
+    Provider, Registry, Source, Status,
 };
 use serde_json::{Map, Value, json};
 

@@ -16,23 +16,20 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::calls::{SearchCall, read_arguments};
+use crate::calls::read_arguments;
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing, StrictMode, ToolSearch};
 use crate::mcp::{CallToolResult, Tool};
 use crate::results::{Outcome, ResultOptions};
-use crate::search::{MAX_SEARCH_LIMIT, ToolIndex, parameter_names};
+use crate::search::{
+    MAX_SEARCH_LIMIT, SEARCH_TOOL_NAME, SearchAnswer, SearchCall, ToolIndex, parameter_names,
+};
 use crate::spec::plan::{ClientSearchPlan, SearchPlan};
 use crate::spec::template::Var;
 use crate::spec::{Provider, merge_object};
 use crate::toolset::{ExposedTool, compile_glob};
-
-/// The name of the library's search tool (and of a client search tool the
-/// model calls like a function).
-pub const SEARCH_TOOL_NAME: &str = "search_tools";
 
 const SEARCH_DESCRIPTION: &str = "Searches the tools that are not loaded yet by what they do, \
 and loads the best matches: they can be called from the next turn. Describe the task in a few \
@@ -49,17 +46,6 @@ fn search_schema() -> Value {
         },
         "required": ["query"]
     })
-}
-
-/// The answer to a [`SearchCall`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct SearchAnswer {
-    /// The provider's answer item, in the model's order among the turn's answers.
-    pub answer: Value,
-    /// The exposed names of the tools found, best first: pass them to the
-    /// next listing ([`ListOptions::found`]).
-    pub found: Vec<String>,
 }
 
 fn globs(patterns: &[String]) -> Result<Vec<globset::GlobMatcher>> {

@@ -119,58 +119,35 @@
 
 mod calls;
 #[cfg(feature = "rmcp")]
-mod client;
+pub mod client;
 mod config;
 mod deferred;
 mod describe;
 mod error;
-mod exec;
+pub mod exec;
 mod json;
-mod listing;
+pub mod listing;
 pub mod mcp;
 mod media;
-mod results;
-mod sampling;
-mod search;
-mod spec;
-mod stream;
+pub mod results;
+pub mod sampling;
+pub mod search;
+pub mod spec;
+pub mod stream;
 pub mod strict;
-mod toolset;
+pub mod toolset;
 
-pub use calls::{Extracted, RejectedCall, SearchCall, ToolCall};
-#[cfg(feature = "oauth")]
-pub use client::{
-    ClientCredentials, EnterpriseSignIn, FileTokenStore, IdTokenFn, JwtAlgorithm, MemoryTokenStore,
-    OAuth, RegisteredClient, SignInAnswer, SignInFn, SignInReason, SignInRequest, StoredSignIn,
-    TokenStore,
-};
+pub use calls::{Extracted, RejectedCall, ToolCall};
 #[cfg(feature = "rmcp")]
-pub use client::{ClientOptions, Lifecycle, McpClient, Reconnect};
+pub use client::{ClientOptions, McpClient};
 pub use config::{HubConfig, ServerConfig};
-pub use deferred::{SEARCH_TOOL_NAME, SearchAnswer};
-pub use describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
 pub use error::{Error, ErrorKind, Location, Result};
-pub use exec::{
-    Action, Answerer, Approval, ApprovalRequest, Approver, Asking, Attribution, BoxFuture,
-    CallContext, CallInfo, CallRecord, CallStart, ClientFeatures, DEFAULT_CALL_TIMEOUT,
-    DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_MAX_SAMPLING_REQUESTS, ExecOptions,
-    Execution, Handlers, Hooks, InProcessServer, InputAnswer, InputHandler, InputQuestions, Policy,
-    Progress, ProgressFn, Roots, Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
-    Server, ServerState, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
-};
-pub use listing::{
-    ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode, ToolSearch,
-};
-pub use mcp::{CallToolResponse, CallToolResult, Content, Tool, parse_tools_list};
-pub use results::{Outcome, ResultOptions, Shape, StructuredMode, Turn};
-pub use sampling::{PreparedSampling, SamplingOptions};
-pub use search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex};
-pub use spec::{Provider, Registry, SpecFile, SpecKind, ToolChoice};
-pub use stream::{CallStream, Framing, Streamed, StreamedCall};
-pub use toolset::{
-    DropReason, Dropped, ExposedTool, FailedServer, Rename, RenameReason, ToolSet, ToolSetBuilder,
-    ToolsetReport,
-};
+pub use exec::{ExecOptions, Execution, InProcessServer, Policy, Server, Source, Status};
+pub use listing::{ListOptions, Listing, StrictMode};
+pub use mcp::{CallToolResult, Content, Tool};
+pub use results::{Outcome, ResultOptions, Turn};
+pub use spec::{Provider, Registry};
+pub use toolset::ToolSet;
 
 /// The README's examples, compiled as doc tests (they use the `oauth` feature).
 #[cfg(all(doctest, feature = "oauth"))]

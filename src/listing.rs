@@ -15,7 +15,7 @@ use crate::spec::plan::{MissingDescription, OptionEffect};
 use crate::spec::template::Var;
 use crate::spec::{Provider, merge_object};
 use crate::strict::{self, NullPath};
-use crate::toolset::{ExposedTool, ToolSet, ToolsetReport};
+use crate::toolset::{ExposedTool, ToolSet, ToolSetReport};
 
 /// Null paths per exposed tool name, from a [`Listing`].
 pub type NullPaths = BTreeMap<String, Vec<NullPath>>;
@@ -207,7 +207,7 @@ pub struct StrictIssue {
 pub struct ListingReport {
     /// The toolset's renames, drops and failed servers.
     #[serde(flatten)]
-    pub toolset: ToolsetReport,
+    pub toolset: ToolSetReport,
     /// Tools sent non-strict because their schema could not be converted (`strict: auto`).
     pub fallbacks: Vec<StrictIssue>,
     /// Tools left out because their schema could not be converted (`strict: true`).

@@ -12,7 +12,7 @@
 
 use bm25::{Language, SearchEngine, SearchEngineBuilder};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::toolset::{ExposedTool, ToolSet};
 
@@ -20,6 +20,97 @@ use crate::toolset::{ExposedTool, ToolSet};
 pub const DEFAULT_SEARCH_LIMIT: usize = 5;
 /// The most tools one search returns.
 pub const MAX_SEARCH_LIMIT: usize = 20;
+
+/// The name of the library's search tool (and of a client search tool the
+/// model calls like a function).
+pub const SEARCH_TOOL_NAME: &str = "search_tools";
+
+/// A search the model asked for, to be answered with
+/// [`Provider::answer_search`] (or by [`Source::execute_tool_calls`](crate::Source::execute_tool_calls)).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct SearchCall {
+    /// The call's position among the response's calls.
+    pub index: usize,
+    /// The id the model gave the call.
+    pub call_id: Option<String>,
+    /// What to search for: the `query` argument, or the call's other text
+    /// arguments joined by spaces.
+    pub query: String,
+    /// How many tools to find at most (the `limit` argument, 1 to
+    /// [`MAX_SEARCH_LIMIT`]; [`DEFAULT_SEARCH_LIMIT`] without one).
+    pub limit: usize,
+}
+
+impl SearchCall {
+    /// A search for `query` (at most [`DEFAULT_SEARCH_LIMIT`] tools), to
+    /// answer a call made outside a response the library read.
+    pub fn new(call_id: Option<String>, query: impl Into<String>) -> Self {
+        SearchCall {
+            index: 0,
+            call_id,
+            query: query.into(),
+            limit: DEFAULT_SEARCH_LIMIT,
+        }
+    }
+
+    /// Finds at most `limit` tools (1 to [`MAX_SEARCH_LIMIT`]).
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = limit.clamp(1, MAX_SEARCH_LIMIT);
+        self
+    }
+
+    pub(crate) fn from_arguments(
+        index: usize,
+        call_id: Option<String>,
+        args: &Map<String, Value>,
+    ) -> Self {
+        let query = match args.get("query").and_then(Value::as_str) {
+            Some(q) => q.to_owned(),
+            None => {
+                let mut parts = Vec::new();
+                collect_text(&Value::Object(args.clone()), &mut parts);
+                parts.join(" ")
+            }
+        };
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(DEFAULT_SEARCH_LIMIT, |l| {
+                usize::try_from(l)
+                    .unwrap_or(MAX_SEARCH_LIMIT)
+                    .clamp(1, MAX_SEARCH_LIMIT)
+            });
+        SearchCall {
+            index,
+            call_id,
+            query,
+            limit,
+        }
+    }
+}
+
+/// The strings in `value`, depth first (a search call's arguments given
+/// under other names than `query`: `goal`, `paths`).
+fn collect_text(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| collect_text(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_text(v, out)),
+        _ => {}
+    }
+}
+
+/// The answer to a [`SearchCall`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct SearchAnswer {
+    /// The provider's answer item, in the model's order among the turn's answers.
+    pub answer: Value,
+    /// The exposed names of the tools found, best first: pass them to the
+    /// next listing ([`ListOptions::found`]).
+    pub found: Vec<String>,
+}
 
 /// One tool found by a search, best first.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
+pub use crate::describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
@@ -123,7 +124,7 @@ pub struct FailedServer {
 
 /// Everything the toolset changed or left out, with reasons.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ToolsetReport {
+pub struct ToolSetReport {
     /// Tools exposed under a name other than their natural one.
     pub renamed: Vec<Rename>,
     /// Tools left out.
@@ -157,7 +158,7 @@ pub struct ToolsetReport {
 /// MCP name, and a name already taken gets the same hash suffix. Servers keep
 /// the order given and tools the order listed, so the tool list is a stable
 /// prompt prefix between turns. Every rename, drop and failed server is in the
-/// [`ToolsetReport`].
+/// [`ToolSetReport`].
 ///
 /// # Limits
 ///
@@ -188,7 +189,7 @@ struct Inner {
     tools: Vec<ExposedTool>,
     by_exposed: HashMap<String, usize>,
     by_mcp: HashMap<(String, String), usize>,
-    report: ToolsetReport,
+    report: ToolSetReport,
 }
 
 impl ToolSet {
@@ -223,7 +224,7 @@ impl ToolSet {
     }
 
     /// What was renamed or left out, and why.
-    pub fn report(&self) -> &ToolsetReport {
+    pub fn report(&self) -> &ToolSetReport {
         &self.inner.report
     }
 
@@ -319,7 +320,7 @@ impl ToolSetBuilder {
         let filter = Filter::new(&self.allow, &self.deny)?;
         self.check_servers()?;
         let mut set = Inner {
-            report: ToolsetReport {
+            report: ToolSetReport {
                 failed_servers: self.failed,
                 ..Default::default()
             },

@@ -10,10 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::current_thread_runtime;
+use mcp_adapters::exec::*;
+use mcp_adapters::mcp::CallToolResponse;
 use mcp_adapters::mcp::{
     CreateMessageParams, CreateMessageResult, ElicitResult, IncludeContext, InputRequest,
     InputRequiredResult, InputResponse, Root, SamplingMessage, StopReason, ToolChoiceMode,
 };
+use mcp_adapters::toolset::DropReason;
 use mcp_adapters::*;
 use serde_json::{Value, json};
 

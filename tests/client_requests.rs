@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::scripted::{self, Server};
+use mcp_adapters::client::Lifecycle;
+use mcp_adapters::exec::*;
 use mcp_adapters::mcp::{CreateMessageResult, ElicitResult, InputResponses, Root};
 use mcp_adapters::*;
 use serde_json::{Value, json};

@@ -12,10 +12,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::*;
+use mcp_adapters::mcp::parse_tools_list;
 use mcp_adapters::mcp::{CreateMessageParams, StopReason, ToolChoiceMode};
+use mcp_adapters::sampling::SamplingOptions;
+use mcp_adapters::spec::ToolChoice;
 use mcp_adapters::{
-    CallToolResult, ErrorKind, ListOptions, Listing, Outcome, ResultOptions, SamplingOptions,
-    StrictMode, Tool, ToolChoice, ToolSet, parse_tools_list,
+    CallToolResult, ErrorKind, ListOptions, Listing, Outcome, ResultOptions, StrictMode, Tool,
+    ToolSet,
 };
 use serde_json::{Map, Value, json};
 
@@ -86,7 +89,7 @@ fn the_corpus_checked_for_every_new_provider() {
         let listing = provider(id)
             .list_tools(&toolset, &ListOptions::new())
             .unwrap_or_else(|e| panic!("{id}: {e:#}"));
-        let issue = |list: &[mcp_adapters::StrictIssue], name: &str| {
+        let issue = |list: &[mcp_adapters::listing::StrictIssue], name: &str| {
             list.iter()
                 .find(|i| i.exposed_name == name)
                 .map(|i| format!("{} at {}", i.reason, i.path))

@@ -12,12 +12,17 @@ mod common;
 
 use common::conformance::{Item, check};
 use common::*;
+use mcp_adapters::CallToolResult;
 use mcp_adapters::ToolSet;
+use mcp_adapters::listing::ToolSearch;
 use mcp_adapters::mcp::CreateMessageParams;
-use mcp_adapters::{CallToolResult, parse_tools_list};
+use mcp_adapters::mcp::parse_tools_list;
+use mcp_adapters::results::StructuredMode;
+use mcp_adapters::sampling::SamplingOptions;
+use mcp_adapters::search::SearchCall;
 use mcp_adapters::{Error, ErrorKind};
-use mcp_adapters::{ListOptions, SearchCall, StrictMode, ToolSearch};
-use mcp_adapters::{Outcome, ResultOptions, SamplingOptions, StructuredMode, Turn};
+use mcp_adapters::{ListOptions, StrictMode};
+use mcp_adapters::{Outcome, ResultOptions, Turn};
 use serde_json::{Value, json};
 
 /// Provider id and the checker's type for its tool definitions.

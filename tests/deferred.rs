@@ -7,9 +7,11 @@
 mod common;
 
 use common::*;
+use mcp_adapters::listing::ToolSearch;
+use mcp_adapters::search::SearchCall;
 use mcp_adapters::{
-    CallToolResult, ExecOptions, InProcessServer, ListOptions, Policy, Registry, SearchCall,
-    Source, Tool, ToolSearch, ToolSet,
+    CallToolResult, ExecOptions, InProcessServer, ListOptions, Policy, Registry, Source, Tool,
+    ToolSet,
 };
 use serde_json::{Value, json};
 
@@ -303,7 +305,7 @@ fn a_namespaced_call_is_replayed_with_its_namespace() {
     let mut stream = provider.stream(&listing).unwrap();
     let mut calls = stream.push(body.as_bytes()).unwrap();
     let streamed = stream.finish().unwrap();
-    calls.retain(|c| matches!(c, mcp_adapters::StreamedCall::Ready(_)));
+    calls.retain(|c| matches!(c, mcp_adapters::stream::StreamedCall::Ready(_)));
     assert_eq!(calls.len(), 1);
     assert_eq!(streamed.message, json!([item]));
     assert_eq!(streamed.extracted.calls[0].server_id, "github");

@@ -16,10 +16,13 @@ use common::conformance::{Item, check};
 use common::servers;
 use common::*;
 use mcp_adapters::ListOptions;
-use mcp_adapters::{BoxFuture, CallContext, CallToolResult, Content, Hooks, ToolCall};
+use mcp_adapters::ResultOptions;
+use mcp_adapters::exec::Progress;
+use mcp_adapters::exec::{BoxFuture, CallContext, Hooks};
+use mcp_adapters::results::StructuredMode;
+use mcp_adapters::{CallToolResult, Content, ToolCall};
 use mcp_adapters::{ErrorKind, HubConfig, McpClient, ServerConfig};
-use mcp_adapters::{ExecOptions, Listing, Progress, Source, Status};
-use mcp_adapters::{ResultOptions, StructuredMode};
+use mcp_adapters::{ExecOptions, Listing, Source, Status};
 use serde_json::{Value, json};
 
 fn stdio((command, args): (String, Vec<String>)) -> ServerConfig {
@@ -373,7 +376,8 @@ fn audio_progress_and_meta_on_the_lab_server() {
 #[test]
 fn a_legacy_session_declares_nothing() {
     runtime().block_on(async {
-        let options = mcp_adapters::ClientOptions::new().lifecycle(mcp_adapters::Lifecycle::Legacy);
+        let options =
+            mcp_adapters::ClientOptions::new().lifecycle(mcp_adapters::client::Lifecycle::Legacy);
         let client = McpClient::connect("lab", &lab_client(), &options)
             .await
             .unwrap();

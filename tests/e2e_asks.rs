@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use common::servers;
+use mcp_adapters::client::*;
+use mcp_adapters::exec::*;
 use mcp_adapters::mcp::{
     CreateMessageResult, ElicitResult, Elicitation, InputRequest, InputResponses, Root,
 };

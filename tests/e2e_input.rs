@@ -13,10 +13,12 @@ use std::time::{Duration, Instant};
 
 use common::conformance::{Item, check};
 use common::*;
+use mcp_adapters::client::Lifecycle;
+use mcp_adapters::exec::{InputAnswer, InputQuestions};
 use mcp_adapters::mcp::{ElicitResult, Elicitation, InputRequest, InputResponses};
 use mcp_adapters::{
-    ClientOptions, ErrorKind, ExecOptions, InputAnswer, InputQuestions, Lifecycle, ListOptions,
-    Listing, McpClient, Server, ServerConfig, Source, Status,
+    ClientOptions, ErrorKind, ExecOptions, ListOptions, Listing, McpClient, Server, ServerConfig,
+    Source, Status,
 };
 use serde_json::{Value, json};
 
@@ -37,7 +39,7 @@ async fn connect(lifecycle: Lifecycle) -> Arc<McpClient> {
 /// Says yes to every confirmation and gives the code 1234; records what it was asked.
 fn answer_yes(
     asked: Arc<Mutex<Vec<Value>>>,
-) -> impl Fn(InputQuestions) -> mcp_adapters::BoxFuture<'static, InputAnswer> + Send + Sync {
+) -> impl Fn(InputQuestions) -> mcp_adapters::exec::BoxFuture<'static, InputAnswer> + Send + Sync {
     move |questions| {
         let mut responses = InputResponses::new();
         for (key, request) in &questions.requests {
@@ -246,11 +248,11 @@ fn the_legacy_lifecycle_gets_no_input_rounds() {
 /// sent during the call on 2025-11-25. The same handlers answer both.
 #[test]
 fn sampling_and_roots_reach_the_same_handlers_in_both_generations() {
+    use mcp_adapters::exec::{Handlers, Roots, Sampling, SamplingAnswer};
     use mcp_adapters::mcp::{CreateMessageResult, Root, StopReason};
-    use mcp_adapters::{Handlers, Roots, Sampling, SamplingAnswer};
     runtime().block_on(async {
         for lifecycle in [Lifecycle::Modern, Lifecycle::Legacy] {
-            let seen: Arc<Mutex<Vec<mcp_adapters::SamplingRequest>>> = Arc::default();
+            let seen: Arc<Mutex<Vec<mcp_adapters::exec::SamplingRequest>>> = Arc::default();
             let record = seen.clone();
             let handlers = Handlers::new()
                 .sampling(Sampling::new(move |request| {

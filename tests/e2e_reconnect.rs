@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use common::instances::Rng;
 use common::servers;
+use mcp_adapters::client::*;
+use mcp_adapters::exec::*;
 use mcp_adapters::*;
 use serde_json::{Value, json};
 

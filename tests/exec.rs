@@ -11,6 +11,8 @@ use std::time::Duration;
 use common::*;
 use mcp_adapters::ErrorKind;
 use mcp_adapters::ListOptions;
+use mcp_adapters::exec::*;
+use mcp_adapters::mcp::CallToolResponse;
 use mcp_adapters::*;
 use mcp_adapters::{CallToolResult, Tool};
 use proptest::prelude::*;

@@ -10,12 +10,14 @@ use std::time::{Duration, Instant};
 use common::{drop_deep, listed, obj, provider};
 use mcp_adapters::ErrorKind;
 use mcp_adapters::ListOptions;
+use mcp_adapters::Registry;
 use mcp_adapters::ToolSet;
+use mcp_adapters::results::StructuredMode;
+use mcp_adapters::spec::SpecFile;
 use mcp_adapters::strict::convert;
 use mcp_adapters::{CallToolResult, Tool};
 use mcp_adapters::{ExecOptions, InProcessServer, Source as ExecSource};
-use mcp_adapters::{Outcome, ResultOptions, StructuredMode};
-use mcp_adapters::{Registry, SpecFile};
+use mcp_adapters::{Outcome, ResultOptions};
 use serde_json::{Map, Value, json};
 
 /// `levels` objects nested through one property each, built without recursion.

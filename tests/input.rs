@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
+use mcp_adapters::exec::*;
 use mcp_adapters::mcp::{
     CallToolResponse, ElicitResult, Elicitation, InputRequest, InputRequiredResult, InputResponse,
     InputResponses,

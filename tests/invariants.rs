@@ -13,10 +13,12 @@ use std::sync::{Arc, Mutex};
 
 use mcp_adapters::Registry;
 use mcp_adapters::ToolSet;
-use mcp_adapters::{Action, Approval, ExecOptions, InProcessServer, Policy, Source as ExecSource};
+use mcp_adapters::exec::{Action, Approval};
+use mcp_adapters::results::Shape;
 use mcp_adapters::{CallToolResult, Tool};
+use mcp_adapters::{ExecOptions, InProcessServer, Policy, Source as ExecSource};
 use mcp_adapters::{ListOptions, StrictMode};
-use mcp_adapters::{Outcome, ResultOptions, Shape};
+use mcp_adapters::{Outcome, ResultOptions};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
@@ -458,7 +460,7 @@ fn a_spec_listing_titles_gets_them_cleaned() {
         "    description: ${description?}\n",
         "    description: ${description?}\n    title: ${title?}\n",
     );
-    let registry = Registry::from_files(vec![mcp_adapters::SpecFile::provider(
+    let registry = Registry::from_files(vec![mcp_adapters::spec::SpecFile::provider(
         "titled",
         "titled.yaml",
         text,

@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use mcp_adapters::ListOptions;
 use mcp_adapters::ToolSet;
-use mcp_adapters::parse_tools_list;
+use mcp_adapters::mcp::parse_tools_list;
 use serde_json::{Value, json};
 
 #[test]

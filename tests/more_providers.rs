@@ -6,10 +6,11 @@
 mod common;
 
 use common::*;
+use mcp_adapters::CallToolResult;
 use mcp_adapters::ErrorKind;
 use mcp_adapters::Registry;
 use mcp_adapters::ToolSet;
-use mcp_adapters::{CallToolResult, parse_tools_list};
+use mcp_adapters::mcp::parse_tools_list;
 use mcp_adapters::{ListOptions, StrictMode};
 use mcp_adapters::{Outcome, ResultOptions};
 use serde_json::{Value, json};

@@ -12,10 +12,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use lab::Lab;
+use mcp_adapters::client::Lifecycle;
+use mcp_adapters::client::auth::{
+    FileTokenStore, MemoryTokenStore, OAuth, SignInAnswer, SignInReason, SignInRequest,
+};
 use mcp_adapters::{
-    ClientOptions, ErrorKind, ExecOptions, FileTokenStore, HubConfig, Lifecycle, ListOptions,
-    McpClient, MemoryTokenStore, OAuth, Policy, Registry, ServerConfig, SignInAnswer, SignInReason,
-    SignInRequest, Source,
+    ClientOptions, ErrorKind, ExecOptions, HubConfig, ListOptions, McpClient, Policy, Registry,
+    ServerConfig, Source,
 };
 use serde_json::{Value, json};
 

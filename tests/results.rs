@@ -5,9 +5,8 @@
 mod common;
 
 use common::*;
-use mcp_adapters::{
-    CallToolResult, Content, Error, ErrorKind, Outcome, ResultOptions, Shape, StructuredMode, Turn,
-};
+use mcp_adapters::results::{Shape, StructuredMode};
+use mcp_adapters::{CallToolResult, Content, Error, ErrorKind, Outcome, ResultOptions, Turn};
 use serde_json::{Map, Value, json};
 
 fn answer(id: &str, call_id: &str, result: &CallToolResult, options: &ResultOptions) -> Value {

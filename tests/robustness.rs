@@ -11,10 +11,12 @@ use std::path::Path;
 use mcp_adapters::CallToolResult;
 use mcp_adapters::ErrorKind;
 use mcp_adapters::ListOptions;
+use mcp_adapters::Registry;
 use mcp_adapters::ToolSet;
+use mcp_adapters::results::{Shape, StructuredMode};
+use mcp_adapters::spec::SpecFile;
 use mcp_adapters::strict::convert;
-use mcp_adapters::{Outcome, ResultOptions, Shape, StructuredMode};
-use mcp_adapters::{Registry, SpecFile};
+use mcp_adapters::{Outcome, ResultOptions};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::*;
 use mcp_adapters::mcp::{CreateMessageParams, SamplingContent, StopReason};
-use mcp_adapters::{PreparedSampling, SamplingOptions};
+use mcp_adapters::sampling::{PreparedSampling, SamplingOptions};
 use serde_json::{Value, json};
 
 /// A variant and the base it inherits its sampling section from, with the

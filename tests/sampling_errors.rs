@@ -7,7 +7,9 @@ mod common;
 
 use common::*;
 use mcp_adapters::mcp::CreateMessageParams;
-use mcp_adapters::{ErrorKind, Registry, SamplingOptions, SpecFile};
+use mcp_adapters::sampling::SamplingOptions;
+use mcp_adapters::spec::SpecFile;
+use mcp_adapters::{ErrorKind, Registry};
 use serde_json::{Value, json};
 
 fn text(t: &str) -> Value {

@@ -6,7 +6,8 @@
 mod common;
 
 use common::*;
-use mcp_adapters::{ListOptions, SearchCall, ToolIndex, ToolSet};
+use mcp_adapters::search::{SearchCall, ToolIndex};
+use mcp_adapters::{ListOptions, ToolSet};
 
 /// The share of queries whose tool is among the first five, at least.
 const MIN_RECALL_AT_5: f64 = 0.9;

@@ -5,9 +5,10 @@
 mod common;
 
 use common::*;
+use mcp_adapters::spec::SpecFile;
 use mcp_adapters::{
-    CallToolResult, ErrorKind, ListOptions, Outcome, Registry, ResultOptions, SpecFile, StrictMode,
-    Tool, ToolSet,
+    CallToolResult, ErrorKind, ListOptions, Outcome, Registry, ResultOptions, StrictMode, Tool,
+    ToolSet,
 };
 use serde_json::{Value, json};
 

@@ -9,9 +9,8 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use mcp_adapters::{
-    CallStream, ErrorKind, Framing, ListOptions, Listing, StreamedCall, StrictMode, Tool, ToolSet,
-};
+use mcp_adapters::stream::{CallStream, Framing, StreamedCall};
+use mcp_adapters::{ErrorKind, ListOptions, Listing, StrictMode, Tool, ToolSet};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

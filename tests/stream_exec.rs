@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
+use mcp_adapters::exec::CallStart;
+use mcp_adapters::stream::Framing;
 use mcp_adapters::{
-    CallStart, CallToolResult, ExecOptions, Framing, InProcessServer, ListOptions, Source,
-    StrictMode, Tool,
+    CallToolResult, ExecOptions, InProcessServer, ListOptions, Source, StrictMode, Tool,
 };
 use serde_json::{Map, Value, json};
 
@@ -243,7 +244,7 @@ fn recorded_streams_send_only_complete_calls() {
                             complete
                                 .into_iter()
                                 .filter_map(|c| match c {
-                                    mcp_adapters::StreamedCall::Ready(call) => Some(call),
+                                    mcp_adapters::stream::StreamedCall::Ready(call) => Some(call),
                                     _ => None,
                                 })
                                 .collect(),

@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::scripted::{self, Peer, Reply, Request, Server};
+use mcp_adapters::client::Lifecycle;
+use mcp_adapters::exec::*;
 use mcp_adapters::mcp::{ElicitResult, InputResponses};
 use mcp_adapters::*;
 use serde_json::{Value, json};

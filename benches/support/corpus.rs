@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_adapters::{ToolSet, parse_tools_list};
+use mcp_adapters::ToolSet;
+use mcp_adapters::mcp::parse_tools_list;
 use serde_json::Value;
 
 /// The whole corpus as one hub toolset, servers in file-name order.

@@ -6,7 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_adapters::{CallToolResult, Outcome, Registry, ResultOptions, Shape, StructuredMode};
+use mcp_adapters::{CallToolResult, Outcome, Registry, ResultOptions};
+use mcp_adapters::results::{Shape, StructuredMode};
 
 const MODES: [StructuredMode; 4] = [
     StructuredMode::Auto,

@@ -7,7 +7,8 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_adapters::{ErrorKind, ListOptions, Listing, Registry, ToolSet, parse_tools_list};
+use mcp_adapters::{ErrorKind, ListOptions, Listing, Registry, ToolSet};
+use mcp_adapters::mcp::parse_tools_list;
 
 const EVERYTHING: &str = include_str!("../../tests/fixtures/corpus/everything.tools.json");
 const TIME: &str = include_str!("../../tests/fixtures/corpus/time.tools.json");

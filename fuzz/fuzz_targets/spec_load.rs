@@ -5,7 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_adapters::{Registry, SpecFile};
+use mcp_adapters::Registry;
+use mcp_adapters::spec::SpecFile;
 
 const OPENAI_RULES: &str = include_str!("../../providers/rules/openai-strict.yaml");
 const ANTHROPIC_RULES: &str = include_str!("../../providers/rules/anthropic-strict.yaml");

@@ -8,9 +8,8 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_adapters::{
-    ErrorKind, Framing, ListOptions, Listing, Registry, StreamedCall, Tool, ToolSet,
-};
+use mcp_adapters::{ErrorKind, ListOptions, Listing, Registry, Tool, ToolSet};
+use mcp_adapters::stream::{Framing, StreamedCall};
 use serde_json::json;
 
 /// Every provider's listing of a toolset whose tools the seeds call.

@@ -7,11 +7,13 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use mcp_adapters::mcp::{InputRequest, InputResponses, Root};
-use mcp_adapters::{
-    Asking, Attribution, CallRecord, Error, ErrorKind, Handlers, InputAnswer, InputQuestions,
-    Result, Roots, Sampling, SamplingAnswer, SamplingRequest, sanitize_description,
+use mcp_adapters::exec::{
+    Asking, Attribution, CallRecord, Handlers, InputAnswer, InputQuestions, Roots, Sampling,
+    SamplingAnswer, SamplingRequest,
 };
+use mcp_adapters::mcp::{InputRequest, InputResponses, Root};
+use mcp_adapters::toolset::sanitize_description;
+use mcp_adapters::{Error, ErrorKind, Result};
 
 use super::AsksArgs;
 use super::answers::{Answers, read_answers};

@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
+use mcp_adapters::stream::Framing;
 use mcp_adapters::{
-    CallToolResult, Error, ErrorKind, ExecOptions, Framing, ListOptions, Listing, Outcome, Policy,
-    Provider, Registry, Result, ResultOptions,
+    CallToolResult, Error, ErrorKind, ExecOptions, ListOptions, Listing, Outcome, Policy, Provider,
+    Registry, Result, ResultOptions,
 };
 use serde_json::{Value, json};
 
@@ -62,7 +63,7 @@ pub fn search_tools(args: &SearchToolsArgs) -> Result<Value> {
         ));
     }
     let toolset = toolset(&args.toolset, read_servers(&args.tools)?)?;
-    let index = mcp_adapters::ToolIndex::new(&toolset);
+    let index = mcp_adapters::search::ToolIndex::new(&toolset);
     let hits = index.search(&args.query, args.limit.max(1), |_| true);
     let ranked: Vec<Value> = hits
         .iter()

@@ -1,8 +1,9 @@
 //! The bundled demo: a "notes" server in-process and recorded model responses.
 
+use mcp_adapters::exec::Handlers;
+use mcp_adapters::mcp::parse_tools_list;
 use mcp_adapters::{
-    CallToolResult, Content, Error, ErrorKind, Handlers, InProcessServer, Policy, Result, Source,
-    Tool, parse_tools_list,
+    CallToolResult, Content, Error, ErrorKind, InProcessServer, Policy, Result, Source, Tool,
 };
 use serde_json::{Map, Value, json};
 

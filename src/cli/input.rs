@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use mcp_adapters::{Error, ErrorKind, Framing, Registry, Result, Tool, ToolSet, parse_tools_list};
+use mcp_adapters::mcp::parse_tools_list;
+use mcp_adapters::stream::Framing;
+use mcp_adapters::{Error, ErrorKind, Registry, Result, Tool, ToolSet};
 use serde_json::Value;
 
 use super::ToolsetArgs;

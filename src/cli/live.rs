@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::time::Duration;
 
+use mcp_adapters::exec::{Approval, Handlers, SourceBuilder};
 use mcp_adapters::{
-    Approval, ClientOptions, Error, ErrorKind, Handlers, HubConfig, Policy, Result, ServerConfig,
-    Source, SourceBuilder,
+    ClientOptions, Error, ErrorKind, HubConfig, Policy, Result, ServerConfig, Source,
 };
 use serde::Deserialize;
 

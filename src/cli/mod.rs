@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use mcp_adapters::{Framing, Shape, StrictMode, StructuredMode};
+use mcp_adapters::StrictMode;
+use mcp_adapters::results::{Shape, StructuredMode};
+use mcp_adapters::stream::Framing;
 
 /// Lists MCP tools in an LLM provider's format, reads tool calls from model
 /// responses and answers them, driven by YAML provider specs.

@@ -7,10 +7,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_adapters::{
-    Error, ErrorKind, FileTokenStore, HubConfig, OAuth, Result, ServerConfig, SignInAnswer,
-    SignInReason, SignInRequest,
+use mcp_adapters::client::auth::{
+    FileTokenStore, OAuth, SignInAnswer, SignInReason, SignInRequest,
 };
+use mcp_adapters::{Error, ErrorKind, HubConfig, Result, ServerConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;

@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use mcp_adapters::{
-    Error, ErrorKind, ListOptions, Registry, RenameReason, Result, StrictIssue, ToolSet, strict,
-};
+use mcp_adapters::listing::StrictIssue;
+use mcp_adapters::toolset::RenameReason;
+use mcp_adapters::{Error, ErrorKind, ListOptions, Registry, Result, ToolSet, strict};
 use serde::Serialize;
 use serde_json::{Value, json};
 

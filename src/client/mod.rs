@@ -1,7 +1,7 @@
 //! Real MCP servers, through the official Rust SDK (the `rmcp` feature).
 
 #[cfg(feature = "oauth")]
-mod auth;
+pub mod auth;
 mod changes;
 mod convert;
 mod handler;
@@ -15,11 +15,5 @@ mod session;
 mod stdio;
 mod tasks;
 
-#[cfg(feature = "oauth")]
-pub use auth::{
-    ClientCredentials, EnterpriseSignIn, FileTokenStore, IdTokenFn, JwtAlgorithm, MemoryTokenStore,
-    OAuth, RegisteredClient, SignInAnswer, SignInFn, SignInReason, SignInRequest, StoredSignIn,
-    TokenStore,
-};
 pub use live::McpClient;
 pub use options::{ClientOptions, Lifecycle, Reconnect};

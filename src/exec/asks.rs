@@ -57,7 +57,7 @@ pub const DEFAULT_MAX_SAMPLING_REQUESTS: usize = 10;
 ///
 /// ```
 /// use mcp_adapters::mcp::{CreateMessageResult, ElicitResult, Root};
-/// use mcp_adapters::{Handlers, InputAnswer, Roots, Sampling, SamplingAnswer};
+/// use mcp_adapters::exec::{Handlers, InputAnswer, Roots, Sampling, SamplingAnswer};
 ///
 /// let handlers = Handlers::new()
 ///     .input(|questions| Box::pin(async move {

@@ -46,7 +46,8 @@ struct Rule {
 ///    it, [`Policy::allow_all`] allows it.
 ///
 /// ```
-/// use mcp_adapters::{Action, Policy};
+/// use mcp_adapters::Policy;
+/// use mcp_adapters::exec::Action;
 ///
 /// let policy = Policy::new()
 ///     .allow("github/get_*")?

@@ -31,7 +31,8 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_adapters::{ExecOptions, ResultOptions, StructuredMode};
+/// use mcp_adapters::{ExecOptions, ResultOptions};
+/// use mcp_adapters::results::StructuredMode;
 ///
 /// let options = ExecOptions::new()
 ///     .max_concurrency(8)
@@ -343,7 +344,7 @@ impl Source {
     pub(crate) fn search(
         &self,
         provider: &Provider,
-        search: &crate::calls::SearchCall,
+        search: &crate::search::SearchCall,
         listing: &Listing,
         options: &ExecOptions,
         turn: &mut Answering<'_>,

@@ -182,7 +182,8 @@ impl Provider {
     ///
     /// ```
     /// use mcp_adapters::mcp::{CreateMessageParams, StopReason};
-    /// use mcp_adapters::{Registry, SamplingOptions};
+    /// use mcp_adapters::Registry;
+    /// use mcp_adapters::sampling::SamplingOptions;
     /// use serde_json::json;
     ///
     /// let params = CreateMessageParams::from_value(json!({

@@ -115,7 +115,8 @@ impl Provider {
     ///
     /// ```
     /// use mcp_adapters::mcp::ToolChoiceMode;
-    /// use mcp_adapters::{Registry, ToolChoice};
+    /// use mcp_adapters::Registry;
+    /// use mcp_adapters::spec::ToolChoice;
     /// use serde_json::json;
     ///
     /// let mistral = Registry::builtin()?.get("mistral")?;

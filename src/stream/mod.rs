@@ -42,7 +42,7 @@ pub enum StreamedCall {
     Rejected(RejectedCall),
     /// A search for deferred tools, to be answered with
     /// [`Provider::answer_search`](crate::Provider::answer_search).
-    Search(crate::calls::SearchCall),
+    Search(crate::search::SearchCall),
 }
 
 impl StreamedCall {

@@ -11,8 +11,9 @@ pub mod servers;
 
 use std::path::{Path, PathBuf};
 
+use mcp_adapters::mcp::parse_tools_list;
 use mcp_adapters::strict::{StrictRules, convert};
-use mcp_adapters::{Provider, Registry, Tool, parse_tools_list};
+use mcp_adapters::{Provider, Registry, Tool};
 use serde_json::{Map, Value, json};
 
 /// A runtime for the tests that talk to real servers or streams: two workers.

@@ -10,8 +10,9 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
+use mcp_adapters::exec::SamplingAnswer;
 use mcp_adapters::mcp::{ElicitResult, Elicitation, FormElicitation};
-use mcp_adapters::{Error, ErrorKind, Result, SamplingAnswer};
+use mcp_adapters::{Error, ErrorKind, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
