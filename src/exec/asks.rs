@@ -13,34 +13,33 @@
 //!   arrived on; over stdio to the server's one call in flight, or marked
 //!   [`Attribution::Ambiguous`] when several are).
 //!
-//! Everything goes through an [`Answerer`], which applies the governed
+//! This file holds what the application configures and what its handlers
+//! are given and answer. Everything goes through an
+//! [`Answerer`](crate::Answerer) (`answerer.rs`), which applies the governed
 //! pipeline's rules: bounds on rounds and on the time to answer, the call's
 //! timeout stopped while the application answers, the sampling rules and caps,
 //! and a halt when a handler cancels.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
-use super::clock::{CallClock, Halt, Paused};
-use super::input::{
-    DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS, InputAnswer, InputHandler, InputQuestions,
-    not_completed,
-};
-use super::policy::{Action, Approval, ApprovalRequest, Approver, Policy};
-use super::server::BoxFuture;
-use crate::error::{Error, ErrorKind, Result};
-use crate::mcp::{
-    CreateMessageParams, CreateMessageResult, ElicitResult, Elicitation, IncludeContext,
-    InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponses,
-    ListRootsResult, Root,
-};
+use super::future::BoxFuture;
+use super::policy::Policy;
+use crate::mcp::{CreateMessageParams, CreateMessageResult, InputRequests, InputResponses, Root};
 
 /// The default bound on the sampling requests one call's server may make: 10.
 pub const DEFAULT_MAX_SAMPLING_REQUESTS: usize = 10;
+
+/// The default bound on input rounds per call: 10, as the official SDKs.
+pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
+
+/// The default bound on the time an input handler takes to answer one
+/// round: 600 s, so that a person can answer.
+pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What the application can answer when a server asks: questions for a person
 /// ([`input`](Self::input)), completions from its model
@@ -76,9 +75,9 @@ pub const DEFAULT_MAX_SAMPLING_REQUESTS: usize = 10;
 /// ```
 #[derive(Clone, Default)]
 pub struct Handlers {
-    pub(crate) input: Option<InputHandler>,
-    pub(crate) sampling: Option<Arc<Sampling>>,
-    pub(crate) roots: Option<Roots>,
+    pub(super) input: Option<InputHandler>,
+    pub(super) sampling: Option<Arc<Sampling>>,
+    pub(super) roots: Option<Roots>,
 }
 
 impl std::fmt::Debug for Handlers {
@@ -172,9 +171,9 @@ pub type SamplingHandler =
 ///
 /// - the [`policy`](Self::policy) decides (allow by default; `ask` goes to
 ///   the source's approver, which sees the request in
-///   [`ApprovalRequest::sampling`]), with rules over `server/tool`, `tool`
-///   being the call's tool (empty for a request outside any call or one that
-///   cannot be attributed);
+///   [`ApprovalRequest::sampling`](crate::ApprovalRequest::sampling)), with
+///   rules over `server/tool`, `tool` being the call's tool (empty for a
+///   request outside any call or one that cannot be attributed);
 /// - at most [`max_requests_per_call`](Self::max_requests_per_call) requests
 ///   per call are answered ([`DEFAULT_MAX_SAMPLING_REQUESTS`]);
 /// - `maxTokens` is lowered to [`max_tokens`](Self::max_tokens) when set;
@@ -187,12 +186,12 @@ pub type SamplingHandler =
 /// to answer, while the call's own timeout waits.
 #[derive(Clone)]
 pub struct Sampling {
-    handler: SamplingHandler,
-    tools: bool,
-    context: bool,
-    max_tokens: Option<u64>,
-    max_requests: usize,
-    policy: Policy,
+    pub(super) handler: SamplingHandler,
+    pub(super) tools: bool,
+    pub(super) context: bool,
+    pub(super) max_tokens: Option<u64>,
+    pub(super) max_requests: usize,
+    pub(super) policy: Policy,
 }
 
 impl std::fmt::Debug for Sampling {
@@ -388,569 +387,50 @@ pub enum Asking {
     Request,
 }
 
-/// The handlers and the approver a source answers with.
-pub(crate) struct Governor {
-    pub(crate) handlers: Handlers,
-    pub(crate) approver: Option<Approver>,
-}
-
-/// One call's share of the rules: its description, its bounds and what it
-/// has used of them, its clock and its turn's halt.
-pub(crate) struct CallState {
-    info: Mutex<CallInfo>,
-    max_rounds: usize,
-    input_timeout: Duration,
-    used: Mutex<Used>,
-    clock: Mutex<Option<Arc<CallClock>>>,
-    halt: Halt,
-}
-
-#[derive(Default)]
-struct Used {
-    requests: usize,
-    samplings: usize,
-}
-
-impl CallState {
-    pub(crate) fn new(
-        info: CallInfo,
-        max_rounds: Option<usize>,
-        input_timeout: Option<Duration>,
-        halt: Halt,
-    ) -> Arc<Self> {
-        Arc::new(CallState {
-            info: Mutex::new(info),
-            max_rounds: max_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
-            input_timeout: input_timeout.unwrap_or(DEFAULT_INPUT_TIMEOUT),
-            used: Mutex::new(Used::default()),
-            clock: Mutex::new(None),
-            halt,
-        })
-    }
-
-    fn info(&self) -> CallInfo {
-        match self.info.lock() {
-            Ok(info) => info.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    /// The clock of the call's request now on the wire.
-    pub(crate) fn set_clock(&self, clock: Arc<CallClock>) {
-        if let Ok(mut slot) = self.clock.lock() {
-            *slot = Some(clock);
-        }
-    }
-
-    fn pause(&self) -> Option<Paused> {
-        let clock = self.clock.lock().ok()?.clone()?;
-        Some(clock.pause())
-    }
-
-    /// Counts one more of a kind; `false` when that goes past `max`.
-    fn count(&self, max: usize, pick: impl Fn(&mut Used) -> &mut usize) -> bool {
-        let Ok(mut used) = self.used.lock() else {
-            return false;
-        };
-        let n = pick(&mut used);
-        *n += 1;
-        *n <= max
-    }
-}
-
-/// Whose question it is, for an [`Answerer`].
-#[derive(Clone)]
-enum Target {
-    One(Arc<CallState>),
-    Ambiguous(Vec<Arc<CallState>>),
-    NoCall,
-}
-
-/// Answers what a server asks of the client, under the source's rules:
-/// handed to a [`Server`](crate::Server) in
-/// [`CallContext::answerer`](crate::CallContext::answerer) for each call, and
-/// through [`Server::attach`](crate::Server::attach) for questions outside
-/// any call.
-///
-/// [`McpClient`](crate::McpClient) uses it for the requests a server sends
-/// during a call (revisions up to 2025-11-25) and for the input a task asks
-/// for; the source itself answers `input_required` rounds with it. A `Server`
-/// of your own that speaks another transport does the same.
-#[derive(Clone)]
-pub struct Answerer {
-    governor: Arc<Governor>,
-    server_id: String,
-    target: Target,
-}
-
-impl std::fmt::Debug for Answerer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Answerer")
-            .field("server_id", &self.server_id)
-            .field("call", &self.attribution())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Answerer {
-    pub(crate) fn for_call(
-        governor: Arc<Governor>,
-        server_id: impl Into<String>,
-        call: Arc<CallState>,
-    ) -> Self {
-        Answerer {
-            governor,
-            server_id: server_id.into(),
-            target: Target::One(call),
-        }
-    }
-
-    pub(crate) fn for_server(governor: Arc<Governor>, server_id: impl Into<String>) -> Self {
-        Answerer {
-            governor,
-            server_id: server_id.into(),
-            target: Target::NoCall,
-        }
-    }
-
-    /// An answerer for `handlers` alone, outside any source: no approver,
-    /// the default bounds.
-    pub fn standalone(handlers: Handlers, server_id: impl Into<String>) -> Self {
-        Self::for_server(
-            Arc::new(Governor {
-                handlers,
-                approver: None,
-            }),
-            server_id,
-        )
-    }
-
-    /// One answerer for a question that may belong to any of `calls` (their
-    /// first's handlers answer it): the handler is told the call is
-    /// [`Attribution::Ambiguous`]. With one candidate, it is that one; with
-    /// none, `self`'s server outside any call.
-    pub fn ambiguous(&self, calls: &[Answerer]) -> Answerer {
-        let states: Vec<Arc<CallState>> = calls
-            .iter()
-            .filter_map(|a| match &a.target {
-                Target::One(state) => Some(state.clone()),
-                _ => None,
-            })
-            .collect();
-        let governor = calls
-            .first()
-            .map_or_else(|| self.governor.clone(), |a| a.governor.clone());
-        let target = match states.len() {
-            0 => Target::NoCall,
-            1 => Target::One(states[0].clone()),
-            _ => Target::Ambiguous(states),
-        };
-        Answerer {
-            governor,
-            server_id: self.server_id.clone(),
-            target,
-        }
-    }
-
-    /// The arguments as sent, once the `before` hook changed them.
-    pub(crate) fn set_arguments(&self, arguments: &Map<String, Value>) {
-        if let Target::One(state) = &self.target
-            && let Ok(mut info) = state.info.lock()
-        {
-            info.arguments = arguments.clone();
-        }
-    }
-
-    /// The server whose questions this answers.
-    pub fn server_id(&self) -> &str {
-        &self.server_id
-    }
-
+/// A server's questions for the input handler: a round of an
+/// `input_required` result, or one request the server sent during a call.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct InputQuestions {
+    /// The server that asks.
+    pub server_id: String,
     /// The call the questions belong to.
-    pub fn attribution(&self) -> Attribution {
-        match &self.target {
-            Target::One(state) => Attribution::Call(state.info()),
-            Target::Ambiguous(states) => {
-                Attribution::Ambiguous(states.iter().map(|s| s.info()).collect())
-            }
-            Target::NoCall => Attribution::NoCall,
-        }
-    }
+    pub call: Attribution,
+    /// How the server asked: in an `input_required` result (keys are the
+    /// server's), or as a request during the call (one request, keyed by its
+    /// JSON-RPC id).
+    pub asking: Asking,
+    /// 1 for the first questions of a call, 2 for the next, ...
+    pub round: usize,
+    /// The questions, keyed as [`asking`](Self::asking) says: answer each
+    /// under its key.
+    pub requests: InputRequests,
+}
 
-    /// What the handlers can answer: what a client declares.
-    pub fn features(&self) -> ClientFeatures {
-        self.governor.handlers.features()
-    }
-
-    /// The handlers.
-    pub fn handlers(&self) -> &Handlers {
-        &self.governor.handlers
-    }
-
-    /// Whether the call's turn was halted (a task then cancels itself).
-    pub fn is_halted(&self) -> bool {
-        self.states().iter().any(|s| s.halt.is_set())
-    }
-
-    fn states(&self) -> Vec<&Arc<CallState>> {
-        match &self.target {
-            Target::One(state) => vec![state],
-            Target::Ambiguous(states) => states.iter().collect(),
-            Target::NoCall => Vec::new(),
-        }
-    }
-
-    fn halt(&self) {
-        for state in self.states() {
-            state.halt.set();
-        }
-    }
-
-    /// Stops the clocks of the calls concerned while the application answers.
-    fn pause(&self) -> Vec<Paused> {
-        self.states().iter().filter_map(|s| s.pause()).collect()
-    }
-
-    fn input_timeout(&self) -> Duration {
-        match &self.target {
-            Target::One(state) => state.input_timeout,
-            Target::Ambiguous(states) => states
-                .iter()
-                .map(|s| s.input_timeout)
-                .min()
-                .unwrap_or(DEFAULT_INPUT_TIMEOUT),
-            Target::NoCall => DEFAULT_INPUT_TIMEOUT,
-        }
-    }
-
-    /// Answers the questions of an `input_required` result (round `round` of
-    /// the call): the roots and sampling requests by the library and the
-    /// sampling handler, everything else by the input handler, in one go.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InputRequired`] naming what the tool asked for and why
-    /// the call cannot go on: a kind with no handler, a handler that declined,
-    /// cancelled (the turn halts) or was too slow, a sampling request the
-    /// rules refused.
-    pub async fn answer_round(
-        &self,
-        asked: &InputRequiredResult,
-        round: usize,
-    ) -> Result<InputResponses> {
-        let mut responses = InputResponses::new();
-        let mut questions = InputRequests::new();
-        for (key, request) in &asked.input_requests {
-            match request {
-                InputRequest::ListRoots(_) => {
-                    let roots = self.list_roots().map_err(|e| {
-                        not_completed(asked, &format!("for `{key}`: {}", e.message()))
-                    })?;
-                    responses.insert(key.clone(), roots.into());
-                }
-                InputRequest::Sampling(params) => {
-                    let result = self.sample((**params).clone()).await.map_err(|e| {
-                        not_completed(asked, &format!("for `{key}`: {}", e.message()))
-                    })?;
-                    responses.insert(key.clone(), result.into());
-                }
-                other => {
-                    questions.insert(key.clone(), other.clone());
-                }
-            }
-        }
-        if !questions.is_empty() {
-            let answer = self
-                .ask(questions, Asking::InputRequired, round)
-                .await
-                .map_err(|why| not_completed(asked, &why))?;
-            responses.extend(answer);
-        }
-        Ok(responses)
-    }
-
-    /// Answers the questions of a task's round (its `inputRequests`, MCP
-    /// 2026-07-28 tasks) as [`answer_round`](Self::answer_round) does, each
-    /// round counted against the call's `max_input_rounds` with the requests
-    /// made during the call.
-    ///
-    /// # Errors
-    ///
-    /// As [`answer_round`](Self::answer_round), and when the bound is reached.
-    pub async fn answer_task_round(
-        &self,
-        asked: &InputRequiredResult,
-        round: usize,
-    ) -> Result<InputResponses> {
-        self.count_request()
-            .map_err(|e| not_completed(asked, e.message()))?;
-        self.answer_round(asked, round).await
-    }
-
-    /// Answers an `elicitation/create` request the server sent during the
-    /// call (revisions up to 2025-11-25), with the input handler. The
-    /// handler's [`InputAnswer::Decline`] and [`InputAnswer::Cancel`] are
-    /// sent as the `decline` and `cancel` actions (the server's own result
-    /// then answers the call), and a cancel halts the turn; a handler that
-    /// does not answer within the input timeout is sent `cancel`.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InputRequired`] when no input handler is configured, the
-    /// call's server asked more than `max_input_rounds` times, or the handler
-    /// answered with something other than an elicitation result; the server
-    /// is then answered with an error.
-    pub async fn elicit(&self, request_id: &str, elicitation: Elicitation) -> Result<ElicitResult> {
-        let refuse = |why: String| Error::new(ErrorKind::InputRequired, why);
-        if self.governor.handlers.input.is_none() {
-            return Err(refuse("this client has no input handler".into()));
-        }
-        let round = self.count_request()?;
-        let mut requests = InputRequests::new();
-        requests.insert(
-            request_id.to_owned(),
-            InputRequest::Elicitation(elicitation),
-        );
-        match self.ask(requests, Asking::Request, round).await {
-            Ok(mut answers) => match answers.remove(request_id) {
-                Some(InputResponse::Elicitation(result)) => Ok(result),
-                Some(_) => Err(refuse(
-                    "the input handler answered the elicitation with something other than an \
-                     elicitation result"
-                        .into(),
-                )),
-                None => Err(refuse(
-                    "the input handler gave no answer to the elicitation".into(),
-                )),
-            },
-            Err(NoAnswer::Declined(_)) => Ok(ElicitResult::decline()),
-            // Not answered in time: as a person who dismissed the form.
-            Err(NoAnswer::Cancelled(_)) | Err(NoAnswer::Late(_)) => Ok(ElicitResult::cancel()),
-            Err(NoAnswer::Refused(why)) => Err(refuse(why)),
-        }
-    }
-
-    /// Answers a sampling request (sent during a call up to 2025-11-25, or in
-    /// an input round) with the sampling handler, under the rules of
-    /// [`Sampling`].
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Denied`] when the rules, the approver or the handler
-    /// refused it (a handler's cancel also halts the turn),
-    /// [`ErrorKind::Input`] for a request offering tools the handler does not
-    /// take, [`ErrorKind::Timeout`] when the handler was too slow, and
-    /// [`ErrorKind::InputRequired`] when no sampling handler is configured.
-    pub async fn sample(&self, mut params: CreateMessageParams) -> Result<CreateMessageResult> {
-        let Some(sampling) = self.governor.handlers.sampling.clone() else {
-            return Err(Error::new(
-                ErrorKind::InputRequired,
-                "this client has no sampling handler",
-            ));
-        };
-        if let Target::One(state) = &self.target
-            && !state.count(sampling.max_requests, |u| &mut u.samplings)
-        {
-            return Err(Error::new(
-                ErrorKind::Denied,
-                format!(
-                    "the server asked for more than {} completions during this call (the bound on \
-                     sampling requests per call)",
-                    sampling.max_requests
-                ),
-            ));
-        }
-        if (params.tools.is_some() || params.tool_choice.is_some()) && !sampling.tools {
-            return Err(Error::new(
-                ErrorKind::Input,
-                "the sampling request offers tools, but this client did not declare sampling with \
-                 tools",
-            ));
-        }
-        if !sampling.context && params.include_context() != IncludeContext::None {
-            tracing::debug!(server = %self.server_id, asked = %params.include_context(),
-                "sampling includeContext treated as none");
-            params.include_context = None;
-        }
-        if let Some(cap) = sampling.max_tokens {
-            params.max_tokens = params.max_tokens.min(cap);
-        }
-        let _paused = self.pause();
-        self.decide_sampling(&sampling, &params).await?;
-        let request = SamplingRequest {
-            server_id: self.server_id.clone(),
-            call: self.attribution(),
-            params,
-        };
-        let timeout = self.input_timeout();
-        match tokio::time::timeout(timeout, (sampling.handler)(request)).await {
-            Ok(SamplingAnswer::Respond(result)) => Ok(result),
-            Ok(SamplingAnswer::Decline(reason)) => Err(Error::new(
-                ErrorKind::Denied,
-                format!("the sampling handler declined: {reason}"),
-            )),
-            Ok(SamplingAnswer::Cancel(reason)) => {
-                self.halt();
-                tracing::warn!(server = %self.server_id, reason = %reason,
-                    "sampling handler cancelled and halted the turn");
-                Err(Error::new(
-                    ErrorKind::Denied,
-                    format!("the sampling handler cancelled it: {reason}"),
-                ))
-            }
-            Err(_) => Err(Error::new(
-                ErrorKind::Timeout,
-                format!(
-                    "the sampling handler did not answer within {} ms",
-                    timeout.as_millis()
-                ),
-            )),
-        }
-    }
-
-    async fn decide_sampling(
-        &self,
-        sampling: &Sampling,
-        params: &CreateMessageParams,
-    ) -> Result<()> {
-        let attribution = self.attribution();
-        let call = attribution.call();
-        let tool = call.map_or("", |c| c.tool.as_str());
-        let taint = call.map(|c| c.taint.clone()).unwrap_or_default();
-        let (action, rule) = sampling
-            .policy
-            .decide_with_rule(&self.server_id, tool, &taint);
-        let denied = |why: String| Error::new(ErrorKind::Denied, why);
-        match action {
-            Action::Allow => Ok(()),
-            Action::Deny => Err(denied(match rule {
-                Some(pattern) => {
-                    format!("sampling denied by the sampling policy (rule `{pattern}`)")
-                }
-                None => "sampling denied by the sampling policy (no rule allows it)".to_owned(),
-            })),
-            Action::Ask => {
-                let Some(approver) = &self.governor.approver else {
-                    return Err(denied(
-                        "this sampling request needs approval, and no approver is configured"
-                            .into(),
-                    ));
-                };
-                let request = ApprovalRequest {
-                    server_id: self.server_id.clone(),
-                    tool: tool.to_owned(),
-                    exposed_name: call.map(|c| c.exposed_name.clone()).unwrap_or_default(),
-                    call_id: call.and_then(|c| c.call_id.clone()),
-                    arguments: call.map(|c| c.arguments.clone()).unwrap_or_default(),
-                    principal: call.and_then(|c| c.principal.clone()),
-                    taint,
-                    sampling: Some(Box::new(params.clone())),
-                };
-                match approver(request).await {
-                    Approval::Allow => Ok(()),
-                    Approval::Deny(reason) => {
-                        Err(denied(format!("sampling denied by the approver: {reason}")))
-                    }
-                    Approval::DenyAndHalt(reason) => {
-                        self.halt();
-                        Err(denied(format!("sampling denied by the approver: {reason}")))
-                    }
-                }
-            }
-        }
-    }
-
-    /// The client's roots, for `roots/list`.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InputRequired`] when no roots are configured.
-    pub fn list_roots(&self) -> Result<ListRootsResult> {
-        match &self.governor.handlers.roots {
-            Some(roots) => Ok(ListRootsResult::new(roots.get())),
-            None => Err(Error::new(
-                ErrorKind::InputRequired,
-                "this client offers no roots",
-            )),
-        }
-    }
-
-    /// Counts a request sent during the call against `max_input_rounds`;
-    /// returns its number.
-    fn count_request(&self) -> Result<usize> {
-        let Target::One(state) = &self.target else {
-            return Ok(1);
-        };
-        if !state.count(state.max_rounds, |u| &mut u.requests) {
-            return Err(Error::new(
-                ErrorKind::InputRequired,
-                format!(
-                    "the server asked for input more than {} times during this call (the bound on \
-                     input rounds)",
-                    state.max_rounds
-                ),
-            ));
-        }
-        Ok(state.used.lock().map_or(1, |u| u.requests))
-    }
-
-    /// Asks the input handler; `Err` says why there is no answer.
-    async fn ask(
-        &self,
-        requests: InputRequests,
-        asking: Asking,
-        round: usize,
-    ) -> std::result::Result<InputResponses, NoAnswer> {
-        let Some(handler) = self.governor.handlers.input.clone() else {
-            return Err(NoAnswer::Refused("no input handler is configured".into()));
-        };
-        let questions = InputQuestions {
-            server_id: self.server_id.clone(),
-            call: self.attribution(),
-            asking,
-            round,
-            requests,
-        };
-        let timeout = self.input_timeout();
-        let _paused = self.pause();
-        match tokio::time::timeout(timeout, handler(questions)).await {
-            Ok(InputAnswer::Respond(responses)) => Ok(responses),
-            Ok(InputAnswer::Decline(reason)) => Err(NoAnswer::Declined(format!(
-                "the input handler declined: {reason}"
-            ))),
-            Ok(InputAnswer::Cancel(reason)) => {
-                self.halt();
-                tracing::warn!(server = %self.server_id, reason = %reason,
-                    "input handler cancelled and halted the turn");
-                Err(NoAnswer::Cancelled(format!(
-                    "the input handler cancelled it: {reason}"
-                )))
-            }
-            Err(_) => Err(NoAnswer::Late(format!(
-                "the input handler did not answer within {} ms",
-                timeout.as_millis()
-            ))),
-        }
+impl InputQuestions {
+    /// The call's tool, when the questions belong to exactly one call.
+    pub fn tool(&self) -> Option<&str> {
+        self.call.call().map(|c| c.tool.as_str())
     }
 }
 
-/// Why the input handler gave no answers.
-enum NoAnswer {
-    /// No handler.
-    Refused(String),
-    Declined(String),
-    Cancelled(String),
-    Late(String),
+/// An input handler's answer to a round's questions.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum InputAnswer {
+    /// Call the tool again with these answers, one per question's key (an
+    /// elicitation's answer may itself accept, decline or cancel it, which
+    /// the server then acts on).
+    Respond(InputResponses),
+    /// Do not answer: the call ends, and the model is told what the tool
+    /// asked for and `reason`.
+    Decline(String),
+    /// The person dismissed the questions: the call ends as with `Decline`,
+    /// and the turn halts (as [`Approval::DenyAndHalt`](crate::Approval::DenyAndHalt)).
+    Cancel(String),
 }
 
-impl std::ops::Deref for NoAnswer {
-    type Target = str;
-    fn deref(&self) -> &str {
-        match self {
-            NoAnswer::Refused(s)
-            | NoAnswer::Declined(s)
-            | NoAnswer::Cancelled(s)
-            | NoAnswer::Late(s) => s,
-        }
-    }
-}
+/// Answers the questions of tools that ask for input; see
+/// [`SourceBuilder::input_handler`](crate::SourceBuilder::input_handler).
+pub type InputHandler =
+    Arc<dyn Fn(InputQuestions) -> BoxFuture<'static, InputAnswer> + Send + Sync>;

@@ -2,24 +2,34 @@
 //! server again: when the server announced a change
 //! (`notifications/tools/list_changed`, seen through
 //! [`Server::tools_version`]), when its list's `ttlMs` ran out, or on
-//! [`Source::refresh`].
+//! [`Source::refresh`](crate::Source::refresh). With them, the tools' input
+//! schemas compiled for validation, kept until a server is listed again.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use serde_json::Value;
+
 use super::server::{Server, ToolList, list_all_tools};
-use super::source::Source;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::CacheScope;
-use crate::toolset::ToolSet;
+use crate::toolset::{ToolSet, ToolSetBuilder};
 
-/// What a source knows of its servers' tools.
+/// What a source knows of its servers' tools. Its methods take the source's
+/// servers, in the source's order, and the naming its toolsets are built with.
 #[derive(Default)]
-pub(crate) struct ToolCache {
+pub(super) struct ToolCache {
     state: Mutex<State>,
     /// Held while listing, so that concurrent calls and listings list a server once.
     listing: tokio::sync::Mutex<()>,
+    /// The compiled input schemas, by server and tool; emptied whenever a
+    /// server is listed again.
+    validators: Mutex<HashMap<(String, String), CompiledSchema>>,
 }
+
+/// A tool's compiled input schema; `None` when the schema does not compile.
+type CompiledSchema = Arc<Option<jsonschema::Validator>>;
 
 #[derive(Default)]
 struct State {
@@ -61,42 +71,30 @@ enum Which {
     All,
 }
 
-impl Source {
-    /// The toolset for a model: the cached one, with every server whose
-    /// tools changed (it sent `notifications/tools/list_changed`) or whose
-    /// list's `ttlMs` ran out listed again; the first time, every server.
-    ///
-    /// A server that gave no `ttlMs` (an MCP revision before 2026-07-28) is
-    /// listed again only when it announces a change, or on
-    /// [`refresh`](Self::refresh); `ttlMs: 0` lists it again every time.
-    ///
-    /// # Errors
-    ///
-    /// As [`refresh`](Self::refresh).
-    pub async fn toolset(&self) -> Result<ToolSet> {
-        self.list(Which::Stale).await
+impl ToolCache {
+    /// The cached toolset, with every server whose tools changed or whose
+    /// list's TTL ran out listed again; the first time, every server.
+    pub(super) async fn toolset(
+        &self,
+        servers: &[(String, Arc<dyn Server>)],
+        naming: &ToolSetBuilder,
+    ) -> Result<ToolSet> {
+        self.list(servers, naming, Which::Stale).await
     }
 
-    /// Lists every server's tools again (concurrently) and caches the new
-    /// toolset. A server that fails to list is reported in the toolset's
-    /// report and contributes no tool.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Input`] if the filters are invalid.
-    pub async fn refresh(&self) -> Result<ToolSet> {
-        self.list(Which::All).await
+    /// Lists every server again and caches the new toolset.
+    pub(super) async fn refresh(
+        &self,
+        servers: &[(String, Arc<dyn Server>)],
+        naming: &ToolSetBuilder,
+    ) -> Result<ToolSet> {
+        self.list(servers, naming, Which::All).await
     }
 
-    /// Who may reuse this source's listings, as the servers' last tool lists
-    /// said (`cacheScope`): `Private` if any server's is private, `Public` if
-    /// every server's is public, `None` when a server gave no scope or was
-    /// not listed yet. A source keeps its lists for its own connections (one
-    /// authorization context each); share a [`Listing`](crate::Listing)
-    /// across users only when this is `Public`.
-    pub fn cache_scope(&self) -> Option<CacheScope> {
-        let state = self.cache.state.lock().ok()?;
-        if state.servers.len() != self.servers.len() {
+    /// Who may reuse the listings, as the servers' last tool lists said.
+    pub(super) fn scope(&self, servers: &[(String, Arc<dyn Server>)]) -> Option<CacheScope> {
+        let state = self.state.lock().ok()?;
+        if state.servers.len() != servers.len() {
             return None;
         }
         let mut scope = Some(CacheScope::Public);
@@ -111,14 +109,19 @@ impl Source {
         scope
     }
 
-    async fn list(&self, which: Which) -> Result<ToolSet> {
-        let _listing = self.cache.listing.lock().await;
+    async fn list(
+        &self,
+        servers: &[(String, Arc<dyn Server>)],
+        naming: &ToolSetBuilder,
+        which: Which,
+    ) -> Result<ToolSet> {
+        let _listing = self.listing.lock().await;
         let now = Instant::now();
         let due: Vec<usize> = {
-            let state = self.cache.state.lock().map_err(poisoned)?;
+            let state = self.state.lock().map_err(poisoned)?;
             if which == Which::Stale
                 && let Some(toolset) = &state.toolset
-                && !self.servers.iter().enumerate().any(|(i, (_, server))| {
+                && !servers.iter().enumerate().any(|(i, (_, server))| {
                     state
                         .servers
                         .get(i)
@@ -128,29 +131,29 @@ impl Source {
             {
                 return Ok(toolset.clone());
             }
-            (0..self.servers.len())
+            (0..servers.len())
                 .filter(|&i| {
                     which == Which::All
                         || state
                             .servers
                             .get(i)
                             .and_then(Option::as_ref)
-                            .is_none_or(|listed| listed.is_stale(self.servers[i].1.as_ref(), now))
+                            .is_none_or(|listed| listed.is_stale(servers[i].1.as_ref(), now))
                 })
                 .collect()
         };
         let listed = futures_util::future::join_all(due.iter().map(|&i| {
-            let (id, server) = &self.servers[i];
+            let (id, server) = &servers[i];
             list_one(id, server.clone())
         }))
         .await;
-        let mut state = self.cache.state.lock().map_err(poisoned)?;
-        state.servers.resize_with(self.servers.len(), || None);
+        let mut state = self.state.lock().map_err(poisoned)?;
+        state.servers.resize_with(servers.len(), || None);
         for (i, entry) in due.into_iter().zip(listed) {
             state.servers[i] = Some(entry);
         }
-        let mut builder = self.naming.clone();
-        for ((id, server), entry) in self.servers.iter().zip(&state.servers) {
+        let mut builder = naming.clone();
+        for ((id, server), entry) in servers.iter().zip(&state.servers) {
             if !server.supports_tasks() {
                 builder = builder.without_tasks(id);
             }
@@ -169,35 +172,47 @@ impl Source {
 
     /// Before a call is sent: a server that announced a change since its last
     /// listing is listed again, and a call to a tool it no longer lists is an
-    /// error (nothing is sent). A source that never listed knows nothing and
+    /// error (nothing is sent). A cache that never listed knows nothing and
     /// lets the call through.
-    pub(crate) async fn check_offered(&self, server_id: &str, tool: &str) -> Result<()> {
-        let Some(index) = self.servers.iter().position(|(id, _)| id == server_id) else {
+    pub(super) async fn check_offered(
+        &self,
+        servers: &[(String, Arc<dyn Server>)],
+        server_id: &str,
+        tool: &str,
+    ) -> Result<()> {
+        let Some(index) = servers.iter().position(|(id, _)| id == server_id) else {
             return Ok(());
         };
-        let version = self.servers[index].1.tools_version();
+        let version = servers[index].1.tools_version();
         match self.offered_now(index, version, tool)? {
             Some(offered) => gone_unless(offered, server_id, tool),
             // Boxed: the common path above stays small in every call's future.
-            None => Box::pin(self.offered_after_listing(index, version, tool)).await,
+            None => {
+                Box::pin(self.offered_after_listing(&servers[index], index, version, tool)).await
+            }
         }
     }
 
     /// Whether the last listing (still current at `version`) offers `tool`;
     /// `None` when the server changed since.
     fn offered_now(&self, index: usize, version: u64, tool: &str) -> Result<Option<bool>> {
-        let state = self.cache.state.lock().map_err(poisoned)?;
+        let state = self.state.lock().map_err(poisoned)?;
         Ok(offered(&state, index, version, tool))
     }
 
-    async fn offered_after_listing(&self, index: usize, version: u64, tool: &str) -> Result<()> {
-        let (server_id, server) = &self.servers[index];
-        let _listing = self.cache.listing.lock().await;
+    async fn offered_after_listing(
+        &self,
+        (server_id, server): &(String, Arc<dyn Server>),
+        index: usize,
+        version: u64,
+        tool: &str,
+    ) -> Result<()> {
+        let _listing = self.listing.lock().await;
         if let Some(offered) = self.offered_now(index, version, tool)? {
             return gone_unless(offered, server_id, tool);
         }
         let fresh = list_one(server_id, server.clone()).await;
-        let mut state = self.cache.state.lock().map_err(poisoned)?;
+        let mut state = self.state.lock().map_err(poisoned)?;
         let Some(Some(entry)) = state.servers.get_mut(index) else {
             return Ok(());
         };
@@ -214,6 +229,29 @@ impl Source {
         drop(state);
         self.validators.lock().map_err(poisoned)?.clear();
         gone_unless(offered, server_id, tool)
+    }
+
+    /// The compiled validator for a tool's input schema, compiled once per tool and listing.
+    pub(super) fn validator(
+        &self,
+        server_id: &str,
+        tool: &str,
+        schema: &Value,
+    ) -> Arc<Option<jsonschema::Validator>> {
+        let key = (server_id.to_owned(), tool.to_owned());
+        let Ok(mut cache) = self.validators.lock() else {
+            return Arc::new(None);
+        };
+        cache
+            .entry(key)
+            .or_insert_with(|| {
+                let compiled = jsonschema::validator_for(schema);
+                if let Err(err) = &compiled {
+                    tracing::warn!(server = %server_id, tool = %tool, error = %err, "input schema does not compile; arguments are not validated");
+                }
+                Arc::new(compiled.ok())
+            })
+            .clone()
     }
 }
 

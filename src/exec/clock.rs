@@ -12,7 +12,7 @@ use tokio::time::Instant;
 /// The deadline of one request to a server, which pauses while a question it
 /// asked is being answered.
 #[derive(Debug)]
-pub(crate) struct CallClock {
+pub(super) struct CallClock {
     state: watch::Sender<ClockState>,
 }
 
@@ -26,7 +26,7 @@ struct ClockState {
 
 impl CallClock {
     /// A clock that runs out `timeout` from now.
-    pub(crate) fn new(timeout: Duration) -> Arc<Self> {
+    pub(super) fn new(timeout: Duration) -> Arc<Self> {
         let now = Instant::now();
         let deadline = now
             .checked_add(timeout)
@@ -42,7 +42,7 @@ impl CallClock {
 
     /// Stops the clock until the guard is dropped; the time it was stopped
     /// is added to the deadline.
-    pub(crate) fn pause(self: &Arc<Self>) -> Paused {
+    pub(super) fn pause(self: &Arc<Self>) -> Paused {
         self.state.send_modify(|s| {
             if s.paused == 0 {
                 s.since = Instant::now();
@@ -53,7 +53,7 @@ impl CallClock {
     }
 
     /// Completes when the clock has run out (never while it is paused).
-    pub(crate) async fn expired(&self) {
+    pub(super) async fn expired(&self) {
         let mut rx = self.state.subscribe();
         loop {
             let state = *rx.borrow_and_update();
@@ -82,7 +82,7 @@ impl CallClock {
 
 /// Keeps a [`CallClock`] stopped; dropping it starts the clock again.
 #[derive(Debug)]
-pub(crate) struct Paused(Arc<CallClock>);
+pub(super) struct Paused(Arc<CallClock>);
 
 impl Drop for Paused {
     fn drop(&mut self) {
@@ -100,14 +100,14 @@ impl Drop for Paused {
 /// cancel; calls not yet sent are then answered as not run, and running tasks
 /// are cancelled.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Halt(Arc<AtomicBool>);
+pub(super) struct Halt(Arc<AtomicBool>);
 
 impl Halt {
-    pub(crate) fn set(&self) {
+    pub(super) fn set(&self) {
         self.0.store(true, Ordering::SeqCst);
     }
 
-    pub(crate) fn is_set(&self) -> bool {
+    pub(super) fn is_set(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
 }

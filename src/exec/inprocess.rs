@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::server::{BoxFuture, CallContext, Server, ToolsPage};
+use super::future::BoxFuture;
+use super::server::{CallContext, Server, ToolsPage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{CallToolResponse, CallToolResult, Tool};
 

@@ -2,79 +2,21 @@
 //! multi-round-trip requests) is asked again with the application's answers,
 //! round after round, until it completes or the call ends with an error.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::asks::{Asking, Attribution};
+use super::answerer::{CallState, not_completed};
+use super::asks::DEFAULT_MAX_INPUT_ROUNDS;
 use super::clock::{CallClock, Halt};
-use super::run::ExecOptions;
-use super::server::{BoxFuture, CallContext, Server};
-use super::source::Source;
+use super::hooks::Hooks;
+use super::options::ExecOptions;
+use super::server::{CallContext, Server};
 use crate::calls::ToolCall;
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
-use crate::mcp::{
-    CallToolResponse, CallToolResult, CreateTaskResult, Elicitation, InputRequest, InputRequests,
-    InputRequiredResult, InputResponses, Object,
-};
-
-/// The default bound on input rounds per call: 10, as the official SDKs.
-pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 10;
-
-/// The default bound on the time an input handler takes to answer one
-/// round: 600 s, so that a person can answer.
-pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// A server's questions for the input handler: a round of an
-/// `input_required` result, or one request the server sent during a call.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct InputQuestions {
-    /// The server that asks.
-    pub server_id: String,
-    /// The call the questions belong to.
-    pub call: Attribution,
-    /// How the server asked: in an `input_required` result (keys are the
-    /// server's), or as a request during the call (one request, keyed by its
-    /// JSON-RPC id).
-    pub asking: Asking,
-    /// 1 for the first questions of a call, 2 for the next, ...
-    pub round: usize,
-    /// The questions, keyed as [`asking`](Self::asking) says: answer each
-    /// under its key.
-    pub requests: InputRequests,
-}
-
-impl InputQuestions {
-    /// The call's tool, when the questions belong to exactly one call.
-    pub fn tool(&self) -> Option<&str> {
-        self.call.call().map(|c| c.tool.as_str())
-    }
-}
-
-/// An input handler's answer to a round's questions.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum InputAnswer {
-    /// Call the tool again with these answers, one per question's key (an
-    /// elicitation's answer may itself accept, decline or cancel it, which
-    /// the server then acts on).
-    Respond(InputResponses),
-    /// Do not answer: the call ends, and the model is told what the tool
-    /// asked for and `reason`.
-    Decline(String),
-    /// The person dismissed the questions: the call ends as with `Decline`,
-    /// and the turn halts (as [`Approval::DenyAndHalt`](crate::Approval::DenyAndHalt)).
-    Cancel(String),
-}
-
-/// Answers the questions of tools that ask for input; see
-/// [`SourceBuilder::input_handler`](crate::SourceBuilder::input_handler).
-pub type InputHandler =
-    Arc<dyn Fn(InputQuestions) -> BoxFuture<'static, InputAnswer> + Send + Sync>;
+use crate::mcp::{CallToolResponse, CallToolResult, CreateTaskResult, Object};
 
 /// The pause before a retry that carries no answers (a server shedding load
 /// answers with a request state only), doubling from 50 ms up to 250 ms.
@@ -83,12 +25,27 @@ fn backoff(retry: usize) -> Duration {
     Duration::from_millis(ms.min(250))
 }
 
-impl Source {
+/// A call's requests to its server, as a source sends them: each through the
+/// `after` hook, and round after round while the tool requires input.
+pub(super) struct Rounds {
+    hooks: Option<Arc<dyn Hooks>>,
+}
+
+impl Rounds {
+    pub(super) fn new(hooks: Option<Arc<dyn Hooks>>) -> Self {
+        Rounds { hooks }
+    }
+
+    /// The hooks run around every call.
+    pub(super) fn hooks(&self) -> Option<&dyn Hooks> {
+        self.hooks.as_deref()
+    }
+
     /// Drives a call from its first answer to a result: asks the handlers
     /// and calls again while the server requires input. `timeout` bounds each
     /// request's server time, the options' input timeout each answer.
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn complete_rounds(
+    pub(super) async fn complete(
         &self,
         call: &ToolCall,
         server: &dyn Server,
@@ -97,7 +54,7 @@ impl Source {
         options: &ExecOptions,
         timeout: Duration,
         halt: &Halt,
-        state: &super::asks::CallState,
+        state: &CallState,
         retry: bool,
     ) -> Result<CallToolResult> {
         let max_rounds = options.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS);
@@ -212,101 +169,6 @@ fn is_complete(result: &CallToolResult) -> bool {
     }
 }
 
-/// The questions shown in an error, at most this many.
-const SHOWN_REQUESTS: usize = 8;
-/// The form fields named per question, at most this many.
-const SHOWN_FIELDS: usize = 8;
-/// The characters of a sampling prompt shown, at most this many.
-const SHOWN_PROMPT: usize = 200;
-
-/// `text` cut to `max` characters, with `...` when cut.
-fn shorten(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}...", &text[..at]),
-        None => text.to_owned(),
-    }
-}
-
-/// The error for a call that ended while its tool still required input: why,
-/// and what it asked for (its texts cleaned as descriptions are).
-pub(crate) fn not_completed(asked: &InputRequiredResult, why: &str) -> Error {
-    Error::new(
-        ErrorKind::InputRequired,
-        format!(
-            "the tool asked for input and the call did not complete: {why}. {}",
-            describe(&asked.input_requests)
-        ),
-    )
-}
-
-/// `It asked: confirm: "Delete?" (a form with confirm); ...`
-pub(crate) fn describe(requests: &InputRequests) -> String {
-    if requests.is_empty() {
-        return "It asked to be called again, with no questions.".to_owned();
-    }
-    let mut out = String::from("It asked: ");
-    for (i, (key, request)) in requests.iter().take(SHOWN_REQUESTS).enumerate() {
-        if i > 0 {
-            out.push_str("; ");
-        }
-        let _ = write!(out, "{}: ", sanitize_description(key));
-        match request {
-            InputRequest::Elicitation(Elicitation::Form(form)) => {
-                let fields = form.fields();
-                let mut shown: Vec<String> = fields
-                    .iter()
-                    .take(SHOWN_FIELDS)
-                    .map(|f| sanitize_description(f).into_owned())
-                    .collect();
-                if fields.len() > SHOWN_FIELDS {
-                    shown.push(format!("{} more", fields.len() - SHOWN_FIELDS));
-                }
-                let _ = write!(out, "\"{}\"", sanitize_description(&form.message));
-                if shown.is_empty() {
-                    out.push_str(" (a form)");
-                } else {
-                    let _ = write!(out, " (a form with {})", shown.join(", "));
-                }
-            }
-            InputRequest::Elicitation(Elicitation::Url(url)) => {
-                let _ = write!(
-                    out,
-                    "\"{}\" (a page to open: {})",
-                    sanitize_description(&url.message),
-                    sanitize_description(&url.url)
-                );
-            }
-            InputRequest::Sampling(params) => {
-                let asked = params
-                    .messages
-                    .iter()
-                    .rev()
-                    .map(|m| m.text())
-                    .find(|t| !t.is_empty())
-                    .unwrap_or_default();
-                let _ = write!(
-                    out,
-                    "a completion from the client's model (\"{}\", at most {} tokens)",
-                    shorten(&sanitize_description(&asked), SHOWN_PROMPT),
-                    params.max_tokens
-                );
-            }
-            InputRequest::ListRoots(_) => out.push_str("the client's roots"),
-            other => match other.method() {
-                "" => out.push_str("a request of no known kind"),
-                method => {
-                    let _ = write!(out, "a {} request", sanitize_description(method));
-                }
-            },
-        }
-    }
-    if requests.len() > SHOWN_REQUESTS {
-        let _ = write!(out, "; and {} more", requests.len() - SHOWN_REQUESTS);
-    }
-    out.push('.');
-    out
-}
-
 fn task_error(task: &CreateTaskResult) -> Error {
     Error::new(
         ErrorKind::Server,
@@ -337,52 +199,6 @@ fn unknown_result_error(result: &Object) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn questions_are_described_with_their_kind() {
-        let asked = InputRequiredResult::new()
-            .ask(
-                "confirm",
-                InputRequest::form(
-                    "Delete note \u{202e}`todo`?",
-                    json!({"type": "object", "properties": {"confirm": {"type": "boolean"}}}),
-                ),
-            )
-            .ask(
-                "login",
-                InputRequest::url("Sign in", "https://example.com/x"),
-            )
-            .ask(
-                "sample",
-                InputRequest::Other(json!({"method": "sampling/createMessage"})),
-            )
-            .ask(
-                "summary",
-                InputRequest::sampling(crate::mcp::CreateMessageParams::new(
-                    vec![crate::mcp::SamplingMessage::user_text(format!(
-                        "Sum up: {}",
-                        "x".repeat(300)
-                    ))],
-                    50,
-                )),
-            )
-            .ask("where", InputRequest::list_roots());
-        assert_eq!(
-            describe(&asked.input_requests),
-            format!(
-                "It asked: confirm: \"Delete note `todo`?\" (a form with confirm); login: \"Sign in\" \
-                 (a page to open: https://example.com/x); sample: a sampling/createMessage request; \
-                 summary: a completion from the client's model (\"Sum up: {}...\", at most 50 tokens); \
-                 where: the client's roots.",
-                "x".repeat(192)
-            )
-        );
-        assert_eq!(
-            describe(&InputRequests::new()),
-            "It asked to be called again, with no questions."
-        );
-    }
 
     #[test]
     fn backoff_grows_and_stops() {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use globset::GlobMatcher;
 use serde_json::{Map, Value};
 
-use super::server::BoxFuture;
+use super::future::BoxFuture;
 use crate::error::Result;
 use crate::mcp::CreateMessageParams;
 use crate::toolset::compile_glob;

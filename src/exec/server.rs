@@ -1,19 +1,16 @@
 //! The one trait through which the library talks to MCP servers.
 
 use std::collections::BTreeSet;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::asks::{Answerer, Handlers};
+use super::answerer::Answerer;
+use super::asks::Handlers;
+use super::future::BoxFuture;
 use crate::error::Result;
 use crate::mcp::{CacheScope, CallToolResponse, InputResponse, InputResponses, Tool};
-
-/// A boxed, sendable future: what [`Server`] methods return.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One page of a `tools/list` answer.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -213,17 +210,17 @@ pub trait Server: Send + Sync {
 }
 
 /// The most pages [`list_all_tools`] follows, against a server that never stops paginating.
-pub(crate) const MAX_PAGES: usize = 1000;
+pub(super) const MAX_PAGES: usize = 1000;
 
 /// A server's whole tool list, with the cache hints of its pages merged.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ToolList {
-    pub(crate) tools: Vec<Tool>,
+pub(super) struct ToolList {
+    pub(super) tools: Vec<Tool>,
     /// The shortest page TTL; a page without one counts as 0 when others
     /// have one, and `None` means no page had a hint.
-    pub(crate) ttl: Option<Duration>,
+    pub(super) ttl: Option<Duration>,
     /// `Private` if any page is private, `Public` if every page is public.
-    pub(crate) scope: Option<CacheScope>,
+    pub(super) scope: Option<CacheScope>,
 }
 
 /// All of a server's tools, following `nextCursor`.
@@ -232,7 +229,7 @@ pub(crate) struct ToolList {
 ///
 /// The server's error, or [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)
 /// when it paginates past [`MAX_PAGES`] or repeats a cursor.
-pub(crate) async fn list_all_tools(server: &dyn Server) -> Result<ToolList> {
+pub(super) async fn list_all_tools(server: &dyn Server) -> Result<ToolList> {
     let mut list = ToolList::default();
     let mut cursor = None;
     let mut seen = BTreeSet::new();

@@ -1,54 +1,20 @@
 //! Sources: a hub of named servers or one client, with their governance.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use serde_json::Value;
-
-use super::asks::{Answerer, Governor, Handlers};
+use super::answerer::{Answerer, Governor};
+use super::asks::{ClientFeatures, Handlers, InputAnswer, InputQuestions};
 use super::cache::ToolCache;
-use super::input::{InputAnswer, InputQuestions};
+use super::future::BoxFuture;
+use super::hooks::Hooks;
+use super::input::Rounds;
 use super::policy::{Approval, ApprovalRequest, Approver, Policy};
-use super::server::{BoxFuture, CallContext, Server};
-use crate::calls::ToolCall;
+use super::server::{Server, ServerState};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing};
-use crate::mcp::CallToolResult;
+use crate::mcp::CacheScope;
 use crate::spec::Provider;
 use crate::toolset::{Mode, ToolSet, ToolSetBuilder};
-
-/// Code run around every call: `before` may change the arguments or refuse the
-/// call; `after` may change the result or turn it into an error.
-pub trait Hooks: Send + Sync {
-    /// Runs before the call is sent.
-    ///
-    /// # Errors
-    ///
-    /// An error stops the call; its message is the model's answer.
-    fn before<'a>(
-        &'a self,
-        call: &'a mut ToolCall,
-        context: &'a CallContext,
-    ) -> BoxFuture<'a, Result<()>> {
-        let _ = (call, context);
-        Box::pin(async { Ok(()) })
-    }
-
-    /// Runs after the server answered.
-    ///
-    /// # Errors
-    ///
-    /// An error replaces the result; its message is the model's answer.
-    fn after<'a>(
-        &'a self,
-        call: &'a ToolCall,
-        result: &'a mut CallToolResult,
-        context: &'a CallContext,
-    ) -> BoxFuture<'a, Result<()>> {
-        let _ = (call, result, context);
-        Box::pin(async { Ok(()) })
-    }
-}
 
 /// A hub (several named servers, tools named `server__tool`) or a client (one
 /// server, its own names), with its policy, approver, hooks and validation.
@@ -73,20 +39,18 @@ pub trait Hooks: Send + Sync {
 /// [`InProcessServer`](crate::InProcessServer) clones its tool list on every listing; a tool built in
 /// memory deeper than serde_json can clone is its author's concern.
 pub struct Source {
-    pub(crate) servers: Vec<(String, Arc<dyn Server>)>,
+    pub(super) servers: Vec<(String, Arc<dyn Server>)>,
     /// The naming and filters of every toolset listed (no servers).
-    pub(crate) naming: ToolSetBuilder,
-    pub(crate) policy: Option<Policy>,
+    naming: ToolSetBuilder,
+    pub(super) policy: Option<Policy>,
     /// The handlers and the approver that answer what servers ask.
-    pub(crate) governor: Arc<Governor>,
-    pub(crate) hooks: Option<Arc<dyn Hooks>>,
-    pub(crate) validate: bool,
-    pub(crate) cache: ToolCache,
-    pub(crate) validators: Mutex<HashMap<(String, String), CompiledSchema>>,
+    pub(super) governor: Arc<Governor>,
+    /// The requests a call sends, with the hooks around them, round after round.
+    pub(super) rounds: Rounds,
+    pub(super) validate: bool,
+    /// The servers' tool lists and the compiled input schemas.
+    pub(super) cache: ToolCache,
 }
-
-/// A tool's compiled input schema; `None` when the schema does not compile.
-type CompiledSchema = Arc<Option<jsonschema::Validator>>;
 
 impl std::fmt::Debug for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -134,7 +98,43 @@ impl Source {
         provider.list_tools(&toolset, options)
     }
 
-    pub(crate) fn server(&self, id: &str) -> Option<&Arc<dyn Server>> {
+    /// The toolset for a model: the cached one, with every server whose
+    /// tools changed (it sent `notifications/tools/list_changed`) or whose
+    /// list's `ttlMs` ran out listed again; the first time, every server.
+    ///
+    /// A server that gave no `ttlMs` (an MCP revision before 2026-07-28) is
+    /// listed again only when it announces a change, or on
+    /// [`refresh`](Self::refresh); `ttlMs: 0` lists it again every time.
+    ///
+    /// # Errors
+    ///
+    /// As [`refresh`](Self::refresh).
+    pub async fn toolset(&self) -> Result<ToolSet> {
+        self.cache.toolset(&self.servers, &self.naming).await
+    }
+
+    /// Lists every server's tools again (concurrently) and caches the new
+    /// toolset. A server that fails to list is reported in the toolset's
+    /// report and contributes no tool.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] if the filters are invalid.
+    pub async fn refresh(&self) -> Result<ToolSet> {
+        self.cache.refresh(&self.servers, &self.naming).await
+    }
+
+    /// Who may reuse this source's listings, as the servers' last tool lists
+    /// said (`cacheScope`): `Private` if any server's is private, `Public` if
+    /// every server's is public, `None` when a server gave no scope or was
+    /// not listed yet. A source keeps its lists for its own connections (one
+    /// authorization context each); share a [`Listing`] across users only
+    /// when this is `Public`.
+    pub fn cache_scope(&self) -> Option<CacheScope> {
+        self.cache.scope(&self.servers)
+    }
+
+    pub(super) fn server(&self, id: &str) -> Option<&Arc<dyn Server>> {
         self.servers
             .iter()
             .find(|(s, _)| s == id)
@@ -143,7 +143,7 @@ impl Source {
 
     /// Where each server is (up, being started again, down with the last
     /// error and since when), in the source's order.
-    pub fn server_states(&self) -> Vec<(String, super::server::ServerState)> {
+    pub fn server_states(&self) -> Vec<(String, ServerState)> {
         self.servers
             .iter()
             .map(|(id, server)| (id.clone(), server.state()))
@@ -155,36 +155,13 @@ impl Source {
         &self.governor.handlers
     }
 
-    pub(crate) async fn approve(&self, request: ApprovalRequest) -> Approval {
+    pub(super) async fn approve(&self, request: ApprovalRequest) -> Approval {
         match &self.governor.approver {
             Some(approver) => approver(request).await,
             None => {
                 Approval::Deny("this call needs approval, and no approver is configured".into())
             }
         }
-    }
-
-    /// The compiled validator for a tool's input schema, compiled once per tool and listing.
-    pub(crate) fn validator(
-        &self,
-        server_id: &str,
-        tool: &str,
-        schema: &Value,
-    ) -> Arc<Option<jsonschema::Validator>> {
-        let key = (server_id.to_owned(), tool.to_owned());
-        let Ok(mut cache) = self.validators.lock() else {
-            return Arc::new(None);
-        };
-        cache
-            .entry(key)
-            .or_insert_with(|| {
-                let compiled = jsonschema::validator_for(schema);
-                if let Err(err) = &compiled {
-                    tracing::warn!(server = %server_id, tool = %tool, error = %err, "input schema does not compile; arguments are not validated");
-                }
-                Arc::new(compiled.ok())
-            })
-            .clone()
     }
 }
 
@@ -332,7 +309,7 @@ impl SourceBuilder {
         };
         // A source given no handlers answers with its first server's that
         // declare something.
-        let declares = |h: &Handlers| h.features() != super::asks::ClientFeatures::default();
+        let declares = |h: &Handlers| h.features() != ClientFeatures::default();
         let handlers = self
             .handlers
             .or_else(|| {
@@ -362,10 +339,9 @@ impl SourceBuilder {
             naming: self.naming,
             policy,
             governor,
-            hooks: self.hooks,
+            rounds: Rounds::new(self.hooks),
             validate: self.validate,
             cache: ToolCache::default(),
-            validators: Mutex::new(HashMap::new()),
         })
     }
 }

@@ -7,9 +7,11 @@ use futures_util::stream::FuturesUnordered;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::run::{CallStart, ExecOptions, Execution, Shared};
+use super::clock::Halt;
+use super::options::{CallStart, ExecOptions};
+use super::run::Shared;
 use super::source::Source;
-use super::turn::Answering;
+use super::turn::{Answering, Execution};
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
@@ -67,7 +69,7 @@ impl Source {
     /// moment the stream completes it, and answers every one in the model's
     /// order, as [`execute_tool_calls`](Self::execute_tool_calls) would have
     /// for the whole response. With
-    /// [`CallStart::AfterStream`](crate::CallStart::AfterStream) calls start
+    /// [`CallStart::AfterStream`] calls start
     /// only once the stream has ended.
     ///
     /// If the stream breaks (its error event, bytes it cannot read, an end
@@ -102,7 +104,7 @@ impl Source {
         let mut turn = Answering::new(provider, options);
         let (limit, timeout) = options.limits();
         let shared = Shared::new(options);
-        let halted = super::clock::Halt::default();
+        let halted = Halt::default();
         let wait = options.call_start == CallStart::AfterStream;
         let mut running = FuturesUnordered::new();
         let mut queued: VecDeque<ToolCall> = VecDeque::new();

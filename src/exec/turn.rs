@@ -1,20 +1,88 @@
-//! One turn's answers, in the model's order, however the calls finish.
+//! One turn's answers, in the model's order, however the calls finish, and
+//! the record of what happened to each call.
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
 use super::clock::Halt;
-use super::run::{CallRecord, ExecOptions, Execution, Status};
+use super::options::ExecOptions;
 use crate::calls::{RejectedCall, ToolCall};
-use crate::error::{ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::CallToolResult;
 use crate::results::{FollowUps, Outcome};
 use crate::spec::Provider;
 
+/// Whether the agent loop may go on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Status {
+    /// Every call was answered; go on.
+    Ok,
+    /// An approver answered deny-and-halt, or an input handler cancelled: answer
+    /// the model if you like, then stop.
+    Halt,
+}
+
+/// What happened to one call.
+#[derive(Debug, Clone, serde::Serialize)]
+#[non_exhaustive]
+pub struct CallRecord {
+    /// The call's position in the model's response.
+    pub index: usize,
+    /// The call's id.
+    pub call_id: Option<String>,
+    /// The tool name the model called.
+    pub exposed_name: Option<String>,
+    /// The tool's server, when the call resolved.
+    pub server_id: Option<String>,
+    /// Whether the call completed with a result (`isError` or not). A call
+    /// that ended while its tool asked for input is `false`, though its
+    /// server is in [`Execution::ran_servers`].
+    pub ran: bool,
+    /// Why the call failed or was not sent.
+    #[serde(serialize_with = "message")]
+    pub error: Option<Error>,
+}
+
+fn message<S: serde::Serializer>(e: &Option<Error>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_some(&format!("{:?}: {}", e.kind(), e.message_with_causes())),
+        None => s.serialize_none(),
+    }
+}
+
+/// The answers to a turn's calls.
+#[derive(Debug, Clone, serde::Serialize)]
+#[non_exhaustive]
+pub struct Execution {
+    /// [`Status::Halt`] when an approver (or an input handler) halted the loop.
+    pub status: Status,
+    /// One answer per call, in the model's order, in the provider's shape.
+    pub results: Vec<Value>,
+    /// The media the answers could not carry, to put right after `results`
+    /// (where, per provider: [`Turn`](crate::Turn)): empty unless the spec's
+    /// `follow_up` rules apply (for instance with the `media: full` option).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub follow_ups: Vec<Value>,
+    /// What happened to each call, in the same order.
+    pub calls: Vec<CallRecord>,
+    /// The servers whose results (or, for a call that ended while its tool
+    /// asked for input, whose questions) are now in the model's context: add
+    /// them to the next turn's taint.
+    pub ran_servers: BTreeSet<String>,
+    /// The tools the turn's searches found (exposed names, in the order
+    /// found): pass them to the next listing with
+    /// [`ListOptions::found`](crate::ListOptions::found), with those of the
+    /// earlier turns.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub found: Vec<String>,
+}
+
 /// The calls of one turn as they end, answered together in the model's order
 /// (the spec's follow-ups and request limits go by it).
-pub(crate) struct Answering<'a> {
+pub(super) struct Answering<'a> {
     provider: &'a Provider,
     options: &'a ExecOptions,
     /// Calls never sent, with the answer extraction gave them.
@@ -26,7 +94,7 @@ pub(crate) struct Answering<'a> {
 }
 
 impl<'a> Answering<'a> {
-    pub(crate) fn new(provider: &'a Provider, options: &'a ExecOptions) -> Self {
+    pub(super) fn new(provider: &'a Provider, options: &'a ExecOptions) -> Self {
         Answering {
             provider,
             options,
@@ -37,17 +105,17 @@ impl<'a> Answering<'a> {
     }
 
     /// A call that was never sent.
-    pub(crate) fn rejected(&mut self, rejected: RejectedCall) {
+    pub(super) fn rejected(&mut self, rejected: RejectedCall) {
         self.rejected.push(rejected);
     }
 
     /// A search the library answered: its answer and the tools it found.
-    pub(crate) fn searched(&mut self, record: CallRecord, answer: Value, found: Vec<String>) {
+    pub(super) fn searched(&mut self, record: CallRecord, answer: Value, found: Vec<String>) {
         self.searches.push((record, answer, found));
     }
 
     /// A call's outcome: the server's result, or why it did not complete.
-    pub(crate) fn ended(&mut self, call: ToolCall, outcome: Result<CallToolResult>) {
+    pub(super) fn ended(&mut self, call: ToolCall, outcome: Result<CallToolResult>) {
         self.ended.push((call, outcome));
     }
 
@@ -56,9 +124,9 @@ impl<'a> Answering<'a> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the provider cannot
+    /// [`ErrorKind::Input`] when the provider cannot
     /// shape an answer (a call without the id the provider requires).
-    pub(crate) fn finish(self, halted: &Halt) -> Result<Execution> {
+    pub(super) fn finish(self, halted: &Halt) -> Result<Execution> {
         let mut answers: Vec<(usize, Value, CallRecord)> =
             Vec::with_capacity(self.rejected.len() + self.ended.len());
         for rejected in self.rejected {

@@ -1,0 +1,189 @@
+//! How one turn's calls run: [`ExecOptions`].
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::server::{Progress, ProgressFn};
+use crate::results::ResultOptions;
+
+/// The default bound on a call's first request (approval and hooks included)
+/// and on each input round's server time: 300 s.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Options for
+/// [`Source::execute_tool_calls`](crate::Source::execute_tool_calls),
+/// [`Source::execute_calls`](crate::Source::execute_calls) and
+/// [`Source::execute_stream`](crate::Source::execute_stream): how one turn's
+/// calls run.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_adapters::{ExecOptions, ResultOptions};
+/// use mcp_adapters::results::StructuredMode;
+///
+/// let options = ExecOptions::new()
+///     .max_concurrency(8)
+///     .call_timeout(Duration::from_secs(30))
+///     .principal("user-42")
+///     .results(ResultOptions::new().structured(StructuredMode::Append));
+/// ```
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct ExecOptions {
+    pub(super) max_concurrency: usize,
+    pub(super) call_start: CallStart,
+    pub(super) framing: Option<crate::stream::Framing>,
+    pub(super) call_timeout: Option<Duration>,
+    pub(super) results: ResultOptions,
+    pub(super) principal: Option<String>,
+    pub(super) assigns: Map<String, Value>,
+    pub(super) taint: BTreeSet<String>,
+    pub(super) meta: Option<Map<String, Value>>,
+    pub(super) progress: Option<ProgressFn>,
+    pub(super) max_input_rounds: Option<usize>,
+    pub(super) input_timeout: Option<Duration>,
+    pub(super) retry_interrupted: bool,
+}
+
+impl std::fmt::Debug for ExecOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecOptions")
+            .field("max_concurrency", &self.max_concurrency)
+            .field("call_start", &self.call_start)
+            .field("call_timeout", &self.call_timeout)
+            .field("results", &self.results)
+            .field("principal", &self.principal)
+            .field("taint", &self.taint)
+            .field("max_input_rounds", &self.max_input_rounds)
+            .field("input_timeout", &self.input_timeout)
+            .field("retry_interrupted", &self.retry_interrupted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExecOptions {
+    /// The concurrency limit and the per-call timeout these options give.
+    pub(super) fn limits(&self) -> (usize, Duration) {
+        let limit = match self.max_concurrency {
+            0 => std::thread::available_parallelism().map_or(4, usize::from),
+            n => n,
+        };
+        (limit, self.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT))
+    }
+
+    /// The defaults: as many calls at once as the machine has cores, each
+    /// bounded by [`DEFAULT_CALL_TIMEOUT`], results as the spec says.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Calls run at once; 0 (the default) means the machine's available parallelism.
+    pub fn max_concurrency(mut self, calls: usize) -> Self {
+        self.max_concurrency = calls;
+        self
+    }
+
+    /// Bound on one call ([`DEFAULT_CALL_TIMEOUT`] otherwise): its first
+    /// request, approval and hooks included, and then each input round's
+    /// server time again (the input handler's time has its own bound,
+    /// [`input_timeout`](Self::input_timeout)).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = Some(timeout);
+        self
+    }
+
+    /// The most input rounds one call may take ([`DEFAULT_MAX_INPUT_ROUNDS`](crate::DEFAULT_MAX_INPUT_ROUNDS)
+    /// otherwise): the input handler is asked at most this many times, and a
+    /// tool that asks once more ends the call with an error. 0 never asks.
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = Some(rounds);
+        self
+    }
+
+    /// Sends a call once more when its server went away while it was in
+    /// flight ([`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted)),
+    /// after the server is back, if the tool says it is safe to repeat (its
+    /// annotations' `readOnlyHint` or `idempotentHint` is `true`). Off by
+    /// default: a call that may have run is never sent again unless this is
+    /// asked for.
+    pub fn retry_interrupted(mut self, retry: bool) -> Self {
+        self.retry_interrupted = retry;
+        self
+    }
+
+    /// Bound on the input handler's answer to one round's questions
+    /// ([`DEFAULT_INPUT_TIMEOUT`](crate::DEFAULT_INPUT_TIMEOUT), 600 s, otherwise); over it the call ends with an error.
+    pub fn input_timeout(mut self, timeout: Duration) -> Self {
+        self.input_timeout = Some(timeout);
+        self
+    }
+
+    /// How results are answered.
+    pub fn results(mut self, options: ResultOptions) -> Self {
+        self.results = options;
+        self
+    }
+
+    /// Who the calls are made for (a user id, a tenant): given to the policy,
+    /// the approver, hooks and servers.
+    pub fn principal(mut self, principal: impl Into<String>) -> Self {
+        self.principal = Some(principal.into());
+        self
+    }
+
+    /// The caller's own data, passed to policy, hooks and servers untouched.
+    pub fn assigns(mut self, assigns: Map<String, Value>) -> Self {
+        self.assigns = assigns;
+        self
+    }
+
+    /// Servers whose output is already in the model's context (earlier
+    /// turns' [`Execution::ran_servers`](crate::Execution::ran_servers)), for
+    /// the policy's taint rules.
+    pub fn taint(mut self, servers: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.taint = servers.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// MCP request `_meta` sent with every call.
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// When the calls of a streamed response start (see
+    /// [`Source::execute_stream`](crate::Source::execute_stream)): as soon as
+    /// each is complete (the default), or once the stream has ended.
+    pub fn call_start(mut self, start: CallStart) -> Self {
+        self.call_start = start;
+        self
+    }
+
+    /// Reads a streamed response with another framing than the spec's (see
+    /// [`CallStream::framing`](crate::CallStream::framing)).
+    pub fn framing(mut self, framing: crate::stream::Framing) -> Self {
+        self.framing = Some(framing);
+        self
+    }
+
+    /// Receives progress notifications.
+    pub fn progress(mut self, sink: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(sink));
+        self
+    }
+}
+
+/// When the calls of a streamed response start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallStart {
+    /// Each call starts the moment the stream completes it, while the model
+    /// is still streaming the next ones.
+    #[default]
+    WhenComplete,
+    /// Every call waits for the end of the stream.
+    AfterStream,
+}

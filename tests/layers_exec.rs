@@ -1,0 +1,500 @@
+//! `src/exec/` reads downward: every file imports (`use super::x`, `super::x::`,
+//! `crate::exec::x`, grouped forms included) only files on floors below its own,
+//! so that no import circle can form between its files.
+//!
+//! A name that `mod.rs` re-exports (`super::Progress`) counts as an import of
+//! the file it comes from. A file missing from the table fails, so that a new
+//! file is given its floor.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The floors of `src/exec/`, lowest first: a file may import the files of
+/// the floors before its own, and no other.
+const FLOORS: &[&[&str]] = &[
+    &["clock", "future"],
+    &["policy"],
+    &["asks"],
+    &["answerer"],
+    &["server"],
+    &["cache", "hooks", "inprocess", "options"],
+    &["input", "turn"],
+    &["source"],
+    &["run"],
+    &["stream"],
+    // Declares the files and re-exports their public names.
+    &["mod"],
+];
+
+fn exec_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/exec")
+}
+
+/// Every `src/exec/*.rs` file: its stem and its text.
+fn exec_files() -> BTreeMap<String, String> {
+    let mut files = BTreeMap::new();
+    for entry in std::fs::read_dir(exec_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            files.insert(stem, std::fs::read_to_string(&path).unwrap());
+        }
+    }
+    files
+}
+
+fn floor_of(stem: &str) -> Option<usize> {
+    FLOORS.iter().position(|floor| floor.contains(&stem))
+}
+
+/// The floors, for a failure message: `0 [clock, future] < 1 [policy] < ...`.
+fn floors_shown() -> String {
+    FLOORS
+        .iter()
+        .enumerate()
+        .map(|(i, floor)| format!("{i} [{}]", floor.join(", ")))
+        .collect::<Vec<_>>()
+        .join(" < ")
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    /// `::`
+    Path,
+    Open,
+    Close,
+    Comma,
+    Semi,
+    Star,
+    /// Any other punctuation.
+    Other(char),
+}
+
+/// The tokens of Rust source that matter to paths, with comments (doc
+/// comments too), string and character literals left out.
+fn tokens(text: &str) -> Vec<Token> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '/' if at(i + 1) == '/' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '/' if at(i + 1) == '*' => {
+                let mut depth = 0;
+                while i < chars.len() {
+                    if chars[i] == '/' && at(i + 1) == '*' {
+                        depth += 1;
+                        i += 2;
+                    } else if chars[i] == '*' && at(i + 1) == '/' {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            '"' => {
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    i += if chars[i] == '\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            // Raw strings: r"...", r#"..."#, br#"..."#.
+            'r' | 'b'
+                if {
+                    let mut j = i + usize::from(c == 'b' && at(i + 1) == 'r') + 1;
+                    while at(j) == '#' {
+                        j += 1;
+                    }
+                    (c == 'r' || at(i + 1) == 'r') && at(j) == '"'
+                } =>
+            {
+                let mut j = i + usize::from(c == 'b') + 1;
+                let mut hashes = 0;
+                while at(j) == '#' {
+                    hashes += 1;
+                    j += 1;
+                }
+                j += 1;
+                loop {
+                    if j >= chars.len() {
+                        break;
+                    }
+                    if chars[j] == '"' && (1..=hashes).all(|k| at(j + k) == '#') {
+                        j += 1 + hashes;
+                        break;
+                    }
+                    j += 1;
+                }
+                i = j;
+            }
+            // A character literal ('x', '\n', '\u{..}'), or a lifetime ('a).
+            '\'' => {
+                if at(i + 1) == '\\' {
+                    i += 2;
+                    while i < chars.len() && chars[i] != '\'' {
+                        i += 1;
+                    }
+                    i += 1;
+                } else if at(i + 2) == '\'' {
+                    i += 3;
+                } else {
+                    i += 1;
+                }
+            }
+            c if c.is_alphabetic() || c == '_' => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                out.push(Token::Ident(chars[start..i].iter().collect()));
+            }
+            c if c.is_ascii_digit() => {
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+            }
+            ':' if at(i + 1) == ':' => {
+                out.push(Token::Path);
+                i += 2;
+            }
+            '{' => {
+                out.push(Token::Open);
+                i += 1;
+            }
+            '}' => {
+                out.push(Token::Close);
+                i += 1;
+            }
+            ',' => {
+                out.push(Token::Comma);
+                i += 1;
+            }
+            ';' => {
+                out.push(Token::Semi);
+                i += 1;
+            }
+            '*' => {
+                out.push(Token::Star);
+                i += 1;
+            }
+            c if c.is_whitespace() => i += 1,
+            c => {
+                out.push(Token::Other(c));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The paths of a `use` tree starting at `tokens[*i]`, each with `prefix`
+/// before it; stops after the tree (at `,`, `}` or `;`, not consumed).
+fn use_tree(tokens: &[Token], i: &mut usize, prefix: &[String], out: &mut Vec<Vec<String>>) {
+    let mut path = prefix.to_vec();
+    loop {
+        match tokens.get(*i) {
+            Some(Token::Ident(name)) => {
+                path.push(name.clone());
+                *i += 1;
+                // `as alias`: the alias does not matter.
+                if let Some(Token::Ident(next)) = tokens.get(*i)
+                    && next == "as"
+                {
+                    *i += 2;
+                }
+            }
+            Some(Token::Star) => {
+                path.push("*".to_owned());
+                *i += 1;
+            }
+            Some(Token::Open) => {
+                *i += 1;
+                loop {
+                    match tokens.get(*i) {
+                        Some(Token::Close) => {
+                            *i += 1;
+                            return;
+                        }
+                        Some(Token::Comma) => *i += 1,
+                        None => return,
+                        _ => use_tree(tokens, i, &path, out),
+                    }
+                }
+            }
+            _ => {}
+        }
+        if tokens.get(*i) == Some(&Token::Path) {
+            *i += 1;
+        } else {
+            out.push(path);
+            return;
+        }
+    }
+}
+
+/// Every path a file's code names that starts with `super` or `crate`, with
+/// how many inline modules (`mod tests { .. }`) enclose it.
+fn paths(text: &str) -> Vec<(usize, Vec<String>)> {
+    let tokens = tokens(text);
+    let mut out = Vec::new();
+    // The brace depth at which each enclosing inline module opened.
+    let mut modules: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            Token::Open => {
+                depth += 1;
+                i += 1;
+            }
+            Token::Close => {
+                depth = depth.saturating_sub(1);
+                if modules.last() == Some(&depth) {
+                    modules.pop();
+                }
+                i += 1;
+            }
+            Token::Ident(word)
+                if word == "mod"
+                    && matches!(tokens.get(i + 1), Some(Token::Ident(_)))
+                    && tokens.get(i + 2) == Some(&Token::Open) =>
+            {
+                modules.push(depth);
+                depth += 1;
+                i += 3;
+            }
+            Token::Ident(word) if word == "use" => {
+                i += 1;
+                let mut found = Vec::new();
+                use_tree(&tokens, &mut i, &[], &mut found);
+                out.extend(
+                    found
+                        .into_iter()
+                        .filter(|p| {
+                            matches!(p.first().map(String::as_str), Some("super" | "crate"))
+                        })
+                        .map(|p| (modules.len(), p)),
+                );
+            }
+            Token::Ident(word)
+                if (word == "super" || word == "crate")
+                    && (i == 0 || tokens[i - 1] != Token::Path) =>
+            {
+                let mut path = vec![word.clone()];
+                i += 1;
+                while tokens.get(i) == Some(&Token::Path) {
+                    match tokens.get(i + 1) {
+                        Some(Token::Ident(name)) => path.push(name.clone()),
+                        Some(Token::Star) => path.push("*".to_owned()),
+                        _ => break,
+                    }
+                    i += 2;
+                }
+                out.push((modules.len(), path));
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The sibling an exec file's path names (a file stem, a name `mod.rs`
+/// re-exports, `*`), if it names one: `super::x` from the file's top,
+/// `super::super::x` from inside one inline module, `crate::exec::x` anywhere.
+fn sibling(nesting: usize, path: &[String]) -> Option<String> {
+    if path.first().map(String::as_str) == Some("crate") {
+        return match path.get(1).map(String::as_str) {
+            Some("exec") => path.get(2).cloned(),
+            _ => None,
+        };
+    }
+    let supers = path.iter().take_while(|s| *s == "super").count();
+    if supers == nesting + 1 {
+        path.get(supers).cloned()
+    } else {
+        None
+    }
+}
+
+/// The public names `mod.rs` re-exports, with the file each comes from.
+fn reexports(mod_rs: &str) -> BTreeMap<String, String> {
+    let tokens = tokens(mod_rs);
+    let mut out = BTreeMap::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i] == Token::Ident("use".into()) {
+            i += 1;
+            let mut found = Vec::new();
+            use_tree(&tokens, &mut i, &[], &mut found);
+            for path in found {
+                if let [file, .., name] = path.as_slice() {
+                    out.insert(name.clone(), file.clone());
+                }
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The imports of `stem` that do not point down the table, each said in full.
+fn upward_imports(
+    stem: &str,
+    text: &str,
+    files: &BTreeMap<String, String>,
+    reexported: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Some(own) = floor_of(stem) else {
+        return vec![format!(
+            "src/exec/{stem}.rs is on no floor: add it to FLOORS in tests/layers_exec.rs ({})",
+            floors_shown()
+        )];
+    };
+    for (nesting, path) in paths(text) {
+        let Some(name) = sibling(nesting, &path) else {
+            continue;
+        };
+        let shown = path.join("::");
+        let target = if files.contains_key(&name) {
+            name.clone()
+        } else if let Some(file) = reexported.get(&name) {
+            file.clone()
+        } else {
+            problems.push(format!(
+                "src/exec/{stem}.rs imports `{shown}`, which names no file of src/exec/ (import \
+                 from the file itself, so that its floor is known)"
+            ));
+            continue;
+        };
+        if target == stem {
+            continue;
+        }
+        let Some(theirs) = floor_of(&target) else {
+            problems.push(format!(
+                "src/exec/{stem}.rs imports `{shown}` from {target}.rs, which is on no floor ({})",
+                floors_shown()
+            ));
+            continue;
+        };
+        if theirs >= own {
+            problems.push(format!(
+                "src/exec/{stem}.rs (floor {own}) imports `{shown}` from {target}.rs (floor \
+                 {theirs}): an import must point down the floors ({})",
+                floors_shown()
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn exec_files_import_only_floors_below_their_own() {
+    let files = exec_files();
+    assert!(files.contains_key("mod"), "src/exec/mod.rs not found");
+    let reexported = reexports(&files["mod"]);
+    let mut problems = Vec::new();
+    for floor in FLOORS {
+        for stem in *floor {
+            if !files.contains_key(*stem) {
+                problems.push(format!(
+                    "FLOORS names `{stem}`, but src/exec/{stem}.rs does not exist"
+                ));
+            }
+        }
+    }
+    for (stem, text) in &files {
+        // `mod.rs` is the top floor: its paths are its own children, not `super::`.
+        if stem != "mod" {
+            problems.extend(upward_imports(stem, text, &files, &reexported));
+        } else if floor_of(stem).is_none() {
+            problems.push("src/exec/mod.rs is on no floor".to_owned());
+        }
+    }
+    assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
+}
+
+/// The reader itself: grouped and nested imports, paths in code, comments and
+/// strings, and `super` inside an inline module.
+#[test]
+fn the_reader_finds_every_form_of_import() {
+    let text = r##"
+//! use super::stream::Doc;
+/// use super::run::Doc;
+use super::clock::Halt;
+use super::{asks::{Handlers, Roots}, policy::Policy as P, self};
+use crate::exec::server::Server;
+use crate::{exec::turn::Execution, error::Error};
+use crate::error::Result;
+/* use super::stream::Block; */
+pub(super) fn f() -> super::options::ExecOptions {
+    let s = "super::run::Quoted";
+    let r = r#"super::run::Raw"#;
+    let c = '"';
+    let _ = super::cache::ToolCache::default();
+    pub(super) struct Inner<'a>(&'a str);
+    todo!()
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use super::super::input::Rounds;
+}
+"##;
+    let named: Vec<String> = paths(text)
+        .into_iter()
+        .filter_map(|(nesting, path)| sibling(nesting, &path))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "clock", "asks", "asks", "policy", "self", "server", "turn", "options", "cache",
+            "input"
+        ]
+    );
+}
+
+#[test]
+fn an_upward_import_is_named_with_its_floors() {
+    let files = exec_files();
+    let reexported = reexports(&files["mod"]);
+    let text = "use super::{future::BoxFuture, stream::StreamedExecution};\n\
+                fn f(_: super::ExecOptions, _: super::Handlers) {}\n";
+    let problems = upward_imports("server", text, &files, &reexported);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(
+        problems[0].starts_with(
+            "src/exec/server.rs (floor 4) imports `super::stream::StreamedExecution` from \
+             stream.rs (floor 9): an import must point down the floors (0 [clock, future] < 1 \
+             [policy] <"
+        ),
+        "{}",
+        problems[0]
+    );
+    assert!(
+        problems[1].starts_with(
+            "src/exec/server.rs (floor 4) imports `super::ExecOptions` from options.rs (floor 5)"
+        ),
+        "{}",
+        problems[1]
+    );
+    assert_eq!(
+        upward_imports("brand_new", "", &files, &reexported)[0]
+            .split(':')
+            .next(),
+        Some("src/exec/brand_new.rs is on no floor")
+    );
+}
