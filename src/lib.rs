@@ -125,6 +125,7 @@ mod deferred;
 mod describe;
 mod error;
 mod exec;
+pub mod guide;
 mod json;
 mod listing;
 pub mod mcp;
