@@ -1,6 +1,6 @@
 //! The client the official MCP conformance suite (`@modelcontextprotocol/conformance`)
 //! runs against this crate: `.ci/conformance` installs the suite and runs every
-//! non-auth client scenario with it (see the README's "Conformance" section).
+//! non-auth client scenario with it (see "The MCP conformance suite" in docs/command-line.md).
 //!
 //! The suite starts a scenario's server and runs `conformance_client <server-url>`
 //! with the scenario's name in `MCP_CONFORMANCE_SCENARIO`, the protocol revision

@@ -125,6 +125,7 @@ mod deferred;
 mod describe;
 mod error;
 pub mod exec;
+pub mod guide;
 mod json;
 pub mod listing;
 pub mod mcp;

@@ -49,7 +49,8 @@ enum Command {
     /// Prints the answer. When the answer sends media after the tool results (the spec's
     /// `follow_up` rules, as with `--option media=full` for openai-chat, mistral, gemini or
     /// bedrock-converse), prints a JSON array instead: the answer, then the follow-up items, in
-    /// the order to append them (see the README's agent-loop table for where each provider's go).
+    /// the order to append them (see the agent loop's table in docs/agent-loop.md for where
+    /// each provider's go).
     Result(ResultArgs),
     /// Converts a JSON Schema (or a tool's inputSchema) to a strict subset: prints
     /// {"schema", "null_paths"}, or {"error": {"path", "reason"}} and exits 1.

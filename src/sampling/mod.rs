@@ -7,7 +7,7 @@
 //! [`CreateMessageParams`] with [`Provider::sampling_request`], sends the
 //! body with its own HTTP client, and converts the JSON it gets back with
 //! [`Provider::sampling_result`]. Everything provider-specific is the spec's
-//! `sampling:` section (see the README's spec author's guide).
+//! `sampling:` section (see the spec author's guide, docs/spec-authors-guide.md).
 //!
 //! `request.rs` checks the request and renders it (messages in
 //! `request/messages.rs`, media in `request/media.rs`, tools and the tool
