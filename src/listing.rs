@@ -149,7 +149,7 @@ impl ListOptions {
 
     /// The exposed names of the tools searches found earlier in the
     /// conversation ([`Execution::found`](crate::Execution::found),
-    /// [`SearchAnswer::found`](crate::SearchAnswer::found)), in the order
+    /// [`SearchAnswer::found`](crate::search::SearchAnswer::found)), in the order
     /// they were found. With [`ToolSearch::Library`] they are listed after
     /// the loaded tools, in this order, so that each turn's list starts with
     /// the previous one (prompt caching). Names the toolset no longer has

@@ -175,7 +175,7 @@ fn accepted(mime: &str, types: &[&str], measured: Measured) -> bool {
 }
 
 /// Whether a content block can reach a model as it is, or must become a
-/// placeholder first (the table in [`Shape`](crate::Shape)'s docs).
+/// placeholder first (the table in [`Shape`](crate::results::Shape)'s docs).
 pub(crate) fn fits_model_measured(content: &Content, measured: Measured) -> bool {
     match content {
         Content::Image(m) => accepted(&normalize_mime(&m.mime_type), MODEL_IMAGE_TYPES, measured),

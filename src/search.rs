@@ -26,7 +26,7 @@ pub const MAX_SEARCH_LIMIT: usize = 20;
 pub const SEARCH_TOOL_NAME: &str = "search_tools";
 
 /// A search the model asked for, to be answered with
-/// [`Provider::answer_search`] (or by [`Source::execute_tool_calls`](crate::Source::execute_tool_calls)).
+/// [`Provider::answer_search`](crate::Provider::answer_search) (or by [`Source::execute_tool_calls`](crate::Source::execute_tool_calls)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct SearchCall {
@@ -108,7 +108,7 @@ pub struct SearchAnswer {
     /// The provider's answer item, in the model's order among the turn's answers.
     pub answer: Value,
     /// The exposed names of the tools found, best first: pass them to the
-    /// next listing ([`ListOptions::found`]).
+    /// next listing ([`ListOptions::found`](crate::ListOptions::found)).
     pub found: Vec<String>,
 }
 

@@ -28,8 +28,8 @@ impl HubConfig {
     /// listing reports it in the toolset's report (`failed_servers`) and offers
     /// none of its tools, and the error is logged with `tracing`. Check
     /// [`Listing::report`](crate::Listing::report) to see which servers are
-    /// missing. It is down ([`ServerState::Down`](crate::ServerState::Down)),
-    /// and tried again once [`Reconnect::retry_after`](crate::Reconnect::retry_after)
+    /// missing. It is down ([`ServerState::Down`](crate::exec::ServerState::Down)),
+    /// and tried again once [`Reconnect::retry_after`](crate::client::Reconnect::retry_after)
     /// has passed, as a server that died would be.
     ///
     /// # Errors

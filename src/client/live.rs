@@ -57,24 +57,24 @@ struct Status {
 /// [`McpClient`] implements [`Server`](crate::Server) over an rmcp
 /// session: it spawns a stdio server ([`McpClient::spawn`]) or connects to a
 /// streamable HTTP one ([`McpClient::connect_http`], the `rmcp-http`
-/// feature), starts the session ([`Lifecycle`](crate::Lifecycle):
+/// feature), starts the session ([`Lifecycle`](crate::client::Lifecycle):
 /// `server/discover` for MCP 2026-07-28, `initialize` for earlier
 /// revisions), lists its tools one page per call, with their cache hints, and
 /// calls tools. It counts the server's `notifications/tools/list_changed` in
 /// [`Server::tools_version`](crate::Server::tools_version), read from a
 /// `subscriptions/listen` stream on a 2026-07-28 session. For each call it
 ///
-/// - sends [`CallContext::meta`](crate::CallContext::meta) as the
+/// - sends [`CallContext::meta`](crate::exec::CallContext::meta) as the
 ///   request's `_meta` (the SDK adds a `progressToken` to every request);
 /// - declares what the call's handlers answer on a 2026-07-28 session, passes
-///   a round's answers ([`CallContext::input_responses`](crate::CallContext::input_responses),
-///   [`CallContext::request_state`](crate::CallContext::request_state)) and
+///   a round's answers ([`CallContext::input_responses`](crate::exec::CallContext::input_responses),
+///   [`CallContext::request_state`](crate::exec::CallContext::request_state)) and
 ///   the server's `input_required` answer through, and answers the requests
 ///   the server sends during the call with the call's
-///   [`Answerer`](crate::Answerer);
+///   [`Answerer`](crate::exec::Answerer);
 /// - follows a call the server runs as a task to its end;
 /// - routes the server's `notifications/progress` for that token to
-///   [`CallContext::progress`](crate::CallContext::progress);
+///   [`CallContext::progress`](crate::exec::CallContext::progress);
 /// - sends `notifications/cancelled` when the call's future is dropped before
 ///   the answer arrives (a timeout in [`Source::execute_tool_calls`](crate::Source::execute_tool_calls));
 /// - answers [`ErrorKind::Interrupted`] when the server exits or the
@@ -86,7 +86,7 @@ struct Status {
 /// server is.
 ///
 /// [`HubConfig::connect`](crate::HubConfig::connect) starts every
-/// server of a configuration and returns a [`SourceBuilder`](crate::SourceBuilder).
+/// server of a configuration and returns a [`SourceBuilder`](crate::exec::SourceBuilder).
 /// `From`/`TryFrom` impls turn the SDK's `Tool`, `CallToolResult` and
 /// `ContentBlock` into this crate's types and back.
 pub struct McpClient {
@@ -163,7 +163,7 @@ impl McpClient {
     /// bearer token). A connection that is gone is made again on the next
     /// listing or call. With `ClientOptions::oauth` (the `oauth` feature) and
     /// no `Authorization` header, a server that requires sign-in is signed
-    /// in to (see [`OAuth`](crate::OAuth)).
+    /// in to (see [`OAuth`](crate::client::auth::OAuth)).
     ///
     /// # Errors
     ///
@@ -260,7 +260,7 @@ impl McpClient {
     }
 
     /// A client for a server that failed to start: down, with `error`,
-    /// and tried again once [`Reconnect::retry_after`](crate::Reconnect::retry_after)
+    /// and tried again once [`Reconnect::retry_after`](crate::client::Reconnect::retry_after)
     /// has passed.
     pub(crate) fn unstarted(
         name: &str,
@@ -396,7 +396,7 @@ impl McpClient {
     }
 
     /// The session to use: the current one while it lives, else a new one
-    /// (see [`Reconnect`](crate::Reconnect)).
+    /// (see [`Reconnect`](crate::client::Reconnect)).
     ///
     /// # Errors
     ///

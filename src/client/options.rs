@@ -112,7 +112,7 @@ pub struct ClientOptions {
     /// When a server that died is started again ([`Reconnect::default`]).
     pub reconnect: Reconnect,
     /// How to sign in to streamable HTTP servers that require it (none by
-    /// default); see [`OAuth`](crate::OAuth).
+    /// default); see [`OAuth`](crate::client::auth::OAuth).
     #[cfg(feature = "oauth")]
     pub oauth: Option<super::auth::OAuth>,
 }

@@ -106,7 +106,7 @@ enum Target {
 
 /// Answers what a server asks of the client, under the source's rules:
 /// handed to a [`Server`](crate::Server) in
-/// [`CallContext::answerer`](crate::CallContext::answerer) for each call, and
+/// [`CallContext::answerer`](crate::exec::CallContext::answerer) for each call, and
 /// through [`Server::attach`](crate::Server::attach) for questions outside
 /// any call.
 ///

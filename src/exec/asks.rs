@@ -15,7 +15,7 @@
 //!
 //! This file holds what the application configures and what its handlers
 //! are given and answer. Everything goes through an
-//! [`Answerer`](crate::Answerer) (`answerer.rs`), which applies the governed
+//! [`Answerer`](crate::exec::Answerer) (`answerer.rs`), which applies the governed
 //! pipeline's rules: bounds on rounds and on the time to answer, the call's
 //! timeout stopped while the application answers, the sampling rules and caps,
 //! and a halt when a handler cancels.
@@ -49,7 +49,7 @@ pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(600);
 /// ([`ClientOptions::handlers`](crate::ClientOptions::handlers), so that they
 /// declare these capabilities when they start, as revisions up to 2025-11-25
 /// require) and to the source that runs the calls
-/// ([`SourceBuilder::handlers`](crate::SourceBuilder::handlers));
+/// ([`SourceBuilder::handlers`](crate::exec::SourceBuilder::handlers));
 /// [`HubConfig::connect_with`](crate::HubConfig::connect_with) does both, and
 /// a source given none takes its servers'. A capability is declared exactly
 /// when its handler is configured: without any, servers ask nothing.
@@ -171,7 +171,7 @@ pub type SamplingHandler =
 ///
 /// - the [`policy`](Self::policy) decides (allow by default; `ask` goes to
 ///   the source's approver, which sees the request in
-///   [`ApprovalRequest::sampling`](crate::ApprovalRequest::sampling)), with
+///   [`ApprovalRequest::sampling`](crate::exec::ApprovalRequest::sampling)), with
 ///   rules over `server/tool`, `tool` being the call's tool (empty for a
 ///   request outside any call or one that cannot be attributed);
 /// - at most [`max_requests_per_call`](Self::max_requests_per_call) requests
@@ -285,7 +285,7 @@ pub enum SamplingAnswer {
     /// naming `reason`.
     Decline(String),
     /// The same, and the turn halts (as
-    /// [`Approval::DenyAndHalt`](crate::Approval::DenyAndHalt)).
+    /// [`Approval::DenyAndHalt`](crate::exec::Approval::DenyAndHalt)).
     Cancel(String),
 }
 
@@ -426,11 +426,11 @@ pub enum InputAnswer {
     /// asked for and `reason`.
     Decline(String),
     /// The person dismissed the questions: the call ends as with `Decline`,
-    /// and the turn halts (as [`Approval::DenyAndHalt`](crate::Approval::DenyAndHalt)).
+    /// and the turn halts (as [`Approval::DenyAndHalt`](crate::exec::Approval::DenyAndHalt)).
     Cancel(String),
 }
 
 /// Answers the questions of tools that ask for input; see
-/// [`SourceBuilder::input_handler`](crate::SourceBuilder::input_handler).
+/// [`SourceBuilder::input_handler`](crate::exec::SourceBuilder::input_handler).
 pub type InputHandler =
     Arc<dyn Fn(InputQuestions) -> BoxFuture<'static, InputAnswer> + Send + Sync>;

@@ -95,7 +95,7 @@ impl ExecOptions {
         self
     }
 
-    /// The most input rounds one call may take ([`DEFAULT_MAX_INPUT_ROUNDS`](crate::DEFAULT_MAX_INPUT_ROUNDS)
+    /// The most input rounds one call may take ([`DEFAULT_MAX_INPUT_ROUNDS`](crate::exec::DEFAULT_MAX_INPUT_ROUNDS)
     /// otherwise): the input handler is asked at most this many times, and a
     /// tool that asks once more ends the call with an error. 0 never asks.
     pub fn max_input_rounds(mut self, rounds: usize) -> Self {
@@ -115,7 +115,7 @@ impl ExecOptions {
     }
 
     /// Bound on the input handler's answer to one round's questions
-    /// ([`DEFAULT_INPUT_TIMEOUT`](crate::DEFAULT_INPUT_TIMEOUT), 600 s, otherwise); over it the call ends with an error.
+    /// ([`DEFAULT_INPUT_TIMEOUT`](crate::exec::DEFAULT_INPUT_TIMEOUT), 600 s, otherwise); over it the call ends with an error.
     pub fn input_timeout(mut self, timeout: Duration) -> Self {
         self.input_timeout = Some(timeout);
         self
@@ -163,7 +163,7 @@ impl ExecOptions {
     }
 
     /// Reads a streamed response with another framing than the spec's (see
-    /// [`CallStream::framing`](crate::CallStream::framing)).
+    /// [`CallStream::framing`](crate::stream::CallStream::framing)).
     pub fn framing(mut self, framing: crate::stream::Framing) -> Self {
         self.framing = Some(framing);
         self

@@ -216,7 +216,7 @@ pub struct ApprovalRequest {
     /// Servers whose output is already in the model's context.
     pub taint: BTreeSet<String>,
     /// Set when what awaits approval is not the call but a completion its
-    /// server asked the application's model for (the [`Sampling`](crate::Sampling)
+    /// server asked the application's model for (the [`Sampling`](crate::exec::Sampling)
     /// policy said `ask`): the request as the handler would get it. The call
     /// fields then describe the call it belongs to; they are empty when it
     /// belongs to no single call.

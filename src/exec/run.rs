@@ -52,7 +52,7 @@ impl Source {
     /// policy (and the approver), optional validation, hooks and the server,
     /// at most `max_concurrency` at once, each bounded by `call_timeout`; a
     /// tool that asks for input goes through its input rounds (see
-    /// [`SourceBuilder::input_handler`](crate::SourceBuilder::input_handler)),
+    /// [`SourceBuilder::input_handler`](crate::exec::SourceBuilder::input_handler)),
     /// and a call to a tool its server no longer lists is answered with an
     /// error, not sent. A failure, timeout or panic answers that call alone.
     /// Once an approver answers deny-and-halt, or an input handler cancels,

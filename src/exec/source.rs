@@ -210,7 +210,7 @@ impl SourceBuilder {
         self
     }
 
-    /// Offers only tools whose `server/tool` matches (see [`ToolSetBuilder::allow`](crate::ToolSetBuilder::allow)).
+    /// Offers only tools whose `server/tool` matches (see [`ToolSetBuilder::allow`](crate::toolset::ToolSetBuilder::allow)).
     pub fn allow_tools(mut self, glob: impl Into<String>) -> Self {
         self.naming = self.naming.allow(glob);
         self

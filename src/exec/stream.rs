@@ -25,7 +25,7 @@ pub struct StreamedExecution {
     /// The answers to every complete call, in the model's order.
     pub execution: Execution,
     /// The assistant message for the history, in the provider's non-streamed
-    /// shape (see [`Streamed::message`](crate::Streamed::message)).
+    /// shape (see [`Streamed::message`](crate::stream::Streamed::message)).
     pub message: Value,
     /// Where and why the stream broke, if it did: the calls it had not
     /// completed were never sent.

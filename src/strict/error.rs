@@ -1,7 +1,7 @@
 //! The strict converter's error.
 //!
 //! A failed conversion is data as much as an error: a listing reports it per
-//! tool ([`StrictIssue`](crate::StrictIssue)) and `auto` mode falls back on
+//! tool ([`StrictIssue`](crate::listing::StrictIssue)) and `auto` mode falls back on
 //! it, so [`convert`](super::convert) returns this small, comparable value
 //! (a pointer and a reason) rather than the crate's [`Error`]. Where a
 //! conversion failure is an error of the caller's, `?` turns it into an
