@@ -23,14 +23,29 @@ pub struct ToolCall {
     pub call_id: Option<String>,
     /// The tool's server.
     pub server_id: String,
-    /// The tool's MCP name.
-    pub name: String,
-    /// The name the model called.
+    /// The tool's name on its server (its MCP name).
+    pub tool: String,
+    /// The name the model called: the tool's name in the listing.
     pub exposed_name: String,
     /// The arguments, with strict-mode `null`s removed.
     pub arguments: Map<String, Value>,
     /// The call's position among the response's calls.
     pub index: usize,
+}
+
+impl ToolCall {
+    /// A call known only by its server and tool (a request that belongs to
+    /// no single call of the model's).
+    pub(crate) fn bare(server_id: &str, tool: &str) -> Self {
+        ToolCall {
+            call_id: None,
+            server_id: server_id.to_owned(),
+            tool: tool.to_owned(),
+            exposed_name: String::new(),
+            arguments: Map::new(),
+            index: 0,
+        }
+    }
 }
 
 /// A call that will not be sent, with the answer to give the model instead.
@@ -41,8 +56,8 @@ pub struct RejectedCall {
     pub index: usize,
     /// The id the model gave the call.
     pub call_id: Option<String>,
-    /// The tool name the model called, if it gave one.
-    pub name: Option<String>,
+    /// The name the model called, if it gave one.
+    pub exposed_name: Option<String>,
     /// Why the call was rejected.
     #[serde(serialize_with = "serialize_message")]
     pub error: Error,
@@ -206,7 +221,7 @@ impl Provider {
                 Ok(Err(RejectedCall {
                     index,
                     call_id,
-                    name,
+                    exposed_name: name,
                     error,
                     answer,
                 }))
@@ -292,7 +307,7 @@ impl Provider {
         Ok(ToolCall {
             call_id: call_id.map(str::to_owned),
             server_id: tool.server_id.clone(),
-            name: tool.tool.name.clone(),
+            tool: tool.tool.name.clone(),
             exposed_name: tool.exposed_name.clone(),
             arguments,
             index: 0,

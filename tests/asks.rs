@@ -136,7 +136,7 @@ fn an_input_round_asking_for_sampling_and_roots_is_answered_by_the_library() {
         );
         let call = request.call.call().expect("the call is known");
         assert_eq!(
-            (call.tool.as_str(), call.call_id.as_deref()),
+            (call.call.tool.as_str(), call.call.call_id.as_deref()),
             ("summarize", Some("toolu_1"))
         );
         assert_eq!(call.principal.as_deref(), Some("user-1"));
@@ -294,7 +294,7 @@ fn sampling_rules_decide_before_the_handler_is_asked() {
                     "{}",
                     case.name
                 );
-                assert_eq!(request.tool, "summarize");
+                assert_eq!(request.call.tool, "summarize");
             }
         }
     });
@@ -409,7 +409,7 @@ fn requests_during_a_call_reach_the_same_handlers_with_the_call() {
         assert_eq!(asked.asking, Asking::Request);
         assert_eq!(asked.requests.keys().collect::<Vec<_>>(), ["7"]);
         let call = asked.call.call().unwrap();
-        assert_eq!(call.exposed_name, "notes__ask");
+        assert_eq!(call.call.exposed_name, "notes__ask");
         assert!(call.taint.contains("web"));
         let seen = seen.lock().unwrap();
         assert_eq!(seen[0].params.max_tokens, 1000);

@@ -124,7 +124,7 @@ fn a_request_during_the_one_call_in_flight_belongs_to_it() {
         assert_eq!(asked[0].round, 1);
         let call = asked[0].call.call().expect("attributed to the call");
         assert_eq!(
-            (call.tool.as_str(), call.call_id.as_deref()),
+            (call.call.tool.as_str(), call.call.call_id.as_deref()),
             ("delete", Some("toolu_0"))
         );
     });
@@ -155,7 +155,7 @@ fn a_request_while_several_calls_run_is_ambiguous_never_guessed() {
         let Attribution::Ambiguous(calls) = &asked[0].call else {
             panic!("not ambiguous: {:?}", asked[0].call);
         };
-        let mut tools: Vec<&str> = calls.iter().map(|c| c.tool.as_str()).collect();
+        let mut tools: Vec<&str> = calls.iter().map(|c| c.call.tool.as_str()).collect();
         tools.sort_unstable();
         assert_eq!(tools, ["first", "second"]);
     });

@@ -228,7 +228,7 @@ fn recorded_responses_read_to_their_calls() {
         let got: Vec<Value> = extracted
             .calls
             .iter()
-            .map(|c| json!({"id": c.call_id, "name": c.name, "arguments": c.arguments}))
+            .map(|c| json!({"id": c.call_id, "name": c.tool, "arguments": c.arguments}))
             .collect();
         assert_eq!(got, *expected, "{what}");
         snapshot(Stage::Calls, Some(&rec.provider), &rec.case, &extracted);

@@ -309,12 +309,12 @@ fn a_namespaced_call_is_replayed_with_its_namespace() {
     assert_eq!(calls.len(), 1);
     assert_eq!(streamed.message, json!([item]));
     assert_eq!(streamed.extracted.calls[0].server_id, "github");
-    assert_eq!(streamed.extracted.calls[0].name, "create_issue");
+    assert_eq!(streamed.extracted.calls[0].tool, "create_issue");
     // The same call read from a whole response resolves too.
     let extracted = provider
         .extract_calls(&json!({"output": [item]}), &listing)
         .unwrap();
-    assert_eq!(extracted.calls[0].name, "create_issue");
+    assert_eq!(extracted.calls[0].tool, "create_issue");
 }
 
 #[test]

@@ -142,7 +142,7 @@ async fn plays_every_question(client: McpClient, recorded: Arc<Recorded>, root_u
         assert_eq!(asked.asking, Asking::Request);
         let call = asked.call.call().expect("attributed to the call");
         assert_eq!(
-            (call.tool.as_str(), call.call_id.as_deref()),
+            (call.call.tool.as_str(), call.call.call_id.as_deref()),
             ("trigger-elicitation-request", Some("toolu_1"))
         );
     }
@@ -213,7 +213,7 @@ async fn plays_every_question(client: McpClient, recorded: Arc<Recorded>, root_u
             Some("You are a helpful test server.")
         );
         assert_eq!(
-            request.call.call().unwrap().tool,
+            request.call.call().unwrap().call.tool,
             "trigger-sampling-request"
         );
     }
@@ -254,7 +254,10 @@ async fn plays_every_question(client: McpClient, recorded: Arc<Recorded>, root_u
     let questions = recorded.questions.lock().unwrap();
     assert_eq!(questions.len(), asked_before + 1, "the task asked once");
     let asked = questions.last().unwrap();
-    assert_eq!(asked.call.call().unwrap().tool, "simulate-research-query");
+    assert_eq!(
+        asked.call.call().unwrap().call.tool,
+        "simulate-research-query"
+    );
     let progress = progress.lock().unwrap();
     assert!(
         progress.iter().any(|m| m.contains(": working")),

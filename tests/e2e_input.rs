@@ -301,7 +301,7 @@ fn sampling_and_roots_reach_the_same_handlers_in_both_generations() {
                 Some("You summarize notes.")
             );
             assert_eq!(
-                request.call.call().unwrap().tool,
+                request.call.call().unwrap().call.tool,
                 "summarize_notes",
                 "{lifecycle:?}"
             );

@@ -542,7 +542,7 @@ proptest! {
                 .server("g", server(received.clone()))
                 .policy(Policy::new().deny("s/fail").unwrap().ask("g/*").unwrap().allow("s/*").unwrap())
                 .approver(move |req: ApprovalRequest| {
-                    log.lock().unwrap().push(req.call_id.clone());
+                    log.lock().unwrap().push(req.call.call_id.clone());
                     let answer = answers.lock().unwrap().pop().unwrap_or(Approval::Allow);
                     Box::pin(async move { answer })
                 })

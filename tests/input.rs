@@ -278,10 +278,10 @@ fn answered_in_one_and_in_two_rounds() {
         assert_eq!(first.server_id, "s");
         assert_eq!(first.asking, Asking::InputRequired);
         let call = first.call.call().unwrap();
-        assert_eq!(call.exposed_name, "s__confirm");
-        assert_eq!(call.call_id.as_deref(), Some("call_0"));
+        assert_eq!(call.call.exposed_name, "s__confirm");
+        assert_eq!(call.call.call_id.as_deref(), Some("call_0"));
         assert_eq!(call.principal.as_deref(), Some("user-1"));
-        assert_eq!(call.arguments, *json!({"n": 7}).as_object().unwrap());
+        assert_eq!(call.call.arguments, *json!({"n": 7}).as_object().unwrap());
         // The retries carried this round's answers and the state exactly as sent.
         let log = s.log.lock().unwrap();
         let twice: Vec<(Option<String>, Vec<String>)> = log
@@ -710,7 +710,7 @@ proptest! {
             let source = Source::hub()
                 .server("s", property_server(log.clone()))
                 .input_handler(move |q| {
-                    let n = q.call.call().unwrap().arguments["n"].as_u64().unwrap() as usize;
+                    let n = q.call.call().unwrap().call.arguments["n"].as_u64().unwrap() as usize;
                     let answer = if declines[n] {
                         InputAnswer::Decline("no".into())
                     } else {

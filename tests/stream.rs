@@ -416,7 +416,7 @@ proptest! {
         prop_assert_eq!(streamed.extracted.calls.len(), calls.len());
         for (i, call) in streamed.extracted.calls.iter().enumerate() {
             prop_assert_eq!(call.index, i);
-            prop_assert_eq!(&call.name, &calls[i].0);
+            prop_assert_eq!(&call.tool, &calls[i].0);
             prop_assert_eq!(&Value::Object(call.arguments.clone()), &calls[i].1);
         }
     }
@@ -438,7 +438,7 @@ fn quirks() {
         let _ = stream.push(text.as_bytes());
         match stream.finish() {
             Ok(s) => json!({
-                "calls": s.extracted.calls.iter().map(|c| json!([c.call_id, c.name, c.arguments])).collect::<Vec<_>>(),
+                "calls": s.extracted.calls.iter().map(|c| json!([c.call_id, c.tool, c.arguments])).collect::<Vec<_>>(),
                 "rejected": s.extracted.rejected.iter().map(|r| json!([r.call_id, r.error.message()])).collect::<Vec<_>>(),
             }),
             Err(e) => json!({"error": format!("{e:#}")}),

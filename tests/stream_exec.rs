@@ -271,7 +271,7 @@ fn recorded_streams_send_only_complete_calls() {
                         received.lock().unwrap().clone();
                     let mut want: Vec<(String, Map<String, Value>)> = complete_calls
                         .iter()
-                        .map(|c| (c.name.clone(), c.arguments.clone()))
+                        .map(|c| (c.tool.clone(), c.arguments.clone()))
                         .collect();
                     got.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.len().cmp(&b.1.len())));
                     want.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.len().cmp(&b.1.len())));

@@ -163,7 +163,7 @@ fn a_task_only_tool_runs_as_a_task_and_its_questions_belong_to_its_call() {
         // Two calls were in flight, but the request named its task.
         let first = asked.lock().unwrap()[0].clone();
         let call = first.call.call().expect("attributed through the task");
-        assert_eq!(call.tool, "research");
+        assert_eq!(call.call.tool, "research");
         assert_eq!(
             progress.lock().unwrap()[..2],
             ["task t1: working", "task t1: working: Gathering sources"]
@@ -406,7 +406,7 @@ fn a_2026_task_asks_with_input_requests_answered_by_tasks_update() {
         let asked = asked.lock().unwrap();
         assert_eq!(asked.len(), 1, "asked once");
         assert_eq!(asked[0].asking, Asking::InputRequired);
-        assert_eq!(asked[0].call.call().unwrap().tool, "research");
+        assert_eq!(asked[0].call.call().unwrap().call.tool, "research");
         // The call declared the tasks extension.
         let call = &server.seen("tools/call")[0];
         let declared = &call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];

@@ -37,8 +37,8 @@ impl Notes {
         if let (Some(info), Ok(mut explained)) = (call.call(), self.explained.lock()) {
             explained.insert((
                 server.to_owned(),
-                info.call_id.clone(),
-                info.exposed_name.clone(),
+                info.call.call_id.clone(),
+                info.call.exposed_name.clone(),
             ));
         }
     }
@@ -112,12 +112,12 @@ fn roots(paths: &[PathBuf]) -> Result<Vec<Root>> {
 /// call is known.
 fn asker(server: &str, call: &Attribution) -> String {
     match call {
-        Attribution::Call(info) => format!("`{server}/{}`", info.tool),
+        Attribution::Call(info) => format!("`{server}/{}`", info.call.tool),
         Attribution::Ambiguous(calls) => format!(
             "`{server}` (during one of its calls to {}; stdio cannot tell which)",
             calls
                 .iter()
-                .map(|c| format!("`{}`", c.tool))
+                .map(|c| format!("`{}`", c.call.tool))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -127,7 +127,8 @@ fn asker(server: &str, call: &Attribution) -> String {
 
 /// The call's `server/tool`, when the question belongs to exactly one call.
 fn tool_of(server: &str, call: &Attribution) -> Option<String> {
-    call.call().map(|info| format!("{server}/{}", info.tool))
+    call.call()
+        .map(|info| format!("{server}/{}", info.call.tool))
 }
 
 /// `text` cleaned for a terminal and cut to 200 characters.

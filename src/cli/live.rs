@@ -115,7 +115,7 @@ pub fn unattended(builder: SourceBuilder, handlers: &Handlers) -> SourceBuilder 
     builder.handlers(handlers.clone()).approver(|request| {
         let reason = format!(
             "`{}/{}` needs approval and the command line has no approver; allow it in the policy file to run it",
-            request.server_id, request.tool
+            request.call.server_id, request.call.tool
         );
         Box::pin(async move { Approval::Deny(reason) })
     })

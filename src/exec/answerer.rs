@@ -18,6 +18,7 @@ use super::asks::{
 };
 use super::clock::{CallClock, Halt, Paused};
 use super::policy::{Action, Approval, ApprovalRequest, Approver};
+use crate::calls::ToolCall;
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{
@@ -195,7 +196,7 @@ impl Answerer {
         if let Target::One(state) = &self.target
             && let Ok(mut info) = state.info.lock()
         {
-            info.arguments = arguments.clone();
+            info.call.arguments = arguments.clone();
         }
     }
 
@@ -453,7 +454,7 @@ impl Answerer {
     ) -> Result<()> {
         let attribution = self.attribution();
         let call = attribution.call();
-        let tool = call.map_or("", |c| c.tool.as_str());
+        let tool = call.map_or("", |c| c.call.tool.as_str());
         let taint = call.map(|c| c.taint.clone()).unwrap_or_default();
         let (action, rule) = sampling
             .policy
@@ -475,11 +476,10 @@ impl Answerer {
                     ));
                 };
                 let request = ApprovalRequest {
-                    server_id: self.server_id.clone(),
-                    tool: tool.to_owned(),
-                    exposed_name: call.map(|c| c.exposed_name.clone()).unwrap_or_default(),
-                    call_id: call.and_then(|c| c.call_id.clone()),
-                    arguments: call.map(|c| c.arguments.clone()).unwrap_or_default(),
+                    call: match call {
+                        Some(info) => info.call.clone(),
+                        None => ToolCall::bare(&self.server_id, tool),
+                    },
                     principal: call.and_then(|c| c.principal.clone()),
                     taint,
                     sampling: Some(Box::new(params.clone())),

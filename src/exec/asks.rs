@@ -24,11 +24,11 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use super::future::BoxFuture;
 use super::policy::Policy;
+use crate::calls::ToolCall;
 use crate::mcp::{CreateMessageParams, CreateMessageResult, InputRequests, InputResponses, Root};
 
 /// The default bound on the sampling requests one call's server may make: 10.
@@ -336,14 +336,9 @@ impl Roots {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct CallInfo {
-    /// The tool's MCP name.
-    pub tool: String,
-    /// The name the model called.
-    pub exposed_name: String,
-    /// The call's id, if any.
-    pub call_id: Option<String>,
-    /// The arguments sent (after the `before` hook).
-    pub arguments: Map<String, Value>,
+    /// The call: its server, the tool's name there, the name the model
+    /// called, its id and the arguments sent (after the `before` hook).
+    pub call: ToolCall,
     /// Who the call is made for.
     pub principal: Option<String>,
     /// Servers whose output is already in the model's context.
@@ -410,7 +405,7 @@ pub struct InputQuestions {
 impl InputQuestions {
     /// The call's tool, when the questions belong to exactly one call.
     pub fn tool(&self) -> Option<&str> {
-        self.call.call().map(|c| c.tool.as_str())
+        self.call.call().map(|c| c.call.tool.as_str())
     }
 }
 

@@ -118,14 +118,14 @@ impl Rounds {
         retry: bool,
     ) -> Result<CallToolResponse> {
         let first = server
-            .call_tool(&call.name, call.arguments.clone(), context.clone())
+            .call_tool(&call.tool, call.arguments.clone(), context.clone())
             .await;
         let response = match first {
             Err(err) if retry && err.kind() == ErrorKind::Interrupted => {
-                tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
+                tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
                     "the server went away during a call its tool says is safe to repeat; sending it once more");
                 server
-                    .call_tool(&call.name, call.arguments.clone(), context.clone())
+                    .call_tool(&call.tool, call.arguments.clone(), context.clone())
                     .await
                     .map_err(|again| {
                         let message = format!(

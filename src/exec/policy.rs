@@ -4,9 +4,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use globset::GlobMatcher;
-use serde_json::{Map, Value};
 
 use super::future::BoxFuture;
+use crate::calls::ToolCall;
 use crate::error::Result;
 use crate::mcp::CreateMessageParams;
 use crate::toolset::compile_glob;
@@ -201,25 +201,18 @@ impl Policy {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ApprovalRequest {
-    /// The call's server.
-    pub server_id: String,
-    /// The tool's MCP name.
-    pub tool: String,
-    /// The name the model called.
-    pub exposed_name: String,
-    /// The call's id, if any.
-    pub call_id: Option<String>,
-    /// The arguments the model sent.
-    pub arguments: Map<String, Value>,
+    /// The call: its server, the tool's name there, the name the model
+    /// called, its id and the arguments the model sent.
+    pub call: ToolCall,
     /// Who the call is made for.
     pub principal: Option<String>,
     /// Servers whose output is already in the model's context.
     pub taint: BTreeSet<String>,
     /// Set when what awaits approval is not the call but a completion its
     /// server asked the application's model for (the [`Sampling`](crate::exec::Sampling)
-    /// policy said `ask`): the request as the handler would get it. The call
-    /// fields then describe the call it belongs to; they are empty when it
-    /// belongs to no single call.
+    /// policy said `ask`): the request as the handler would get it. The
+    /// [`call`](Self::call) is then the call it belongs to, with only its
+    /// server and tool set when it belongs to no single call.
     pub sampling: Option<Box<CreateMessageParams>>,
 }
 

@@ -142,7 +142,7 @@ impl Source {
     ) -> (ToolCall, Result<CallToolResult>) {
         let mut context = CallContext {
             server_id: call.server_id.clone(),
-            tool: call.name.clone(),
+            tool: call.tool.clone(),
             call_id: call.call_id.clone(),
             principal: options.principal.clone(),
             assigns: shared.assigns.clone(),
@@ -155,10 +155,7 @@ impl Source {
         };
         let state = CallState::new(
             CallInfo {
-                tool: call.name.clone(),
-                exposed_name: call.exposed_name.clone(),
-                call_id: call.call_id.clone(),
-                arguments: call.arguments.clone(),
+                call: call.clone(),
                 principal: options.principal.clone(),
                 taint: options.taint.clone(),
             },
@@ -187,7 +184,7 @@ impl Source {
         };
         if let Err(err) = &outcome {
             let kind = err.kind();
-            tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
+            tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
                 kind = ?kind, reason = %err.message_with_causes(), "tool call not completed");
         }
         (call, outcome)
@@ -244,7 +241,7 @@ impl Source {
     ) -> Result<(&Arc<dyn Server>, CallToolResponse, bool)> {
         let tool = toolset
             .resolve(&call.exposed_name)
-            .filter(|t| t.server_id == call.server_id && t.tool.name == call.name)
+            .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
             .ok_or_else(|| {
                 Error::new(
                     ErrorKind::UnknownTool,
@@ -255,7 +252,7 @@ impl Source {
                 )
             })?;
         self.cache
-            .check_offered(&self.servers, &call.server_id, &call.name)
+            .check_offered(&self.servers, &call.server_id, &call.tool)
             .await?;
         self.check_policy(call, context, halted).await?;
         if self.validate {
@@ -297,7 +294,7 @@ impl Source {
         let Some(policy) = &self.policy else {
             return Ok(());
         };
-        let (action, rule) = policy.decide_with_rule(&call.server_id, &call.name, &context.taint);
+        let (action, rule) = policy.decide_with_rule(&call.server_id, &call.tool, &context.taint);
         let denied = |reason: String| Error::new(ErrorKind::Denied, reason);
         match action {
             Action::Allow => Ok(()),
@@ -307,11 +304,7 @@ impl Source {
             })),
             Action::Ask => {
                 let request = ApprovalRequest {
-                    server_id: call.server_id.clone(),
-                    tool: call.name.clone(),
-                    exposed_name: call.exposed_name.clone(),
-                    call_id: call.call_id.clone(),
-                    arguments: call.arguments.clone(),
+                    call: call.clone(),
                     principal: context.principal.clone(),
                     taint: (*context.taint).clone(),
                     sampling: None,
@@ -323,7 +316,7 @@ impl Source {
                     }
                     Approval::DenyAndHalt(reason) => {
                         halted.set();
-                        tracing::warn!(server = %call.server_id, tool = %call.name, call_id = call.call_id.as_deref().unwrap_or(""),
+                        tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
                             reason = %reason, "approver halted the turn");
                         Err(denied(format!("denied by the approver: {reason}")))
                     }
@@ -333,7 +326,7 @@ impl Source {
     }
 
     fn check_arguments(&self, call: &ToolCall, schema: &Value) -> Result<()> {
-        let validator = self.cache.validator(&call.server_id, &call.name, schema);
+        let validator = self.cache.validator(&call.server_id, &call.tool, schema);
         let Some(validator) = validator.as_ref() else {
             return Ok(());
         };

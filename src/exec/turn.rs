@@ -133,7 +133,7 @@ impl<'a> Answering<'a> {
             let record = CallRecord {
                 index: rejected.index,
                 call_id: rejected.call_id,
-                exposed_name: rejected.name,
+                exposed_name: rejected.exposed_name,
                 server_id: None,
                 ran: false,
                 error: Some(rejected.error),
