@@ -22,13 +22,13 @@ use serde_json::{Map, Value, json};
 
 use crate::calls::read_arguments;
 use crate::error::{Error, ErrorKind, Result};
-use crate::listing::{ListOptions, Listing, StrictMode, ToolSearch};
+use crate::listing::{ListOptions, Listing, ToolSearch};
 use crate::mcp::{CallToolResult, Tool};
 use crate::results::{Outcome, ResultOptions};
 use crate::search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, ToolIndex, parameter_names};
 use crate::spec::plan::{ClientSearchPlan, SearchPlan};
 use crate::spec::template::Var;
-use crate::spec::{Provider, merge_object};
+use crate::spec::{Provider, StrictMode, merge_object};
 use crate::toolset::{ExposedTool, compile_glob};
 
 /// The name of the library's search tool (and of a client search tool the

@@ -158,15 +158,15 @@ pub use exec::{
     Progress, ProgressFn, Roots, Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
     Server, ServerState, Source, SourceBuilder, Status, StreamedExecution, ToolsPage,
 };
-pub use listing::{
-    ListOptions, Listing, ListingReport, NullPaths, StrictIssue, StrictMode, ToolSearch,
-};
+pub use listing::{ListOptions, Listing, ListingReport, NullPaths, StrictIssue, ToolSearch};
 pub use mcp::{CallToolResponse, CallToolResult, Content, Tool, parse_tools_list};
-pub use results::{Outcome, ResultOptions, Shape, StructuredMode, Turn};
+pub use results::{Outcome, ResultOptions, Shape, Turn};
 pub use sampling::{PreparedSampling, SamplingOptions};
 pub use search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex};
-pub use spec::{Provider, Registry, SpecFile, SpecKind, ToolChoice};
-pub use stream::{CallStream, Framing, Streamed, StreamedCall};
+pub use spec::{
+    Framing, Provider, Registry, SpecFile, SpecKind, StrictMode, StructuredMode, ToolChoice,
+};
+pub use stream::{CallStream, Streamed, StreamedCall};
 pub use toolset::{
     DropReason, Dropped, ExposedTool, FailedServer, Rename, RenameReason, ToolSet, ToolSetBuilder,
     ToolsetReport,

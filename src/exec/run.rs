@@ -44,7 +44,7 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 pub struct ExecOptions {
     pub(crate) max_concurrency: usize,
     pub(crate) call_start: CallStart,
-    pub(crate) framing: Option<crate::stream::Framing>,
+    pub(crate) framing: Option<crate::spec::Framing>,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) results: ResultOptions,
     pub(crate) principal: Option<String>,
@@ -171,7 +171,7 @@ impl ExecOptions {
 
     /// Reads a streamed response with another framing than the spec's (see
     /// [`CallStream::framing`](crate::CallStream::framing)).
-    pub fn framing(mut self, framing: crate::stream::Framing) -> Self {
+    pub fn framing(mut self, framing: crate::spec::Framing) -> Self {
         self.framing = Some(framing);
         self
     }

@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::Provider;
 use super::doc::*;
 use super::plan::*;
 use super::template::{Piece, Template, parse_pieces};
-use super::{Problem, Provider};
+use crate::error::Problem;
 use crate::json::pointer_child;
 use crate::strict::StrictRules;
 use crate::strict::rules::Mode;
@@ -109,7 +110,7 @@ pub(crate) fn compile(
         options,
         calls: compile_calls(doc.calls),
         results,
-        stream: doc.stream.map(crate::stream::plan::compile).transpose()?,
+        stream: doc.stream.map(super::stream::compile).transpose()?,
         sampling,
         search: doc.search.map(compile_search).transpose()?,
     })

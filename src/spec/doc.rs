@@ -7,11 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::listing::StrictMode;
-use crate::results::StructuredMode;
+use crate::error::{Error, ErrorKind};
 
 /// A provider spec, after `extends` has been merged.
 #[derive(Debug, Deserialize)]
@@ -147,6 +146,37 @@ pub(crate) struct StrictDoc {
     pub rules: String,
     #[serde(default)]
     pub default: StrictDefault,
+}
+
+/// How strict-mode schemas are used, for specs that have strict rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StrictMode {
+    /// Converted tools are strict; a tool that cannot be converted is sent
+    /// non-strict with its original schema and reported as a fallback.
+    #[default]
+    Auto,
+    /// Every tool is strict; a tool that cannot be converted is left out and reported as excluded.
+    On,
+    /// No tool is strict; schemas are sent as the server wrote them.
+    Off,
+}
+
+impl std::str::FromStr for StrictMode {
+    type Err = Error;
+
+    fn from_str(s: &str) -> crate::Result<Self> {
+        match s {
+            "auto" => Ok(StrictMode::Auto),
+            "true" | "on" => Ok(StrictMode::On),
+            "false" | "off" => Ok(StrictMode::Off),
+            _ => Err(Error::new(
+                ErrorKind::Input,
+                format!("strict mode `{s}`: expected auto, true or false"),
+            )),
+        }
+    }
 }
 
 /// `auto`, `true` or `false`, with YAML booleans for the last two.
@@ -326,6 +356,39 @@ pub(crate) struct ErrorDoc {
     pub envelope: Option<Value>,
 }
 
+/// How `structuredContent` is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StructuredMode {
+    /// Only when `content` is empty (servers usually repeat it as text).
+    #[default]
+    Auto,
+    /// Instead of `content`.
+    Prefer,
+    /// After `content`.
+    Append,
+    /// Never.
+    Ignore,
+}
+
+impl std::str::FromStr for StructuredMode {
+    type Err = Error;
+
+    fn from_str(s: &str) -> crate::Result<Self> {
+        match s {
+            "auto" => Ok(StructuredMode::Auto),
+            "prefer" => Ok(StructuredMode::Prefer),
+            "append" => Ok(StructuredMode::Append),
+            "ignore" => Ok(StructuredMode::Ignore),
+            _ => Err(Error::new(
+                ErrorKind::Input,
+                format!("structured mode `{s}`: expected auto, prefer, append or ignore"),
+            )),
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StructuredDoc {
@@ -408,12 +471,43 @@ pub(crate) struct RuleDoc {
     pub max_bytes: Option<u64>,
 }
 
+/// How a stream's bytes are cut into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Framing {
+    /// Server-sent events: each `data:` payload is one JSON event (or the
+    /// spec's `done` marker).
+    Sse,
+    /// Newline-delimited JSON: one event per line.
+    Ndjson,
+    /// JSON values one after another, such as the event objects an SDK
+    /// yields, written out; a JSON array holds several events.
+    Json,
+    /// `application/vnd.amazon.eventstream` binary frames (cargo feature
+    /// `eventstream`); each frame is the event `{"<event type>": payload}`.
+    #[serde(rename = "eventstream")]
+    EventStream,
+}
+
+impl Framing {
+    /// The framing's name as a spec and the command line write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Framing::Sse => "sse",
+            Framing::Ndjson => "ndjson",
+            Framing::Json => "json",
+            Framing::EventStream => "eventstream",
+        }
+    }
+}
+
 /// How a streamed response is read: its framing, and what each event does to
 /// the assistant message being assembled.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StreamDoc {
-    pub framing: crate::stream::Framing,
+    pub framing: Framing,
     /// A data payload (not JSON) that ends the stream, such as `[DONE]`.
     #[serde(default)]
     pub done: Option<String>,

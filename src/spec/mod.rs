@@ -5,6 +5,7 @@ pub(crate) mod doc;
 mod load;
 pub(crate) mod plan;
 pub(crate) mod sampling;
+pub(crate) mod stream;
 pub(crate) mod template;
 mod yaml;
 
@@ -18,25 +19,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::strict::StrictRules;
 
 pub(crate) use compile::merge_object;
-pub(crate) use load::rules_from_file;
+pub use doc::{Framing, StrictMode, StructuredMode};
 pub use load::{SpecFile, SpecKind};
 use plan::*;
-
-/// A problem found in a document: the JSON pointer where, and what.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Problem {
-    pub path: String,
-    pub message: String,
-}
-
-impl Problem {
-    pub(crate) fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Problem {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
 
 /// What a request says for a tool choice mode: [`Provider::tool_choice`].
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +50,7 @@ pub struct Provider {
     pub(crate) options: BTreeMap<String, OptionPlan>,
     pub(crate) calls: CallsPlan,
     pub(crate) results: ResultsPlan,
-    pub(crate) stream: Option<crate::stream::plan::StreamPlan>,
+    pub(crate) stream: Option<stream::StreamPlan>,
     pub(crate) sampling: Option<sampling::SamplingPlan>,
     pub(crate) search: Option<SearchPlan>,
 }

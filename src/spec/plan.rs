@@ -149,7 +149,7 @@ pub(crate) struct SchemaPlan {
 pub(crate) struct StrictPlan {
     pub rules_id: String,
     pub rules: Arc<StrictRules>,
-    pub default: crate::listing::StrictMode,
+    pub default: super::doc::StrictMode,
 }
 
 /// One value of an option: what it changes in listings and in answers.
@@ -296,7 +296,7 @@ pub(crate) enum StructuredRender {
 /// When and how `structuredContent` is used.
 #[derive(Debug, Clone)]
 pub(crate) struct StructuredPlan {
-    pub mode: crate::results::StructuredMode,
+    pub mode: super::doc::StructuredMode,
     pub render: StructuredRender,
 }
 

@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::Problem;
 use super::compile::uses;
 use super::doc::*;
 pub(crate) use super::doc::{
@@ -23,8 +22,8 @@ pub(crate) use super::doc::{
 };
 use super::plan::{JsonPath, MediaRule, ResultsPlan};
 use super::template::Template;
+use crate::error::Problem;
 use crate::json::pointer_child;
-use crate::listing::StrictMode;
 use crate::mcp::StopReason;
 
 /// Variables of the request body.

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::Problem;
+use crate::error::Problem;
 use crate::json::pointer_child;
 
 /// A compiled template.

@@ -9,9 +9,6 @@ use fnv::FnvBuildHasher;
 
 use serde_json::{Map, Value};
 
-use super::plan::{
-    Append, Condition, EventName, Fragments, MessageMerge, Pieces, Rule, StreamPlan,
-};
 use super::{Streamed, StreamedCall};
 use crate::calls::Extracted;
 use crate::error::{Error, ErrorKind, Result};
@@ -20,6 +17,9 @@ use crate::listing::Listing;
 use crate::spec::Provider;
 use crate::spec::doc::{AppendAs, OpenAtEnd};
 use crate::spec::plan::JsonPath;
+use crate::spec::stream::{
+    Append, Condition, EventName, Fragments, MessageMerge, Pieces, Rule, StreamPlan,
+};
 
 /// One item of the message: a content block, an output item, a part, a call.
 #[derive(Debug)]

@@ -4,8 +4,8 @@
 use super::{
     MEDIA_VARS, MESSAGE_VARS, RolePlan, TEXT_VARS, TOOL_USE_VARS, ToolUsePlan, at, template,
 };
+use crate::error::Problem;
 use crate::json::pointer_child;
-use crate::spec::Problem;
 use crate::spec::compile::{compile_rule, uses};
 use crate::spec::doc::*;
 use crate::spec::plan::{MediaAction, MediaRule, ResultsPlan};

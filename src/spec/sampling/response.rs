@@ -1,9 +1,9 @@
 //! A `sampling:` section's response rules.
 
 use super::{ItemAction, ItemRule, ResponsePlan, StopPlan, at};
+use crate::error::Problem;
 use crate::json::pointer_child;
 use crate::mcp::StopReason;
-use crate::spec::Problem;
 use crate::spec::doc::{McpStopReason, ResponseDoc};
 use crate::spec::plan::JsonPath;
 

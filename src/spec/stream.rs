@@ -6,13 +6,12 @@ use fnv::FnvBuildHasher;
 
 use serde_json::{Map, Value};
 
-use super::Framing;
-use crate::json::pointer_child;
-use crate::spec::Problem;
-use crate::spec::doc::{
-    AppendAs, EventNameDoc, EventRuleDoc, MessageMergeDoc, OpenAtEnd, StreamDoc,
+use super::doc::{
+    AppendAs, EventNameDoc, EventRuleDoc, Framing, MessageMergeDoc, OpenAtEnd, StreamDoc,
 };
-use crate::spec::plan::{JsonPath, Step};
+use super::plan::{JsonPath, Step};
+use crate::error::Problem;
+use crate::json::pointer_child;
 
 /// How a stream is read.
 #[derive(Debug, Clone)]
