@@ -10,7 +10,7 @@ use crate::json::{MAX_NESTING, deeper_than, type_name};
 use crate::listing::Listing;
 use crate::results::{Outcome, ResultOptions};
 use crate::spec::Provider;
-use crate::spec::plan::{ArgFormat, Field, MissingArguments, Select};
+use crate::spec::calls::{ArgFormat, Field, MissingArguments, Select};
 use crate::strict::strip_nulls;
 use crate::toolset::ToolSet;
 

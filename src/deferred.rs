@@ -26,7 +26,7 @@ use crate::listing::{ListOptions, Listing, ToolSearch};
 use crate::mcp::{CallToolResult, Tool};
 use crate::results::{Outcome, ResultOptions};
 use crate::search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, ToolIndex, parameter_names};
-use crate::spec::plan::{ClientSearchPlan, SearchPlan};
+use crate::spec::search::{ClientSearchPlan, SearchPlan};
 use crate::spec::template::Var;
 use crate::spec::{Provider, StrictMode, merge_object};
 use crate::toolset::{ExposedTool, compile_glob};

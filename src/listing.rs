@@ -9,8 +9,9 @@ use serde_json::Value;
 
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
-use crate::spec::plan::{MissingDescription, OptionEffect};
+use crate::spec::options::OptionEffect;
 use crate::spec::template::Var;
+use crate::spec::tools::MissingDescription;
 use crate::spec::{Provider, StrictMode, merge_object};
 use crate::strict::{self, NullPath};
 use crate::toolset::{ExposedTool, ToolSet, ToolsetReport};

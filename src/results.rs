@@ -16,7 +16,7 @@ use crate::media::{
     Measured, blob_mime, document_name, file_name, fits_model_measured, normalize_mime,
     shape_structured, text_form_measured, with_reason, without_mirror,
 };
-use crate::spec::plan::{
+use crate::spec::results::{
     ContentForm, MediaAction, MediaKind, MediaRule, ResultsPlan, StructuredRender,
 };
 use crate::spec::template::{Missing, Template, Var, Vars, render_string};

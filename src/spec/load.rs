@@ -14,10 +14,9 @@ use std::sync::{Arc, LazyLock};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::Registry;
-use super::compile::{compile, deep_merge};
-use super::doc::SpecDoc;
+use super::merge::deep_merge;
 use super::yaml::Document;
+use super::{Registry, SpecDoc, compile};
 use crate::error::{Error, Problem, Result};
 use crate::strict::StrictRules;
 
