@@ -11,7 +11,7 @@ use crate::listing::Listing;
 use crate::results::{Outcome, ResultOptions};
 use crate::search::SearchCall;
 use crate::spec::Provider;
-use crate::spec::plan::{ArgFormat, MissingArguments};
+use crate::spec::calls::{ArgFormat, MissingArguments};
 use crate::strict::strip_nulls;
 use crate::toolset::ToolSet;
 

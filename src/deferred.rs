@@ -20,15 +20,15 @@ use serde_json::{Value, json};
 
 use crate::calls::read_arguments;
 use crate::error::{Error, ErrorKind, Result};
-use crate::listing::{ListOptions, Listing, StrictMode, ToolSearch};
+use crate::listing::{ListOptions, Listing, ToolSearch};
 use crate::mcp::{CallToolResult, Tool};
 use crate::results::{Outcome, ResultOptions};
 use crate::search::{
     MAX_SEARCH_LIMIT, SEARCH_TOOL_NAME, SearchAnswer, SearchCall, ToolIndex, parameter_names,
 };
-use crate::spec::plan::{ClientSearchPlan, SearchPlan};
+use crate::spec::search::{ClientSearchPlan, SearchPlan};
 use crate::spec::template::Var;
-use crate::spec::{Provider, merge_object};
+use crate::spec::{Provider, StrictMode, merge_object};
 use crate::toolset::{ExposedTool, compile_glob};
 
 const SEARCH_DESCRIPTION: &str = "Searches the tools that are not loaded yet by what they do, \

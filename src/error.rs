@@ -254,6 +254,23 @@ impl std::error::Error for Error {
     }
 }
 
+/// A problem found in a spec or rules document: the JSON pointer where, and
+/// what. The spec loader turns it into an [`Error`] naming the file and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+impl Problem {
+    pub(crate) fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Problem {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,45 +11,16 @@ use serde_json::Value;
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
 use crate::search::ToolIndex;
-use crate::spec::plan::{MissingDescription, OptionEffect};
+use crate::spec::options::OptionEffect;
+pub use crate::spec::strict::StrictMode;
 use crate::spec::template::Var;
+use crate::spec::tools::MissingDescription;
 use crate::spec::{Provider, merge_object};
 use crate::strict::{self, NullPath};
 use crate::toolset::{ExposedTool, ToolSet, ToolSetReport};
 
 /// Null paths per exposed tool name, from a [`Listing`].
 pub type NullPaths = BTreeMap<String, Vec<NullPath>>;
-
-/// How strict-mode schemas are used, for specs that have strict rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum StrictMode {
-    /// Converted tools are strict; a tool that cannot be converted is sent
-    /// non-strict with its original schema and reported as a fallback.
-    #[default]
-    Auto,
-    /// Every tool is strict; a tool that cannot be converted is left out and reported as excluded.
-    On,
-    /// No tool is strict; schemas are sent as the server wrote them.
-    Off,
-}
-
-impl FromStr for StrictMode {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "auto" => Ok(StrictMode::Auto),
-            "true" | "on" => Ok(StrictMode::On),
-            "false" | "off" => Ok(StrictMode::Off),
-            _ => Err(Error::new(
-                ErrorKind::Input,
-                format!("strict mode `{s}`: expected auto, true or false"),
-            )),
-        }
-    }
-}
 
 /// Options for [`Provider::list_tools`] and [`Source::tools`](crate::Source::tools).
 #[derive(Debug, Clone, Default)]

@@ -17,43 +17,11 @@ use crate::media::{
     shape_structured, text_form_measured, with_reason, without_mirror,
 };
 use crate::spec::Provider;
-use crate::spec::plan::{
+pub use crate::spec::results::StructuredMode;
+use crate::spec::results::{
     ContentForm, MediaAction, MediaKind, MediaRule, ResultsPlan, StructuredRender,
 };
 use crate::spec::template::{Missing, Template, Var, Vars, render_string};
-
-/// How `structuredContent` is used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum StructuredMode {
-    /// Only when `content` is empty (servers usually repeat it as text).
-    #[default]
-    Auto,
-    /// Instead of `content`.
-    Prefer,
-    /// After `content`.
-    Append,
-    /// Never.
-    Ignore,
-}
-
-impl std::str::FromStr for StructuredMode {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "auto" => Ok(StructuredMode::Auto),
-            "prefer" => Ok(StructuredMode::Prefer),
-            "append" => Ok(StructuredMode::Append),
-            "ignore" => Ok(StructuredMode::Ignore),
-            _ => Err(Error::new(
-                ErrorKind::Input,
-                format!("structured mode `{s}`: expected auto, prefer, append or ignore"),
-            )),
-        }
-    }
-}
 
 /// Whether results are shaped for a model before the provider mapping.
 ///

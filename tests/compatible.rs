@@ -15,7 +15,7 @@ use common::*;
 use mcp_adapters::mcp::parse_tools_list;
 use mcp_adapters::mcp::{CreateMessageParams, StopReason, ToolChoiceMode};
 use mcp_adapters::sampling::SamplingOptions;
-use mcp_adapters::spec::ToolChoice;
+use mcp_adapters::spec::ToolChoiceParam;
 use mcp_adapters::{
     CallToolResult, ErrorKind, ListOptions, Listing, Outcome, ResultOptions, StrictMode, Tool,
     ToolSet,
@@ -437,7 +437,7 @@ fn quirks_table() {
     ];
     for (id, mode, want) in choices {
         match (provider(id).tool_choice(mode), want) {
-            (Ok(ToolChoice::Value(got)), Some(want)) => assert_eq!(&got, want, "{id} {mode}"),
+            (Ok(ToolChoiceParam::Value(got)), Some(want)) => assert_eq!(&got, want, "{id} {mode}"),
             (Err(e), None) => assert_eq!(e.kind(), ErrorKind::Input, "{id} {mode}"),
             (other, _) => panic!("{id} {mode}: {other:?}"),
         }
@@ -464,7 +464,7 @@ fn quirks_table() {
         provider("cohere")
             .tool_choice(&ToolChoiceMode::Auto)
             .unwrap(),
-        ToolChoice::Omit
+        ToolChoiceParam::Omit
     );
     // Z.ai and Hugging Face have no `none`: the tools are left out.
     for id in ["zai", "huggingface"] {
@@ -886,7 +886,7 @@ fn the_guides_worked_example_loads_and_does_what_it_says() {
     assert_eq!(acme.strict_rules(), None);
     assert_eq!(
         acme.tool_choice(&ToolChoiceMode::Required).unwrap(),
-        ToolChoice::Value(json!("any"))
+        ToolChoiceParam::Value(json!("any"))
     );
     let sources: Vec<_> = acme.sources().collect();
     assert_eq!(sources.len(), 1, "{sources:?}");

@@ -22,11 +22,11 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::listing::{Listing, StrictMode};
+use crate::listing::Listing;
 use crate::mcp::{CreateMessageParams, CreateMessageResult};
 use crate::results::ResultOptions;
-use crate::spec::Provider;
 use crate::spec::sampling::SamplingPlan;
+use crate::spec::{Provider, StrictMode};
 
 /// The application's choices for one conversion: the model, and how tools
 /// and tool results are offered.

@@ -12,7 +12,7 @@ use crate::mcp::{
     CreateMessageResult, MediaContent, SamplingContent, StopReason, TextContent, ToolUse,
 };
 use crate::spec::Provider;
-use crate::spec::plan::JsonPath;
+use crate::spec::path::JsonPath;
 use crate::spec::sampling::{ItemAction, ItemRule, ResponsePlan};
 use crate::strict::strip_nulls;
 

@@ -14,11 +14,10 @@ use std::sync::{Arc, LazyLock};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::compile::{compile, deep_merge};
-use super::doc::SpecDoc;
+use super::merge::deep_merge;
 use super::yaml::Document;
-use super::{Problem, Registry};
-use crate::error::{Error, Result};
+use super::{Registry, SpecDoc, compile};
+use crate::error::{Error, Problem, Result};
 use crate::strict::StrictRules;
 
 include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
@@ -262,8 +261,25 @@ fn typed<T: DeserializeOwned>(
     })
 }
 
+impl StrictRules {
+    /// Loads rules from YAML text, as a [`Registry`](crate::Registry) loads a
+    /// rules file: with the same size and parse budget, validated against
+    /// `schemas/strict-rules.schema.json`, typed, then checked semantically.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Spec`](crate::ErrorKind::Spec) naming the line and the
+    /// path inside the rules: a YAML error, a schema violation, or a semantic
+    /// problem (a keyword in two classes, an essential keyword not kept, a
+    /// kept keyword the converter cannot rewrite, a value rule for a keyword
+    /// that is not kept, a duplicate format, a zero limit).
+    pub fn from_yaml_str(text: &str) -> crate::Result<StrictRules> {
+        rules_from_file(&SpecFile::rules("rules", "strict rules", text))
+    }
+}
+
 /// Loads one rules file: parsed, validated, typed and checked.
-pub(crate) fn rules_from_file(file: &SpecFile) -> Result<StrictRules> {
+fn rules_from_file(file: &SpecFile) -> Result<StrictRules> {
     let doc = parse(file)?;
     rules_from_doc(&file.file, &doc)
 }

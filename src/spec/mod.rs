@@ -1,53 +1,148 @@
 //! Provider specs: the YAML files that describe each provider's wire format,
+//! and the [`Registry`] that loads, validates and compiles them into
+//! [`Provider`]s. [`SpecFile`] and [`SpecKind`] describe a loaded file;
+//! [`ToolChoiceParam`] is what a request says for a tool choice mode.
+//!
+//! The engine is cut as the spec author's guide (`docs/spec-authors-guide.md`)
+//! is: one module per section of a spec, each with the section's document
+//! types (serde structs that deny unknown fields), its plan (what the stages
+//! execute) and its compiler: `tools`, `strict` (also `schema:`), `choice`
+//! (`tool_choice:`), `options`, `calls`, `results` (with `media` and
+//! `structured_content`), `stream`, `search` and `sampling`. This module holds
+//! the whole document, the [`Provider`] it compiles to and the [`Registry`];
+//! beside the sections is the machinery they share: `load` (files, JSON Schema
+//! validation, errors with file and line), `yaml`, `template`, `path` (JSON
+//! paths) and `merge`.
+//!
+//! The words a spec's YAML uses live here too ([`StrictMode`](crate::StrictMode),
+//! [`StructuredMode`](crate::results::StructuredMode),
+//! [`Framing`](crate::stream::Framing), re-exported where they are used), so
+//! that the engine imports none of the stages that run its plans.
 
-mod compile;
-pub(crate) mod doc;
+pub(crate) mod calls;
+pub(crate) mod choice;
 mod load;
-pub(crate) mod plan;
+mod merge;
+pub(crate) mod options;
+pub(crate) mod path;
+pub(crate) mod results;
 pub(crate) mod sampling;
+pub(crate) mod search;
+pub(crate) mod stream;
+pub(crate) mod strict;
 pub(crate) mod template;
+pub(crate) mod tools;
 mod yaml;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Problem, Result};
 use crate::strict::StrictRules;
-
-pub(crate) use compile::merge_object;
-pub(crate) use load::rules_from_file;
+pub use choice::ToolChoiceParam;
+use choice::{Choice, ChoiceDoc, ChoiceMode};
 pub use load::{SpecFile, SpecKind};
-use plan::*;
+pub(crate) use merge::merge_object;
+pub(crate) use stream::Framing;
+pub(crate) use strict::StrictMode;
 
-/// A problem found in a document: the JSON pointer where, and what.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Problem {
-    pub path: String,
-    pub message: String,
+/// A provider spec, after `extends` has been merged.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecDoc {
+    pub title: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Where the spec's facts come from, each with the date it was checked.
+    #[serde(default)]
+    pub sources: Vec<SourceDoc>,
+    pub tools: tools::ToolsDoc,
+    /// The provider's subset of JSON Schema, applied to every tool's schema.
+    #[serde(default)]
+    pub schema: Option<strict::SchemaDoc>,
+    #[serde(default)]
+    pub strict: Option<strict::StrictDoc>,
+    /// What each tool choice mode is in a request; a mode not listed has no
+    /// way to be said.
+    #[serde(default)]
+    pub tool_choice: BTreeMap<ChoiceMode, ChoiceDoc>,
+    #[serde(default)]
+    pub options: BTreeMap<String, options::OptionDoc>,
+    pub calls: calls::CallsDoc,
+    pub results: results::ResultsDoc,
+    #[serde(default)]
+    pub stream: Option<stream::StreamDoc>,
+    #[serde(default)]
+    pub sampling: Option<sampling::SamplingDoc>,
+    /// How the provider expresses deferred tools, tool search and namespaces.
+    #[serde(default)]
+    pub search: Option<search::SearchDoc>,
 }
 
-impl Problem {
-    pub(crate) fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Problem {
-            path: path.into(),
-            message: message.into(),
+/// One source of a spec's facts.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct SourceDoc {
+    /// A URL, or `owner/repo@commit:path` for a file of a repository.
+    pub url: String,
+    /// The date the spec was checked against it (`YYYY-MM-DD`).
+    pub checked: String,
+    /// What it is the source of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<String>,
+}
+
+/// Compiles a merged, schema-valid, typed spec document, section by section.
+/// The order is fixed, so that a spec with several problems always reports
+/// the same one first.
+fn compile(
+    id: &str,
+    source: String,
+    doc: SpecDoc,
+    rules: &BTreeMap<String, Arc<StrictRules>>,
+) -> Result<Provider, Problem> {
+    let strict = strict::compile_strict(doc.strict.as_ref(), rules)?;
+    let schema = match &doc.schema {
+        Some(section) => Some(strict::compile_schema(section, rules)?),
+        None => None,
+    };
+    let tool_choice = choice::compile(doc.tool_choice, "/tool_choice")?;
+    let options = options::compile(doc.options)?;
+    let results = results::compile(doc.results, "/results")?;
+    let sampling = match doc.sampling {
+        Some(section) => {
+            let mut plans = vec![&results];
+            plans.extend(
+                options
+                    .values()
+                    .flat_map(|o| o.values.values())
+                    .filter_map(|e| e.results.as_deref()),
+            );
+            Some(sampling::compile(section, &plans, &tool_choice)?)
         }
-    }
-}
-
-/// What a request says for a tool choice mode: [`Provider::tool_choice`].
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ToolChoice {
-    /// This value goes in the request's tool choice field.
-    Value(Value),
-    /// No tool choice is sent: the provider's default (its API has no such field).
-    Omit,
-    /// Neither the tools nor a tool choice are sent (the API has no `none`).
-    OmitTools,
+        None => None,
+    };
+    Ok(Provider {
+        id: id.to_owned(),
+        title: doc.title,
+        description: doc.description,
+        source,
+        sources: doc.sources,
+        tools: tools::compile(&doc.tools, strict.is_some())?,
+        schema,
+        strict,
+        tool_choice,
+        options,
+        calls: calls::compile(doc.calls),
+        results,
+        stream: doc.stream.map(stream::compile).transpose()?,
+        sampling,
+        search: doc.search.map(search::compile).transpose()?,
+    })
 }
 
 /// A compiled provider spec. Obtain one from a [`Registry`].
@@ -57,17 +152,17 @@ pub struct Provider {
     title: String,
     description: Option<String>,
     source: String,
-    sources: Vec<doc::SourceDoc>,
-    pub(crate) tools: ToolsPlan,
-    pub(crate) schema: Option<SchemaPlan>,
-    pub(crate) strict: Option<StrictPlan>,
-    pub(crate) tool_choice: BTreeMap<doc::ChoiceMode, sampling::Choice>,
-    pub(crate) options: BTreeMap<String, OptionPlan>,
-    pub(crate) calls: CallsPlan,
-    pub(crate) results: ResultsPlan,
-    pub(crate) stream: Option<crate::stream::plan::StreamPlan>,
+    sources: Vec<SourceDoc>,
+    pub(crate) tools: tools::ToolsPlan,
+    pub(crate) schema: Option<strict::SchemaPlan>,
+    pub(crate) strict: Option<strict::StrictPlan>,
+    pub(crate) tool_choice: BTreeMap<ChoiceMode, Choice>,
+    pub(crate) options: BTreeMap<String, options::OptionPlan>,
+    pub(crate) calls: calls::CallsPlan,
+    pub(crate) results: results::ResultsPlan,
+    pub(crate) stream: Option<stream::StreamPlan>,
     pub(crate) sampling: Option<sampling::SamplingPlan>,
-    pub(crate) search: Option<SearchPlan>,
+    pub(crate) search: Option<search::SearchPlan>,
 }
 
 impl Provider {
@@ -109,140 +204,12 @@ impl Provider {
             .map(|s| (s.url.as_str(), s.checked.as_str(), s.about.as_deref()))
     }
 
-    /// What a request to this provider says for the tool choice `mode` (the
-    /// spec's `tool_choice:` section): a value for the request's tool choice
-    /// field, nothing (the provider's default), or no tools at all.
-    ///
-    /// ```
-    /// use mcp_adapters::mcp::ToolChoiceMode;
-    /// use mcp_adapters::Registry;
-    /// use mcp_adapters::spec::ToolChoice;
-    /// use serde_json::json;
-    ///
-    /// let mistral = Registry::builtin()?.get("mistral")?;
-    /// assert_eq!(mistral.tool_choice(&ToolChoiceMode::Required)?, ToolChoice::Value(json!("any")));
-    /// # Ok::<(), mcp_adapters::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Input`] when the provider has no way to say `mode` (its
-    /// API refuses it, or the spec lists no such mode).
-    pub fn tool_choice(&self, mode: &crate::mcp::ToolChoiceMode) -> Result<ToolChoice> {
-        let key = match mode {
-            crate::mcp::ToolChoiceMode::Auto => doc::ChoiceMode::Auto,
-            crate::mcp::ToolChoiceMode::Required => doc::ChoiceMode::Required,
-            crate::mcp::ToolChoiceMode::None => doc::ChoiceMode::None,
-            other => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!("tool choice `{other}` is not one of auto, required and none"),
-                ));
-            }
-        };
-        match self.tool_choice.get(&key) {
-            Some(sampling::Choice::Value(template)) => template
-                .render([].as_slice())
-                .map(ToolChoice::Value)
-                .map_err(|m| Error::spec(format!("the tool choice needs `{}`", m.0))),
-            Some(sampling::Choice::Unsent) => Ok(ToolChoice::Omit),
-            Some(sampling::Choice::NoTools) => Ok(ToolChoice::OmitTools),
-            None => Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "provider `{}` cannot express the tool choice `{mode}`: its spec lists {}",
-                    self.id,
-                    self.tool_choice_modes().join(", ")
-                ),
-            )),
-        }
-    }
-
-    fn tool_choice_modes(&self) -> Vec<&'static str> {
-        let modes: Vec<&str> = self.tool_choice.keys().map(|m| m.key()).collect();
-        if modes.is_empty() {
-            vec!["none"]
-        } else {
-            modes
-        }
-    }
-
-    /// The options the spec offers (for listings, [`ListOptions::option`](crate::ListOptions::option),
-    /// and answers, [`ResultOptions::option`](crate::ResultOptions::option)), each with its accepted values.
-    pub fn options(&self) -> impl Iterator<Item = (&str, Vec<&str>)> {
-        self.options.iter().map(|(name, plan)| {
-            (
-                name.as_str(),
-                plan.values.keys().map(String::as_str).collect(),
-            )
-        })
-    }
-
-    /// What `value` of the option `name` does.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Input`] naming the options (or values) the spec offers.
-    pub(crate) fn option_effect(&self, name: &str, value: &str) -> Result<&OptionEffect> {
-        let plan = self.options.get(name).ok_or_else(|| {
-            let known: Vec<_> = self.options.keys().map(String::as_str).collect();
-            Error::new(
-                ErrorKind::Input,
-                format!(
-                    "provider `{}` has no option `{name}`; it has: {}",
-                    self.id(),
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            )
-        })?;
-        plan.values.get(value).ok_or_else(|| {
-            let known: Vec<_> = plan.values.keys().map(String::as_str).collect();
-            Error::new(
-                ErrorKind::Input,
-                format!(
-                    "option `{name}` has no value `{value}`; accepted: {}",
-                    known.join(", ")
-                ),
-            )
-        })
-    }
-
     /// A JSON summary: id, title, description, source, strict rules and the
     /// options with their descriptions and values, each value with the stages
     /// it changes (`tools`, `results`).
     pub fn info(&self) -> Value {
-        let options: serde_json::Map<String, Value> = self
-            .options
-            .iter()
-            .map(|(name, plan)| {
-                let values: serde_json::Map<String, Value> = plan
-                    .values
-                    .iter()
-                    .map(|(v, e)| {
-                        let info = serde_json::json!({"description": e.description, "changes": e.changes()});
-                        (v.clone(), info)
-                    })
-                    .collect();
-                let info = serde_json::json!({"description": plan.description, "values": values});
-                (name.clone(), info)
-            })
-            .collect();
-        let choices: serde_json::Map<String, Value> = self
-            .tool_choice
-            .iter()
-            .map(|(mode, choice)| {
-                let value = match choice {
-                    sampling::Choice::Value(t) => t.render([].as_slice()).unwrap_or(Value::Null),
-                    sampling::Choice::Unsent => serde_json::json!({"omit": "tool_choice"}),
-                    sampling::Choice::NoTools => serde_json::json!({"omit": "tools"}),
-                };
-                (mode.key().to_owned(), value)
-            })
-            .collect();
+        let options = self.options_info();
+        let choices = self.tool_choice_info();
         let mut info = serde_json::json!({
             "id": self.id,
             "title": self.title,
@@ -270,8 +237,6 @@ impl Provider {
 }
 
 /// A set of compiled provider specs and strict-mode rules, by id.
-///
-/// and the [`Registry`] that loads, validates and compiles them.
 ///
 /// A spec is loaded once: parsed (with line numbers), deep-merged over the spec
 /// it `extends`, validated against `schemas/provider-spec.schema.json`, checked

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::Problem;
+use crate::error::Problem;
 use crate::json::pointer_child;
 
 /// A compiled template.
@@ -110,10 +110,17 @@ impl Template {
     /// Compiles `value`; `known` lists the variable names it may use.
     /// Errors name the JSON pointer (relative to `value`) of the bad string.
     pub fn compile(value: &Value, known: &[&str]) -> Result<Template, Problem> {
-        let mut template = compile_at(value, known, "")?;
+        let mut template = compile_node(value, known, "")?;
         let mut seen = Vec::new();
         template.mark_last_uses(&mut seen);
         Ok(template)
+    }
+
+    /// Compiles `value`, found at the JSON pointer `at` of a spec; errors
+    /// name the pointer from the spec's root.
+    pub fn compile_at(value: &Value, at: &str, known: &[&str]) -> Result<Template, Problem> {
+        Template::compile(value, known)
+            .map_err(|p| Problem::at(format!("{at}{}", p.path), p.message))
     }
 
     /// Whether the template refers to the variable `name` anywhere.
@@ -278,14 +285,14 @@ pub(crate) fn render_string(
     render_text(pieces, vars)
 }
 
-fn compile_at(value: &Value, known: &[&str], at: &str) -> Result<Template, Problem> {
+fn compile_node(value: &Value, known: &[&str], at: &str) -> Result<Template, Problem> {
     Ok(match value {
         Value::String(s) => compile_string(s, known).map_err(|e| Problem::at(at, e))?,
         Value::Object(map) => Template::Object(
             map.iter()
                 .map(|(k, v)| {
                     let child = pointer_child(at, k);
-                    Ok::<_, Problem>((k.clone(), compile_at(v, known, &child)?))
+                    Ok::<_, Problem>((k.clone(), compile_node(v, known, &child)?))
                 })
                 .collect::<Result<_, _>>()?,
         ),
@@ -293,7 +300,7 @@ fn compile_at(value: &Value, known: &[&str], at: &str) -> Result<Template, Probl
             items
                 .iter()
                 .enumerate()
-                .map(|(i, v)| compile_at(v, known, &pointer_child(at, &i.to_string())))
+                .map(|(i, v)| compile_node(v, known, &pointer_child(at, &i.to_string())))
                 .collect::<Result<_, _>>()?,
         ),
         other => Template::Literal(other.clone()),

@@ -9,17 +9,17 @@ use fnv::FnvBuildHasher;
 
 use serde_json::{Map, Value};
 
-use super::plan::{
-    Append, Condition, EventName, Fragments, MessageMerge, Pieces, Rule, StreamPlan,
-};
 use super::{Streamed, StreamedCall};
 use crate::calls::Extracted;
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::type_name;
 use crate::listing::Listing;
 use crate::spec::Provider;
-use crate::spec::doc::{AppendAs, OpenAtEnd};
-use crate::spec::plan::JsonPath;
+use crate::spec::path::JsonPath;
+use crate::spec::stream::{
+    Append, AppendAs, Condition, EventName, Fragments, MessageMerge, OpenAtEnd, Pieces, Rule,
+    StreamPlan,
+};
 
 /// One item of the message: a content block, an output item, a part, a call.
 #[derive(Debug)]
@@ -329,7 +329,7 @@ impl<'a> Assembler<'a> {
                     return Ok(());
                 };
                 let items_key = self.plan.items.as_ref().and_then(|p| match p.0.as_slice() {
-                    [crate::spec::plan::Step::Key(k)] => Some(k.as_str()),
+                    [crate::spec::path::Step::Key(k)] => Some(k.as_str()),
                     _ => None,
                 });
                 for (key, value) in fields {

@@ -16,39 +16,9 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_util::Stream;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// How a stream's bytes are cut into events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Framing {
-    /// Server-sent events: each `data:` payload is one JSON event (or the
-    /// spec's `done` marker).
-    Sse,
-    /// Newline-delimited JSON: one event per line.
-    Ndjson,
-    /// JSON values one after another, such as the event objects an SDK
-    /// yields, written out; a JSON array holds several events.
-    Json,
-    /// `application/vnd.amazon.eventstream` binary frames (cargo feature
-    /// `eventstream`); each frame is the event `{"<event type>": payload}`.
-    #[serde(rename = "eventstream")]
-    EventStream,
-}
-
-impl Framing {
-    /// The framing's name as a spec and the command line write it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Framing::Sse => "sse",
-            Framing::Ndjson => "ndjson",
-            Framing::Json => "json",
-            Framing::EventStream => "eventstream",
-        }
-    }
-}
+use crate::spec::Framing;
 
 /// The largest event read, in bytes: a stream whose event (or line) grows
 /// past it is refused instead of buffered without end.

@@ -18,16 +18,14 @@
 
 mod assemble;
 mod framing;
-pub(crate) mod plan;
 
 use serde_json::Value;
-
-pub use framing::Framing;
 
 use crate::calls::{Extracted, RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
 use crate::spec::Provider;
+pub use crate::spec::stream::Framing;
 use assemble::Assembler;
 use framing::{Decoder, Payload};
 

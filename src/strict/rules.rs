@@ -11,8 +11,8 @@ use fnv::FnvBuildHasher;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::error::Problem;
 use crate::json::pointer_child;
-use crate::spec::Problem;
 
 /// Keywords the converter itself relies on; a rules file must keep them.
 const ESSENTIAL_KEYWORDS: &[&str] = &["type", "properties", "required", "additionalProperties"];
@@ -306,21 +306,6 @@ impl From<RawRules> for StrictRules {
 }
 
 impl StrictRules {
-    /// Loads rules from YAML text, as a [`Registry`](crate::Registry) loads a
-    /// rules file: with the same size and parse budget, validated against
-    /// `schemas/strict-rules.schema.json`, typed, then checked semantically.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Spec`](crate::ErrorKind::Spec) naming the line and the
-    /// path inside the rules: a YAML error, a schema violation, or a semantic
-    /// problem (a keyword in two classes, an essential keyword not kept, a
-    /// kept keyword the converter cannot rewrite, a value rule for a keyword
-    /// that is not kept, a duplicate format, a zero limit).
-    pub fn from_yaml_str(text: &str) -> crate::Result<StrictRules> {
-        crate::spec::rules_from_file(&crate::spec::SpecFile::rules("rules", "strict rules", text))
-    }
-
     /// Semantic checks beyond the JSON Schema of the file.
     pub(crate) fn check(&self) -> Result<(), Problem> {
         self.check_classes()?;

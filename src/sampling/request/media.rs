@@ -8,7 +8,7 @@ use super::messages::{Block, Part};
 use crate::error::Result;
 use crate::mcp::MediaContent;
 use crate::media::{base64_decoded_len, normalize_mime};
-use crate::spec::plan::{MediaAction, MediaRule};
+use crate::spec::results::{MediaAction, MediaRule};
 use crate::spec::template::{Var, Vars, render_string};
 
 /// An image or audio block by the role's rules: the first whose MIME

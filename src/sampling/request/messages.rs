@@ -13,10 +13,9 @@ use crate::listing::Listing;
 use crate::mcp::{CallToolResult, Object, Role, SamplingContent, SamplingMessage, ToolUse};
 use crate::results::{Outcome, ResultOptions};
 use crate::spec::Provider;
-use crate::spec::doc::IdAlphabet;
-use crate::spec::plan::ContentForm;
+use crate::spec::results::ContentForm;
 use crate::spec::sampling::{
-    CallIds, FollowUpPlacement, ResultsPlacement, RolePlan, SamplingPlan, ToolUseInto,
+    CallIds, FollowUpPlacement, IdAlphabet, ResultsPlacement, RolePlan, SamplingPlan, ToolUseInto,
 };
 use crate::spec::template::Var;
 

@@ -8,7 +8,8 @@ use crate::listing::{ListOptions, Listing};
 use crate::mcp::{CreateMessageParams, SamplingContent, SamplingMessage, ToolChoiceMode};
 use crate::sampling::SamplingOptions;
 use crate::spec::Provider;
-use crate::spec::sampling::{Choice, ChoiceMode, SamplingPlan};
+use crate::spec::choice::{Choice, ChoiceMode};
+use crate::spec::sampling::SamplingPlan;
 use crate::toolset::{DropReason, ToolSet};
 
 /// The request's tools as the provider's definitions, under names it accepts.

@@ -1,15 +1,159 @@
 //! A `sampling:` section's messages: each role's templates and media
 //! rules, tool uses, and where tool results and their follow-ups go.
 
-use super::{
-    MEDIA_VARS, MESSAGE_VARS, RolePlan, TEXT_VARS, TOOL_USE_VARS, ToolUsePlan, at, template,
-};
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::call_ids::CallIdsDoc;
+use super::{at, template};
+use crate::error::Problem;
 use crate::json::pointer_child;
-use crate::spec::Problem;
-use crate::spec::compile::{compile_rule, uses};
-use crate::spec::doc::*;
-use crate::spec::plan::{MediaAction, MediaRule, ResultsPlan};
+use crate::spec::results::{
+    ContentForm, MediaAction, MediaRule, ResultsPlan, RuleDoc, compile_rule,
+};
 use crate::spec::template::Template;
+
+/// Variables of a message envelope.
+const MESSAGE_VARS: &[&str] = &["content", "attachments", "tool_calls"];
+/// Variables of a message's text block.
+const TEXT_VARS: &[&str] = &["text"];
+/// Variables of a message's media rules.
+const MEDIA_VARS: &[&str] = &["type", "mime", "mime_subtype", "data", "size"];
+/// Variables of a tool use, besides those its `meta` names.
+const TOOL_USE_VARS: &[&str] = &["id", "name", "input", "arguments"];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct MessagesDoc {
+    pub user: RoleDoc,
+    pub assistant: RoleDoc,
+    pub tool_use: ToolUseDoc,
+    pub tool_results: ResultsPlacement,
+    #[serde(default)]
+    pub follow_ups: FollowUpPlacement,
+    /// Consecutive messages of one role become one (APIs whose roles must alternate).
+    #[serde(default)]
+    pub merge_consecutive: bool,
+    /// The form call ids must have; ids of the history that do not are
+    /// replaced, the same way in tool uses and in the results that answer them.
+    #[serde(default)]
+    pub call_ids: Option<CallIdsDoc>,
+}
+
+/// How the messages of one role are shaped.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct RoleDoc {
+    pub content: ContentForm,
+    #[serde(default)]
+    pub text_block: Option<Value>,
+    pub envelope: Value,
+    #[serde(default)]
+    pub media: SamplingMediaDoc,
+    /// Envelope variables read from the message's `_meta`: variable name to
+    /// the `_meta` key, or `{key, default}` for a field the API requires.
+    #[serde(default)]
+    pub meta: BTreeMap<String, MetaVarDoc>,
+}
+
+/// A message variable from the message's `_meta`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(in crate::spec) enum MetaVarDoc {
+    Key(String),
+    Full {
+        key: String,
+        /// The value when the message's `_meta` lacks the key.
+        default: Value,
+    },
+}
+
+/// The media a message of one role may hold; a kind not listed is refused.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct SamplingMediaDoc {
+    #[serde(default)]
+    pub image: Option<Vec<RuleDoc>>,
+    #[serde(default)]
+    pub audio: Option<Vec<RuleDoc>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct ToolUseDoc {
+    pub into: ToolUseInto,
+    pub item: Value,
+    /// Template variables read from the tool use's `_meta`: variable name to `_meta` key.
+    #[serde(default)]
+    pub meta: BTreeMap<String, String>,
+}
+
+/// Where an assistant message's tool uses go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ToolUseInto {
+    /// Among the message's content blocks, in order.
+    Content,
+    /// Into `${tool_calls}`, beside the content.
+    ToolCalls,
+    /// Items of their own after the message.
+    Messages,
+}
+
+/// Where a user message's tool results go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ResultsPlacement {
+    /// The answers are the content of one user message.
+    Content,
+    /// Each answer is a message (or item) of its own.
+    Messages,
+}
+
+/// Where the media a tool result cannot carry go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum FollowUpPlacement {
+    /// After the answers, as the message(s) the results' follow-up envelope makes.
+    #[default]
+    After,
+    /// Into the content of the answers' user message, after them.
+    Content,
+}
+
+/// How the messages of one role are shaped.
+#[derive(Debug, Clone)]
+pub(crate) struct RolePlan {
+    pub content: ContentForm,
+    pub text_block: Option<Template>,
+    pub envelope: Template,
+    /// Envelope variables read from the message's `_meta`: the variable,
+    /// the `_meta` key and the value when the key is absent.
+    pub meta: Vec<MetaVar>,
+    /// `None`: the role's messages carry no images.
+    pub image: Option<Vec<MediaRule>>,
+    /// `None`: the role's messages carry no audio.
+    pub audio: Option<Vec<MediaRule>>,
+}
+
+/// An envelope variable read from a message's `_meta`.
+#[derive(Debug, Clone)]
+pub(crate) struct MetaVar {
+    pub var: String,
+    pub key: String,
+    pub default: Option<Value>,
+}
+
+/// How a tool use is written.
+#[derive(Debug, Clone)]
+pub(crate) struct ToolUsePlan {
+    pub into: ToolUseInto,
+    pub item: Template,
+    /// Template variable and the `_meta` key it is read from.
+    pub meta: Vec<(String, String)>,
+}
 
 pub(super) fn compile_tool_use(doc: ToolUseDoc) -> Result<ToolUsePlan, Problem> {
     let mut vars: Vec<&str> = TOOL_USE_VARS.to_vec();
@@ -30,7 +174,7 @@ pub(super) fn compile_tool_use(doc: ToolUseDoc) -> Result<ToolUsePlan, Problem> 
         vars.push(var);
     }
     let item = template(&doc.item, &["messages", "tool_use", "item"], &vars)?;
-    if !uses(&item, "name") || !(uses(&item, "input") || uses(&item, "arguments")) {
+    if !item.uses("name") || !(item.uses("input") || item.uses("arguments")) {
         return Err(Problem::at(
             at(&["messages", "tool_use", "item"]),
             "a tool use must place ${name} and its arguments (${input} or ${arguments})",
@@ -87,7 +231,7 @@ pub(super) fn compile_role(doc: RoleDoc, role: &str) -> Result<RolePlan, Problem
             MetaVarDoc::Key(key) => (key.clone(), None),
             MetaVarDoc::Full { key, default } => (key.clone(), Some(default.clone())),
         };
-        meta.push(super::MetaVar {
+        meta.push(MetaVar {
             var: var.clone(),
             key,
             default,
@@ -95,13 +239,13 @@ pub(super) fn compile_role(doc: RoleDoc, role: &str) -> Result<RolePlan, Problem
     }
     let envelope = Template::compile(&doc.envelope, &vars)
         .map_err(|e| Problem::at(format!("{}{}", p(&["envelope"]), e.path), e.message))?;
-    if let Some(unused) = meta.iter().find(|m| !uses(&envelope, &m.var)) {
+    if let Some(unused) = meta.iter().find(|m| !envelope.uses(&m.var)) {
         return Err(Problem::at(
             p(&["meta", &unused.var]),
             format!("the envelope never places ${{{}}}", unused.var),
         ));
     }
-    if !uses(&envelope, "content") {
+    if !envelope.uses("content") {
         return Err(Problem::at(
             p(&["envelope"]),
             "the envelope must place ${content}, or the message would be lost",
@@ -129,7 +273,7 @@ pub(super) fn compile_role(doc: RoleDoc, role: &str) -> Result<RolePlan, Problem
         .chain(&audio)
         .flatten()
         .any(|r| matches!(r.action, MediaAction::Attach(_)));
-    if attaches && !uses(&envelope, "attachments") {
+    if attaches && !envelope.uses("attachments") {
         return Err(Problem::at(
             p(&["envelope"]),
             "media rules `attach` items, so the envelope must place ${attachments}",
@@ -174,7 +318,7 @@ pub(super) fn check_messages(
                 "tool uses go into the assistant's content, which is one string (`content: string`)",
             ));
         }
-        ToolUseInto::ToolCalls if !uses(&assistant.envelope, "tool_calls") => {
+        ToolUseInto::ToolCalls if !assistant.envelope.uses("tool_calls") => {
             return Err(Problem::at(
                 at(&["messages", "assistant", "envelope"]),
                 "tool uses go into ${tool_calls}, which the assistant's envelope must place",

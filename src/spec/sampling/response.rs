@@ -1,11 +1,141 @@
-//! A `sampling:` section's response rules.
+//! `sampling.response`: how the provider's response is read back into a
+//! `CreateMessageResult`: the model, an error body's message, the content
+//! and what each kind of item becomes, the stop reason, and the `_meta`
+//! the next request must send back.
 
-use super::{ItemAction, ItemRule, ResponsePlan, StopPlan, at};
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::at;
+use crate::error::Problem;
 use crate::json::pointer_child;
 use crate::mcp::StopReason;
-use crate::spec::Problem;
-use crate::spec::doc::{McpStopReason, ResponseDoc};
-use crate::spec::plan::JsonPath;
+use crate::spec::path::{ConditionDoc, JsonPath};
+
+/// How a provider's response is read back.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct ResponseDoc {
+    /// Where the model's name is; absent, the request's model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Paths of an error body's message: the first present, not null and
+    /// not an object wins.
+    #[serde(default)]
+    pub error: Vec<String>,
+    /// Where the answer is, read in order: a string (one text block) or a list of items.
+    pub content: Vec<String>,
+    /// What the items that are not calls become; the first rule that matches applies.
+    #[serde(default)]
+    pub items: Vec<ItemRuleDoc>,
+    pub stop_reason: StopReasonDoc,
+    /// `_meta` keys of a tool use and the call item's paths they are read from.
+    #[serde(default)]
+    pub tool_use_meta: BTreeMap<String, String>,
+    /// `_meta` keys of the result and the response's paths they are read
+    /// from (fields of the assistant message the next request must send back).
+    #[serde(default)]
+    pub message_meta: BTreeMap<String, String>,
+}
+
+/// What one kind of response item becomes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct ItemRuleDoc {
+    #[serde(default)]
+    pub when: Option<ConditionDoc>,
+    /// A text block from the string at this path.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// An image or audio block.
+    #[serde(default)]
+    pub media: Option<MediaReadDoc>,
+    /// The items of the list at this path are read with the same rules.
+    #[serde(default)]
+    pub each: Option<String>,
+    /// The item is left out (reasoning, hosted tools' items).
+    #[serde(default)]
+    pub skip: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct MediaReadDoc {
+    pub mime: String,
+    pub data: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct StopReasonDoc {
+    /// Paths of the provider's reason: the first present (and not null) wins.
+    pub from: Vec<String>,
+    /// Provider values and the MCP reasons they are; others are kept as sent.
+    #[serde(default)]
+    pub map: BTreeMap<String, McpStopReason>,
+    /// A reason that maps to `endTurn` is `toolUse` when the answer holds tool
+    /// calls (APIs that report the same reason for both).
+    #[serde(default)]
+    pub calls_mean_tool_use: bool,
+    /// An empty reason (`""`) is `toolUse` when the answer holds tool calls
+    /// and no reason otherwise (APIs that leave the reason empty on tool-call
+    /// turns).
+    #[serde(default)]
+    pub empty_means_tool_use: bool,
+}
+
+/// An MCP `stopReason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub(in crate::spec) enum McpStopReason {
+    #[serde(rename = "endTurn")]
+    EndTurn,
+    #[serde(rename = "stopSequence")]
+    StopSequence,
+    #[serde(rename = "maxTokens")]
+    MaxTokens,
+    #[serde(rename = "toolUse")]
+    ToolUse,
+}
+
+/// How a response is read.
+#[derive(Debug, Clone)]
+pub(crate) struct ResponsePlan {
+    pub model: Option<JsonPath>,
+    pub error: Vec<JsonPath>,
+    /// The sources, with the path as written (for messages).
+    pub content: Vec<(String, JsonPath)>,
+    pub items: Vec<ItemRule>,
+    pub stop: StopPlan,
+    pub tool_use_meta: Vec<(String, JsonPath)>,
+    /// `_meta` keys of the result and the response paths they are read from.
+    pub message_meta: Vec<(String, JsonPath)>,
+}
+
+/// One rule for response items.
+#[derive(Debug, Clone)]
+pub(crate) struct ItemRule {
+    pub when: Option<(JsonPath, Option<Value>)>,
+    pub action: ItemAction,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum ItemAction {
+    Text(JsonPath),
+    Media { mime: JsonPath, data: JsonPath },
+    Each(JsonPath),
+    Skip,
+}
+
+/// How the stop reason is read.
+#[derive(Debug, Clone)]
+pub(crate) struct StopPlan {
+    pub from: Vec<(String, JsonPath)>,
+    pub map: BTreeMap<String, StopReason>,
+    pub calls_mean_tool_use: bool,
+    pub empty_means_tool_use: bool,
+}
 
 pub(super) fn compile_response(doc: ResponseDoc) -> Result<ResponsePlan, Problem> {
     let items = doc

@@ -1,7 +1,7 @@
 //! The `sampling:` section of a spec, compiled: how an MCP
 //! `sampling/createMessage` request becomes the provider's request body and
-//! how its response is read back. The engine that runs it is
-//! [`crate::sampling`].
+//! how its response is read back. The crate's `sampling` module runs the
+//! compiled plan.
 //!
 //! Checked here, at load: every template's variables, that nothing a request
 //! carries can be lost without the spec saying so (`messages` and
@@ -11,24 +11,32 @@
 //! when media rules attach), and that the follow-ups of every results
 //! section (the spec's and each option's) have somewhere to go.
 
+mod call_ids;
+mod messages;
+mod response;
+
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::Problem;
-use super::compile::uses;
-use super::doc::*;
-pub(crate) use super::doc::{
-    ChoiceMode, FollowUpPlacement, ResultsPlacement, SamplingParam, ToolUseInto,
-};
-use super::plan::{JsonPath, MediaRule, ResultsPlan};
+use super::choice::{self, Choice, ChoiceDoc, ChoiceMode};
+use super::results::ResultsPlan;
+use super::strict::{StrictDefault, StrictMode};
 use super::template::Template;
+use crate::error::Problem;
 use crate::json::pointer_child;
-use crate::listing::StrictMode;
-use crate::mcp::StopReason;
+use call_ids::compile_call_ids;
+pub(crate) use call_ids::{CallIds, IdAlphabet};
+pub(crate) use messages::{FollowUpPlacement, ResultsPlacement, RolePlan, ToolUseInto};
+use messages::{
+    MessagesDoc, ToolUsePlan, check_follow_ups, check_messages, compile_role, compile_tool_use,
+};
+pub(crate) use response::{ItemAction, ItemRule, ResponsePlan};
+use response::{ResponseDoc, compile_response};
 
 /// Variables of the request body.
-pub(crate) const REQUEST_VARS: &[&str] = &[
+const REQUEST_VARS: &[&str] = &[
     "model",
     "system",
     "messages",
@@ -40,17 +48,81 @@ pub(crate) const REQUEST_VARS: &[&str] = &[
     "tool_choice",
 ];
 /// Variables of the system prompt's value or message.
-pub(crate) const SYSTEM_VARS: &[&str] = &["text"];
-/// Variables of a message envelope.
-pub(crate) const MESSAGE_VARS: &[&str] = &["content", "attachments", "tool_calls"];
-/// Variables of a message's text block.
-pub(crate) const TEXT_VARS: &[&str] = &["text"];
-/// Variables of a message's media rules.
-pub(crate) const MEDIA_VARS: &[&str] = &["type", "mime", "mime_subtype", "data", "size"];
-/// Variables of a tool use, besides those its `meta` names.
-pub(crate) const TOOL_USE_VARS: &[&str] = &["id", "name", "input", "arguments"];
+const SYSTEM_VARS: &[&str] = &["text"];
 /// Variables of the tools' wrapper.
-pub(crate) const WRAP_VARS: &[&str] = &["tools", "tool_choice"];
+const WRAP_VARS: &[&str] = &["tools", "tool_choice"];
+
+/// How an MCP `sampling/createMessage` request becomes a request body, and
+/// the provider's response a `CreateMessageResult`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SamplingDoc {
+    /// The request body.
+    pub request: Value,
+    /// Request fields the provider has no place for: dropped, with a warning.
+    #[serde(default)]
+    pub ignore: Vec<SamplingParam>,
+    #[serde(default)]
+    pub system: Option<SystemDoc>,
+    pub messages: MessagesDoc,
+    #[serde(default)]
+    pub tools: SamplingToolsDoc,
+    /// What each `toolChoice` mode becomes, when sampling differs from the
+    /// spec's own `tool_choice`; a mode not listed is an error.
+    #[serde(default)]
+    pub tool_choice: Option<BTreeMap<ChoiceMode, ChoiceDoc>>,
+    pub response: ResponseDoc,
+}
+
+/// A field of a sampling request that a spec may place or ignore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SamplingParam {
+    System,
+    Temperature,
+    StopSequences,
+    Metadata,
+}
+
+/// Where the system prompt goes: a value for `${system}`, or a message put
+/// before the others.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SystemDoc {
+    #[serde(default)]
+    pub value: Option<Value>,
+    #[serde(default)]
+    pub message: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SamplingToolsDoc {
+    /// Wraps the tool definitions (variables `tools`, `tool_choice`) into `${tools}`.
+    #[serde(default)]
+    pub wrap: Option<Value>,
+    /// The strict mode of the tools offered (`false` unless a spec says otherwise).
+    #[serde(default = "strict_off")]
+    pub strict: StrictDefault,
+    /// The API requires the tool definitions whenever the history holds tool
+    /// uses or results: `{omit: tools}` keeps them then.
+    #[serde(default)]
+    pub required_by_history: bool,
+}
+
+fn strict_off() -> StrictDefault {
+    StrictDefault(StrictMode::Off)
+}
+
+impl Default for SamplingToolsDoc {
+    fn default() -> Self {
+        SamplingToolsDoc {
+            wrap: None,
+            strict: strict_off(),
+            required_by_history: false,
+        }
+    }
+}
 
 /// The compiled `sampling:` section.
 #[derive(Debug, Clone)]
@@ -86,101 +158,6 @@ pub(crate) enum SystemPlacement {
     Message(Template),
 }
 
-/// How the messages of one role are shaped.
-#[derive(Debug, Clone)]
-pub(crate) struct RolePlan {
-    pub content: ContentForm,
-    pub text_block: Option<Template>,
-    pub envelope: Template,
-    /// Envelope variables read from the message's `_meta`: the variable,
-    /// the `_meta` key and the value when the key is absent.
-    pub meta: Vec<MetaVar>,
-    /// `None`: the role's messages carry no images.
-    pub image: Option<Vec<MediaRule>>,
-    /// `None`: the role's messages carry no audio.
-    pub audio: Option<Vec<MediaRule>>,
-}
-
-/// An envelope variable read from a message's `_meta`.
-#[derive(Debug, Clone)]
-pub(crate) struct MetaVar {
-    pub var: String,
-    pub key: String,
-    pub default: Option<Value>,
-}
-
-/// The form of call ids the provider takes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct CallIds {
-    pub alphabet: IdAlphabet,
-    pub length: Option<usize>,
-    pub max_length: Option<usize>,
-}
-
-/// How a tool use is written.
-#[derive(Debug, Clone)]
-pub(crate) struct ToolUsePlan {
-    pub into: ToolUseInto,
-    pub item: Template,
-    /// Template variable and the `_meta` key it is read from.
-    pub meta: Vec<(String, String)>,
-}
-
-/// What a tool choice mode becomes.
-#[derive(Debug, Clone)]
-pub(crate) enum Choice {
-    /// `${tool_choice}` is this.
-    Value(Template),
-    /// No tool choice is sent: the provider's default.
-    Unsent,
-    /// Neither the tools nor a tool choice are sent.
-    NoTools,
-}
-
-/// How a response is read.
-#[derive(Debug, Clone)]
-pub(crate) struct ResponsePlan {
-    pub model: Option<JsonPath>,
-    pub error: Vec<JsonPath>,
-    /// The sources, with the path as written (for messages).
-    pub content: Vec<(String, JsonPath)>,
-    pub items: Vec<ItemRule>,
-    pub stop: StopPlan,
-    pub tool_use_meta: Vec<(String, JsonPath)>,
-    /// `_meta` keys of the result and the response paths they are read from.
-    pub message_meta: Vec<(String, JsonPath)>,
-}
-
-/// One rule for response items.
-#[derive(Debug, Clone)]
-pub(crate) struct ItemRule {
-    pub when: Option<(JsonPath, Option<Value>)>,
-    pub action: ItemAction,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) enum ItemAction {
-    Text(JsonPath),
-    Media { mime: JsonPath, data: JsonPath },
-    Each(JsonPath),
-    Skip,
-}
-
-/// How the stop reason is read.
-#[derive(Debug, Clone)]
-pub(crate) struct StopPlan {
-    pub from: Vec<(String, JsonPath)>,
-    pub map: BTreeMap<String, StopReason>,
-    pub calls_mean_tool_use: bool,
-    pub empty_means_tool_use: bool,
-}
-
-mod messages;
-mod response;
-
-use messages::{check_follow_ups, check_messages, compile_role, compile_tool_use};
-use response::compile_response;
-
 const AT: &str = "/sampling";
 
 fn at(path: &[&str]) -> String {
@@ -195,7 +172,7 @@ fn template(value: &Value, path: &[&str], vars: &[&str]) -> Result<Template, Pro
 /// Compiles a `sampling:` section; `results` are the spec's results sections
 /// (its own and each option value's), whose follow-ups the section must place,
 /// and `choices` the spec's own tool choices (used unless the section has its own).
-pub(crate) fn compile(
+pub(super) fn compile(
     doc: SamplingDoc,
     results: &[&ResultsPlan],
     choices: &BTreeMap<ChoiceMode, Choice>,
@@ -205,7 +182,7 @@ pub(crate) fn compile(
         ("messages", "the conversation would be lost"),
         ("max_tokens", "MCP requires the client to respect maxTokens"),
     ] {
-        if !uses(&request, var) {
+        if !request.uses(var) {
             return Err(Problem::at(
                 at(&["request"]),
                 format!("the request must place ${{{var}}}: {why}"),
@@ -215,7 +192,7 @@ pub(crate) fn compile(
     let tools_wrap = match &doc.tools.wrap {
         Some(value) => {
             let wrap = template(value, &["tools", "wrap"], WRAP_VARS)?;
-            if !uses(&wrap, "tools") {
+            if !wrap.uses("tools") {
                 return Err(Problem::at(
                     at(&["tools", "wrap"]),
                     "the wrapper must place ${tools}, or the tool definitions would be lost",
@@ -226,7 +203,7 @@ pub(crate) fn compile(
         None => None,
     };
     let tool_choice = match doc.tool_choice {
-        Some(own) => compile_choices(own, &at(&["tool_choice"]))?,
+        Some(own) => choice::compile(own, &at(&["tool_choice"]))?,
         None => choices.clone(),
     };
     check_tool_placement(&request, tools_wrap.as_ref(), &tool_choice)?;
@@ -258,41 +235,13 @@ pub(crate) fn compile(
         follow_ups: messages.follow_ups,
         merge_consecutive: messages.merge_consecutive,
         call_ids: compile_call_ids(messages.call_ids)?,
-        tools_wrap_places_choice: tools_wrap.as_ref().is_some_and(|w| uses(w, "tool_choice")),
+        tools_wrap_places_choice: tools_wrap.as_ref().is_some_and(|w| w.uses("tool_choice")),
         tools_wrap,
         tools_strict: doc.tools.strict.0,
         tools_required_by_history: doc.tools.required_by_history,
         tool_choice,
         response: compile_response(doc.response)?,
     })
-}
-
-/// Compiles a tool choice map found at `at` (`/tool_choice`, `/sampling/tool_choice`).
-pub(crate) fn compile_choices(
-    doc: BTreeMap<ChoiceMode, ChoiceDoc>,
-    at: &str,
-) -> Result<BTreeMap<ChoiceMode, Choice>, Problem> {
-    doc.into_iter()
-        .map(|(mode, choice)| {
-            let key = mode.key();
-            let choice = match choice {
-                ChoiceDoc::Omit(OmitDoc {
-                    omit: OmitWhat::ToolChoice,
-                }) => Choice::Unsent,
-                ChoiceDoc::Omit(OmitDoc {
-                    omit: OmitWhat::Tools,
-                }) => Choice::NoTools,
-                ChoiceDoc::Value(value) => {
-                    let at = pointer_child(at, key);
-                    Choice::Value(
-                        Template::compile(&value, &[])
-                            .map_err(|p| Problem::at(format!("{at}{}", p.path), p.message))?,
-                    )
-                }
-            };
-            Ok((mode, choice))
-        })
-        .collect()
 }
 
 /// `${tools}` is placed once by the request; `${tool_choice}`, when a mode
@@ -302,14 +251,14 @@ fn check_tool_placement(
     wrap: Option<&Template>,
     choices: &BTreeMap<ChoiceMode, Choice>,
 ) -> Result<(), Problem> {
-    if !uses(request, "tools") {
+    if !request.uses("tools") {
         return Err(Problem::at(
             at(&["request"]),
             "the request must place ${tools}, or the request's tools would be lost",
         ));
     }
-    let in_request = uses(request, "tool_choice");
-    let in_wrap = wrap.is_some_and(|w| uses(w, "tool_choice"));
+    let in_request = request.uses("tool_choice");
+    let in_wrap = wrap.is_some_and(|w| w.uses("tool_choice"));
     if in_request && in_wrap {
         return Err(Problem::at(
             at(&["tools", "wrap"]),
@@ -326,42 +275,8 @@ fn check_tool_placement(
     Ok(())
 }
 
-/// The longest id `call_ids` may ask for (a made-up id is this many hash characters at most).
-const MAX_CALL_ID_LENGTH: usize = 64;
-
-fn compile_call_ids(doc: Option<CallIdsDoc>) -> Result<Option<CallIds>, Problem> {
-    let Some(doc) = doc else {
-        return Ok(None);
-    };
-    let at = at(&["messages", "call_ids"]);
-    for (name, value) in [("length", doc.length), ("max_length", doc.max_length)] {
-        if let Some(n) = value
-            && !(8..=MAX_CALL_ID_LENGTH).contains(&n)
-        {
-            return Err(Problem::at(
-                pointer_child(&at, name),
-                format!(
-                    "{name} must be from 8 to {MAX_CALL_ID_LENGTH}, so that made-up ids stay unique"
-                ),
-            ));
-        }
-    }
-    match (doc.length, doc.max_length) {
-        (Some(_), Some(_)) => Err(Problem::at(at, "give `length` or `max_length`, not both")),
-        (None, None) if doc.alphabet == IdAlphabet::Any => Err(Problem::at(
-            at,
-            "any id of any length is what the history has: give an alphabet, a length or a max_length",
-        )),
-        _ => Ok(Some(CallIds {
-            alphabet: doc.alphabet,
-            length: doc.length,
-            max_length: doc.max_length,
-        })),
-    }
-}
-
 fn compile_system(doc: Option<SystemDoc>, request: &Template) -> Result<SystemPlacement, Problem> {
-    let in_request = uses(request, "system");
+    let in_request = request.uses("system");
     match doc {
         Some(SystemDoc {
             value: Some(_),
@@ -411,7 +326,7 @@ fn compile_system(doc: Option<SystemDoc>, request: &Template) -> Result<SystemPl
 
 fn placed_params(request: &Template, system: &SystemPlacement) -> Vec<SamplingParam> {
     let mut placed = Vec::new();
-    if matches!(system, SystemPlacement::Message(_)) || uses(request, "system") {
+    if matches!(system, SystemPlacement::Message(_)) || request.uses("system") {
         placed.push(SamplingParam::System);
     }
     for (param, var) in [
@@ -419,7 +334,7 @@ fn placed_params(request: &Template, system: &SystemPlacement) -> Vec<SamplingPa
         (SamplingParam::StopSequences, "stop_sequences"),
         (SamplingParam::Metadata, "metadata"),
     ] {
-        if uses(request, var) {
+        if request.uses(var) {
             placed.push(param);
         }
     }

@@ -1,46 +1,167 @@
-//! The compiled form of a spec's `stream:` section, and its compilation.
+//! `stream.events`: the event rules: which events a rule applies to (`on`,
+//! `when`) and what it does: open, replace, append to, set or close an item,
+//! merge into the message, take whole items or call fragments, end the
+//! stream, or report a stream error.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
-use fnv::FnvBuildHasher;
+use serde::Deserialize;
+use serde_json::Value;
 
-use serde_json::{Map, Value};
-
-use super::Framing;
+use crate::error::Problem;
 use crate::json::pointer_child;
-use crate::spec::Problem;
-use crate::spec::doc::{
-    AppendAs, EventNameDoc, EventRuleDoc, MessageMergeDoc, OpenAtEnd, StreamDoc,
-};
-use crate::spec::plan::{JsonPath, Step};
+use crate::spec::path::{ConditionDoc, JsonPath, Step};
 
-/// How a stream is read.
-#[derive(Debug, Clone)]
-pub(crate) struct StreamPlan {
-    pub framing: Framing,
-    pub done: Option<String>,
-    pub name: EventName,
-    pub base: Map<String, Value>,
-    pub items: Option<JsonPath>,
-    pub omit_empty: bool,
-    pub drop: Vec<Value>,
-    pub open_at_end: OpenAtEnd,
-    pub rules: Vec<Rule>,
-    /// Per event name, the rules that may apply to it (those with that name
-    /// in `on`, and those without `on`), in order.
-    pub by_name: HashMap<String, Vec<usize>, FnvBuildHasher>,
-    /// The rules that apply to an event whose name no rule mentions.
-    pub unnamed: Vec<usize>,
+/// One event rule: which events it applies to and what each does.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct EventRuleDoc {
+    #[serde(default)]
+    pub on: Option<OneOrMany>,
+    #[serde(default)]
+    pub when: Option<ConditionDoc>,
+    #[serde(default)]
+    pub message: Option<MessageMergeDoc>,
+    #[serde(default)]
+    pub open: Option<OpenDoc>,
+    #[serde(default)]
+    pub replace: Option<OpenDoc>,
+    #[serde(default)]
+    pub fragments: Option<FragmentsDoc>,
+    #[serde(default)]
+    pub whole: Option<WholeDoc>,
+    #[serde(default)]
+    pub append: Option<AppendDoc>,
+    #[serde(default)]
+    pub set: Option<SetDoc>,
+    #[serde(default)]
+    pub close: Option<KeyDoc>,
+    #[serde(default)]
+    pub end: Option<bool>,
+    #[serde(default)]
+    pub error: Option<OneOrMany>,
 }
 
-/// Where an event's name is.
-#[derive(Debug, Clone)]
-pub(crate) enum EventName {
-    /// Events are not named; rules use `when` only.
-    None,
-    Path(JsonPath),
-    /// `{"<name>": body}`: rule paths address the body.
-    Wrapper,
+/// A name or a list of names (or of paths).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(in crate::spec) enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// Merge the object at a path into the message, or set message fields from event paths.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(in crate::spec) enum MessageMergeDoc {
+    Path(String),
+    Fields(BTreeMap<String, String>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct OpenDoc {
+    pub key: String,
+    /// The item as the event carries it; absent: an empty object.
+    #[serde(default)]
+    pub item: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct KeyDoc {
+    pub key: String,
+}
+
+/// Call fragments: entries of a list, each merged into the call it belongs to.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct FragmentsDoc {
+    pub list: String,
+    /// A fragment's call id: a new id starts a new call, a known one continues it.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// A fragment's position key: continues the call last given it.
+    #[serde(default)]
+    pub index: Option<String>,
+    /// Paths whose strings are appended (an object there counts as its JSON text).
+    #[serde(default)]
+    pub append: Vec<String>,
+    /// Paths left out of the item.
+    #[serde(default)]
+    pub drop: Vec<String>,
+}
+
+/// Whole items: every element of a list (or the object) at a path is a complete item.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct WholeDoc {
+    pub list: String,
+    #[serde(default)]
+    pub pieces: Option<PiecesDoc>,
+}
+
+/// Elements that stream one item's arguments in pieces addressed by JSON path.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct PiecesDoc {
+    /// The object of an element that carries the piece protocol.
+    pub at: String,
+    /// Its list of pieces, each `{<path key>: "$.a.b[0]", <value>, <more>}`.
+    pub list: String,
+    /// Where, in that object, the assembled arguments go.
+    pub into: String,
+    /// A piece's JSON path key.
+    pub path: String,
+    /// The key that is true while more follows (on the object and on a piece).
+    pub more: String,
+    /// A piece key whose presence means the value `null`.
+    #[serde(default)]
+    pub null_key: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct AppendDoc {
+    /// The item's key; absent: the message itself.
+    #[serde(default)]
+    pub key: Option<String>,
+    pub from: String,
+    pub to: String,
+    #[serde(default, rename = "as")]
+    pub as_: AppendAs,
+}
+
+/// How appended fragments are kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum AppendAs {
+    /// Concatenated into a string.
+    #[default]
+    Text,
+    /// Concatenated JSON text, parsed into the value when the item closes
+    /// (empty text leaves what was there, or `{}`).
+    Json,
+    /// Each fragment pushed onto a list.
+    List,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct SetDoc {
+    #[serde(default)]
+    pub key: Option<String>,
+    pub from: String,
+    pub to: String,
 }
 
 /// A condition on an event.
@@ -130,73 +251,7 @@ fn path(p: &str) -> JsonPath {
     JsonPath::parse(p)
 }
 
-/// Compiles a typed `stream:` section.
-pub(crate) fn compile(doc: StreamDoc) -> Result<StreamPlan, Problem> {
-    let name = match doc.name {
-        None => EventName::None,
-        Some(EventNameDoc::Path { path: p }) => EventName::Path(path(&p)),
-        Some(EventNameDoc::Wrapper(_)) => EventName::Wrapper,
-    };
-    if doc.events.is_empty() {
-        return Err(Problem::at(
-            "/stream/events",
-            "a stream needs at least one event rule",
-        ));
-    }
-    let mut rules = Vec::with_capacity(doc.events.len());
-    let mut ends = false;
-    for (i, rule) in doc.events.into_iter().enumerate() {
-        let at = pointer_child("/stream/events", &i.to_string());
-        let rule = compile_rule(rule, &at, matches!(name, EventName::None))?;
-        ends |= rule.end;
-        rules.push(rule);
-    }
-    if !ends && doc.done.is_none() {
-        return Err(Problem::at(
-            "/stream",
-            "no rule ends the stream (`end: true`) and there is no `done` marker: a cut stream could not be told from a finished one",
-        ));
-    }
-    let unnamed: Vec<usize> = (0..rules.len())
-        .filter(|&i| rules[i].on.is_empty())
-        .collect();
-    let mut paths: Vec<JsonPath> = Vec::new();
-    for condition in rules.iter_mut().filter_map(|r| r.when.as_mut()) {
-        condition.slot = match paths.iter().position(|p| *p == condition.path) {
-            Some(slot) => slot,
-            None => {
-                paths.push(condition.path.clone());
-                paths.len() - 1
-            }
-        };
-    }
-    let mut by_name: HashMap<String, Vec<usize>, FnvBuildHasher> = HashMap::default();
-    for (i, rule) in rules.iter().enumerate() {
-        for name in &rule.on {
-            by_name.entry(name.clone()).or_default().push(i);
-        }
-    }
-    for list in by_name.values_mut() {
-        list.extend(&unnamed);
-        list.sort_unstable();
-        list.dedup();
-    }
-    Ok(StreamPlan {
-        by_name,
-        unnamed,
-        framing: doc.framing,
-        done: doc.done,
-        name,
-        base: doc.message.base.unwrap_or_default(),
-        items: doc.message.items.as_deref().map(path),
-        omit_empty: doc.message.omit_empty,
-        drop: doc.message.drop,
-        open_at_end: doc.open_at_end,
-        rules,
-    })
-}
-
-fn compile_rule(doc: EventRuleDoc, at: &str, unnamed: bool) -> Result<Rule, Problem> {
+pub(super) fn compile_rule(doc: EventRuleDoc, at: &str, unnamed: bool) -> Result<Rule, Problem> {
     if doc.on.is_some() && unnamed {
         return Err(Problem::at(
             pointer_child(at, "on"),
