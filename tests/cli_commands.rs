@@ -381,7 +381,7 @@ fn calls_from_a_recorded_stream() {
         ],
         None,
     ));
-    assert_eq!(out["rejected"][0]["name"], "test-tool", "{out}");
+    assert_eq!(out["rejected"][0]["exposed_name"], "test-tool", "{out}");
     assert_eq!(
         out["message"]["content"][0]["toolUse"]["input"],
         serde_json::json!({"value": "Sparkle Day"})

@@ -140,7 +140,7 @@ fn ready_calls(result: &Value) -> Vec<Value> {
         .unwrap()
         .iter()
         .filter_map(|p| p.get("ready"))
-        .map(|c| json!({"id": c["call_id"], "name": c["name"], "arguments": c["arguments"]}))
+        .map(|c| json!({"id": c["call_id"], "name": c["tool"], "arguments": c["arguments"]}))
         .collect()
 }
 
