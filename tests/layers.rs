@@ -311,3 +311,37 @@ fn the_reader_sees_grouped_and_inline_paths_and_skips_comments() {
         ["listing", "spec", "error", "json", "calls"]
     );
 }
+
+#[test]
+fn the_architecture_chapter_draws_the_same_floors() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
+    let text = fs::read_to_string(&path).expect("docs/architecture.md");
+    let section = text
+        .split("## Layers")
+        .nth(1)
+        .expect("docs/architecture.md has a `## Layers` section");
+    let drawn: Vec<Vec<String>> = section
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
+            let [floor, modules] = cells.as_slice() else {
+                return None;
+            };
+            floor.trim().parse::<usize>().ok()?;
+            Some(
+                modules
+                    .split(',')
+                    .map(|m| m.trim().trim_matches('`').to_owned())
+                    .collect(),
+            )
+        })
+        .collect();
+    let floors: Vec<Vec<String>> = FLOORS
+        .iter()
+        .map(|f| f.iter().map(|m| (*m).to_owned()).collect())
+        .collect();
+    assert_eq!(
+        drawn, floors,
+        "the floors of docs/architecture.md and tests/layers.rs differ"
+    );
+}
