@@ -14,9 +14,9 @@
 //! validation, errors with file and line), `yaml`, `template`, `path` (JSON
 //! paths) and `merge`.
 //!
-//! The words a spec's YAML uses live here too ([`StrictMode`](crate::StrictMode),
+//! The words a spec's YAML uses live here too ([`StrictMode`],
 //! [`StructuredMode`](crate::results::StructuredMode),
-//! [`Framing`](crate::stream::Framing), re-exported where they are used), so
+//! [`Framing`], re-exported where they are used), so
 //! that the engine imports none of the stages that run its plans.
 
 pub(crate) mod calls;
