@@ -1,34 +1,443 @@
-//! The layers of `src/`: each top-level module imports only modules on the
-//! floors below its own, so no two of them import each other and the spec
-//! engine stays the ground floor of the pipeline. The floors are those drawn
-//! in `docs/architecture.md`; this test reads every file's `crate::` paths
-//! (in `use` declarations and inline, grouped forms included, comments left
-//! out) and fails on any that points sideways or up.
+//! The layers of `src/`, read from the sources' imports (`use` declarations
+//! and inline paths, grouped forms included, comments and strings left out):
+//!
+//! - each top-level module imports only modules on the floors below its own,
+//!   so no two of them import each other and the spec engine stays the ground
+//!   floor of the pipeline; the floors are those `docs/architecture.md` draws;
+//! - inside `src/exec/`, each file imports only files on the floors below its
+//!   own, so no import circle forms between them.
+//!
+//! A name re-exported by `lib.rs` (`crate::Result`) or by `exec/mod.rs`
+//! (`super::Progress`) counts as an import of the module or file it comes
+//! from. A module or file on no floor fails, so that a new one is given its
+//! floor.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Top to bottom. A module may import any module on a floor below its own,
-/// and none on its own floor or above.
+/// The top-level modules' floors, lowest first: a module may import the
+/// modules of the floors before its own, and no other.
 const FLOORS: &[&[&str]] = &[
-    &["cli", "guide"],
-    &["client"],
-    &["exec"],
-    &["stream"],
-    &["deferred", "sampling"],
-    &["calls"],
-    &["listing", "results"],
-    &["media", "search"],
-    &["toolset"],
-    &["spec"],
-    &["config", "mcp", "strict"],
     &["describe", "error", "json"],
+    &["config", "mcp", "strict"],
+    &["spec"],
+    &["toolset"],
+    &["media", "search"],
+    &["listing", "results"],
+    &["calls"],
+    &["deferred", "sampling"],
+    &["stream"],
+    &["exec"],
+    &["client"],
+    &["cli", "guide"],
 ];
+
+/// The floors of `src/exec/`, lowest first, as [`FLOORS`] are.
+const EXEC_FLOORS: &[&[&str]] = &[
+    &["clock", "future"],
+    &["policy"],
+    &["asks"],
+    &["answerer"],
+    &["server"],
+    &["cache", "hooks", "inprocess", "options"],
+    &["input", "turn"],
+    &["source"],
+    &["run"],
+    &["stream"],
+    // Declares the files and re-exports their public names.
+    &["mod"],
+];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
 
 fn floor_of(module: &str) -> Option<usize> {
     FLOORS.iter().position(|floor| floor.contains(&module))
 }
+
+// ---- the reader ----
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    /// `::`
+    Path,
+    Open,
+    Close,
+    Comma,
+    Semi,
+    Star,
+    /// Any other punctuation.
+    Other(char),
+}
+
+/// The tokens of Rust source that matter to paths, with comments (doc
+/// comments too), string and character literals left out.
+fn tokens(text: &str) -> Vec<Token> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '/' if at(i + 1) == '/' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '/' if at(i + 1) == '*' => {
+                let mut depth = 0;
+                while i < chars.len() {
+                    if chars[i] == '/' && at(i + 1) == '*' {
+                        depth += 1;
+                        i += 2;
+                    } else if chars[i] == '*' && at(i + 1) == '/' {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            '"' => {
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    i += if chars[i] == '\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            // Raw strings: r"...", r#"..."#, br#"..."#.
+            'r' | 'b'
+                if {
+                    let mut j = i + usize::from(c == 'b' && at(i + 1) == 'r') + 1;
+                    while at(j) == '#' {
+                        j += 1;
+                    }
+                    (c == 'r' || at(i + 1) == 'r') && at(j) == '"'
+                } =>
+            {
+                let mut j = i + usize::from(c == 'b') + 1;
+                let mut hashes = 0;
+                while at(j) == '#' {
+                    hashes += 1;
+                    j += 1;
+                }
+                j += 1;
+                loop {
+                    if j >= chars.len() {
+                        break;
+                    }
+                    if chars[j] == '"' && (1..=hashes).all(|k| at(j + k) == '#') {
+                        j += 1 + hashes;
+                        break;
+                    }
+                    j += 1;
+                }
+                i = j;
+            }
+            // A character literal ('x', '\n', '\u{..}'), or a lifetime ('a).
+            '\'' => {
+                if at(i + 1) == '\\' {
+                    i += 2;
+                    while i < chars.len() && chars[i] != '\'' {
+                        i += 1;
+                    }
+                    i += 1;
+                } else if at(i + 2) == '\'' {
+                    i += 3;
+                } else {
+                    i += 1;
+                }
+            }
+            c if c.is_alphabetic() || c == '_' => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                out.push(Token::Ident(chars[start..i].iter().collect()));
+            }
+            c if c.is_ascii_digit() => {
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+            }
+            ':' if at(i + 1) == ':' => {
+                out.push(Token::Path);
+                i += 2;
+            }
+            '{' => {
+                out.push(Token::Open);
+                i += 1;
+            }
+            '}' => {
+                out.push(Token::Close);
+                i += 1;
+            }
+            ',' => {
+                out.push(Token::Comma);
+                i += 1;
+            }
+            ';' => {
+                out.push(Token::Semi);
+                i += 1;
+            }
+            '*' => {
+                out.push(Token::Star);
+                i += 1;
+            }
+            c if c.is_whitespace() => i += 1,
+            c => {
+                out.push(Token::Other(c));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The paths of a `use` tree starting at `tokens[*i]`, each with `prefix`
+/// before it; stops after the tree (at `,`, `}` or `;`, not consumed).
+fn use_tree(tokens: &[Token], i: &mut usize, prefix: &[String], out: &mut Vec<Vec<String>>) {
+    let mut path = prefix.to_vec();
+    loop {
+        match tokens.get(*i) {
+            Some(Token::Ident(name)) => {
+                path.push(name.clone());
+                *i += 1;
+                // `as alias`: the alias does not matter.
+                if let Some(Token::Ident(next)) = tokens.get(*i)
+                    && next == "as"
+                {
+                    *i += 2;
+                }
+            }
+            Some(Token::Star) => {
+                path.push("*".to_owned());
+                *i += 1;
+            }
+            Some(Token::Open) => {
+                *i += 1;
+                loop {
+                    match tokens.get(*i) {
+                        Some(Token::Close) => {
+                            *i += 1;
+                            return;
+                        }
+                        Some(Token::Comma) => *i += 1,
+                        None => return,
+                        _ => use_tree(tokens, i, &path, out),
+                    }
+                }
+            }
+            _ => {}
+        }
+        if tokens.get(*i) == Some(&Token::Path) {
+            *i += 1;
+        } else {
+            out.push(path);
+            return;
+        }
+    }
+}
+
+/// Every path a file's code names that starts with `super` or `crate`, with
+/// how many inline modules (`mod tests { .. }`) enclose it.
+fn paths(text: &str) -> Vec<(usize, Vec<String>)> {
+    let tokens = tokens(text);
+    let mut out = Vec::new();
+    // The brace depth at which each enclosing inline module opened.
+    let mut modules: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            Token::Open => {
+                depth += 1;
+                i += 1;
+            }
+            Token::Close => {
+                depth = depth.saturating_sub(1);
+                if modules.last() == Some(&depth) {
+                    modules.pop();
+                }
+                i += 1;
+            }
+            Token::Ident(word)
+                if word == "mod"
+                    && matches!(tokens.get(i + 1), Some(Token::Ident(_)))
+                    && tokens.get(i + 2) == Some(&Token::Open) =>
+            {
+                modules.push(depth);
+                depth += 1;
+                i += 3;
+            }
+            Token::Ident(word) if word == "use" => {
+                i += 1;
+                let mut found = Vec::new();
+                use_tree(&tokens, &mut i, &[], &mut found);
+                out.extend(
+                    found
+                        .into_iter()
+                        .filter(|p| {
+                            matches!(p.first().map(String::as_str), Some("super" | "crate"))
+                        })
+                        .map(|p| (modules.len(), p)),
+                );
+            }
+            Token::Ident(word)
+                if (word == "super" || word == "crate")
+                    && (i == 0 || tokens[i - 1] != Token::Path) =>
+            {
+                let mut path = vec![word.clone()];
+                i += 1;
+                while tokens.get(i) == Some(&Token::Path) {
+                    match tokens.get(i + 1) {
+                        Some(Token::Ident(name)) => path.push(name.clone()),
+                        Some(Token::Star) => path.push("*".to_owned()),
+                        _ => break,
+                    }
+                    i += 2;
+                }
+                out.push((modules.len(), path));
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The sibling an exec file's path names (a file stem, a name `mod.rs`
+/// re-exports, `*`), if it names one: `super::x` from the file's top,
+/// `super::super::x` from inside one inline module, `crate::exec::x` anywhere.
+fn sibling(nesting: usize, path: &[String]) -> Option<String> {
+    if path.first().map(String::as_str) == Some("crate") {
+        return match path.get(1).map(String::as_str) {
+            Some("exec") => path.get(2).cloned(),
+            _ => None,
+        };
+    }
+    let supers = path.iter().take_while(|s| *s == "super").count();
+    if supers == nesting + 1 {
+        path.get(supers).cloned()
+    } else {
+        None
+    }
+}
+
+/// The names a `mod.rs` (or `lib.rs`) re-exports, with the file (or module)
+/// each comes from.
+fn reexports(mod_rs: &str) -> BTreeMap<String, String> {
+    let tokens = tokens(mod_rs);
+    let mut out = BTreeMap::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i] == Token::Ident("use".into()) {
+            i += 1;
+            let mut found = Vec::new();
+            use_tree(&tokens, &mut i, &[], &mut found);
+            for path in found {
+                if let [file, .., name] = path.as_slice() {
+                    out.insert(name.clone(), file.clone());
+                }
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+// ---- src/exec/ ----
+
+fn exec_dir() -> PathBuf {
+    root().join("src/exec")
+}
+
+/// Every `src/exec/*.rs` file: its stem and its text.
+fn exec_files() -> BTreeMap<String, String> {
+    let mut files = BTreeMap::new();
+    for entry in fs::read_dir(exec_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            files.insert(stem, fs::read_to_string(&path).unwrap());
+        }
+    }
+    files
+}
+
+fn exec_floor_of(stem: &str) -> Option<usize> {
+    EXEC_FLOORS.iter().position(|floor| floor.contains(&stem))
+}
+
+/// The floors, for a failure message: `0 [clock, future] < 1 [policy] < ...`.
+fn exec_floors_shown() -> String {
+    EXEC_FLOORS
+        .iter()
+        .enumerate()
+        .map(|(i, floor)| format!("{i} [{}]", floor.join(", ")))
+        .collect::<Vec<_>>()
+        .join(" < ")
+}
+
+/// The imports of `stem` that do not point down the table, each said in full.
+fn upward_imports(
+    stem: &str,
+    text: &str,
+    files: &BTreeMap<String, String>,
+    reexported: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Some(own) = exec_floor_of(stem) else {
+        return vec![format!(
+            "src/exec/{stem}.rs is on no floor: add it to EXEC_FLOORS in tests/layers.rs ({})",
+            exec_floors_shown()
+        )];
+    };
+    for (nesting, path) in paths(text) {
+        let Some(name) = sibling(nesting, &path) else {
+            continue;
+        };
+        let shown = path.join("::");
+        let target = if files.contains_key(&name) {
+            name.clone()
+        } else if let Some(file) = reexported.get(&name) {
+            file.clone()
+        } else {
+            problems.push(format!(
+                "src/exec/{stem}.rs imports `{shown}`, which names no file of src/exec/ (import \
+                 from the file itself, so that its floor is known)"
+            ));
+            continue;
+        };
+        if target == stem {
+            continue;
+        }
+        let Some(theirs) = exec_floor_of(&target) else {
+            problems.push(format!(
+                "src/exec/{stem}.rs imports `{shown}` from {target}.rs, which is on no floor ({})",
+                exec_floors_shown()
+            ));
+            continue;
+        };
+        if theirs >= own {
+            problems.push(format!(
+                "src/exec/{stem}.rs (floor {own}) imports `{shown}` from {target}.rs (floor \
+                 {theirs}): an import must point down the floors ({})",
+                exec_floors_shown()
+            ));
+        }
+    }
+    problems
+}
+
+// ---- the top-level modules ----
 
 /// Every `.rs` file under `dir`, sorted.
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -46,214 +455,90 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file of `src/` belongs to (`None` for the crate
-/// root and the binary's entry point).
-fn module_of(src: &Path, file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(src).expect("a file under src/");
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    match first.strip_suffix(".rs") {
-        Some("lib" | "main") => None,
-        Some(stem) => Some(stem.to_owned()),
-        None => Some(first.to_owned()),
-    }
-}
-
-/// `text` without its comments (line, doc and block comments) and string
-/// literals, so that a path in a doc link or a message is not an import.
-fn code_only(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match (bytes[i], bytes.get(i + 1)) {
-            (b'/', Some(b'/')) => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            (b'/', Some(b'*')) => {
-                let mut depth = 0;
-                while i < bytes.len() {
-                    if bytes[i] == b'/' && bytes.get(i + 1) == Some(&b'*') {
-                        depth += 1;
-                        i += 2;
-                    } else if bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/') {
-                        depth -= 1;
-                        i += 2;
-                        if depth == 0 {
-                            break;
-                        }
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
-            (b'"', _) => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-                out.push_str("\"\"");
-            }
-            (b'\'', _) => {
-                // A char literal ('a', '\n', '"'); a lifetime has no closing quote.
-                let close = if bytes.get(i + 1) == Some(&b'\\') {
-                    bytes[i + 2..]
-                        .iter()
-                        .position(|&b| b == b'\'')
-                        .map(|p| i + 2 + p)
-                } else if bytes.get(i + 2) == Some(&b'\'') {
-                    Some(i + 2)
-                } else {
-                    None
-                };
-                match close {
-                    Some(end) => {
-                        out.push_str("' '");
-                        i = end + 1;
-                    }
-                    None => {
-                        out.push('\'');
-                        i += 1;
-                    }
-                }
-            }
-            _ => {
-                let ch = text[i..].chars().next().expect("a char");
-                out.push(ch);
-                i += ch.len_utf8();
-            }
-        }
-    }
-    out
-}
-
-/// The first segment of each path in a `use` tree's body (`a::X`,
-/// `{a::X, b::{Y, Z}}`, `self`).
-fn tree_heads(tree: &str, out: &mut Vec<String>) {
-    let tree = tree.trim();
-    if let Some(inner) = tree.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
-        let mut depth = 0;
-        let mut start = 0;
-        for (i, ch) in inner.char_indices() {
-            match ch {
-                '{' => depth += 1,
-                '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    tree_heads(&inner[start..i], out);
-                    start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        tree_heads(&inner[start..], out);
-        return;
-    }
-    let head: String = tree
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
+/// The module path of a file of `src/` (`["exec", "run"]` for
+/// `src/exec/run.rs`, `["exec"]` for `src/exec/mod.rs`); empty for the crate
+/// root and the binary's entry point.
+fn module_path(file: &Path) -> Vec<String> {
+    let rel = file
+        .strip_prefix(root().join("src"))
+        .expect("a file under src/");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    if !head.is_empty() {
-        out.push(head);
+    let last = parts.pop().unwrap_or_default();
+    match last.strip_suffix(".rs") {
+        Some("mod") => {}
+        Some("lib" | "main") if parts.is_empty() => {}
+        Some(stem) => parts.push(stem.to_owned()),
+        None => parts.push(last),
+    }
+    parts
+}
+
+/// The top-level module (or name the crate root re-exports) a path leaves
+/// for, if it leaves its own module: `crate::x::..` anywhere, or enough
+/// `super`s to reach the root from a file `depth` modules deep inside
+/// `nesting` inline modules.
+fn top_level_target(depth: usize, nesting: usize, path: &[String]) -> Option<String> {
+    match path.first().map(String::as_str) {
+        Some("crate") => path.get(1).cloned(),
+        Some("super") => {
+            let supers = path.iter().take_while(|s| *s == "super").count();
+            (supers == depth + nesting)
+                .then(|| path.get(supers).cloned())
+                .flatten()
+        }
+        _ => None,
     }
 }
 
-/// The names the crate root re-exports, with the module each comes from.
-fn root_reexports(lib: &str) -> BTreeMap<String, String> {
-    let code = code_only(lib);
-    let mut names = BTreeMap::new();
-    for statement in code.split(';') {
-        // (after any attribute: `#[cfg(feature = "...")] pub use ...`)
-        let Some((_, rest)) = statement.split_once("pub use ") else {
-            continue;
-        };
-        let Some((module, tree)) = rest.split_once("::") else {
-            continue;
-        };
-        let mut leaves = Vec::new();
-        let flat: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
-        let flat = flat.trim_matches(|c| c == '{' || c == '}');
-        for part in flat.split([',', '{', '}']) {
-            let leaf = part.rsplit("::").next().unwrap_or_default();
-            let leaf = leaf.rsplit(" as ").next().unwrap_or(leaf);
-            if !leaf.is_empty() && leaf != "self" {
-                leaves.push(leaf.to_owned());
-            }
-        }
-        for leaf in leaves {
-            names.insert(leaf, module.trim().to_owned());
-        }
-    }
-    names
-}
-
-/// The top-level modules `code` refers to through `crate::`.
-fn imports(code: &str, reexports: &BTreeMap<String, String>) -> Vec<String> {
-    let mut heads = Vec::new();
-    let mut rest = code;
-    while let Some(at) = rest.find("crate::") {
-        let before = rest[..at].chars().next_back();
-        rest = &rest[at + "crate::".len()..];
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            continue; // `$crate::`, `my_crate::`
-        }
-        if rest.starts_with('{') {
-            let mut depth = 0;
-            let end = rest
-                .char_indices()
-                .find(|&(_, c)| {
-                    depth += match c {
-                        '{' => 1,
-                        '}' => -1,
-                        _ => 0,
-                    };
-                    depth == 0
-                })
-                .map_or(rest.len(), |(i, _)| i + 1);
-            tree_heads(&rest[..end], &mut heads);
-        } else {
-            tree_heads(rest, &mut heads);
-        }
-    }
-    heads
+/// The top-level modules a file's code imports, resolved through the root's
+/// re-exports.
+fn top_level_imports(
+    depth: usize,
+    text: &str,
+    reexported: &BTreeMap<String, String>,
+) -> Vec<String> {
+    paths(text)
         .into_iter()
-        .map(|head| reexports.get(&head).cloned().unwrap_or(head))
+        .filter_map(|(nesting, path)| top_level_target(depth, nesting, &path))
+        .map(|name| reexported.get(&name).cloned().unwrap_or(name))
         .collect()
 }
 
 #[test]
 fn top_level_modules_import_only_the_floors_below() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let src = root.join("src");
-    let reexports = root_reexports(&fs::read_to_string(src.join("lib.rs")).expect("src/lib.rs"));
+    let lib = fs::read_to_string(root().join("src/lib.rs")).expect("src/lib.rs");
+    let reexported = reexports(&lib);
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(&root().join("src"), &mut files);
     let mut problems = Vec::new();
     for file in &files {
-        let Some(module) = module_of(&src, file) else {
+        let module = module_path(file);
+        let Some(top) = module.first() else {
             continue;
         };
         let shown = file
-            .strip_prefix(root)
+            .strip_prefix(root())
             .unwrap_or(file)
             .display()
             .to_string();
-        let Some(own) = floor_of(&module) else {
+        let Some(own) = floor_of(top) else {
             problems.push(format!(
-                "{shown}: the module `{module}` is on no floor of tests/layers.rs (place it, and in docs/architecture.md)"
+                "{shown}: the module `{top}` is on no floor of tests/layers.rs (place it, and in docs/architecture.md)"
             ));
             continue;
         };
-        let code = code_only(&fs::read_to_string(file).expect("a source file"));
-        for target in imports(&code, &reexports) {
-            if target == module || target == "self" || target == "super" {
+        let text = fs::read_to_string(file).expect("a source file");
+        for target in top_level_imports(module.len(), &text, &reexported) {
+            if &target == top || target == "self" || target == "*" {
                 continue;
             }
             match floor_of(&target) {
-                Some(floor) if floor > own => {}
+                Some(floor) if floor < own => {}
                 Some(floor) => problems.push(format!(
-                    "{shown}: `{module}` (floor {own}) imports `crate::{target}` (floor {floor}): \
+                    "{shown}: `{top}` (floor {own}) imports `crate::{target}` (floor {floor}): \
                      a module imports only the floors below its own"
                 )),
                 None => problems.push(format!(
@@ -275,10 +560,13 @@ fn every_module_is_on_one_floor() {
             }
         }
     }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    for module in files.iter().filter_map(|f| module_of(&src, f)) {
+    rust_files(&root().join("src"), &mut files);
+    let modules: Vec<String> = files
+        .iter()
+        .filter_map(|f| module_path(f).first().cloned())
+        .collect();
+    for module in &modules {
         assert!(
             seen.contains_key(module.as_str()),
             "`{module}` is on no floor"
@@ -286,35 +574,15 @@ fn every_module_is_on_one_floor() {
     }
     for module in seen.keys() {
         assert!(
-            files
-                .iter()
-                .any(|f| module_of(&src, f).as_deref() == Some(*module)),
+            modules.iter().any(|m| m == module),
             "the floors name `{module}`, which src/ does not have"
         );
     }
 }
 
 #[test]
-fn the_reader_sees_grouped_and_inline_paths_and_skips_comments() {
-    let reexports = root_reexports(
-        "pub use calls::{Extracted, ToolCall};\n#[cfg(feature = \"x\")]\npub use error::{Error, Result};",
-    );
-    let code = code_only(
-        "use crate::{listing::Listing, spec::{Provider, plan::Field}};\n\
-         /// [`Source`](crate::exec::Source)\n\
-         // crate::client is a comment\n\
-         fn f() -> crate::Result<()> { let s = \"crate::media\"; crate::json::pointer(); }\n\
-         use crate::ToolCall;",
-    );
-    assert_eq!(
-        imports(&code, &reexports),
-        ["listing", "spec", "error", "json", "calls"]
-    );
-}
-
-#[test]
 fn the_architecture_chapter_draws_the_same_floors() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
+    let path = root().join("docs/architecture.md");
     let text = fs::read_to_string(&path).expect("docs/architecture.md");
     let section = text
         .split("## Layers")
@@ -343,5 +611,120 @@ fn the_architecture_chapter_draws_the_same_floors() {
     assert_eq!(
         drawn, floors,
         "the floors of docs/architecture.md and tests/layers.rs differ"
+    );
+}
+
+#[test]
+fn the_reader_sees_grouped_and_inline_paths_and_skips_comments() {
+    let reexported = reexports(
+        "pub use calls::{Extracted, ToolCall};\n#[cfg(feature = \"x\")]\npub use error::{Error, Result};",
+    );
+    let text = "use crate::{listing::Listing, spec::{Provider, calls::Field}};\n\
+                /// [`Source`](crate::exec::Source)\n\
+                // crate::client is a comment\n\
+                fn f() -> crate::Result<()> { let s = \"crate::media\"; crate::json::pointer(); }\n\
+                use crate::ToolCall;\n\
+                fn g() -> super::super::toolset::ToolSet { todo!() }";
+    assert_eq!(
+        top_level_imports(2, text, &reexported),
+        ["listing", "spec", "spec", "error", "json", "calls", "toolset"]
+    );
+}
+
+#[test]
+fn exec_files_import_only_floors_below_their_own() {
+    let files = exec_files();
+    assert!(files.contains_key("mod"), "src/exec/mod.rs not found");
+    let reexported = reexports(&files["mod"]);
+    let mut problems = Vec::new();
+    for floor in EXEC_FLOORS {
+        for stem in *floor {
+            if !files.contains_key(*stem) {
+                problems.push(format!(
+                    "EXEC_FLOORS names `{stem}`, but src/exec/{stem}.rs does not exist"
+                ));
+            }
+        }
+    }
+    for (stem, text) in &files {
+        // `mod.rs` is the top floor: its paths are its own children, not `super::`.
+        if stem != "mod" {
+            problems.extend(upward_imports(stem, text, &files, &reexported));
+        } else if exec_floor_of(stem).is_none() {
+            problems.push("src/exec/mod.rs is on no floor".to_owned());
+        }
+    }
+    assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
+}
+
+/// The reader itself: grouped and nested imports, paths in code, comments and
+/// strings, and `super` inside an inline module.
+#[test]
+fn the_reader_finds_every_form_of_import() {
+    let text = r##"
+//! use super::stream::Doc;
+/// use super::run::Doc;
+use super::clock::Halt;
+use super::{asks::{Handlers, Roots}, policy::Policy as P, self};
+use crate::exec::server::Server;
+use crate::{exec::turn::Execution, error::Error};
+use crate::error::Result;
+/* use super::stream::Block; */
+pub(super) fn f() -> super::options::ExecOptions {
+    let s = "super::run::Quoted";
+    let r = r#"super::run::Raw"#;
+    let c = '"';
+    let _ = super::cache::ToolCache::default();
+    pub(super) struct Inner<'a>(&'a str);
+    todo!()
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use super::super::input::Rounds;
+}
+"##;
+    let named: Vec<String> = paths(text)
+        .into_iter()
+        .filter_map(|(nesting, path)| sibling(nesting, &path))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "clock", "asks", "asks", "policy", "self", "server", "turn", "options", "cache",
+            "input"
+        ]
+    );
+}
+
+#[test]
+fn an_upward_import_is_named_with_its_floors() {
+    let files = exec_files();
+    let reexported = reexports(&files["mod"]);
+    let text = "use super::{future::BoxFuture, stream::StreamedExecution};\n\
+                fn f(_: super::ExecOptions, _: super::Handlers) {}\n";
+    let problems = upward_imports("server", text, &files, &reexported);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(
+        problems[0].starts_with(
+            "src/exec/server.rs (floor 4) imports `super::stream::StreamedExecution` from \
+             stream.rs (floor 9): an import must point down the floors (0 [clock, future] < 1 \
+             [policy] <"
+        ),
+        "{}",
+        problems[0]
+    );
+    assert!(
+        problems[1].starts_with(
+            "src/exec/server.rs (floor 4) imports `super::ExecOptions` from options.rs (floor 5)"
+        ),
+        "{}",
+        problems[1]
+    );
+    assert_eq!(
+        upward_imports("brand_new", "", &files, &reexported)[0]
+            .split(':')
+            .next(),
+        Some("src/exec/brand_new.rs is on no floor")
     );
 }
