@@ -1,4 +1,6 @@
-//! Tool search: ranking a toolset's tools for a natural-language query.
+//! Tool search: the searches a model makes for deferred tools
+//! ([`SearchCall`], answered with a [`SearchAnswer`]), and ranking a toolset's
+//! tools for a natural-language query ([`ToolIndex`], [`SearchHit`]).
 //!
 //! A [`ToolIndex`] ranks tools with BM25 (the `bm25` crate: English stemming
 //! and stop words) over each tool's name and server, split into words

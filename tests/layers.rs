@@ -627,7 +627,9 @@ fn the_reader_sees_grouped_and_inline_paths_and_skips_comments() {
                 fn g() -> super::super::toolset::ToolSet { todo!() }";
     assert_eq!(
         top_level_imports(2, text, &reexported),
-        ["listing", "spec", "spec", "error", "json", "calls", "toolset"]
+        [
+            "listing", "spec", "spec", "error", "json", "calls", "toolset"
+        ]
     );
 }
 

@@ -1,22 +1,34 @@
-//! Execution: the agent-loop half of the library.
+//! Execution: running a model's calls against MCP servers, and answering what
+//! the servers ask on the way.
 //!
-//! The files read downward: each imports only files on the floors below its
-//! own. `tests/layers_exec.rs` holds the table and checks it; from the ground
-//! up:
-//!
-//! - `clock`, `future`: a call's deadline and the turn's halt; the boxed future.
-//! - `policy`: which calls run, and the approver.
-//! - `asks`: what the application configures to answer servers (handlers,
-//!   sampling, roots) and what its handlers are given and answer.
-//! - `answerer`: the machinery that answers, under the source's rules.
-//! - `server`: the trait through which the library talks to servers.
-//! - `cache`, `hooks`, `inprocess`, `options`: the parts a source holds or is
-//!   given, and the in-process server.
-//! - `input`, `turn`: a call's requests, round after round; a turn's answers
-//!   and the record of each call.
-//! - `source`: hubs and clients.
-//! - `run`: running a turn's calls.
-//! - `stream`: running calls while the model streams.
+//! A [`Source`] (a hub of named servers, or one client) lists the tools and
+//! runs a turn's calls ([`Source::execute_tool_calls`],
+//! [`Source::execute_stream`]) under its [`Policy`], [`Approver`] and
+//! [`Hooks`], with the [`ExecOptions`] of the turn; the answers come back as
+//! an [`Execution`], with a [`CallRecord`] per call. Servers are reached
+//! through the [`Server`] trait: [`InProcessServer`] for Rust closures, and
+//! the MCP client of [`crate::client`] for real ones. What servers ask of the
+//! client (elicitation, sampling, roots, `input_required` rounds) is answered
+//! by the [`Handlers`] the application configures ([`Sampling`], [`Roots`], an
+//! input handler), each question told which call it belongs to
+//! ([`Attribution`]).
+
+// The files read downward: each imports only files on the floors below its
+// own (tests/layers.rs holds the table and checks it). From the ground up:
+//
+// - `clock`, `future`: a call's deadline and the turn's halt; the boxed future.
+// - `policy`: which calls run, and the approver.
+// - `asks`: what the application configures to answer servers (handlers,
+//   sampling, roots) and what its handlers are given and answer.
+// - `answerer`: the machinery that answers, under the source's rules.
+// - `server`: the trait through which the library talks to servers.
+// - `cache`, `hooks`, `inprocess`, `options`: the parts a source holds or is
+//   given, and the in-process server.
+// - `input`, `turn`: a call's requests, round after round; a turn's answers
+//   and the record of each call.
+// - `source`: hubs and clients.
+// - `run`: running a turn's calls.
+// - `stream`: running calls while the model streams.
 
 mod answerer;
 mod asks;

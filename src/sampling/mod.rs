@@ -8,11 +8,11 @@
 //! body with its own HTTP client, and converts the JSON it gets back with
 //! [`Provider::sampling_result`]. Everything provider-specific is the spec's
 //! `sampling:` section (see the spec author's guide, docs/spec-authors-guide.md).
-//!
-//! `request.rs` checks the request and renders it (messages in
-//! `request/messages.rs`, media in `request/media.rs`, tools and the tool
-//! choice in `request/tools.rs`, MCP's message rules in `request/rules.rs`);
-//! `response.rs` reads the response back.
+
+// `request.rs` checks the request and renders it (messages in
+// `request/messages.rs`, media in `request/media.rs`, tools and the tool
+// choice in `request/tools.rs`, MCP's message rules in `request/rules.rs`);
+// `response.rs` reads the response back.
 
 mod request;
 mod response;
