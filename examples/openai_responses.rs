@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let key = std::env::var("OPENAI_API_KEY")?;
+    let key = common::env("OPENAI_API_KEY")?;
     let question = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "What time is it in Tokyo?".into());

@@ -49,6 +49,14 @@ pub async fn replay(
         .connect()
         .await?
         .build()?;
+    // A server that did not start is left out of the listing; say why.
+    if let Some(failed) = source.toolset().await?.report().failed_servers.first() {
+        return Err(format!(
+            "{} (set MCP_TIME_COMMAND to the command line that starts mcp-server-time)",
+            failed.error
+        )
+        .into());
+    }
     let registry = Registry::builtin()?;
     let mut out = Vec::new();
     for (id, response) in recorded() {

@@ -190,6 +190,9 @@ struct Inner {
     by_exposed: HashMap<String, usize>,
     by_mcp: HashMap<(String, String), usize>,
     report: ToolSetReport,
+    /// The start of each failed server's exposed names (every name, for a
+    /// client's one server), to tell a call to its tools from an unknown one.
+    failed_prefixes: Vec<(String, usize)>,
 }
 
 impl ToolSet {
@@ -212,6 +215,18 @@ impl ToolSet {
     pub fn resolve(&self, exposed_name: &str) -> Option<&ExposedTool> {
         let inner = &self.inner;
         inner.by_exposed.get(exposed_name).map(|&i| &inner.tools[i])
+    }
+
+    /// The server that did not start (or list its tools) whose tool the
+    /// model called as `exposed_name`, when the name says so: a client's one
+    /// server, or the hub server whose `server__` the name starts with.
+    pub fn failed_server_of(&self, exposed_name: &str) -> Option<&FailedServer> {
+        let inner = &self.inner;
+        inner
+            .failed_prefixes
+            .iter()
+            .find(|(prefix, _)| exposed_name.starts_with(prefix.as_str()))
+            .map(|&(_, i)| &inner.report.failed_servers[i])
     }
 
     /// The exposed name of `server_id`'s tool `mcp_name`.
@@ -319,11 +334,25 @@ impl ToolSetBuilder {
     pub fn build(self) -> Result<ToolSet> {
         let filter = Filter::new(&self.allow, &self.deny)?;
         self.check_servers()?;
+        let failed_prefixes = self
+            .failed
+            .iter()
+            .enumerate()
+            .map(|(i, failed)| {
+                let natural = natural_name(self.mode, &self.prefix, &failed.server_id, "");
+                match natural.is_empty() {
+                    // A client's one server, without a prefix: every name.
+                    true => (natural, i),
+                    false => (sanitize(&natural, &mut Vec::new()), i),
+                }
+            })
+            .collect();
         let mut set = Inner {
             report: ToolSetReport {
                 failed_servers: self.failed,
                 ..Default::default()
             },
+            failed_prefixes,
             ..Default::default()
         };
         for (server_id, tools) in self.servers {

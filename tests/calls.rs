@@ -43,6 +43,47 @@ fn responses() {
     });
 }
 
+/// A call to a tool of a server that did not start is answered that the
+/// server is not running, and why; never "unknown tool". A client's one
+/// server answers for every name; a hub's, for its own `server__` names.
+#[test]
+fn a_call_to_a_server_that_did_not_start_says_why() {
+    let hub = ToolSet::hub()
+        .server("time", corpus_tools("time"))
+        .failed_server("git", "server `git` is down: cannot start `uvx`")
+        .build()
+        .unwrap();
+    let client = ToolSet::client()
+        .prefix("my_")
+        .failed_server("git", "server `git` is down: cannot start `uvx`")
+        .build()
+        .unwrap();
+    let provider = provider("anthropic");
+    let response = |name: &str| json!({"content": [{"type": "tool_use", "id": "t1", "name": name, "input": {}}]});
+    let rejected = |toolset: &ToolSet, name: &str| {
+        let extracted = provider
+            .extract_calls(&response(name), &listing("anthropic", toolset))
+            .unwrap();
+        extracted.rejected[0].error.clone()
+    };
+    for (toolset, name) in [(&hub, "git__git_status"), (&client, "my_git_status")] {
+        let error = rejected(toolset, name);
+        assert_eq!(error.kind(), ErrorKind::Unavailable, "{error}");
+        assert_eq!(
+            error.to_string(),
+            format!("`{name}` cannot be called: server `git` is not running: cannot start `uvx`")
+        );
+    }
+    for (toolset, name) in [
+        (&hub, "gitx__status"),
+        (&hub, "status"),
+        (&client, "status"),
+    ] {
+        let error = rejected(toolset, name);
+        assert_eq!(error.kind(), ErrorKind::UnknownTool, "{name}: {error}");
+    }
+}
+
 #[test]
 fn foreign_or_malformed_input_is_an_error() {
     let toolset = hub();

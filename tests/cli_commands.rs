@@ -272,6 +272,12 @@ fn run_replays_the_bundled_cycle_for_every_provider() {
         let out = run(&["run", "--provider", id], None);
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(stderr.contains("no --policy"), "{id}: {stderr}");
+        assert!(
+            stderr.ends_with(
+                "summary: 4 call(s): 3 ran, 1 rejected before sending, 0 denied, 0 failed\n"
+            ),
+            "{id}: {stderr}"
+        );
         let cycle = json(&out);
         assert_eq!(cycle["status"], "ok", "{id}");
         let ran: Vec<bool> = cycle["calls"]
@@ -720,4 +726,127 @@ fn tools_with_deferral_and_search_tools() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--query is empty"), "{stderr}");
+}
+
+/// A server that cannot start is an error naming the server, the command and
+/// the cause, and the command exits non-zero: a missing command, a process
+/// that exits at once (with its status and last stderr lines) and one that
+/// never answers within `--startup-timeout`.
+#[test]
+fn a_server_that_does_not_start_fails_the_command_and_says_why() {
+    let cases: [(&str, &[&str], &[&str]); 3] = [
+        (
+            "x=no-such-mcp-command",
+            &[],
+            &["server `x`", "cannot start `no-such-mcp-command`", "PATH"],
+        ),
+        (
+            "x=sh -c 'echo config missing >&2; exit 3'",
+            &[],
+            &["server `x`", "exited with status 3", "config missing"],
+        ),
+        (
+            "x=sleep 60",
+            &["--startup-timeout", "1"],
+            &["server `x`", "no answer to the handshake", "within 1000 ms"],
+        ),
+    ];
+    for (server, extra, said) in cases {
+        for command in ["tools", "run"] {
+            let mut argv = vec![command, "--provider", "anthropic", "--server", server];
+            argv.extend_from_slice(extra);
+            if command == "run" {
+                argv.push("tests/fixtures/responses/anthropic/rejections.json");
+            }
+            let out = run(&argv, None);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{argv:?} exited 0: {stderr}");
+            assert!(out.stdout.is_empty(), "{argv:?} printed a result");
+            for words in said {
+                assert!(
+                    stderr.contains(words),
+                    "{argv:?}: no `{words}` in: {stderr}"
+                );
+            }
+        }
+    }
+}
+
+/// `--keep-going` names each server that did not start on stderr and goes on
+/// with the others; a call to its tools is answered that it is not running.
+/// With no server started, it fails all the same.
+#[test]
+fn keep_going_warns_and_goes_on_with_the_servers_that_started() {
+    let (python, args) = common::servers::input().unwrap_or_else(|e| panic!("{e}"));
+    let good = format!("input={python} {}", args.join(" "));
+    let dir = tempfile::tempdir().unwrap();
+    let response = dir.path().join("response.json");
+    std::fs::write(
+        &response,
+        serde_json::json!({"content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "gone__status", "input": {}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let argv = [
+        "run",
+        "--provider",
+        "anthropic",
+        "--server",
+        &good,
+        "--server",
+        "gone=no-such-mcp-command",
+        "--keep-going",
+        response.to_str().unwrap(),
+    ];
+    let out = run(&argv, None);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains("warning: server `gone` is down: cannot start `no-such-mcp-command`"),
+        "{stderr}"
+    );
+    let answer = &json(&out)["results"][0];
+    assert_eq!(answer["is_error"], true, "{answer}");
+    let text = answer["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "`gone__status` cannot be called: server `gone` is not running: cannot start"
+        ),
+        "{text}"
+    );
+
+    let out = run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--server",
+            "gone=no-such-mcp-command",
+            "--keep-going",
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("server `gone` is down"));
+}
+
+/// Each command takes only the flags that do something there: strict mode
+/// belongs to listings, not to a search's ranking.
+#[test]
+fn search_tools_takes_no_strict_flag() {
+    let out = run(
+        &[
+            "search-tools",
+            "--tools",
+            "tests/fixtures/corpus/time.tools.json",
+            "--query",
+            "time",
+            "--strict",
+            "auto",
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--strict"));
 }

@@ -452,7 +452,9 @@ fn failed_listing_leaves_the_server_out_and_pagination_is_followed() {
             run.results[0]["functionResponse"]["response"]["error"]
                 .as_str()
                 .unwrap()
-                .contains("unknown tool")
+                .starts_with("`down__x` cannot be called: server `down` is not running: "),
+            "{}",
+            run.results[0]
         );
     });
 }

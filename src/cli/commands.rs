@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use mcp_adapters::exec::CallRecord;
 use mcp_adapters::stream::Framing;
 use mcp_adapters::{
     CallToolResult, Error, ErrorKind, ExecOptions, ListOptions, Listing, Outcome, Policy, Provider,
@@ -13,8 +14,8 @@ use super::input::{
     detect_framing, option_pairs, read_bytes, read_json, read_servers, registry, toolset,
 };
 use super::{
-    CallsArgs, DeferArgs, ResultArgs, RunArgs, SearchToolsArgs, SpecsArg, StreamArgs, ToolsArgs,
-    ToolsetArgs, asks, demo, live,
+    CallsArgs, DeferArgs, NamingArgs, ResultArgs, RunArgs, SearchToolsArgs, SpecsArg, StreamArgs,
+    ToolsArgs, ToolsetArgs, asks, demo, live,
 };
 
 /// Listing options from the toolset flags.
@@ -115,9 +116,16 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
         // What a server offers may depend on what the client declares.
         let asks = asks::read(&args.asks)?;
         return block_on(async {
-            let source = live::source(&args.live, &args.toolset, None, false, &asks.handlers)
-                .await?
-                .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
+            let source = live::source(
+                &args.live,
+                &args.toolset.naming,
+                None,
+                false,
+                &asks.handlers,
+            )
+            .await?
+            .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
+            live::check_started(&source, &args.live).await?;
             listing_json(&source.tools(provider, &options).await?)
         })?;
     }
@@ -131,7 +139,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
         [] => vec![(demo::SERVER.to_owned(), demo::tools()?)],
         files => read_servers(files)?,
     };
-    let toolset = toolset(&args.toolset, servers)?;
+    let toolset = toolset(&args.toolset.naming, servers)?;
     listing_json(&provider.list_tools(&toolset, &options)?)
 }
 
@@ -166,12 +174,11 @@ pub fn run(args: &RunArgs) -> Result<Value> {
     };
     let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
     block_on(async {
-        let no_filters = ToolsetArgs {
+        let no_filters = NamingArgs {
             hub: false,
             prefix: None,
             allow: Vec::new(),
             deny: Vec::new(),
-            strict: None,
         };
         let source = match live::source(
             &args.live,
@@ -182,7 +189,10 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         )
         .await?
         {
-            Some(source) => source,
+            Some(source) => {
+                live::check_started(&source, &args.live).await?;
+                source
+            }
             None => {
                 if !args.response.is_empty() {
                     eprintln!(
@@ -208,6 +218,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
                 .execute_stream(provider, chunks, &listing, &options)
                 .await?;
             asks.report(&run.execution.calls);
+            summarize(&run.execution.calls, None);
             let mut out = to_json(&run.execution)?;
             if let Value::Object(map) = &mut out {
                 map.insert("message".into(), run.message);
@@ -235,6 +246,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             .execute_tool_calls(provider, &response, &listing, &options)
             .await?;
         asks.report(&run.calls);
+        summarize(&run.calls, None);
         let mut out = to_json(&run)?;
         if let Value::Object(map) = &mut out {
             map.insert("report".into(), to_json(&listing.report)?);
@@ -270,6 +282,7 @@ async fn turns(
             .execute_tool_calls(provider, &response, &listing, &options)
             .await?;
         asks.report(&run.calls);
+        summarize(&run.calls, Some(turn + 1));
         taint.extend(run.ran_servers.iter().cloned());
         let halted = run.status == mcp_adapters::Status::Halt;
         let mut answer = to_json(&run)?;
@@ -291,6 +304,25 @@ async fn turns(
     Ok(Value::Array(out))
 }
 
+/// One line on stderr after a turn: how many calls ran, were rejected before
+/// anything was sent (unknown tool, bad arguments), were denied, or failed.
+fn summarize(calls: &[CallRecord], turn: Option<usize>) {
+    let (mut ran, mut rejected, mut denied, mut failed) = (0, 0, 0, 0);
+    for call in calls {
+        match call.error.as_ref().map(Error::kind) {
+            _ if call.ran => ran += 1,
+            Some(ErrorKind::UnknownTool | ErrorKind::InvalidArguments) => rejected += 1,
+            Some(ErrorKind::Denied) => denied += 1,
+            _ => failed += 1,
+        }
+    }
+    let turn = turn.map(|t| format!(" (turn {t})")).unwrap_or_default();
+    eprintln!(
+        "summary{turn}: {} call(s): {ran} ran, {rejected} rejected before sending, {denied} denied, {failed} failed",
+        calls.len()
+    );
+}
+
 /// Each server's state, for the output: `{"name": "up" | "reconnecting" | "down: ..."}`.
 fn server_states(source: &mcp_adapters::Source) -> Value {
     source
@@ -304,7 +336,7 @@ fn server_states(source: &mcp_adapters::Source) -> Value {
 pub fn calls(args: &CallsArgs) -> Result<Value> {
     let registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
-    let toolset = toolset(&args.toolset, read_servers(&args.tools)?)?;
+    let toolset = toolset(&args.toolset.naming, read_servers(&args.tools)?)?;
     let listing: Listing = provider.list_tools(&toolset, &list_options(&args.toolset))?;
     if let Some(file) = &args.stream.stream {
         let bytes = read_bytes(file)?;

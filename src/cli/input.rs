@@ -8,7 +8,7 @@ use mcp_adapters::stream::Framing;
 use mcp_adapters::{Error, ErrorKind, Registry, Result, Tool, ToolSet};
 use serde_json::Value;
 
-use super::ToolsetArgs;
+use super::NamingArgs;
 
 /// The built-in specs, plus `dir`'s when given.
 pub fn registry(dir: Option<&Path>) -> Result<Registry> {
@@ -105,7 +105,7 @@ pub fn read_servers(files: &[String]) -> Result<Vec<(String, Vec<Tool>)>> {
 
 /// The toolset of `servers` with the naming and filter flags: a client for
 /// one server (unless `--hub`), a hub for more.
-pub fn toolset(args: &ToolsetArgs, servers: Vec<(String, Vec<Tool>)>) -> Result<ToolSet> {
+pub fn toolset(args: &NamingArgs, servers: Vec<(String, Vec<Tool>)>) -> Result<ToolSet> {
     let mut builder = if args.hub || servers.len() > 1 {
         ToolSet::hub()
     } else {

@@ -11,7 +11,7 @@ use mcp_adapters::{
 };
 use serde::Deserialize;
 
-use super::{LiveArgs, ToolsetArgs};
+use super::{LiveArgs, NamingArgs};
 
 /// `NAME=COMMAND ARGS`, split with shell-words rules.
 pub fn parse_server(arg: &str) -> Result<(String, ServerConfig)> {
@@ -126,7 +126,7 @@ pub fn unattended(builder: SourceBuilder, handlers: &Handlers) -> SourceBuilder 
 /// `handlers` answer, and nothing more.
 pub async fn source(
     live: &LiveArgs,
-    filters: &ToolsetArgs,
+    filters: &NamingArgs,
     policy: Option<Policy>,
     validate: bool,
     handlers: &Handlers,
@@ -134,7 +134,9 @@ pub async fn source(
     let Some(config) = hub_config(&live.servers, live.config.as_deref())? else {
         return Ok(None);
     };
-    let mut options = ClientOptions::new().handlers(handlers.clone());
+    let mut options = ClientOptions::new()
+        .handlers(handlers.clone())
+        .init_timeout(Duration::from_secs(live.startup_timeout));
     if super::signin::needed(&config) {
         let timeout = live
             .sign_in_timeout
@@ -159,4 +161,32 @@ pub async fn source(
         builder = builder.validate_arguments();
     }
     unattended(builder, handlers).build().map(Some)
+}
+
+/// Checks that the servers started (and listed their tools): an error naming
+/// each one that did not, and why; with `--keep-going`, a warning each on
+/// stderr instead, unless none started.
+pub async fn check_started(source: &Source, live: &LiveArgs) -> Result<()> {
+    let toolset = source.toolset().await?;
+    let failed = &toolset.report().failed_servers;
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = failed.iter().map(|f| f.error.clone()).collect();
+    let all = failed.len() == source.server_states().len();
+    if live.keep_going && !all {
+        for line in &lines {
+            eprintln!("warning: {line}; going on without it (--keep-going)");
+        }
+        return Ok(());
+    }
+    let hint = if all {
+        ""
+    } else {
+        "\n(--keep-going goes on with the servers that started)"
+    };
+    Err(Error::new(
+        ErrorKind::Unavailable,
+        format!("{}{hint}", lines.join("\n")),
+    ))
 }

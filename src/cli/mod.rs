@@ -126,7 +126,7 @@ struct DeferArgs {
 #[derive(Debug, Args)]
 struct SearchToolsArgs {
     #[command(flatten)]
-    toolset: ToolsetArgs,
+    toolset: NamingArgs,
     /// tools/list results, as FILE (server id: the file's stem) or NAME=FILE.
     #[arg(long = "tools", value_name = "FILE", num_args = 1.., required = true)]
     tools: Vec<String>,
@@ -138,8 +138,19 @@ struct SearchToolsArgs {
     limit: usize,
 }
 
+/// How a listing is made: the naming and filters of its toolset, and strict mode.
 #[derive(Debug, Args)]
 struct ToolsetArgs {
+    #[command(flatten)]
+    naming: NamingArgs,
+    /// Strict-mode schemas (providers with strict rules only; default: the spec's).
+    #[arg(long, value_name = "MODE")]
+    strict: Option<StrictArg>,
+}
+
+/// The naming and filters of a toolset.
+#[derive(Debug, Args)]
+struct NamingArgs {
     /// Name tools `server__tool` even for one server.
     #[arg(long)]
     hub: bool,
@@ -152,9 +163,6 @@ struct ToolsetArgs {
     /// Leave out tools whose `server/tool` matches this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     deny: Vec<String>,
-    /// Strict-mode schemas (providers with strict rules only; default: the spec's).
-    #[arg(long, value_name = "MODE")]
-    strict: Option<StrictArg>,
 }
 
 /// `--strict`.
@@ -262,6 +270,16 @@ struct LiveArgs {
     /// How long to wait for a sign-in in the browser, in seconds (default 300).
     #[arg(long, value_name = "SECS")]
     sign_in_timeout: Option<u64>,
+    /// How long a server has to start and answer its first request
+    /// (`initialize`, or `server/discover` from 2026-07-28), in seconds; a
+    /// sign-in is not counted.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    startup_timeout: u64,
+    /// Go on without the servers that did not start (each is named on stderr,
+    /// and calls to its tools are answered that it is not running), as long as
+    /// one did. Without it, a server that did not start is an error.
+    #[arg(long)]
+    keep_going: bool,
 }
 
 /// What the command line answers when servers ask; the clients declare
@@ -355,8 +373,9 @@ struct CallsArgs {
 
 #[derive(Debug, Args)]
 struct StreamArgs {
-    /// A recorded streamed response (the HTTP body as received); `-` reads stdin.
-    /// Prints the calls as for a response, plus the assembled assistant `message`.
+    /// A recorded streamed response (the HTTP body as received; `-` reads stdin),
+    /// instead of a RESPONSE: `calls` prints its calls and the assembled assistant
+    /// `message`; `run` runs each call as the stream completes it and adds `message`.
     #[arg(long, value_name = "FILE", conflicts_with = "response")]
     stream: Option<String>,
     /// How the stream's bytes are framed (default: detected from the bytes, or the spec's).

@@ -92,7 +92,7 @@ pub fn check(args: &CheckArgs) -> Result<(Value, String)> {
     } else {
         args.providers.clone()
     };
-    let toolset = toolset(&args.toolset, read_servers(&args.files)?)?;
+    let toolset = toolset(&args.toolset.naming, read_servers(&args.files)?)?;
     let options = list_options(&args.toolset);
     let renames: BTreeMap<(&str, &str), String> = toolset
         .report()

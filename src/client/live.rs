@@ -481,6 +481,9 @@ impl McpClient {
     }
 
     fn down(&self, error: &str) -> Error {
+        // The start-up errors name the server already.
+        let own = format!("server `{}`: ", self.name);
+        let error = error.strip_prefix(&own).unwrap_or(error);
         Error::new(
             ErrorKind::Unavailable,
             format!("server `{}` is down: {error}", self.name),
@@ -526,6 +529,7 @@ async fn start(
         Connector::Config(ServerConfig::Stdio { command, args, env }) => {
             let spawned = stdio::spawn(name, command, args, env)?;
             let process = Process {
+                command: command_line(command, args),
                 stderr: spawned.stderr,
                 child: spawned.child,
             };
@@ -547,6 +551,13 @@ async fn start(
             format!("server `{name}`: its transport cannot be made again"),
         )),
     }
+}
+
+/// `command args` as a person would type it in a shell, for errors.
+fn command_line(command: &str, args: &[String]) -> String {
+    let words = std::iter::once(command).chain(args.iter().map(String::as_str));
+    // Quoting fails only on a NUL byte, which no process argument holds.
+    shlex::try_join(words.clone()).unwrap_or_else(|_| words.collect::<Vec<_>>().join(" "))
 }
 
 #[cfg(feature = "rmcp-http")]

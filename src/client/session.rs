@@ -41,9 +41,35 @@ pub(super) struct Shared {
 
 /// A spawned server: killed when its session is dropped.
 pub(super) struct Process {
+    /// The command line it was started with, for errors.
+    pub(super) command: String,
     pub(super) stderr: StderrTail,
     pub(super) child: ChildGuard,
 }
+
+impl Process {
+    /// What went wrong with a process whose session could not start: how
+    /// it exited `when`, if it did within `within`, and its last stderr
+    /// lines. `None` when it is still running.
+    async fn exit(&mut self, when: &str, within: Duration) -> Option<String> {
+        let status = self.child.exit_status(within).await?;
+        // The pipe closes when the process ends: wait for its last lines.
+        self.stderr.wait_closed(within).await;
+        let how = match status.code() {
+            Some(code) => format!("exited with status {code}"),
+            None => format!("ended without an exit status ({status})"),
+        };
+        Some(format!(
+            "`{}` {how} {when}{}",
+            self.command,
+            self.stderr.describe()
+        ))
+    }
+}
+
+/// How long a process whose handshake failed has to be seen ending (and
+/// its stderr closing) before the failure is reported as the handshake's.
+const EXITED_WITHIN: Duration = Duration::from_secs(2);
 
 /// A background task that ends with its owner.
 pub(super) struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -81,7 +107,7 @@ impl Session {
         transport: T,
         options: &ClientOptions,
         shared: &Shared,
-        process: Option<Process>,
+        mut process: Option<Process>,
         tap: Option<Tap>,
     ) -> Result<Session>
     where
@@ -102,7 +128,7 @@ impl Session {
             tools_version: shared.tools_version.clone(),
             calls: shared.calls.clone(),
         };
-        let unavailable = |message: String| {
+        let unavailable = |message: String, process: &Option<Process>| {
             let stderr = process
                 .as_ref()
                 .map(|p| p.stderr.describe())
@@ -124,18 +150,38 @@ impl Session {
             },
         };
         let started = std::time::Instant::now();
-        let service = tokio::time::timeout(
+        let service = match tokio::time::timeout(
             options.init_timeout,
             handler.serve_with_lifecycle(transport, lifecycle),
         )
         .await
-        .map_err(|_| {
-            unavailable(format!(
-                "no answer to the handshake (`server/discover`, `initialize`) within {} ms",
-                options.init_timeout.as_millis()
-            ))
-        })?
-        .map_err(|e| unavailable("initialization failed".into()).with_source(e))?;
+        {
+            Ok(Ok(service)) => service,
+            Err(_) => {
+                return Err(unavailable(
+                    format!(
+                        "no answer to the handshake (`server/discover`, `initialize`) within {} ms",
+                        options.init_timeout.as_millis()
+                    ),
+                    &process,
+                ));
+            }
+            Ok(Err(e)) => {
+                // A process that ended is the cause; the transport's broken
+                // pipe only follows from it.
+                if let Some(process) = process.as_mut()
+                    && let Some(exit) = process
+                        .exit("before answering the handshake", EXITED_WITHIN)
+                        .await
+                {
+                    return Err(Error::new(
+                        ErrorKind::Unavailable,
+                        format!("server `{name}`: {exit}"),
+                    ));
+                }
+                return Err(unavailable("initialization failed".into(), &process).with_source(e));
+            }
+        };
         let peer = service.peer().clone();
         // This crate keeps the tool lists itself (see `Source::toolset`), so
         // that a refresh always asks the server and a failure is reported.

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::pin::Pin;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -22,14 +22,35 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The last lines a server wrote to stderr, for error messages.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+#[derive(Debug, Clone)]
+pub(crate) struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    /// Turns `true` when the stderr pipe closed (every line is in).
+    closed: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Default for StderrTail {
+    /// A tail with no lines, already closed.
+    fn default() -> Self {
+        StderrTail {
+            lines: Arc::default(),
+            closed: tokio::sync::watch::channel(true).1,
+        }
+    }
+}
 
 const TAIL_LINES: usize = 20;
 
 impl StderrTail {
+    /// Waits until the pipe closed, so that the last lines are in, at most
+    /// `within`.
+    pub(crate) async fn wait_closed(&self, within: Duration) {
+        let mut closed = self.closed.clone();
+        let _ = tokio::time::timeout(within, closed.wait_for(|c| *c)).await;
+    }
+
     fn push(&self, line: String) {
-        if let Ok(mut lines) = self.0.lock() {
+        if let Ok(mut lines) = self.lines.lock() {
             if lines.len() == TAIL_LINES {
                 lines.pop_front();
             }
@@ -39,7 +60,7 @@ impl StderrTail {
 
     /// `"; stderr: ..."` with the last lines, or nothing.
     pub(crate) fn describe(&self) -> String {
-        let lines = self.0.lock().map(|l| l.clone()).unwrap_or_default();
+        let lines = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
         if lines.is_empty() {
             return String::new();
         }
@@ -214,6 +235,16 @@ pub(crate) struct ChildGuard(Option<Child>);
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 impl ChildGuard {
+    /// How the process ended, waiting for it at most `within`; `None` while
+    /// it runs (or when it cannot be waited on).
+    pub(crate) async fn exit_status(&mut self, within: Duration) -> Option<ExitStatus> {
+        let child = self.0.as_mut()?;
+        match tokio::time::timeout(within, child.wait()).await {
+            Ok(Ok(status)) => Some(status),
+            _ => None,
+        }
+    }
+
     /// Waits briefly for the process to exit after its stdin closed, then kills it.
     pub(crate) async fn close(mut self) {
         if let Some(mut child) = self.0.take()
@@ -257,9 +288,14 @@ pub(crate) fn spawn(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     let mut child = cmd.spawn().map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::NotFound {
+            " (is it installed, and on the PATH?)"
+        } else {
+            ""
+        };
         Error::new(
             ErrorKind::Unavailable,
-            format!("server `{name}`: cannot start `{command}`"),
+            format!("server `{name}`: cannot start `{command}`{hint}"),
         )
         .with_source(e)
     })?;
@@ -271,7 +307,11 @@ pub(crate) fn spawn(
     };
     let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
     let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
-    let tail = StderrTail::default();
+    let (closed_tx, closed) = tokio::sync::watch::channel(false);
+    let tail = StderrTail {
+        lines: Arc::default(),
+        closed,
+    };
     if let Some(stderr) = child.stderr.take() {
         let (tail, name) = (tail.clone(), name.to_owned());
         tokio::spawn(async move {
@@ -280,6 +320,7 @@ pub(crate) fn spawn(
                 tracing::debug!(server = %name, "stderr: {line}");
                 tail.push(line);
             }
+            let _ = closed_tx.send(true);
         });
     }
     let tap = Tap::default();
