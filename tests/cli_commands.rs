@@ -850,3 +850,43 @@ fn search_tools_takes_no_strict_flag() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--strict"));
 }
+
+/// `tools --raw` writes a tools/list result that `check` and `calls --tools`
+/// read back; the provider's definitions `tools` prints are refused with a
+/// pointer to `--raw`.
+#[test]
+fn tools_raw_is_read_back_by_check_and_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = run(&["tools", "--provider", "anthropic", "--raw"], None);
+    let listed = json(&raw);
+    assert!(listed["tools"][0]["inputSchema"].is_object(), "{listed}");
+    let file = dir.path().join("notes.json");
+    std::fs::write(&file, &raw.stdout).unwrap();
+    let file = file.to_str().unwrap();
+    let out = run(
+        &["check", "--provider", "openai-chat", "--json", file],
+        None,
+    );
+    assert!(json(&out).to_string().contains("notes.search"));
+    let name = listed["tools"][0]["name"].as_str().unwrap();
+    let response = serde_json::json!({"content": [
+        {"type": "tool_use", "id": "t1", "name": name.replace('.', "_"), "input": {"query": "x"}}
+    ]});
+    let out = run(
+        &["calls", "--provider", "anthropic", "--tools", file, "-"],
+        Some(&response.to_string()),
+    );
+    let calls = json(&out);
+    assert_eq!(calls["calls"][0]["tool"], name, "{calls}");
+
+    let definitions = dir.path().join("definitions.json");
+    let out = run(&["tools", "--provider", "anthropic"], None);
+    std::fs::write(&definitions, &out.stdout).unwrap();
+    let out = run(&["check", definitions.to_str().unwrap()], None);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not a tools/list result: write one with `tools --raw`"),
+        "{stderr}"
+    );
+}

@@ -6,7 +6,7 @@ use mcp_adapters::exec::CallRecord;
 use mcp_adapters::stream::Framing;
 use mcp_adapters::{
     CallToolResult, Error, ErrorKind, ExecOptions, ListOptions, Listing, Outcome, Policy, Provider,
-    Registry, Result, ResultOptions,
+    Registry, Result, ResultOptions, ToolSet,
 };
 use serde_json::{Value, json};
 
@@ -126,6 +126,9 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
             .await?
             .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
             live::check_started(&source, &args.live).await?;
+            if args.raw {
+                return raw_tools(&source.toolset().await?);
+            }
             listing_json(&source.tools(provider, &options).await?)
         })?;
     }
@@ -140,7 +143,31 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
         files => read_servers(files)?,
     };
     let toolset = toolset(&args.toolset.naming, servers)?;
+    if args.raw {
+        return raw_tools(&toolset);
+    }
     listing_json(&provider.list_tools(&toolset, &options)?)
+}
+
+/// `tools --raw`: the one server's tools as a tools/list result.
+fn raw_tools(toolset: &ToolSet) -> Result<Value> {
+    let mut servers: Vec<&str> = toolset
+        .tools()
+        .iter()
+        .map(|t| t.server_id.as_str())
+        .collect();
+    servers.dedup();
+    if servers.len() > 1 {
+        return Err(Error::new(
+            ErrorKind::Input,
+            format!(
+                "--raw prints one server's tools/list result, and these tools come from {}: give one server (or one FILE) at a time",
+                servers.join(", ")
+            ),
+        ));
+    }
+    let tools: Vec<&mcp_adapters::Tool> = toolset.tools().iter().map(|t| &t.tool).collect();
+    Ok(json!({"tools": tools}))
 }
 
 /// Runs `future` on a fresh runtime.

@@ -97,7 +97,18 @@ pub fn read_servers(files: &[String]) -> Result<Vec<(String, Vec<Tool>)>> {
         .iter()
         .map(|arg| {
             let (server, file) = server_file(arg);
-            let tools = parse_tools_list(read_json(file)?).map_err(|e| e.with_file(file))?;
+            let value = read_json(file)?;
+            // The provider's definitions that `tools` prints are not MCP tools.
+            let definitions = value.get("tools").is_some() && value.get("null_paths").is_some();
+            let tools = parse_tools_list(value).map_err(|e| match definitions {
+                true => Error::new(
+                    ErrorKind::Input,
+                    "this is a provider's tool definitions (`tools` output), not a tools/list result: write one with `tools --raw`",
+                )
+                .with_file(file)
+                .with_source(e),
+                false => e.with_file(file),
+            })?;
             Ok((server, tools))
         })
         .collect()

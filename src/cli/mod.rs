@@ -250,6 +250,11 @@ struct ToolsArgs {
     live: LiveArgs,
     #[command(flatten)]
     asks: AsksArgs,
+    /// Print one server's tools as MCP lists them (a tools/list result, after
+    /// --allow and --deny), for `check`, `calls --tools` and `search-tools --tools`,
+    /// instead of the provider's definitions.
+    #[arg(long, conflicts_with_all = ["cache_control", "options", "defer", "load", "search", "found", "strict"])]
+    raw: bool,
     /// tools/list results, as FILE (server id: the file's stem) or NAME=FILE.
     /// Without any (and without --server or --config), a bundled demo server's tools.
     files: Vec<String>,
