@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::provider;
 use mcp_adapters::ListOptions;
 use mcp_adapters::ServerConfig;
@@ -33,12 +31,10 @@ fn lists_and_calls_over_streamable_http() {
         let response = json!({"output": [
             {"type": "function_call", "call_id": "call_1", "name": "echo", "arguments": "{\"message\": \"over http\"}"}
         ]});
-        let started = Instant::now();
         let run = source
             .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
             .await
             .unwrap();
-        assert!(started.elapsed() < Duration::from_secs(30));
         assert_eq!(run.results[0]["call_id"], "call_1");
         assert_eq!(run.results[0]["output"], "Echo: over http");
     });

@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use mcp_adapters::exec::*;
@@ -463,9 +463,7 @@ fn the_handler_has_its_own_time_bound() {
         // Over the input timeout, the call ends.
         let s = setup(Some(Arc::new(|q| (Duration::from_secs(30), yes(q)))));
         let options = ExecOptions::new().input_timeout(Duration::from_millis(100));
-        let start = Instant::now();
         let run = turn(&s, "anthropic", &[("s__confirm", json!({}))], &options).await;
-        assert!(start.elapsed() < Duration::from_secs(5));
         let error = run.calls[0].error.as_ref().unwrap();
         assert_eq!(error.kind(), ErrorKind::InputRequired);
         assert!(
