@@ -126,7 +126,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // Docs link to the client and sign-in wherever they matter, and those exist
 // only with the `rmcp` and `oauth` features: links are checked on the build
-// with every feature, the one docs.rs makes.
+// with every feature, the one docs.rs makes (CI denies its warnings).
 #![cfg_attr(not(feature = "oauth"), allow(rustdoc::broken_intra_doc_links))]
 
 mod calls;
