@@ -890,3 +890,33 @@ fn tools_raw_is_read_back_by_check_and_calls() {
         "{stderr}"
     );
 }
+
+/// Every command's help ends with examples of it.
+#[test]
+fn every_command_explains_itself_with_examples() {
+    for command in [
+        "providers",
+        "tools",
+        "search-tools",
+        "calls",
+        "run",
+        "result",
+        "strict-schema",
+        "check",
+    ] {
+        let out = run(&[command, "--help"], None);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{command}");
+        let examples = help.split("Examples:\n").nth(1).unwrap_or_default();
+        assert!(
+            examples
+                .lines()
+                .all(|l| l.starts_with(&format!("  mcp-adapters {command}")) || l.is_empty()),
+            "{command}: {help}"
+        );
+        assert!(
+            !examples.trim().is_empty(),
+            "{command} --help has no examples: {help}"
+        );
+    }
+}
