@@ -29,16 +29,6 @@ pub(crate) struct StderrTail {
     closed: tokio::sync::watch::Receiver<bool>,
 }
 
-impl Default for StderrTail {
-    /// A tail with no lines, already closed.
-    fn default() -> Self {
-        StderrTail {
-            lines: Arc::default(),
-            closed: tokio::sync::watch::channel(true).1,
-        }
-    }
-}
-
 const TAIL_LINES: usize = 20;
 
 impl StderrTail {
