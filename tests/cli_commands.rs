@@ -832,9 +832,10 @@ fn keep_going_warns_and_goes_on_with_the_servers_that_started() {
 }
 
 /// Each command takes only the flags that do something there: strict mode
-/// belongs to listings, not to a search's ranking.
+/// belongs to listings, not to a search's ranking; `--hub` to tools/list
+/// files, not to live servers.
 #[test]
-fn search_tools_takes_no_strict_flag() {
+fn flags_that_would_do_nothing_are_refused() {
     let out = run(
         &[
             "search-tools",
@@ -849,6 +850,19 @@ fn search_tools_takes_no_strict_flag() {
     );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--strict"));
+    let out = run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--hub",
+            "--server",
+            "x=no-such-mcp-command",
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--hub goes with tools/list files"));
 }
 
 /// `tools --raw` writes a tools/list result that `check` and `calls --tools`

@@ -134,6 +134,12 @@ pub async fn source(
     let Some(config) = hub_config(&live.servers, live.config.as_deref())? else {
         return Ok(None);
     };
+    if filters.hub {
+        return Err(Error::new(
+            ErrorKind::Input,
+            "--hub goes with tools/list files: live servers are named `server__tool` from two servers on, and one keeps its tools' names",
+        ));
+    }
     let mut options = ClientOptions::new()
         .handlers(handlers.clone())
         .init_timeout(Duration::from_secs(live.startup_timeout));
