@@ -29,7 +29,7 @@ use crate::search::{
 use crate::spec::search::{ClientSearchPlan, SearchPlan};
 use crate::spec::template::Var;
 use crate::spec::{Provider, StrictMode, merge_object};
-use crate::toolset::{ExposedTool, compile_glob};
+use crate::toolset::{ExposedTool, compile_tool_glob};
 
 const SEARCH_DESCRIPTION: &str = "Searches the tools that are not loaded yet by what they do, \
 and loads the best matches: they can be called from the next turn. Describe the task in a few \
@@ -49,7 +49,7 @@ fn search_schema() -> Value {
 }
 
 fn globs(patterns: &[String]) -> Result<Vec<globset::GlobMatcher>> {
-    patterns.iter().map(|p| compile_glob(p)).collect()
+    patterns.iter().map(|p| compile_tool_glob(p)).collect()
 }
 
 impl Provider {

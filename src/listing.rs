@@ -94,7 +94,8 @@ impl ListOptions {
     }
 
     /// Defers the tools whose `server/tool` (MCP names) matches `glob` (`*`
-    /// and `?` match any character, `/` included): they are not loaded into
+    /// and `?` match any character, `/` included; a glob without `/` names a
+    /// tool on any server): they are not loaded into
     /// the prompt, and the model finds them with a search (see
     /// [`ToolSearch`]). A tool that a [`load`](Self::load) glob matches too
     /// stays loaded. Without any `defer` glob every tool is loaded and

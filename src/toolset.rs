@@ -291,7 +291,8 @@ impl ToolSetBuilder {
     }
 
     /// Keeps only tools whose `server/tool` matches one of the `allow` globs
-    /// (when any is given). `*` matches any run of characters, `/` included.
+    /// (when any is given). `*` matches any run of characters, `/` included;
+    /// a glob without `/` names a tool on any server (`read_*` is `*/read_*`).
     pub fn allow(mut self, pattern: impl Into<String>) -> Self {
         self.allow.push(pattern.into());
         self
@@ -549,11 +550,11 @@ impl Filter {
         Ok(Filter {
             allow: allow
                 .iter()
-                .map(|p| compile_glob(p))
+                .map(|p| compile_tool_glob(p))
                 .collect::<Result<_>>()?,
             deny: deny
                 .iter()
-                .map(|p| Ok((p.clone(), compile_glob(p)?)))
+                .map(|p| Ok((p.clone(), compile_tool_glob(p)?)))
                 .collect::<Result<_>>()?,
         })
     }
@@ -572,14 +573,29 @@ impl Filter {
     }
 }
 
-/// Compiles a `server/tool` glob: `*` and `?` match any character, `/` included.
+/// Compiles a `server/tool` glob: `*` and `?` match any character, `/`
+/// included. A glob without `/` names a tool on any server: `delete_*` is
+/// `*/delete_*`.
+pub(crate) fn compile_tool_glob(pattern: &str) -> Result<GlobMatcher> {
+    match pattern.contains('/') {
+        true => matcher(pattern, pattern),
+        false => matcher(&format!("*/{pattern}"), pattern),
+    }
+}
+
+/// Compiles a glob as written: `*` and `?` match any character, `/` included.
 pub(crate) fn compile_glob(pattern: &str) -> Result<GlobMatcher> {
-    let glob: Glob = GlobBuilder::new(pattern)
+    matcher(pattern, pattern)
+}
+
+/// The matcher of `glob`, an error naming the glob as the user `wrote` it.
+fn matcher(glob: &str, wrote: &str) -> Result<GlobMatcher> {
+    let glob: Glob = GlobBuilder::new(glob)
         .literal_separator(false)
         .backslash_escape(true)
         .build()
         .map_err(|e| {
-            Error::new(ErrorKind::Input, format!("invalid glob `{pattern}`")).with_source(e)
+            Error::new(ErrorKind::Input, format!("invalid glob `{wrote}`")).with_source(e)
         })?;
     Ok(glob.compile_matcher())
 }

@@ -594,6 +594,18 @@ fn run_answers_questions_from_a_file() {
         ["Deleted note todo", "Sent 5 to bob (code 1234)"]
     );
 
+    // A bare tool name matches that tool on any server.
+    std::fs::write(
+        &answers,
+        "answers:\n  - {key: confirm, content: {confirm: true}}\n  - {tool: transfer, key: code, content: {code: \"1234\"}}\n",
+    )
+    .unwrap();
+    let out = run_with(&["--answers", answers.to_str().unwrap()]);
+    assert_eq!(
+        texts(&out),
+        ["Deleted note todo", "Sent 5 to bob (code 1234)"]
+    );
+
     // No answer for the code: the second round is declined.
     std::fs::write(
         &answers,

@@ -539,3 +539,21 @@ fn found_tools_run_through_the_governed_pipeline() {
         assert!(!run.calls[1].ran, "the policy still denies github");
     });
 }
+
+/// `defer` and `load` globs without `/` name a tool on any server.
+#[test]
+fn bare_defer_and_load_globs_name_a_tool_on_any_server() {
+    let listing = provider("anthropic")
+        .list_tools(&hub(), &ListOptions::new().defer("*").load("get_*"))
+        .unwrap();
+    let deferred: Vec<&str> = listing.deferred().collect();
+    assert!(
+        !deferred.iter().any(|n| n.starts_with("github__get_")),
+        "{deferred:?}"
+    );
+    assert!(deferred.contains(&"time__convert_time"), "{deferred:?}");
+    let bare = provider("anthropic")
+        .list_tools(&hub(), &ListOptions::new().defer("convert_time"))
+        .unwrap();
+    assert_eq!(bare.deferred().collect::<Vec<_>>(), ["time__convert_time"]);
+}

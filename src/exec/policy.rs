@@ -9,7 +9,7 @@ use super::future::BoxFuture;
 use crate::calls::ToolCall;
 use crate::error::Result;
 use crate::mcp::CreateMessageParams;
-use crate::toolset::compile_glob;
+use crate::toolset::{compile_glob, compile_tool_glob};
 
 /// What a policy says of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -34,8 +34,10 @@ struct Rule {
 ///
 /// A [`Policy`] is a list of rules, each an action (`allow`, `ask`, `deny`)
 /// and a glob over `server/tool` (MCP names; `*` matches any run of
-/// characters, `/` included), optionally only once certain servers have
-/// tainted the conversation (their output is in the model's context).
+/// characters, `/` included; a glob without `/` names a tool on any server,
+/// so `delete_*` is `*/delete_*`), optionally only once certain servers have
+/// tainted the conversation (their output is in the model's context; those
+/// globs are over server ids).
 ///
 /// **Precedence**, for the rules that match a call:
 /// 1. a `deny` rule always wins;
@@ -58,6 +60,11 @@ struct Rule {
 /// assert_eq!(policy.decide("github", "get_issue", &Default::default()), Action::Allow);
 /// assert_eq!(policy.decide("github", "merge_pr", &Default::default()), Action::Ask);
 /// assert_eq!(policy.decide("web", "fetch", &Default::default()), Action::Deny);
+///
+/// // A bare tool glob holds on every server.
+/// let policy = Policy::allow_all().deny("delete_*")?;
+/// assert_eq!(policy.decide("files", "delete_file", &Default::default()), Action::Deny);
+/// assert_eq!(policy.decide("files", "read_file", &Default::default()), Action::Allow);
 /// # Ok::<(), mcp_adapters::Error>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -93,7 +100,7 @@ impl Policy {
         self.rules.push(Rule {
             action,
             pattern: pattern.to_owned(),
-            matcher: compile_glob(pattern)?,
+            matcher: compile_tool_glob(pattern)?,
             tainted_by: tainted_by
                 .iter()
                 .map(|p| compile_glob(p))

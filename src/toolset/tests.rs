@@ -172,3 +172,30 @@ fn exposed_name_rule() {
         assert!(!is_valid_exposed_name(bad), "{bad}");
     }
 }
+
+#[test]
+fn a_glob_without_a_slash_names_a_tool_on_any_server() {
+    let set = ToolSet::hub()
+        .server("a", vec![tool("read_file"), tool("delete_file")])
+        .server("b", vec![tool("read_file"), tool("list")])
+        .allow("read_*")
+        .allow("b/*")
+        .deny("delete_*")
+        .build()
+        .unwrap();
+    assert_eq!(names(&set), ["a__read_file", "b__read_file", "b__list"]);
+    // Taint and other globs written in full keep their meaning.
+    assert!(
+        compile_tool_glob("a/read_*")
+            .unwrap()
+            .is_match("a/read_file")
+    );
+    assert!(
+        !compile_tool_glob("a/read_*")
+            .unwrap()
+            .is_match("b/read_file")
+    );
+    assert!(!compile_glob("read_*").unwrap().is_match("a/read_file"));
+    let err = compile_tool_glob("read_[").unwrap_err();
+    assert_eq!(err.to_string(), "invalid glob `read_[`", "{err:#}");
+}

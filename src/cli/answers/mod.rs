@@ -202,7 +202,12 @@ fn glob(at: &str, line: usize, glob: Option<String>, bad: &Bad) -> Result<Option
     let Some(glob) = glob else {
         return Ok(None);
     };
-    match Glob::new(&glob) {
+    // A glob without `/` names a tool on any server, as everywhere else.
+    let full = match glob.contains('/') {
+        true => glob.clone(),
+        false => format!("*/{glob}"),
+    };
+    match Glob::new(&full) {
         Ok(compiled) => Ok(Some(compiled.compile_matcher())),
         Err(e) => {
             Err(bad(format!("{at}/tool"), line, format!("invalid glob `{glob}`")).with_source(e))
