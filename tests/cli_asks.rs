@@ -455,3 +455,99 @@ fn run_plays_several_responses_as_turns_over_the_same_servers() {
     // Each turn's servers taint the next.
     assert_eq!(turns[0]["ran_servers"], json!(["everything"]));
 }
+
+/// One turn calling every tool that asks, with others beside them, at
+/// concurrency 4 and 16, with rules written as bare tool names and as
+/// `server/tool` globs: each call whose tool a rule names runs alone on the
+/// server, so every question is attributed to its call and answered by its
+/// rule (the research query's through its task), never by another's.
+#[test]
+fn run_answers_every_question_of_a_concurrent_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("workspace");
+    std::fs::create_dir(&root).unwrap();
+    let rules = |prefix: &str| {
+        format!(
+            "answers:\n  - tool: \"{prefix}trigger-elicitation-request\"\n    content: {{name: Ada Lovelace, check: true, number: 7}}\n  - tool: \"{prefix}simulate-research-query\"\n    content: {{interpretation: technical}}\nsampling:\n  - tool: \"{prefix}trigger-sampling-request\"\n    result: {{role: assistant, content: {{type: text, text: Paris is the capital.}}, model: canned-model, stopReason: endTurn}}\n"
+        )
+    };
+    let bare = write(dir.path(), "bare.yaml", &rules(""));
+    let full = write(dir.path(), "full.yaml", &rules("everything/"));
+    let mut calls = vec![
+        json!({"type": "tool_use", "id": "t_elicit", "name": "trigger-elicitation-request", "input": {}}),
+        json!({"type": "tool_use", "id": "t_sample", "name": "trigger-sampling-request", "input": {"prompt": "The capital of France?"}}),
+        json!({"type": "tool_use", "id": "t_roots", "name": "get-roots-list", "input": {}}),
+        json!({"type": "tool_use", "id": "t_research", "name": "simulate-research-query", "input": {"topic": "rust", "ambiguous": true}}),
+    ];
+    for i in 0..6 {
+        calls.push(json!({"type": "tool_use", "id": format!("t_echo{i}"), "name": "echo", "input": {"message": format!("hello {i}")}}));
+    }
+    let response = write(
+        dir.path(),
+        "response.json",
+        &json!({"content": calls}).to_string(),
+    );
+    let server = everything();
+    for (concurrency, answers) in [("4", &bare), ("16", &full), ("16", &bare)] {
+        let out = run(&[
+            "run",
+            "--provider",
+            "anthropic",
+            "--server",
+            &server,
+            "--max-concurrency",
+            concurrency,
+            "--answers",
+            answers,
+            "--root",
+            root.to_str().unwrap(),
+            &response,
+        ]);
+        let value = stdout_json(&out);
+        let context = format!("--max-concurrency {concurrency} --answers {answers}");
+        let text = |i: usize| -> String {
+            value["results"][i]["content"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{context}: {value}"))
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        for (i, record) in value["calls"].as_array().unwrap().iter().enumerate() {
+            assert_eq!(record["error"], Value::Null, "{context}: call {i}: {value}");
+        }
+        assert!(
+            text(0).contains("- Name: Ada Lovelace"),
+            "{context}: {}",
+            text(0)
+        );
+        assert!(
+            text(1).contains("Paris is the capital."),
+            "{context}: {}",
+            text(1)
+        );
+        assert!(
+            text(2).contains("Current MCP Roots (1 total)"),
+            "{context}: {}",
+            text(2)
+        );
+        assert!(
+            text(3).contains("# Research Report: rust (technical)"),
+            "{context}: {}",
+            text(3)
+        );
+        for i in 0..6 {
+            assert!(
+                text(4 + i).contains(&format!("hello {i}")),
+                "{context}: {}",
+                text(4 + i)
+            );
+        }
+        assert!(
+            !stderr(&out).contains("declined"),
+            "{context}: {}",
+            stderr(&out)
+        );
+    }
+}

@@ -735,3 +735,94 @@ fn tool_list_cache_hints_are_honoured() {
         assert_eq!(public.cache_scope(), None, "the server gave no scope");
     });
 }
+
+/// A tool that counts the calls in flight on its server, and the most seen.
+fn counting(in_flight: Arc<AtomicUsize>, most: Arc<AtomicUsize>) -> InProcessServer {
+    InProcessServer::new().tool(Tool::new("work", "Works", schema()), move |_args, _ctx| {
+        let (in_flight, most) = (in_flight.clone(), most.clone());
+        async move {
+            let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            for _ in 0..8 {
+                tokio::task::yield_now().await;
+            }
+            in_flight.fetch_sub(1, Ordering::SeqCst);
+            Ok(CallToolResult::text("done"))
+        }
+    })
+}
+
+#[test]
+fn a_per_server_bound_holds_on_each_server_and_the_run_alone_calls_are_alone() {
+    let counters: Vec<(Arc<AtomicUsize>, Arc<AtomicUsize>)> = (0..2)
+        .map(|_| (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))))
+        .collect();
+    let source = Source::hub()
+        .server("a", counting(counters[0].0.clone(), counters[0].1.clone()))
+        .server("b", counting(counters[1].0.clone(), counters[1].1.clone()))
+        .build()
+        .unwrap();
+    let calls: Vec<Value> = (0..12)
+        .map(|i| {
+            let server = if i % 2 == 0 { "a" } else { "b" };
+            json!({"type": "tool_use", "id": format!("toolu_{i}"), "name": format!("{server}__work"), "input": {}})
+        })
+        .collect();
+    let response = json!({"content": calls});
+    let provider = provider("anthropic");
+    current_thread_runtime().block_on(async {
+        let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+        let options = ExecOptions::new()
+            .max_concurrency(12)
+            .max_concurrency_per_server(2);
+        let run = source
+            .execute_tool_calls(provider, &response, &listing, &options)
+            .await
+            .unwrap();
+        assert!(
+            run.calls.iter().all(|c| c.error.is_none()),
+            "{:?}",
+            run.calls
+        );
+    });
+    assert_eq!(counters[0].1.load(Ordering::SeqCst), 2);
+    assert_eq!(counters[1].1.load(Ordering::SeqCst), 2);
+
+    // Without the bound, every call is in flight at once; with `b`'s calls
+    // run alone, `b` has one at a time and `a` all of its own.
+    let counters: Vec<(Arc<AtomicUsize>, Arc<AtomicUsize>)> = (0..2)
+        .map(|_| (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))))
+        .collect();
+    let source = Source::hub()
+        .server("a", counting(counters[0].0.clone(), counters[0].1.clone()))
+        .server("b", counting(counters[1].0.clone(), counters[1].1.clone()))
+        .run_alone("b/work")
+        .build()
+        .unwrap();
+    current_thread_runtime().block_on(async {
+        let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+        let options = ExecOptions::new().max_concurrency(12);
+        let run = source
+            .execute_tool_calls(provider, &response, &listing, &options)
+            .await
+            .unwrap();
+        assert!(
+            run.calls.iter().all(|c| c.error.is_none()),
+            "{:?}",
+            run.calls
+        );
+    });
+    assert_eq!(counters[0].1.load(Ordering::SeqCst), 6);
+    assert_eq!(counters[1].1.load(Ordering::SeqCst), 1);
+
+    let bad = Source::hub()
+        .server("a", InProcessServer::new())
+        .run_alone("a/[")
+        .build()
+        .unwrap_err();
+    assert_eq!(bad.kind(), ErrorKind::Input);
+    assert!(
+        bad.to_string().contains("run_alone: invalid glob `a/[`"),
+        "{bad}"
+    );
+}

@@ -22,6 +22,9 @@ use super::answers::{Answers, read_answers};
 /// already explained.
 pub struct Asks {
     pub handlers: Handlers,
+    /// The `server/tool` globs the answers file's rules name: those calls run
+    /// alone on their server, so that a question can only be theirs.
+    pub alone: Vec<String>,
     notes: Arc<Notes>,
 }
 
@@ -86,7 +89,15 @@ pub fn read(args: &AsksArgs) -> Result<Asks> {
     if !roots.is_empty() {
         handlers = handlers.roots(Roots::new(roots));
     }
-    Ok(Asks { handlers, notes })
+    let alone = answers
+        .as_ref()
+        .map(|a| a.named_tools())
+        .unwrap_or_default();
+    Ok(Asks {
+        handlers,
+        alone,
+        notes,
+    })
 }
 
 /// The roots of `--root`: each path must exist, and is offered as its
@@ -122,6 +133,23 @@ fn asker(server: &str, call: &Attribution) -> String {
                 .join(", ")
         ),
         _ => format!("`{server}` (outside any call)"),
+    }
+}
+
+/// A question no single call is known to have asked, for a decline: the
+/// calls it may have come from, if any.
+fn of_no_single_call(call: &Attribution) -> String {
+    match call {
+        Attribution::Ambiguous(calls) => format!(
+            "a request during one of {} calls in flight ({}), which the transport cannot tell apart: only a rule without `tool` answers it",
+            calls.len(),
+            calls
+                .iter()
+                .map(|c| format!("`{}/{}`", c.call.server_id, c.call.tool))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => "a request outside any call".to_owned(),
     }
 }
 
@@ -206,7 +234,13 @@ fn answer_questions(answers: &Answers, notes: &Notes, questions: &InputQuestions
         questions_text(questions),
         answers.file().display(),
     );
-    InputAnswer::Decline(format!("the answers file {why}"))
+    InputAnswer::Decline(match tool {
+        Some(_) => format!("the answers file {why}"),
+        None => format!(
+            "the answers file {why} ({})",
+            of_no_single_call(&questions.call)
+        ),
+    })
 }
 
 /// Answers a sampling request from the `sampling:` rules, or declines it,
@@ -234,7 +268,10 @@ fn answer_sampling(answers: &Answers, notes: &Notes, request: &SamplingRequest) 
     );
     SamplingAnswer::Decline(match tool {
         Some(tool) => format!("the answers file has no sampling rule for `{tool}`"),
-        None => "the answers file has no sampling rule for a request of no single call".into(),
+        None => format!(
+            "the answers file has no sampling rule for {}",
+            of_no_single_call(&request.call)
+        ),
     })
 }
 

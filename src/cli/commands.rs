@@ -116,15 +116,9 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
         // What a server offers may depend on what the client declares.
         let asks = asks::read(&args.asks)?;
         return block_on(async {
-            let source = live::source(
-                &args.live,
-                &args.toolset.naming,
-                None,
-                false,
-                &asks.handlers,
-            )
-            .await?
-            .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
+            let source = live::source(&args.live, &args.toolset.naming, None, false, &asks)
+                .await?
+                .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
             live::check_started(&source, &args.live).await?;
             if args.raw {
                 return raw_tools(&source.toolset().await?);
@@ -212,7 +206,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             &no_filters,
             Some(policy.clone()),
             args.validate,
-            &asks.handlers,
+            &asks,
         )
         .await?
         {
@@ -233,6 +227,9 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         let mut options = ExecOptions::new()
             .max_concurrency(args.max_concurrency.unwrap_or(0))
             .results(results);
+        if let Some(calls) = args.max_server_concurrency {
+            options = options.max_concurrency_per_server(calls);
+        }
         if let Some(ms) = args.call_timeout {
             options = options.call_timeout(Duration::from_millis(ms));
         }

@@ -123,14 +123,16 @@ pub fn unattended(builder: SourceBuilder, handlers: &Handlers) -> SourceBuilder 
 
 /// The source for `--server`s / `--config` (a client for one, a hub for
 /// more), or `None` when neither is given. The clients declare what
-/// `handlers` answer, and nothing more.
+/// `asks` answer, and nothing more; the calls its rules name run alone on
+/// their server.
 pub async fn source(
     live: &LiveArgs,
     filters: &NamingArgs,
     policy: Option<Policy>,
     validate: bool,
-    handlers: &Handlers,
+    asks: &super::asks::Asks,
 ) -> Result<Option<Source>> {
+    let handlers = &asks.handlers;
     let Some(config) = hub_config(&live.servers, live.config.as_deref())? else {
         return Ok(None);
     };
@@ -165,6 +167,9 @@ pub async fn source(
     }
     if validate {
         builder = builder.validate_arguments();
+    }
+    for glob in &asks.alone {
+        builder = builder.run_alone(glob);
     }
     unattended(builder, handlers).build().map(Some)
 }

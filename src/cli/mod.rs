@@ -361,6 +361,11 @@ struct RunArgs {
     /// Calls run at once (default: the number of CPUs).
     #[arg(long, value_name = "N")]
     max_concurrency: Option<usize>,
+    /// Calls run at once on any one server (default: no bound but
+    /// --max-concurrency). A call whose tool an --answers rule names runs
+    /// alone on its server whatever this says.
+    #[arg(long, value_name = "N")]
+    max_server_concurrency: Option<usize>,
     /// Strict-mode schemas (providers with strict rules only; default: the spec's).
     #[arg(long, value_name = "MODE")]
     strict: Option<StrictArg>,

@@ -16,7 +16,8 @@
 // The files read downward: each imports only files on the floors below its
 // own (tests/layers.rs holds the table and checks it). From the ground up:
 //
-// - `clock`, `future`: a call's deadline and the turn's halt; the boxed future.
+// - `clock`, `future`, `gate`: a call's deadline and the turn's halt; the
+//   boxed future; who may be in flight on a server at once.
 // - `policy`: which calls run, and the approver.
 // - `asks`: what the application configures to answer servers (handlers,
 //   sampling, roots) and what its handlers are given and answer.
@@ -35,6 +36,7 @@ mod asks;
 mod cache;
 mod clock;
 mod future;
+mod gate;
 mod hooks;
 mod inprocess;
 mod input;

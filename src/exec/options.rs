@@ -34,6 +34,7 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 #[non_exhaustive]
 pub struct ExecOptions {
     pub(super) max_concurrency: usize,
+    pub(super) max_concurrency_per_server: Option<usize>,
     pub(super) call_start: CallStart,
     pub(super) framing: Option<crate::stream::Framing>,
     pub(super) call_timeout: Option<Duration>,
@@ -52,6 +53,10 @@ impl std::fmt::Debug for ExecOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ExecOptions")
             .field("max_concurrency", &self.max_concurrency)
+            .field(
+                "max_concurrency_per_server",
+                &self.max_concurrency_per_server,
+            )
             .field("call_start", &self.call_start)
             .field("call_timeout", &self.call_timeout)
             .field("results", &self.results)
@@ -83,6 +88,15 @@ impl ExecOptions {
     /// Calls run at once; 0 (the default) means the machine's available parallelism.
     pub fn max_concurrency(mut self, calls: usize) -> Self {
         self.max_concurrency = calls;
+        self
+    }
+
+    /// Calls in flight at once on any one server (within
+    /// [`max_concurrency`](Self::max_concurrency)); unbounded by default. A
+    /// call waiting for its server's slot has not started: its timeout does
+    /// not run. 0 is taken as 1.
+    pub fn max_concurrency_per_server(mut self, calls: usize) -> Self {
+        self.max_concurrency_per_server = Some(calls);
         self
     }
 

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::answerer::{Answerer, CallState};
 use super::asks::CallInfo;
 use super::clock::{CallClock, Halt};
+use super::gate::{Pass, Slots};
 use super::options::ExecOptions;
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, Server};
@@ -171,7 +172,7 @@ impl Source {
         // Boxed so that the (large) pipeline state is not moved around by the stream.
         let pipeline = Box::pin(
             AssertUnwindSafe(self.pipeline(
-                &mut call, toolset, context, options, timeout, halted, &state,
+                &mut call, toolset, context, options, shared, timeout, halted, &state,
             ))
             .catch_unwind(),
         );
@@ -197,6 +198,7 @@ impl Source {
         toolset: &ToolSet,
         mut context: CallContext,
         options: &ExecOptions,
+        shared: &Shared,
         timeout: Duration,
         halted: &Halt,
         state: &CallState,
@@ -204,7 +206,7 @@ impl Source {
         let clock = CallClock::new(timeout);
         state.set_clock(clock.clone());
         let first = tokio::select! {
-            first = self.first_request(call, toolset, &mut context, halted, options.retry_interrupted) => first,
+            first = self.first_request(call, toolset, &mut context, halted, options.retry_interrupted, shared, &clock) => first,
             () = clock.expired() => Err(Error::new(
                 ErrorKind::Timeout,
                 format!(
@@ -213,7 +215,7 @@ impl Source {
                 ),
             )),
         };
-        let (server, response, retry) = first?;
+        let (server, response, retry, _pass) = first?;
         self.rounds
             .complete(
                 call,
@@ -229,8 +231,10 @@ impl Source {
             .await
     }
 
-    /// The checks, the policy (and approver), validation, the `before` hook and
-    /// the first request.
+    /// The checks, the policy (and approver), validation, the `before` hook,
+    /// the server's gate and the first request; the pass through the gate is
+    /// held until the call has ended.
+    #[allow(clippy::too_many_arguments)]
     async fn first_request(
         &self,
         call: &mut ToolCall,
@@ -238,7 +242,9 @@ impl Source {
         context: &mut CallContext,
         halted: &Halt,
         retry_interrupted: bool,
-    ) -> Result<(&Arc<dyn Server>, CallToolResponse, bool)> {
+        shared: &Shared,
+        clock: &Arc<CallClock>,
+    ) -> Result<(&Arc<dyn Server>, CallToolResponse, bool, Pass)> {
         let tool = toolset
             .resolve(&call.exposed_name)
             .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
@@ -266,10 +272,7 @@ impl Source {
             }
         }
         if halted.is_set() {
-            return Err(Error::new(
-                ErrorKind::Denied,
-                "not run: this turn was halted (by an approver or an input handler)",
-            ));
+            return Err(not_run_halted());
         }
         let server = self.server(&call.server_id).ok_or_else(|| {
             Error::new(
@@ -278,11 +281,22 @@ impl Source {
             )
         })?;
         let retry = retry_interrupted && safe_to_repeat(&tool.tool);
+        let pass = {
+            // Waiting for the server is not the call's time.
+            let _paused = clock.pause();
+            let alone = self.runs_alone(&call.server_id, &call.tool);
+            self.gates
+                .pass(&call.server_id, alone, shared.slots.as_ref())
+                .await
+        };
+        if halted.is_set() {
+            return Err(not_run_halted());
+        }
         let response = self
             .rounds
             .send(server.as_ref(), call, context.clone(), retry)
             .await?;
-        Ok((server, response, retry))
+        Ok((server, response, retry, pass))
     }
 
     async fn check_policy(
@@ -325,6 +339,16 @@ impl Source {
         }
     }
 
+    /// Whether a call to `server_id`'s `tool` runs alone on its server
+    /// ([`SourceBuilder::run_alone`](crate::exec::SourceBuilder::run_alone)).
+    fn runs_alone(&self, server_id: &str, tool: &str) -> bool {
+        if self.alone.is_empty() {
+            return false;
+        }
+        let name = format!("{server_id}/{tool}");
+        self.alone.iter().any(|glob| glob.is_match(&name))
+    }
+
     fn check_arguments(&self, call: &ToolCall, schema: &Value) -> Result<()> {
         let validator = self.cache.validator(&call.server_id, &call.tool, schema);
         let Some(validator) = validator.as_ref() else {
@@ -362,10 +386,12 @@ fn safe_to_repeat(tool: &crate::mcp::Tool) -> bool {
     hint("readOnlyHint") || hint("idempotentHint")
 }
 
-/// Per-turn values every call's context shares.
+/// Per-turn values every call's context shares, and the turn's slots on
+/// each server.
 pub(super) struct Shared {
     assigns: Arc<Map<String, Value>>,
     taint: Arc<BTreeSet<String>>,
+    slots: Option<Slots>,
 }
 
 impl Shared {
@@ -373,8 +399,17 @@ impl Shared {
         Shared {
             assigns: Arc::new(options.assigns.clone()),
             taint: Arc::new(options.taint.clone()),
+            slots: options.max_concurrency_per_server.map(Slots::new),
         }
     }
+}
+
+/// The answer to a call not sent because the turn was halted.
+fn not_run_halted() -> Error {
+    Error::new(
+        ErrorKind::Denied,
+        "not run: this turn was halted (by an approver or an input handler)",
+    )
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

@@ -6,6 +6,7 @@ use super::answerer::{Answerer, Governor};
 use super::asks::{ClientFeatures, Handlers, InputAnswer, InputQuestions};
 use super::cache::ToolCache;
 use super::future::BoxFuture;
+use super::gate::Gates;
 use super::hooks::Hooks;
 use super::input::Rounds;
 use super::policy::{Approval, ApprovalRequest, Approver, Policy};
@@ -14,7 +15,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing};
 use crate::mcp::CacheScope;
 use crate::spec::Provider;
-use crate::toolset::{Mode, ToolSet, ToolSetBuilder};
+use crate::toolset::{Mode, ToolSet, ToolSetBuilder, compile_tool_glob};
 
 /// A hub (several named servers, tools named `server__tool`) or a client (one
 /// server, its own names), with its policy, approver, hooks and validation.
@@ -50,6 +51,10 @@ pub struct Source {
     pub(super) validate: bool,
     /// The servers' tool lists and the compiled input schemas.
     pub(super) cache: ToolCache,
+    /// The `server/tool` globs of the calls that run alone on their server.
+    pub(super) alone: Vec<globset::GlobMatcher>,
+    /// Who may be in flight on each server.
+    pub(super) gates: Gates,
 }
 
 impl std::fmt::Debug for Source {
@@ -174,6 +179,7 @@ pub struct SourceBuilder {
     handlers: Option<Handlers>,
     hooks: Option<Arc<dyn Hooks>>,
     validate: bool,
+    alone: Vec<String>,
 }
 
 impl SourceBuilder {
@@ -189,6 +195,7 @@ impl SourceBuilder {
             handlers: None,
             hooks: None,
             validate: false,
+            alone: Vec::new(),
         }
     }
 
@@ -283,12 +290,32 @@ impl SourceBuilder {
         self
     }
 
+    /// Calls to tools whose `server/tool` matches `glob` (a glob without `/`
+    /// names the tool on any server) run alone on their server: each waits
+    /// for the calls in flight there to end, and the calls after it wait for
+    /// it, in this turn and in any other of this source; calls to other
+    /// servers go on meanwhile.
+    ///
+    /// Name here the tools whose questions the handlers answer by call
+    /// (elicitation, sampling). A server on a revision up to 2025-11-25 asks
+    /// its questions as requests of its own; over stdio nothing says which
+    /// call a request belongs to, so with several calls in flight it is
+    /// [`Attribution::Ambiguous`](crate::exec::Attribution::Ambiguous). A
+    /// call that runs alone is the only one its question can belong to.
+    /// (Over streamable HTTP a request on a call's own stream, and on any
+    /// transport one tied to a call's task, is attributed by that.)
+    pub fn run_alone(mut self, glob: impl Into<String>) -> Self {
+        self.alone.push(glob.into());
+        self
+    }
+
     /// Builds the source.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Input`] when a client has other than one server, a server id
-    /// is empty or repeated, or a filter glob is invalid.
+    /// is empty or repeated, or a filter or [`run_alone`](Self::run_alone)
+    /// glob is invalid.
     pub fn build(self) -> Result<Source> {
         let mode = self.naming.mode();
         if mode == Mode::Client && self.servers.len() != 1 {
@@ -303,6 +330,7 @@ impl SourceBuilder {
             probe = probe.server(id, Vec::new());
         }
         probe.build()?;
+        let alone = compile_alone(&self.alone)?;
         let policy = match (mode, self.policy) {
             (Mode::Hub, None) => Some(Policy::allow_all()),
             (_, policy) => policy,
@@ -342,6 +370,21 @@ impl SourceBuilder {
             rounds: Rounds::new(self.hooks),
             validate: self.validate,
             cache: ToolCache::default(),
+            alone,
+            gates: Gates::default(),
         })
     }
+}
+
+/// The [`SourceBuilder::run_alone`] globs, compiled.
+fn compile_alone(globs: &[String]) -> Result<Vec<globset::GlobMatcher>> {
+    globs
+        .iter()
+        .map(|glob| {
+            compile_tool_glob(glob).map_err(|e| {
+                let message = format!("run_alone: {}", e.message());
+                e.with_message(message)
+            })
+        })
+        .collect()
 }

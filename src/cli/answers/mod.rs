@@ -325,6 +325,22 @@ impl Answers {
         !self.rules.is_empty()
     }
 
+    /// The `server/tool` globs the rules name (`answers:` and `sampling:`,
+    /// each once): the calls whose questions are answered by call, which
+    /// therefore run alone on their server.
+    pub fn named_tools(&self) -> Vec<String> {
+        let mut globs: Vec<String> = Vec::new();
+        let named = self.rules.iter().filter_map(|r| r.tool.as_ref());
+        let sampled = self.sampling.iter().filter_map(|r| r.tool.as_ref());
+        for glob in named.chain(sampled) {
+            let glob = glob.glob().glob();
+            if !globs.iter().any(|g| g == glob) {
+                globs.push(glob.to_owned());
+            }
+        }
+        globs
+    }
+
     /// Whether the file has `sampling:` rules (so the client declares sampling).
     pub fn has_sampling(&self) -> bool {
         !self.sampling.is_empty()
