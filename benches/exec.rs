@@ -2,7 +2,9 @@
 //!
 //! * 1,000 calls to an instant in-process server through `execute_tool_calls`
 //!   (policy, ordering, answers included), against a bare `tokio::spawn` + join
-//!   of 1,000 no-op tasks in the same run. Goal: ≤ 2x.
+//!   of 1,000 no-op tasks in the same run, both on one thread; beside it the
+//!   floor of the same turn (reading the calls and shaping the answers) against
+//!   the same baseline. Goal: the execution machinery (the difference) ≤ 1x.
 //! * 64 calls that each sleep 100 ms, at `max_concurrency` 64 and 8, against
 //!   the ideal wall time (100 ms and 800 ms). Goal: ≤ 1.05x.
 //!
@@ -12,6 +14,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+mod support;
 use mcp_adapters::ListOptions;
 use mcp_adapters::Registry;
 use mcp_adapters::{CallToolResult, Tool};
@@ -21,6 +25,16 @@ use serde_json::{Value, json};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// One thread: a turn's calls run in the task that awaits them, and the
+/// baseline's tasks on the same thread, so that neither side's figure
+/// depends on how a loaded machine schedules worker threads.
+fn one_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
@@ -65,7 +79,7 @@ async fn spawn_join(n: usize) {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = runtime();
+    let rt = one_thread();
     let source = source();
     let listing = listing(&rt, &source);
     let provider = Registry::builtin().unwrap().get("anthropic").unwrap();
@@ -83,40 +97,52 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
 
-    let ratio = median_ratio(
-        || {
-            rt.block_on(source.execute_tool_calls(provider, &calls, &listing, &options))
-                .unwrap();
-        },
-        || rt.block_on(spawn_join(1000)),
-        30,
-    );
-    println!(
-        "ratio execute 1000 instant calls / spawn+join 1000 no-op tasks: {ratio:.2}x (goal <= 2x)"
-    );
+    let execute = || {
+        rt.block_on(source.execute_tool_calls(provider, &calls, &listing, &options))
+            .unwrap()
+    };
     // The pure floor of the same turn: reading the 1,000 calls and shaping 1,000 answers.
     let result = CallToolResult::text("ok");
-    let floor = median_ratio(
-        || {
-            let extracted = provider.extract_calls(&calls, &listing).unwrap();
-            for call in &extracted.calls {
+    let read_and_shape = || {
+        let extracted = provider.extract_calls(&calls, &listing).unwrap();
+        let answers: Vec<Value> = extracted
+            .calls
+            .iter()
+            .map(|call| {
                 let outcome = Outcome::Completed(&result);
-                let answer = provider.answer(
-                    call.call_id.as_deref(),
-                    &call.exposed_name,
-                    outcome,
-                    &ResultOptions::default(),
-                );
-                black_box(answer.unwrap());
-            }
-        },
-        || rt.block_on(spawn_join(1000)),
-        30,
+                provider
+                    .answer(
+                        call.call_id.as_deref(),
+                        &call.exposed_name,
+                        outcome,
+                        &ResultOptions::default(),
+                    )
+                    .unwrap()
+            })
+            .collect();
+        answers
+    };
+    let baseline = || rt.block_on(spawn_join(1000));
+    let rounds = support::rounds();
+    let total = support::median_ratio(rounds, execute, baseline);
+    let floor = support::median_ratio(rounds, read_and_shape, baseline);
+    support::report(
+        "execute 1000 instant calls / spawn+join 1000 no-op tasks",
+        total,
+        None,
     );
-    println!(
-        "  of which reading the calls and shaping the answers alone: {floor:.2}x the same baseline"
+    support::report(
+        "  reading the calls and shaping the answers alone / the same baseline",
+        floor,
+        None,
+    );
+    support::report(
+        "  the execution machinery (the difference) / the same baseline",
+        total - floor,
+        Some(1.0),
     );
 
+    let rt = runtime();
     let sleepy = response("s__sleep", 64);
     for concurrency in [64usize, 8] {
         let options = ExecOptions::new().max_concurrency(concurrency);
@@ -138,22 +164,6 @@ fn bench(c: &mut Criterion) {
             median.as_millis()
         );
     }
-}
-
-/// Median over `rounds` interleaved runs of time(a) / time(b).
-fn median_ratio(mut a: impl FnMut(), mut b: impl FnMut(), rounds: usize) -> f64 {
-    let mut ratios: Vec<f64> = (0..rounds)
-        .map(|_| {
-            let t = Instant::now();
-            a();
-            let ta = t.elapsed();
-            let t = Instant::now();
-            b();
-            ta.as_secs_f64() / t.elapsed().as_secs_f64()
-        })
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    ratios[rounds / 2]
 }
 
 criterion_group! {

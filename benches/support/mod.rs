@@ -68,8 +68,8 @@ pub fn median_ratio<A: FnMut() -> RA, RA, B: FnMut() -> RB, RB>(
 pub fn report(what: &str, ratio: f64, goal: Option<f64>) {
     match goal {
         _ if !full_run() => println!("ratio {what}: {ratio:.2}x (smoke test, not a measurement)"),
-        Some(g) if ratio > g => println!("ratio {what}: {ratio:.2}x (goal <= {g:.1}x: MISSED)"),
-        Some(g) => println!("ratio {what}: {ratio:.2}x (goal <= {g:.1}x: met)"),
+        Some(g) if ratio > g => println!("ratio {what}: {ratio:.2}x (goal <= {g}x: MISSED)"),
+        Some(g) => println!("ratio {what}: {ratio:.2}x (goal <= {g}x: met)"),
         None => println!("ratio {what}: {ratio:.2}x"),
     }
 }

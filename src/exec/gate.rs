@@ -43,6 +43,26 @@ impl Gates {
         gate
     }
 
+    /// The call's pass on `server_id` beside the other calls there, when it
+    /// is free now (no bound per server, no call alone there, none waiting
+    /// to be); `None` when the call must wait for [`pass`](Self::pass).
+    pub(super) fn try_pass(
+        &self,
+        server_id: &str,
+        alone: bool,
+        slots: Option<&Slots>,
+    ) -> Option<Pass> {
+        if alone || slots.is_some() {
+            return None;
+        }
+        let beside = self.gate(server_id).try_read_owned().ok()?;
+        Some(Pass {
+            _beside: Some(beside),
+            _alone: None,
+            _slot: None,
+        })
+    }
+
     /// Waits for the call's turn on `server_id`: alone, or beside the other
     /// calls there, within the turn's per-server bound (`slots`).
     pub(super) async fn pass(&self, server_id: &str, alone: bool, slots: Option<&Slots>) -> Pass {

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::answerer::{CallState, not_completed};
 use super::asks::DEFAULT_MAX_INPUT_ROUNDS;
 use super::clock::{CallClock, Halt};
+use super::future::BoxFuture;
 use super::hooks::Hooks;
 use super::options::ExecOptions;
 use super::server::{CallContext, Server};
@@ -39,6 +40,26 @@ impl Rounds {
     /// The hooks run around every call.
     pub(super) fn hooks(&self) -> Option<&dyn Hooks> {
         self.hooks.as_deref()
+    }
+
+    /// [`complete`](Self::complete), boxed: most calls complete at once, and
+    /// their futures need not hold the rounds' machinery.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn complete_boxed<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        server: &'a dyn Server,
+        context: CallContext,
+        response: CallToolResponse,
+        options: &'a ExecOptions,
+        timeout: Duration,
+        halt: &'a Halt,
+        state: &'a CallState,
+        retry: bool,
+    ) -> BoxFuture<'a, Result<CallToolResult>> {
+        Box::pin(self.complete(
+            call, server, context, response, options, timeout, halt, state, retry,
+        ))
     }
 
     /// Drives a call from its first answer to a result: asks the handlers
@@ -94,7 +115,7 @@ impl Rounds {
             let clock = CallClock::new(timeout);
             state.set_clock(clock.clone());
             response = tokio::select! {
-                sent = self.send(server, call, context.clone(), retry) => sent?,
+                sent = self.send(server, call, &context, retry) => sent?,
                 () = clock.expired() => return Err(Error::new(
                     ErrorKind::Timeout,
                     format!(
@@ -114,44 +135,72 @@ impl Rounds {
         &self,
         server: &dyn Server,
         call: &ToolCall,
-        context: CallContext,
+        context: &CallContext,
         retry: bool,
     ) -> Result<CallToolResponse> {
         let first = server
             .call_tool(&call.tool, call.arguments.clone(), context.clone())
             .await;
+        // The rare paths are boxed, so that every call's future stays small.
         let response = match first {
             Err(err) if retry && err.kind() == ErrorKind::Interrupted => {
-                tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
-                    "the server went away during a call its tool says is safe to repeat; sending it once more");
-                server
-                    .call_tool(&call.tool, call.arguments.clone(), context.clone())
-                    .await
-                    .map_err(|again| {
-                        let message = format!(
-                            "{} (sent once more after the first try was interrupted: {})",
-                            again.message(),
-                            err.message()
-                        );
-                        again.with_message(message)
-                    })?
+                resend(server, call, context, err).await?
             }
             other => other?,
         };
-        let Some(hooks) = &self.hooks else {
-            return match response {
-                CallToolResponse::Complete(result) if !is_complete(&result) => reread(&result),
-                other => Ok(other),
-            };
-        };
-        let mut result = match response {
-            CallToolResponse::Complete(result) if is_complete(&result) => result,
-            CallToolResponse::Complete(result) => return reread(&result),
-            other => return Ok(other),
-        };
-        hooks.after(call, &mut result, &context).await?;
-        Ok(CallToolResponse::Complete(result))
+        match (&self.hooks, response) {
+            (_, CallToolResponse::Complete(result)) if !is_complete(&result) => reread(&result),
+            (Some(hooks), CallToolResponse::Complete(result)) => {
+                after(hooks.as_ref(), call, result, context).await
+            }
+            (_, other) => Ok(other),
+        }
     }
+}
+
+/// A completed result through the `after` hook (boxed, as the rare paths of
+/// a call are).
+fn after<'a>(
+    hooks: &'a dyn Hooks,
+    call: &'a ToolCall,
+    mut result: CallToolResult,
+    context: &'a CallContext,
+) -> BoxFuture<'a, Result<CallToolResponse>> {
+    Box::pin(async move {
+        hooks.after(call, &mut result, context).await?;
+        Ok(CallToolResponse::Complete(result))
+    })
+}
+
+/// Sends a call once more after its first try was interrupted.
+fn resend<'a>(
+    server: &'a dyn Server,
+    call: &'a ToolCall,
+    context: &'a CallContext,
+    err: Error,
+) -> BoxFuture<'a, Result<CallToolResponse>> {
+    Box::pin(resend_now(server, call, context, err))
+}
+
+async fn resend_now(
+    server: &dyn Server,
+    call: &ToolCall,
+    context: &CallContext,
+    err: Error,
+) -> Result<CallToolResponse> {
+    tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
+        "the server went away during a call its tool says is safe to repeat; sending it once more");
+    server
+        .call_tool(&call.tool, call.arguments.clone(), context.clone())
+        .await
+        .map_err(|again| {
+            let message = format!(
+                "{} (sent once more after the first try was interrupted: {})",
+                again.message(),
+                err.message()
+            );
+            again.with_message(message)
+        })
 }
 
 /// A result built in memory with another `resultType`, read for what it says.

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::answerer::{Answerer, CallState};
 use super::asks::CallInfo;
 use super::clock::{CallClock, Halt};
+use super::future::BoxFuture;
 use super::gate::{Pass, Slots};
 use super::options::ExecOptions;
 use super::policy::{Action, Approval, ApprovalRequest};
@@ -169,13 +170,10 @@ impl Source {
             call.server_id.clone(),
             state.clone(),
         ));
-        // Boxed so that the (large) pipeline state is not moved around by the stream.
-        let pipeline = Box::pin(
-            AssertUnwindSafe(self.pipeline(
-                &mut call, toolset, context, options, shared, timeout, halted, &state,
-            ))
-            .catch_unwind(),
-        );
+        let pipeline = AssertUnwindSafe(self.pipeline(
+            &mut call, toolset, context, options, shared, timeout, halted, &state,
+        ))
+        .catch_unwind();
         let outcome = match pipeline.await {
             Ok(result) => result,
             Err(panic) => Err(Error::new(
@@ -205,30 +203,54 @@ impl Source {
     ) -> Result<CallToolResult> {
         let clock = CallClock::new(timeout);
         state.set_clock(clock.clone());
-        let first = tokio::select! {
-            first = self.first_request(call, toolset, &mut context, halted, options.retry_interrupted, shared, &clock) => first,
-            () = clock.expired() => Err(Error::new(
-                ErrorKind::Timeout,
-                format!(
-                    "the call took longer than {} ms and was cancelled",
-                    timeout.as_millis()
-                ),
-            )),
+        let retry = options.retry_interrupted;
+        let first = {
+            let mut first = std::pin::pin!(self.first_request(
+                call,
+                toolset,
+                &mut context,
+                halted,
+                retry,
+                shared,
+                &clock
+            ));
+            // A call that completes at once never sets a timer; what each
+            // call's future holds stays small, and the rest is boxed when it
+            // is needed.
+            match futures_util::poll!(first.as_mut()) {
+                std::task::Poll::Ready(first) => first,
+                std::task::Poll::Pending => tokio::select! {
+                    biased;
+                    first = first => first,
+                    () = expiry(&clock) => Err(Error::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "the call took longer than {} ms and was cancelled",
+                            timeout.as_millis()
+                        ),
+                    )),
+                },
+            }
         };
         let (server, response, retry, _pass) = first?;
-        self.rounds
-            .complete(
-                call,
-                server.as_ref(),
-                context,
-                response,
-                options,
-                timeout,
-                halted,
-                state,
-                retry,
-            )
-            .await
+        match response {
+            CallToolResponse::Complete(result) => Ok(result),
+            response => {
+                self.rounds
+                    .complete_boxed(
+                        call,
+                        server.as_ref(),
+                        context,
+                        response,
+                        options,
+                        timeout,
+                        halted,
+                        state,
+                        retry,
+                    )
+                    .await
+            }
+        }
     }
 
     /// The checks, the policy (and approver), validation, the `before` hook,
@@ -260,7 +282,9 @@ impl Source {
         self.cache
             .check_offered(&self.servers, &call.server_id, &call.tool)
             .await?;
-        self.check_policy(call, context, halted).await?;
+        if let Approving::Asking(approval) = self.check_policy(call, context, halted)? {
+            approval.await?;
+        }
         if self.validate {
             self.check_arguments(call, &tool.tool.input_schema)?;
         }
@@ -281,60 +305,75 @@ impl Source {
             )
         })?;
         let retry = retry_interrupted && safe_to_repeat(&tool.tool);
-        let pass = {
-            // Waiting for the server is not the call's time.
-            let _paused = clock.pause();
-            let alone = self.runs_alone(&call.server_id, &call.tool);
-            self.gates
-                .pass(&call.server_id, alone, shared.slots.as_ref())
-                .await
+        let alone = self.runs_alone(&call.server_id, &call.tool);
+        let slots = shared.slots.as_ref();
+        let pass = match self.gates.try_pass(&call.server_id, alone, slots) {
+            Some(pass) => pass,
+            None => {
+                // Waiting for the server is not the call's time.
+                let _paused = clock.pause();
+                Box::pin(self.gates.pass(&call.server_id, alone, slots)).await
+            }
         };
         if halted.is_set() {
             return Err(not_run_halted());
         }
         let response = self
             .rounds
-            .send(server.as_ref(), call, context.clone(), retry)
+            .send(server.as_ref(), call, context, retry)
             .await?;
         Ok((server, response, retry, pass))
     }
 
-    async fn check_policy(
+    /// The policy's decision: an error when it denies, and otherwise what is
+    /// left to await (nothing when it allows, the approver when it asks).
+    fn check_policy<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        context: &'a CallContext,
+        halted: &'a Halt,
+    ) -> Result<Approving<'a>> {
+        let Some(policy) = &self.policy else {
+            return Ok(Approving::Allowed);
+        };
+        let (action, rule) = policy.decide_with_rule(&call.server_id, &call.tool, &context.taint);
+        match action {
+            Action::Allow => Ok(Approving::Allowed),
+            Action::Deny => Err(Error::new(
+                ErrorKind::Denied,
+                match rule {
+                    Some(pattern) => format!("denied by policy (rule `{pattern}`)"),
+                    None => "denied by policy (no rule allows this tool)".to_owned(),
+                },
+            )),
+            Action::Ask => Ok(Approving::Asking(Box::pin(
+                self.ask_approver(call, context, halted),
+            ))),
+        }
+    }
+
+    /// Asks the approver about a call the policy asks about.
+    async fn ask_approver(
         &self,
         call: &ToolCall,
         context: &CallContext,
         halted: &Halt,
     ) -> Result<()> {
-        let Some(policy) = &self.policy else {
-            return Ok(());
-        };
-        let (action, rule) = policy.decide_with_rule(&call.server_id, &call.tool, &context.taint);
         let denied = |reason: String| Error::new(ErrorKind::Denied, reason);
-        match action {
-            Action::Allow => Ok(()),
-            Action::Deny => Err(denied(match rule {
-                Some(pattern) => format!("denied by policy (rule `{pattern}`)"),
-                None => "denied by policy (no rule allows this tool)".to_owned(),
-            })),
-            Action::Ask => {
-                let request = ApprovalRequest {
-                    call: call.clone(),
-                    principal: context.principal.clone(),
-                    taint: (*context.taint).clone(),
-                    sampling: None,
-                };
-                match self.approve(request).await {
-                    Approval::Allow => Ok(()),
-                    Approval::Deny(reason) => {
-                        Err(denied(format!("denied by the approver: {reason}")))
-                    }
-                    Approval::DenyAndHalt(reason) => {
-                        halted.set();
-                        tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
-                            reason = %reason, "approver halted the turn");
-                        Err(denied(format!("denied by the approver: {reason}")))
-                    }
-                }
+        let request = ApprovalRequest {
+            call: call.clone(),
+            principal: context.principal.clone(),
+            taint: (*context.taint).clone(),
+            sampling: None,
+        };
+        match self.approve(request).await {
+            Approval::Allow => Ok(()),
+            Approval::Deny(reason) => Err(denied(format!("denied by the approver: {reason}"))),
+            Approval::DenyAndHalt(reason) => {
+                halted.set();
+                tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
+                    reason = %reason, "approver halted the turn");
+                Err(denied(format!("denied by the approver: {reason}")))
             }
         }
     }
@@ -371,6 +410,18 @@ impl Source {
             format!("invalid arguments: {}", problems.join("; ")),
         ))
     }
+}
+
+/// What is left of the policy's decision: nothing, or the approver's answer.
+enum Approving<'a> {
+    Allowed,
+    Asking(BoxFuture<'a, Result<()>>),
+}
+
+/// The call's clock running out, boxed: set only for a call still in
+/// flight after its first poll.
+fn expiry(clock: &CallClock) -> BoxFuture<'_, ()> {
+    Box::pin(clock.expired())
 }
 
 /// Whether a tool says calling it twice does no harm (`readOnlyHint` or
