@@ -42,6 +42,10 @@ pub enum ErrorKind {
     Interrupted,
     /// The server (or a hook) failed while handling the call.
     Server,
+    /// The call completed, but its structured result breaks the tool's
+    /// `outputSchema` (see
+    /// [`ExecOptions::output_schema`](crate::ExecOptions::output_schema)).
+    InvalidResult,
     /// The server requires sign-in (OAuth, the `oauth` feature) and it did not
     /// complete: it was refused, timed out or failed, or the server refused
     /// the token it led to. The request was not run.

@@ -244,6 +244,39 @@ impl Content {
         })
     }
 
+    /// The block's annotations (`audience`, `priority`, `lastModified`), as sent.
+    pub fn annotations(&self) -> Option<&Object> {
+        match self {
+            Content::Text(t) => t.annotations.as_ref(),
+            Content::Image(m) | Content::Audio(m) => m.annotations.as_ref(),
+            Content::ResourceLink(l) => l.annotations.as_ref(),
+            Content::Resource(r) => r.annotations.as_ref(),
+            Content::Unknown(v) => match v.get("annotations") {
+                Some(Value::Object(map)) => Some(map),
+                _ => None,
+            },
+        }
+    }
+
+    /// Whether the block is meant for the model: `true` unless its
+    /// annotations' `audience` lists roles and `assistant` is not one of
+    /// them (`["user"]`: the block is for the person only).
+    ///
+    /// ```
+    /// use mcp_adapters::Content;
+    /// use serde_json::json;
+    ///
+    /// let for_user = Content::from_value(json!({"type": "text", "text": "Receipt #12", "annotations": {"audience": ["user"]}}));
+    /// assert!(!for_user.for_model());
+    /// assert!(Content::text("42").for_model());
+    /// ```
+    pub fn for_model(&self) -> bool {
+        match self.annotations().and_then(|a| a.get("audience")) {
+            Some(Value::Array(roles)) => roles.iter().any(|r| r.as_str() == Some("assistant")),
+            _ => true,
+        }
+    }
+
     /// The block's `type` as sent.
     pub fn type_name(&self) -> &str {
         match self {

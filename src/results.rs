@@ -208,7 +208,11 @@ impl Provider {
     ///   nested deeper than 256
     ///   levels it is answered with a placeholder instead of being copied;
     ///   structured content that only repeats the content blocks is left out;
-    /// - `resource_link` URIs are passed to the model as text, never fetched.
+    /// - `resource_link` URIs are passed to the model as text, never fetched;
+    /// - a content block for the user only (its `audience` leaves out
+    ///   `assistant`: [`Content::for_model`](crate::Content::for_model)) is
+    ///   left out, and a result left empty that way is answered with a notice
+    ///   saying how many blocks are for the user.
     pub fn answer(
         &self,
         call_id: Option<&str>,
@@ -413,14 +417,25 @@ impl TurnAnswers<'_> {
             })
             .and_then(|value| without_mirror(value, &result.content));
         let mut parts = Vec::with_capacity(result.content.len() + 1);
+        // Blocks whose audience leaves the model out are for the person only.
+        let mut for_user = 0usize;
         if !(mode == StructuredMode::Prefer && structured.is_some()) {
             for (i, content) in result.content.iter().enumerate() {
-                parts.push(self.content_part(content, i + 1, call_id));
+                if content.for_model() {
+                    parts.push(self.content_part(content, i + 1, call_id));
+                } else {
+                    for_user += 1;
+                }
             }
         }
         if let Some(value) = structured {
             let alone = parts.is_empty();
             parts.push(self.structured_part(value, alone));
+        }
+        if parts.is_empty() && for_user > 0 {
+            parts.push(Part::Text(Cow::Owned(format!(
+                "[the result's {for_user} content block(s) are for the user only (audience: user) and are not shown here]"
+            ))));
         }
         if result.is_error && parts.is_empty() {
             parts.push(Part::Text(Cow::Borrowed(

@@ -826,3 +826,54 @@ fn a_per_server_bound_holds_on_each_server_and_the_run_alone_calls_are_alone() {
         "{bad}"
     );
 }
+
+#[test]
+fn blocks_for_the_user_only_stay_out_of_the_answer_and_in_the_record() {
+    let server =
+        InProcessServer::new().tool(Tool::new("pay", "Pays", schema()), |_args, _ctx| async {
+            let mut result = CallToolResult::text("Paid.");
+            result
+                .content
+                .push(mcp_adapters::Content::from_value(json!({
+                    "type": "text", "text": "Receipt #4471", "annotations": {"audience": ["user"]}
+                })));
+            Ok(result)
+        });
+    let only_user = InProcessServer::new().tool(Tool::new("code", "Codes", schema()), |_a, _c| async {
+        Ok(CallToolResult {
+            content: vec![mcp_adapters::Content::from_value(json!({
+                "type": "text", "text": "829144", "annotations": {"audience": ["user"], "priority": 1}
+            }))],
+            ..CallToolResult::text("")
+        })
+    });
+    let source = Source::hub()
+        .server("bank", server)
+        .server("otp", only_user)
+        .build()
+        .unwrap();
+    let provider = provider("anthropic");
+    let response = json!({"content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "bank__pay", "input": {}},
+        {"type": "tool_use", "id": "toolu_2", "name": "otp__code", "input": {}},
+    ]});
+    let run = current_thread_runtime().block_on(async {
+        let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+        source
+            .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap()
+    });
+    assert_eq!(
+        run.results[0]["content"],
+        json!([{"type": "text", "text": "Paid."}])
+    );
+    assert_eq!(
+        run.results[1]["content"][0]["text"],
+        "[the result's 1 content block(s) are for the user only (audience: user) and are not shown here]"
+    );
+    let kept = run.calls[0].result.as_ref().unwrap();
+    assert_eq!(kept.content.len(), 2);
+    assert!(!kept.content[1].for_model());
+    assert_eq!(run.calls[1].result.as_ref().unwrap().content.len(), 1);
+}

@@ -227,6 +227,9 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         let mut options = ExecOptions::new()
             .max_concurrency(args.max_concurrency.unwrap_or(0))
             .results(results);
+        if let Some(check) = args.output_schema {
+            options = options.output_schema(check.into());
+        }
         if let Some(calls) = args.max_server_concurrency {
             options = options.max_concurrency_per_server(calls);
         }
@@ -333,7 +336,13 @@ async fn turns(
 fn summarize(calls: &[CallRecord], turn: Option<usize>) {
     let (mut ran, mut rejected, mut denied, mut failed) = (0, 0, 0, 0);
     for call in calls {
+        for warning in &call.warnings {
+            let name = call.exposed_name.as_deref().unwrap_or("?");
+            eprintln!("warning: `{name}`: {warning}");
+        }
         match call.error.as_ref().map(Error::kind) {
+            // It ran, but the model was answered with what broke its schema.
+            Some(ErrorKind::InvalidResult) => failed += 1,
             _ if call.ran => ran += 1,
             Some(ErrorKind::UnknownTool | ErrorKind::InvalidArguments) => rejected += 1,
             Some(ErrorKind::Denied) => denied += 1,

@@ -210,6 +210,27 @@ impl From<StrictArg> for StrictMode {
     }
 }
 
+/// `--output-schema`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum OutputSchemaArg {
+    /// A result that breaks its tool's outputSchema is answered as an error naming where and why.
+    Enforce,
+    /// Such a result is answered as it is, with a warning on stderr.
+    Warn,
+    /// Structured results are not checked.
+    Off,
+}
+
+impl From<OutputSchemaArg> for mcp_adapters::exec::OutputSchemaCheck {
+    fn from(arg: OutputSchemaArg) -> Self {
+        match arg {
+            OutputSchemaArg::Enforce => Self::Enforce,
+            OutputSchemaArg::Warn => Self::Warn,
+            OutputSchemaArg::Off => Self::Off,
+        }
+    }
+}
+
 /// `--structured`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum StructuredArg {
@@ -366,6 +387,10 @@ struct RunArgs {
     /// alone on its server whatever this says.
     #[arg(long, value_name = "N")]
     max_server_concurrency: Option<usize>,
+    /// What to do with a result whose structuredContent breaks its tool's outputSchema
+    /// (default: enforce).
+    #[arg(long, value_name = "CHECK")]
+    output_schema: Option<OutputSchemaArg>,
     /// Strict-mode schemas (providers with strict rules only; default: the spec's).
     #[arg(long, value_name = "MODE")]
     strict: Option<StrictArg>,

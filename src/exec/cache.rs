@@ -23,13 +23,22 @@ pub(super) struct ToolCache {
     state: Mutex<State>,
     /// Held while listing, so that concurrent calls and listings list a server once.
     listing: tokio::sync::Mutex<()>,
-    /// The compiled input schemas, by server and tool; emptied whenever a
-    /// server is listed again.
-    validators: Mutex<HashMap<(String, String), CompiledSchema>>,
+    /// The compiled input and output schemas, by server, tool and which;
+    /// emptied whenever a server is listed again.
+    validators: Mutex<HashMap<(String, String, SchemaOf), CompiledSchema>>,
 }
 
-/// A tool's compiled input schema; `None` when the schema does not compile.
+/// A tool's compiled schema; `None` when the schema does not compile.
 type CompiledSchema = Arc<Option<jsonschema::Validator>>;
+
+/// Which of a tool's schemas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum SchemaOf {
+    /// `inputSchema`: the arguments.
+    Input,
+    /// `outputSchema`: the structured result.
+    Output,
+}
 
 #[derive(Default)]
 struct State {
@@ -231,14 +240,16 @@ impl ToolCache {
         gone_unless(offered, server_id, tool)
     }
 
-    /// The compiled validator for a tool's input schema, compiled once per tool and listing.
+    /// The compiled validator for one of a tool's schemas, compiled once per
+    /// tool and listing.
     pub(super) fn validator(
         &self,
         server_id: &str,
         tool: &str,
+        which: SchemaOf,
         schema: &Value,
     ) -> Arc<Option<jsonschema::Validator>> {
-        let key = (server_id.to_owned(), tool.to_owned());
+        let key = (server_id.to_owned(), tool.to_owned(), which);
         let Ok(mut cache) = self.validators.lock() else {
             return Arc::new(None);
         };
@@ -247,7 +258,10 @@ impl ToolCache {
             .or_insert_with(|| {
                 let compiled = jsonschema::validator_for(schema);
                 if let Err(err) = &compiled {
-                    tracing::warn!(server = %server_id, tool = %tool, error = %err, "input schema does not compile; arguments are not validated");
+                    match which {
+                        SchemaOf::Input => tracing::warn!(server = %server_id, tool = %tool, error = %err, "input schema does not compile; arguments are not validated"),
+                        SchemaOf::Output => tracing::warn!(server = %server_id, tool = %tool, error = %err, "output schema does not compile; structured results are not checked"),
+                    }
                 }
                 Arc::new(compiled.ok())
             })

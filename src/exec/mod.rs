@@ -57,7 +57,7 @@ pub use asks::{
 pub use future::BoxFuture;
 pub use hooks::Hooks;
 pub use inprocess::InProcessServer;
-pub use options::{CallStart, DEFAULT_CALL_TIMEOUT, ExecOptions};
+pub use options::{CallStart, DEFAULT_CALL_TIMEOUT, ExecOptions, OutputSchemaCheck};
 pub use policy::{Action, Approval, ApprovalRequest, Approver, Policy};
 pub use server::{CallContext, Progress, ProgressFn, Server, ServerState, ToolsPage};
 pub use source::{Source, SourceBuilder};

@@ -47,6 +47,7 @@ pub struct ExecOptions {
     pub(super) max_input_rounds: Option<usize>,
     pub(super) input_timeout: Option<Duration>,
     pub(super) retry_interrupted: bool,
+    pub(super) output_schema: OutputSchemaCheck,
 }
 
 impl std::fmt::Debug for ExecOptions {
@@ -65,6 +66,7 @@ impl std::fmt::Debug for ExecOptions {
             .field("max_input_rounds", &self.max_input_rounds)
             .field("input_timeout", &self.input_timeout)
             .field("retry_interrupted", &self.retry_interrupted)
+            .field("output_schema", &self.output_schema)
             .finish_non_exhaustive()
     }
 }
@@ -128,6 +130,17 @@ impl ExecOptions {
         self
     }
 
+    /// What to do with a completed result (not `isError`) whose
+    /// `structuredContent` breaks the tool's `outputSchema`, or that has none
+    /// though the tool declares one (the MCP specification: servers MUST
+    /// give structured results that conform; clients SHOULD check them).
+    /// [`OutputSchemaCheck::Enforce`] by default. The schemas are compiled
+    /// once per tool list.
+    pub fn output_schema(mut self, check: OutputSchemaCheck) -> Self {
+        self.output_schema = check;
+        self
+    }
+
     /// Bound on the input handler's answer to one round's questions
     /// ([`DEFAULT_INPUT_TIMEOUT`](crate::exec::DEFAULT_INPUT_TIMEOUT), 600 s, otherwise); over it the call ends with an error.
     pub fn input_timeout(mut self, timeout: Duration) -> Self {
@@ -188,6 +201,23 @@ impl ExecOptions {
         self.progress = Some(Arc::new(sink));
         self
     }
+}
+
+/// What happens to a result that breaks its tool's `outputSchema`; see
+/// [`ExecOptions::output_schema`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutputSchemaCheck {
+    /// The call is answered with an error naming where the result breaks the
+    /// schema and why ([`ErrorKind::InvalidResult`](crate::ErrorKind::InvalidResult));
+    /// the result stays in the call's record.
+    #[default]
+    Enforce,
+    /// The result is answered as it is, with a warning (a `tracing` event)
+    /// naming where it breaks the schema and why.
+    Warn,
+    /// Structured results are not checked.
+    Off,
 }
 
 /// When the calls of a streamed response start.

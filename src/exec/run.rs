@@ -10,14 +10,15 @@ use serde_json::{Map, Value};
 
 use super::answerer::{Answerer, CallState};
 use super::asks::CallInfo;
+use super::cache::SchemaOf;
 use super::clock::{CallClock, Halt};
 use super::future::BoxFuture;
 use super::gate::{Pass, Slots};
-use super::options::ExecOptions;
+use super::options::{ExecOptions, OutputSchemaCheck};
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, Server};
 use super::source::Source;
-use super::turn::{Answering, CallRecord, Execution};
+use super::turn::{Answering, CallRecord, Checked, Execution};
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
@@ -96,7 +97,8 @@ impl Source {
                 .await;
         // Answered in the model's order: follow-ups and request limits go by it.
         for (call, outcome) in outcomes {
-            turn.ended(call, outcome);
+            let checked = self.check_output(&call, toolset, outcome, options.output_schema);
+            turn.ended(call, checked);
         }
         turn.finish(&halted)
     }
@@ -125,6 +127,8 @@ impl Source {
             server_id: None,
             ran: true,
             error: None,
+            warnings: Vec::new(),
+            result: None,
         };
         turn.searched(record, answered.answer, answered.found);
         Ok(())
@@ -233,8 +237,8 @@ impl Source {
             }
         };
         let (server, response, retry, _pass) = first?;
-        match response {
-            CallToolResponse::Complete(result) => Ok(result),
+        let result = match response {
+            CallToolResponse::Complete(result) => result,
             response => {
                 self.rounds
                     .complete_boxed(
@@ -248,8 +252,78 @@ impl Source {
                         state,
                         retry,
                     )
-                    .await
+                    .await?
             }
+        };
+        Ok(result)
+    }
+
+    /// A call's outcome with its result checked against the tool's
+    /// `outputSchema`, as `check` says: a result that breaks it becomes an
+    /// error (and is kept beside it, for the call's record), or is passed on
+    /// with a warning.
+    pub(super) fn check_output(
+        &self,
+        call: &ToolCall,
+        toolset: &ToolSet,
+        outcome: Result<CallToolResult>,
+        check: OutputSchemaCheck,
+    ) -> Checked {
+        let result = match outcome {
+            Ok(result) if check != OutputSchemaCheck::Off && !result.is_error => result,
+            other => return Checked::as_it_is(other),
+        };
+        let Some(schema) = toolset
+            .resolve(&call.exposed_name)
+            .and_then(|t| t.tool.output_schema.as_ref())
+        else {
+            return Checked::as_it_is(Ok(result));
+        };
+        let problems: Vec<String> = match &result.structured_content {
+            None => vec![
+                "it has no `structuredContent`, though the tool declares an `outputSchema`"
+                    .to_owned(),
+            ],
+            Some(value) => {
+                let validator =
+                    self.cache
+                        .validator(&call.server_id, &call.tool, SchemaOf::Output, schema);
+                let Some(validator) = validator.as_ref() else {
+                    return Checked::as_it_is(Ok(result));
+                };
+                validator
+                    .iter_errors(value)
+                    .take(5)
+                    .map(|e| {
+                        let at = e.instance_path().as_str().to_owned();
+                        format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+                    })
+                    .collect()
+            }
+        };
+        if problems.is_empty() {
+            return Checked::as_it_is(Ok(result));
+        }
+        let why = crate::describe::sanitize_description(&problems.join("; ")).into_owned();
+        if check == OutputSchemaCheck::Warn {
+            tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
+                problems = %why, "the structured result breaks the tool's outputSchema; answered as it is");
+            return Checked {
+                outcome: Ok(result),
+                kept: None,
+                warning: Some(format!(
+                    "the result breaks the tool's outputSchema and was passed on as it is: {why}"
+                )),
+            };
+        }
+        let error = Error::new(
+            ErrorKind::InvalidResult,
+            format!("the tool's result breaks its outputSchema, so it is not passed on: {why}"),
+        );
+        Checked {
+            outcome: Err(error),
+            kept: Some(result),
+            warning: None,
         }
     }
 
@@ -389,7 +463,9 @@ impl Source {
     }
 
     fn check_arguments(&self, call: &ToolCall, schema: &Value) -> Result<()> {
-        let validator = self.cache.validator(&call.server_id, &call.tool, schema);
+        let validator = self
+            .cache
+            .validator(&call.server_id, &call.tool, SchemaOf::Input, schema);
         let Some(validator) = validator.as_ref() else {
             return Ok(());
         };

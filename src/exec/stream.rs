@@ -160,7 +160,8 @@ impl Source {
                     }
                 }
                 Some((call, outcome)) = running.next(), if !running.is_empty() => {
-                    turn.ended(call, outcome);
+                    let checked = self.check_output(&call, toolset, outcome, options.output_schema);
+                    turn.ended(call, checked);
                 }
             }
         }

@@ -44,6 +44,17 @@ pub struct CallRecord {
     /// Why the call failed or was not sent.
     #[serde(serialize_with = "message")]
     pub error: Option<Error>,
+    /// What the application should know of a call that was answered
+    /// anyway (a result passed on though it breaks the tool's
+    /// `outputSchema`, with [`OutputSchemaCheck::Warn`](crate::exec::OutputSchemaCheck::Warn)).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The server's result as it came, every content block in it, whether or
+    /// not the model was shown it (a block for the user only is not): what
+    /// the application shows the person. `None` for a call that did not
+    /// complete.
+    #[serde(skip)]
+    pub result: Option<CallToolResult>,
 }
 
 fn message<S: serde::Serializer>(e: &Option<Error>, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -80,6 +91,24 @@ pub struct Execution {
     pub found: Vec<String>,
 }
 
+/// A call's outcome after the `outputSchema` check: the result that an
+/// error replaced, and the warning a result passed on with.
+pub(super) struct Checked {
+    pub(super) outcome: Result<CallToolResult>,
+    pub(super) kept: Option<CallToolResult>,
+    pub(super) warning: Option<String>,
+}
+
+impl Checked {
+    pub(super) fn as_it_is(outcome: Result<CallToolResult>) -> Self {
+        Checked {
+            outcome,
+            kept: None,
+            warning: None,
+        }
+    }
+}
+
 /// The calls of one turn as they end, answered together in the model's order
 /// (the spec's follow-ups and request limits go by it).
 pub(super) struct Answering<'a> {
@@ -87,8 +116,9 @@ pub(super) struct Answering<'a> {
     options: &'a ExecOptions,
     /// Calls never sent, with the answer extraction gave them.
     rejected: Vec<RejectedCall>,
-    /// Calls that ran (or failed on the way), in the order they ended.
-    ended: Vec<(ToolCall, Result<CallToolResult>)>,
+    /// Calls that ran (or failed on the way), in the order they ended, each
+    /// with what the `outputSchema` check said.
+    ended: Vec<(ToolCall, Checked)>,
     /// Searches answered by the library, with the tools they found.
     searches: Vec<(CallRecord, Value, Vec<String>)>,
 }
@@ -114,9 +144,10 @@ impl<'a> Answering<'a> {
         self.searches.push((record, answer, found));
     }
 
-    /// A call's outcome: the server's result, or why it did not complete.
-    pub(super) fn ended(&mut self, call: ToolCall, outcome: Result<CallToolResult>) {
-        self.ended.push((call, outcome));
+    /// A call's outcome: the server's result, or why it did not complete
+    /// (and the result that error replaced, if any, for the record).
+    pub(super) fn ended(&mut self, call: ToolCall, checked: Checked) {
+        self.ended.push((call, checked));
     }
 
     /// Every answer, in the model's order, and the turn's follow-ups; `halted`
@@ -137,6 +168,8 @@ impl<'a> Answering<'a> {
                 server_id: None,
                 ran: false,
                 error: Some(rejected.error),
+                warnings: Vec::new(),
+                result: None,
             };
             answers.push((record.index, rejected.answer, record));
         }
@@ -157,7 +190,12 @@ impl<'a> Answering<'a> {
             .provider
             .turn(&self.options.results, FollowUps::Collect)?;
         let mut ran_servers = BTreeSet::new();
-        for (call, outcome) in ended {
+        for (call, checked) in ended {
+            let Checked {
+                outcome,
+                kept,
+                warning,
+            } = checked;
             let answer = turn.answer(
                 call.call_id.as_deref(),
                 &call.exposed_name,
@@ -167,18 +205,26 @@ impl<'a> Answering<'a> {
                 },
             )?;
             // A call stopped at `input_required` is answered with the server's
-            // questions: its text is in the model's context too.
-            let quoted = matches!(&outcome, Err(e) if e.kind() == ErrorKind::InputRequired);
+            // questions, and one whose result broke its schema with what broke
+            // it: their text is in the model's context too.
+            let quoted = matches!(&outcome, Err(e) if matches!(e.kind(), ErrorKind::InputRequired | ErrorKind::InvalidResult));
             if outcome.is_ok() || quoted {
                 ran_servers.insert(call.server_id.clone());
             }
+            let ran = outcome.is_ok() || kept.is_some();
+            let (result, error) = match outcome {
+                Ok(result) => (Some(result), None),
+                Err(err) => (kept, Some(err)),
+            };
             let record = CallRecord {
                 index: call.index,
                 call_id: call.call_id,
                 exposed_name: Some(call.exposed_name),
                 server_id: Some(call.server_id),
-                ran: outcome.is_ok(),
-                error: outcome.err(),
+                ran,
+                error,
+                result,
+                warnings: warning.into_iter().collect(),
             };
             answers.push((record.index, answer, record));
         }
