@@ -124,6 +124,10 @@ pub(crate) fn has_member(map: &Map<String, Value>, key: &str) -> bool {
 /// Appends `/segment` to a JSON pointer, escaping `~` and `/` (RFC 6901).
 pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
     pointer.push('/');
+    if memchr::memchr2(b'~', b'/', segment.as_bytes()).is_none() {
+        pointer.push_str(segment);
+        return;
+    }
     for c in segment.chars() {
         match c {
             '~' => pointer.push_str("~0"),

@@ -1,10 +1,6 @@
 //! Objects: closing them, requiring every property, making optional
 //! properties nullable; and the value limits (enums, consts, names).
 
-use std::collections::HashSet;
-
-use fnv::FnvBuildHasher;
-
 use serde_json::{Map, Value};
 
 use super::error::{Limit, StrictError, StrictReason};
@@ -13,8 +9,21 @@ use super::rules::OptionalProperties;
 use super::walk::Walker;
 use crate::json::{has_member, member, member_mut};
 
-/// Names of required properties.
-type Names<'a> = HashSet<&'a str, FnvBuildHasher>;
+/// Names of required properties, sorted, each once.
+#[derive(Default)]
+struct Names<'a>(Vec<&'a str>);
+
+impl<'a> Names<'a> {
+    fn new(mut names: Vec<&'a str>) -> Self {
+        names.sort_unstable();
+        names.dedup();
+        Names(names)
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.0.binary_search(&name).is_ok()
+    }
+}
 
 /// How far `allows_null` follows `anyOf` branches and `$ref`s before giving
 /// a conservative "no" (which only adds a redundant null path).
@@ -50,7 +59,7 @@ impl<'a> Walker<'a> {
         };
         let required = match self.rules.optional_properties {
             OptionalProperties::Nullable => sorted_names(converted.keys().map(String::as_str)),
-            OptionalProperties::Keep => sorted_names(required),
+            OptionalProperties::Keep => sorted_names(required.0),
         };
         out.insert("properties".into(), Value::Object(converted));
         out.insert("required".into(), required);
@@ -83,7 +92,8 @@ impl<'a> Walker<'a> {
             Some(Value::Array(list)) => list
                 .iter()
                 .map(|v| v.as_str().ok_or_else(invalid))
-                .collect(),
+                .collect::<Result<_, _>>()
+                .map(Names::new),
             Some(_) => Err(invalid()),
         }
     }
