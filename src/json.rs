@@ -7,7 +7,7 @@
 //! measures nesting iteratively before it copies a value of unknown origin,
 //! and refuses what is deeper than 256.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Deepest nesting of arrays and objects the library copies or renders: a
 /// tool's schemas, call arguments, `structuredContent`, unknown content
@@ -93,9 +93,41 @@ pub(crate) fn dismantle(value: Value) {
     }
 }
 
+/// Objects up to this many members are searched by comparing keys.
+const SCAN_MEMBERS: usize = 8;
+
+/// A member of an object. Schemas and stream events are mostly small
+/// objects, where comparing a few short keys is cheaper than hashing one
+/// (`Map` hashes every key it looks up).
+pub(crate) fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if map.len() <= SCAN_MEMBERS {
+        map.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
+}
+
+/// A member of an object, to change; see [`member`].
+pub(crate) fn member_mut<'v>(map: &'v mut Map<String, Value>, key: &str) -> Option<&'v mut Value> {
+    if map.len() <= SCAN_MEMBERS {
+        map.iter_mut().find(|(k, _)| *k == key).map(|(_, v)| v)
+    } else {
+        map.get_mut(key)
+    }
+}
+
+/// Whether an object has a member; see [`member`].
+pub(crate) fn has_member(map: &Map<String, Value>, key: &str) -> bool {
+    member(map, key).is_some()
+}
+
 /// Appends `/segment` to a JSON pointer, escaping `~` and `/` (RFC 6901).
 pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
     pointer.push('/');
+    if memchr::memchr2(b'~', b'/', segment.as_bytes()).is_none() {
+        pointer.push_str(segment);
+        return;
+    }
     for c in segment.chars() {
         match c {
             '~' => pointer.push_str("~0"),

@@ -414,10 +414,9 @@ impl Provider {
         let Some(subset) = self.subset_schema(tool, listing) else {
             return Ok(None);
         };
-        let original = subset.as_ref();
         let (schema, strict) = match (&self.strict, mode) {
             (Some(plan), StrictMode::Auto | StrictMode::On) => {
-                match strict::convert(original, &plan.rules) {
+                match strict::convert(subset.as_ref(), &plan.rules) {
                     Ok(converted) => {
                         if !converted.null_paths.is_empty() {
                             listing
@@ -437,11 +436,11 @@ impl Provider {
                         tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
                         path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool sent non-strict");
                         listing.report.fallbacks.push(issue);
-                        (Cow::Borrowed(original), false)
+                        (subset, false)
                     }
                 }
             }
-            _ => (Cow::Borrowed(original), false),
+            _ => (subset, false),
         };
         let missing = self.tools.missing_description;
         let description = match tool.tool.description.as_deref() {
@@ -453,9 +452,14 @@ impl Provider {
         let strict_flag = Value::Bool(strict);
         let mut vars: Vec<(&str, Var<'_>)> = vec![
             ("name", Var::Str(&tool.exposed_name)),
-            ("schema", Var::Json(schema)),
             ("strict", Var::Json(Cow::Borrowed(&strict_flag))),
         ];
+        // A schema converted for this listing is moved into the definition, not copied.
+        let mut owned = Vec::new();
+        match schema {
+            Cow::Owned(schema) => owned.push(("schema", Some(schema))),
+            Cow::Borrowed(schema) => vars.push(("schema", Var::Json(Cow::Borrowed(schema)))),
+        }
         if let Some(d) = &description {
             vars.push(("description", Var::Str(d)));
         }
@@ -467,7 +471,11 @@ impl Provider {
         if strict {
             listing.strict.insert(tool.exposed_name.clone());
         }
-        self.tools.definition.render(vars.as_slice()).map(Some).map_err(|missing| {
+        self.tools
+            .definition
+            .render_moving(vars.as_slice(), &mut owned)
+            .map(Some)
+            .map_err(|missing| {
             Error::new(
                 ErrorKind::Spec,
                 format!(

@@ -5,6 +5,8 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::json::{member, member_mut};
+
 /// A step of a [`JsonPath`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Step {
@@ -105,25 +107,6 @@ fn steps_mut<'v>(steps: &[Step], value: &'v mut Value) -> Option<&'v mut Value> 
         (Step::Index(i), Value::Object(m)) => m.get_mut(&i.to_string()),
         _ => None,
     })
-}
-
-/// A member of an object. Paths are looked up for every event of a stream,
-/// mostly in small objects, where comparing a few short keys is cheaper than
-/// hashing one.
-fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    if map.len() <= 8 {
-        map.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
-    } else {
-        map.get(key)
-    }
-}
-
-fn member_mut<'v>(map: &'v mut Map<String, Value>, key: &str) -> Option<&'v mut Value> {
-    if map.len() <= 8 {
-        map.iter_mut().find(|(k, _)| *k == key).map(|(_, v)| v)
-    } else {
-        map.get_mut(key)
-    }
 }
 
 /// An event whose `path` holds `equals`, or (without it) where `path` is present and not null.

@@ -81,11 +81,13 @@ impl Decoder {
         }
     }
 
-    /// Takes `bytes` and appends every event they complete to `out`.
+    /// Takes `bytes` and hands every event they complete to `out`, each as
+    /// soon as it is cut (so that one event is read before the next is
+    /// parsed, and only one is held at a time).
     pub(crate) fn push(
         &mut self,
         bytes: &[u8],
-        out: &mut Vec<Payload>,
+        out: &mut impl FnMut(Payload),
     ) -> Result<(), FramingError> {
         match self {
             Decoder::Sse(d) => d.push(bytes, out),
@@ -98,8 +100,8 @@ impl Decoder {
         }
     }
 
-    /// The end of the bytes: appends what they complete.
-    pub(crate) fn finish(&mut self, out: &mut Vec<Payload>) -> Result<(), FramingError> {
+    /// The end of the bytes: hands out what they complete.
+    pub(crate) fn finish(&mut self, out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
         match self {
             Decoder::Sse(d) => d.finish(out),
             Decoder::Lines(d) => d.finish(out),
@@ -157,7 +159,7 @@ impl SseDecoder {
         }
     }
 
-    fn push(&mut self, bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
+    fn push(&mut self, bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
         if !bytes.is_empty() {
             let mut feed = self.feed.lock().unwrap_or_else(|p| p.into_inner());
             feed.chunks.push_back(Bytes::copy_from_slice(bytes));
@@ -171,12 +173,12 @@ impl SseDecoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut Vec<Payload>) -> Result<(), FramingError> {
+    fn finish(&mut self, out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
         self.feed.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
         self.drain(out)
     }
 
-    fn drain(&mut self, out: &mut Vec<Payload>) -> Result<(), FramingError> {
+    fn drain(&mut self, out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
         let mut cx = Context::from_waker(std::task::Waker::noop());
         while let Poll::Ready(Some(event)) = self.parser.as_mut().poll_next(&mut cx) {
             let event = event.map_err(FramingError::Sse)?;
@@ -186,7 +188,7 @@ impl SseDecoder {
             if text.is_empty() {
                 continue;
             }
-            out.push(match serde_json::from_str::<Value>(text) {
+            out(match serde_json::from_str::<Value>(text) {
                 Ok(value) => Payload::Json(value),
                 Err(_) => Payload::Text(text.to_owned()),
             });
@@ -204,7 +206,7 @@ pub(crate) struct LineSplitter {
 }
 
 impl LineSplitter {
-    fn push(&mut self, bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
+    fn push(&mut self, bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
         let mut rest = bytes;
         while let Some(end) = memchr::memchr(b'\n', rest) {
             if self.buf.is_empty() {
@@ -223,14 +225,14 @@ impl LineSplitter {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut Vec<Payload>) -> Result<(), FramingError> {
+    fn finish(&mut self, out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
         let last = std::mem::take(&mut self.buf);
         line(&last, out)
     }
 }
 
 /// One line of newline-delimited JSON.
-fn line(bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
+fn line(bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
     let bytes = bytes.trim_ascii();
     if bytes.is_empty() {
         return Ok(());
@@ -238,11 +240,26 @@ fn line(bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
     if !matches!(bytes[0], b'{' | b'[') {
         return Err(FramingError::NotJson { byte: bytes[0] });
     }
-    match serde_json::from_slice::<Value>(bytes).map_err(FramingError::Json)? {
-        Value::Array(events) => out.extend(events.into_iter().map(Payload::Json)),
-        other => out.push(Payload::Json(other)),
-    }
+    hand_out(parse(bytes)?, out);
     Ok(())
+}
+
+/// Reads JSON bytes. The text is checked as UTF-8 once, whole (faster than
+/// string by string); bytes that are not UTF-8 get serde_json's own error.
+fn parse(bytes: &[u8]) -> Result<Value, FramingError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(bytes),
+    }
+    .map_err(FramingError::Json)
+}
+
+/// A JSON value read from the bytes: an event, or a list of events.
+fn hand_out(value: Value, out: &mut impl FnMut(Payload)) {
+    match value {
+        Value::Array(events) => events.into_iter().map(Payload::Json).for_each(out),
+        other => out(Payload::Json(other)),
+    }
 }
 
 /// Finds complete top-level JSON values in bytes that arrive in pieces.
@@ -259,7 +276,7 @@ pub(crate) struct JsonSplitter {
 }
 
 impl JsonSplitter {
-    fn push(&mut self, bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
+    fn push(&mut self, bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
         self.buf.extend_from_slice(bytes);
         while self.pos < self.buf.len() {
             let b = self.buf[self.pos];
@@ -285,14 +302,7 @@ impl JsonSplitter {
                     self.depth -= 1;
                     if self.depth == 0 {
                         let start = self.start.take().unwrap_or_default();
-                        let value = serde_json::from_slice::<Value>(&self.buf[start..self.pos])
-                            .map_err(FramingError::Json)?;
-                        match value {
-                            Value::Array(events) => {
-                                out.extend(events.into_iter().map(Payload::Json))
-                            }
-                            other => out.push(Payload::Json(other)),
-                        }
+                        hand_out(parse(&self.buf[start..self.pos])?, out);
                     }
                 }
                 b' ' | b'\t' | b'\r' | b'\n' => {}
@@ -334,7 +344,7 @@ pub(crate) struct EventStreamDecoder {
 
 #[cfg(feature = "eventstream")]
 impl EventStreamDecoder {
-    fn push(&mut self, bytes: &[u8], out: &mut Vec<Payload>) -> Result<(), FramingError> {
+    fn push(&mut self, bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
         use aws_smithy_eventstream::frame::DecodedFrame;
         use aws_smithy_eventstream::smithy::parse_response_headers;
         self.buf.extend_from_slice(bytes);
@@ -357,7 +367,7 @@ impl EventStreamDecoder {
                     };
                     let mut event = serde_json::Map::new();
                     event.insert(name, payload);
-                    out.push(Payload::Json(Value::Object(event)));
+                    out(Payload::Json(Value::Object(event)));
                 }
             }
         }
@@ -380,22 +390,23 @@ mod tests {
     fn cut_everywhere(framing: Framing, text: &[u8]) -> Vec<Payload> {
         let mut whole = Vec::new();
         let mut d = Decoder::new(framing);
-        d.push(text, &mut whole).unwrap();
-        d.finish(&mut whole).unwrap();
+        d.push(text, &mut |p| whole.push(p)).unwrap();
+        d.finish(&mut |p| whole.push(p)).unwrap();
         for cut in 0..=text.len() {
             let mut out = Vec::new();
             let mut d = Decoder::new(framing);
-            d.push(&text[..cut], &mut out).unwrap();
-            d.push(&text[cut..], &mut out).unwrap();
-            d.finish(&mut out).unwrap();
+            d.push(&text[..cut], &mut |p| out.push(p)).unwrap();
+            d.push(&text[cut..], &mut |p| out.push(p)).unwrap();
+            d.finish(&mut |p| out.push(p)).unwrap();
             assert_eq!(out, whole, "cut at {cut}");
         }
         let mut out = Vec::new();
         let mut d = Decoder::new(framing);
         for b in text {
-            d.push(std::slice::from_ref(b), &mut out).unwrap();
+            d.push(std::slice::from_ref(b), &mut |p| out.push(p))
+                .unwrap();
         }
-        d.finish(&mut out).unwrap();
+        d.finish(&mut |p| out.push(p)).unwrap();
         assert_eq!(out, whole, "byte by byte");
         whole
     }
@@ -447,7 +458,7 @@ mod tests {
     #[test]
     fn bad_json_is_an_error_and_a_cut_value_is_unfinished() {
         let mut d = Decoder::new(Framing::Json);
-        let mut out = Vec::new();
+        let mut out = |_| {};
         assert!(matches!(
             d.push(b"42", &mut out),
             Err(FramingError::NotJson { byte: b'4' })

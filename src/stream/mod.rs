@@ -29,6 +29,23 @@ pub use crate::spec::stream::Framing;
 use assemble::Assembler;
 use framing::{Decoder, Payload};
 
+/// Reads one event cut from the bytes; after an event that breaks the
+/// stream, the rest are cut (the bytes must still frame) but not read.
+fn read_payload(
+    assembler: &mut Assembler<'_>,
+    payload: Payload,
+    out: &mut Vec<StreamedCall>,
+    read: &mut Result<()>,
+) {
+    if read.is_err() {
+        return;
+    }
+    *read = match payload {
+        Payload::Json(event) => assembler.event(&event, out),
+        Payload::Text(text) => assembler.text(&text, out),
+    };
+}
+
 /// A call a stream completed: ready to run, or rejected with its answer.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -145,10 +162,12 @@ impl<'a> CallStream<'a> {
     /// returns them, and the error comes with the next call.
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<StreamedCall>> {
         self.check()?;
-        let mut payloads = Vec::new();
-        let decoded = self.decoder.push(bytes, &mut payloads);
         let mut out = Vec::new();
-        let read = self.payloads(payloads, &mut out);
+        let mut read = Ok(());
+        let assembler = &mut self.assembler;
+        let decoded = self.decoder.push(bytes, &mut |payload| {
+            read_payload(assembler, payload, &mut out, &mut read)
+        });
         self.bytes += bytes.len() as u64;
         self.handed(out, decoded, read)
     }
@@ -215,9 +234,11 @@ impl<'a> CallStream<'a> {
     pub(crate) fn finish_parts(mut self) -> (Vec<StreamedCall>, Streamed, Option<Error>) {
         let mut out = Vec::new();
         if self.error.is_none() {
-            let mut payloads = Vec::new();
-            let decoded = self.decoder.finish(&mut payloads);
-            let read = self.payloads(payloads, &mut out);
+            let mut read = Ok(());
+            let assembler = &mut self.assembler;
+            let decoded = self
+                .decoder
+                .finish(&mut |payload| read_payload(assembler, payload, &mut out, &mut read));
             let _ = self.settle(decoded, read);
         }
         if self.error.is_none() && !self.assembler.ended() {
@@ -238,16 +259,6 @@ impl<'a> CallStream<'a> {
             Some(error) => Err(error.clone()),
             None => Ok(()),
         }
-    }
-
-    fn payloads(&mut self, payloads: Vec<Payload>, out: &mut Vec<StreamedCall>) -> Result<()> {
-        for payload in payloads {
-            match payload {
-                Payload::Json(event) => self.assembler.event(&event, out)?,
-                Payload::Text(text) => self.assembler.text(&text, out)?,
-            }
-        }
-        Ok(())
     }
 
     /// Records the first error of a push, with where the stream broke.

@@ -172,8 +172,11 @@ pub fn convert(schema: &Value, rules: &StrictRules) -> Result<StrictSchema, Stri
     walker.begin(DefKey::Root, true);
     let mut out = walker.node(schema)?;
     let paths = std::mem::take(&mut walker.nulls);
-    let null_paths = walker.finish(DefKey::Root, paths)?;
-    if rules.mode == rules::Mode::Subset && !rules.rewrites(rules::Rewrite::InlineRefs) {
+    // Only definitions converted after the root can still refer to it.
+    let more_defs =
+        rules.mode == rules::Mode::Subset && !rules.rewrites(rules::Rewrite::InlineRefs);
+    let null_paths = walker.finish(DefKey::Root, paths, more_defs)?;
+    if more_defs {
         walker.convert_unreferenced_defs()?;
     }
     walker.attach_defs(&mut out);

@@ -1,14 +1,29 @@
 //! Objects: closing them, requiring every property, making optional
 //! properties nullable; and the value limits (enums, consts, names).
 
-use std::collections::HashSet;
-
 use serde_json::{Map, Value};
 
 use super::error::{Limit, StrictError, StrictReason};
 use super::null_path::{NullPath, Segment};
 use super::rules::OptionalProperties;
 use super::walk::Walker;
+use crate::json::{has_member, member, member_mut};
+
+/// Names of required properties, sorted, each once.
+#[derive(Default)]
+struct Names<'a>(Vec<&'a str>);
+
+impl<'a> Names<'a> {
+    fn new(mut names: Vec<&'a str>) -> Self {
+        names.sort_unstable();
+        names.dedup();
+        Names(names)
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.0.binary_search(&name).is_ok()
+    }
+}
 
 /// How far `allows_null` follows `anyOf` branches and `$ref`s before giving
 /// a conservative "no" (which only adds a redundant null path).
@@ -24,12 +39,12 @@ impl<'a> Walker<'a> {
         map: &'a Map<String, Value>,
         out: &mut Map<String, Value>,
     ) -> Result<(), StrictError> {
-        let closed = match map.get("additionalProperties") {
+        let closed = match member(map, "additionalProperties") {
             None => false,
             Some(Value::Bool(false)) => true,
             Some(_) => return Err(self.err_at("additionalProperties", StrictReason::OpenMap)),
         };
-        let properties = match map.get("properties") {
+        let properties = match member(map, "properties") {
             Some(Value::Object(properties)) => Some(properties),
             Some(_) => {
                 return Err(self.err_at("properties", StrictReason::Invalid("properties".into())));
@@ -43,10 +58,8 @@ impl<'a> Walker<'a> {
             None => Map::new(),
         };
         let required = match self.rules.optional_properties {
-            OptionalProperties::Nullable => {
-                sorted_names(converted.keys().map(String::as_str).collect())
-            }
-            OptionalProperties::Keep => sorted_names(required),
+            OptionalProperties::Nullable => sorted_names(converted.keys().map(String::as_str)),
+            OptionalProperties::Keep => sorted_names(required.0),
         };
         out.insert("properties".into(), Value::Object(converted));
         out.insert("required".into(), required);
@@ -59,7 +72,9 @@ impl<'a> Walker<'a> {
         let Value::Object(properties) = value else {
             return Err(self.err_at("properties", StrictReason::Invalid("properties".into())));
         };
-        Ok(Value::Object(self.properties(properties, &HashSet::new())?))
+        Ok(Value::Object(
+            self.properties(properties, &Names::default())?,
+        ))
     }
 
     /// A subset's `required`, checked to be a list of names and kept as written.
@@ -70,14 +85,15 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn required(&self, map: &'a Map<String, Value>) -> Result<HashSet<&'a str>, StrictError> {
+    fn required(&self, map: &'a Map<String, Value>) -> Result<Names<'a>, StrictError> {
         let invalid = || self.err_at("required", StrictReason::Invalid("required".into()));
-        match map.get("required") {
-            None => Ok(HashSet::new()),
+        match member(map, "required") {
+            None => Ok(Names::default()),
             Some(Value::Array(list)) => list
                 .iter()
                 .map(|v| v.as_str().ok_or_else(invalid))
-                .collect(),
+                .collect::<Result<_, _>>()
+                .map(Names::new),
             Some(_) => Err(invalid()),
         }
     }
@@ -85,7 +101,7 @@ impl<'a> Walker<'a> {
     fn properties(
         &mut self,
         properties: &'a Map<String, Value>,
-        required: &HashSet<&str>,
+        required: &Names<'_>,
     ) -> Result<Map<String, Value>, StrictError> {
         self.counts.properties += properties.len();
         self.check_limit(
@@ -99,7 +115,7 @@ impl<'a> Walker<'a> {
             "properties",
         )?;
         let outer = self.enter("properties");
-        let mut out = Map::new();
+        let mut out = Map::with_capacity(properties.len());
         for (name, schema) in properties {
             let len = self.enter(name);
             self.path.push(Segment::Property(name.clone()));
@@ -146,23 +162,23 @@ impl<'a> Walker<'a> {
         }
         let mut constrained = false;
         let mut ok = true;
-        if map.contains_key("type") {
+        if has_member(map, "type") {
             constrained = true;
             ok &= super::walk::has_type(map, "null");
         }
-        if let Some(Value::Array(values)) = map.get("enum") {
+        if let Some(Value::Array(values)) = member(map, "enum") {
             constrained = true;
             ok &= values.contains(&Value::Null);
         }
-        if let Some(value) = map.get("const") {
+        if let Some(value) = member(map, "const") {
             constrained = true;
             ok &= value.is_null();
         }
-        if let Some(Value::Array(branches)) = map.get("anyOf") {
+        if let Some(Value::Array(branches)) = member(map, "anyOf") {
             constrained = true;
             ok = ok && branches.iter().any(|b| self.allows_null(b, probe + 1));
         }
-        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+        if let Some(reference) = member(map, "$ref").and_then(Value::as_str) {
             constrained = true;
             ok = ok
                 && self
@@ -227,9 +243,11 @@ impl<'a> Walker<'a> {
     }
 }
 
-fn sorted_names(names: HashSet<&str>) -> Value {
+/// The names sorted, each once.
+fn sorted_names<'n>(names: impl IntoIterator<Item = &'n str>) -> Value {
     let mut names: Vec<&str> = names.into_iter().collect();
     names.sort_unstable();
+    names.dedup();
     Value::Array(
         names
             .into_iter()
@@ -247,19 +265,21 @@ fn make_nullable(converted: Value) -> Value {
     };
     let wrap = ["$ref", "anyOf", "allOf", "oneOf", "not", "const"]
         .iter()
-        .any(|k| map.contains_key(*k));
-    if wrap || !(map.contains_key("type") || map.contains_key("enum")) {
+        .any(|k| has_member(&map, k));
+    if wrap || !(has_member(&map, "type") || has_member(&map, "enum")) {
         return wrap_any_of(map);
     }
-    match map.get_mut("type") {
-        Some(Value::String(t)) => {
-            let t = std::mem::take(t);
-            map.insert("type".into(), Value::Array(vec![t.into(), "null".into()]));
+    if let Some(slot) = member_mut(&mut map, "type") {
+        match slot {
+            Value::String(t) => {
+                let t = std::mem::take(t);
+                *slot = Value::Array(vec![t.into(), "null".into()]);
+            }
+            Value::Array(list) => push_null(list, "null".into()),
+            _ => {}
         }
-        Some(Value::Array(list)) => push_null(list, "null".into()),
-        _ => {}
     }
-    if let Some(Value::Array(values)) = map.get_mut("enum") {
+    if let Some(Value::Array(values)) = member_mut(&mut map, "enum") {
         push_null(values, Value::Null);
     }
     Value::Object(map)
@@ -274,7 +294,9 @@ fn push_null(list: &mut Vec<Value>, null: Value) {
 fn wrap_any_of(mut inner: Map<String, Value>) -> Value {
     let mut outer = Map::new();
     for key in ANNOTATIONS {
-        if let Some(value) = inner.shift_remove(*key) {
+        if has_member(&inner, key)
+            && let Some(value) = inner.shift_remove(*key)
+        {
             outer.insert((*key).to_owned(), value);
         }
     }

@@ -72,7 +72,7 @@ impl<'a> Walker<'a> {
         self.begin(key, at_top);
         let out = self.node(target)?;
         let paths = std::mem::replace(&mut self.nulls, saved_nulls);
-        self.finish(key, paths)?;
+        self.finish(key, paths, true)?;
         self.ptr = saved_ptr;
         self.path = saved_path;
         self.depth = saved_depth;
@@ -85,18 +85,22 @@ impl<'a> Walker<'a> {
         self.in_progress.push((key, at_top));
     }
 
-    /// Records a definition's null paths, failing if it is recursive and
-    /// has any (the current pointer is the definition's).
+    /// Ends a definition, failing if it is recursive and has null paths
+    /// (the current pointer is the definition's); with `record`, its null
+    /// paths are kept for the references converted after it.
     pub(crate) fn finish(
         &mut self,
         key: DefKey<'a>,
         paths: Vec<NullPath>,
+        record: bool,
     ) -> Result<Vec<NullPath>, StrictError> {
         self.in_progress.pop();
         if self.recursive.contains(&key) && !paths.is_empty() {
             return Err(self.err(StrictReason::RecursiveRef));
         }
-        self.defs.insert(key, DefState::Done(paths.clone()));
+        if record {
+            self.defs.insert(key, DefState::Done(paths.clone()));
+        }
         Ok(paths)
     }
 

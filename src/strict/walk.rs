@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::error::{Limit, StrictError, StrictReason};
 use super::null_path::{NullPath, Segment};
 use super::rules::{FormatOtherwise, KeywordClass, Mode, Otherwise, Rewrite, StrictRules};
+use crate::json::{has_member, member};
 
 /// Deepest recursion of the walk (schema nodes, across `$ref`s). Together
 /// with the nesting pre-pass it keeps the stack bounded on any input.
@@ -119,7 +120,8 @@ impl<'a> Walker<'a> {
         if object {
             self.enter_object()?;
         }
-        let mut out = Map::new();
+        // Room for the keywords kept and the three an object gains.
+        let mut out = Map::with_capacity(map.len() + 3);
         let mut described = None;
         for (key, value) in map {
             match self.rules.class(key) {
@@ -139,7 +141,7 @@ impl<'a> Walker<'a> {
         }
         if self.strict() {
             self.check_typed(map)?;
-            if has_type(map, "array") && !map.contains_key("items") {
+            if has_type(map, "array") && !has_member(map, "items") {
                 return Err(self.err(StrictReason::ArrayWithoutItems));
             }
         }
@@ -158,13 +160,14 @@ impl<'a> Walker<'a> {
 
     /// The rules' rewrites of one converted node.
     fn rewrite(&mut self, out: &mut Map<String, Value>) -> Result<(), StrictError> {
-        if self.rules.rewrites(Rewrite::InlineRefs) && out.contains_key("$ref") {
+        if self.rules.rewrites(Rewrite::InlineRefs) && has_member(out, "$ref") {
             self.inline(out)?;
         }
         if self.rules.rewrites(Rewrite::ConstToEnum)
+            && has_member(out, "const")
             && let Some(value) = out.shift_remove("const")
         {
-            if !out.contains_key("type")
+            if !has_member(out, "type")
                 && let Some(t) = json_type(&value)
             {
                 out.insert("type".into(), Value::from(t));
@@ -172,7 +175,7 @@ impl<'a> Walker<'a> {
             out.insert("enum".into(), Value::Array(vec![value]));
         }
         if self.rules.rewrites(Rewrite::TypeListsToNullable)
-            && let Some(Value::Array(types)) = out.get("type")
+            && let Some(Value::Array(types)) = member(out, "type")
         {
             let nullable = types.iter().any(|t| t == "null");
             let mut single: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
@@ -182,7 +185,7 @@ impl<'a> Walker<'a> {
                 1 => {
                     out.insert("type".into(), single.remove(0));
                 }
-                _ if out.contains_key("anyOf") => {
+                _ if has_member(out, "anyOf") => {
                     return Err(self.err_at("type", StrictReason::Unsupported("type".into())));
                 }
                 _ => {
@@ -198,14 +201,14 @@ impl<'a> Walker<'a> {
             }
         }
         if self.rules.rewrites(Rewrite::TypeIntoAnyOf)
-            && matches!(out.get("type"), Some(Value::String(_)))
-            && matches!(out.get("anyOf"), Some(Value::Array(_)))
+            && matches!(member(out, "type"), Some(Value::String(_)))
+            && matches!(member(out, "anyOf"), Some(Value::Array(_)))
             && let (Some(t), Some(Value::Array(branches))) =
                 (out.shift_remove("type"), out.get_mut("anyOf"))
         {
             for branch in branches.iter_mut() {
                 if let Value::Object(b) = branch
-                    && !b.contains_key("type")
+                    && !has_member(b, "type")
                 {
                     b.shift_insert(0, "type".into(), t.clone());
                 }
@@ -215,9 +218,9 @@ impl<'a> Walker<'a> {
     }
 
     fn check_typed(&self, map: &Map<String, Value>) -> Result<(), StrictError> {
-        let typed = TYPING_KEYWORDS
-            .iter()
-            .any(|k| map.contains_key(*k) && self.rules.class(k) == KeywordClass::Keep);
+        let typed = map.keys().any(|k| {
+            TYPING_KEYWORDS.contains(&k.as_str()) && self.rules.class(k) == KeywordClass::Keep
+        });
         if typed {
             Ok(())
         } else {
@@ -460,7 +463,7 @@ const SUBSCHEMA_MAP_KEYWORDS: &[&str] = &["patternProperties", "dependentSchemas
 
 /// Says a format the rules do not keep in the node's description.
 fn describe_format(out: &mut Map<String, Value>, format: &str) {
-    let text = match out.get("description").and_then(Value::as_str) {
+    let text = match member(out, "description").and_then(Value::as_str) {
         Some(description) => format!("{description} (format: {format})"),
         None => format!("Format: {format}"),
     };
@@ -484,7 +487,7 @@ pub(crate) use crate::json::push_pointer_segment as push_token;
 
 /// Whether a node's `type` is (or lists) `name`.
 pub(crate) fn has_type(map: &Map<String, Value>, name: &str) -> bool {
-    match map.get("type") {
+    match member(map, "type") {
         Some(Value::String(t)) => t == name,
         Some(Value::Array(list)) => list.iter().any(|t| t.as_str() == Some(name)),
         _ => false,
@@ -494,6 +497,6 @@ pub(crate) fn has_type(map: &Map<String, Value>, name: &str) -> bool {
 /// Whether a node describes an object (and so must be closed).
 fn is_object(map: &Map<String, Value>) -> bool {
     has_type(map, "object")
-        || map.contains_key("properties")
-        || map.contains_key("additionalProperties")
+        || has_member(map, "properties")
+        || has_member(map, "additionalProperties")
 }
