@@ -752,16 +752,24 @@ fn counting(in_flight: Arc<AtomicUsize>, most: Arc<AtomicUsize>) -> InProcessSer
     })
 }
 
-#[test]
-fn a_per_server_bound_holds_on_each_server_and_the_run_alone_calls_are_alone() {
-    let counters: Vec<(Arc<AtomicUsize>, Arc<AtomicUsize>)> = (0..2)
-        .map(|_| (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))))
-        .collect();
-    let source = Source::hub()
-        .server("a", counting(counters[0].0.clone(), counters[0].1.clone()))
-        .server("b", counting(counters[1].0.clone(), counters[1].1.clone()))
-        .build()
-        .unwrap();
+/// The most calls in flight at once on servers `a` and `b` in a turn of
+/// six calls to each, alternating, with `options` (and `b`'s calls run
+/// alone when `b_alone`).
+fn most_in_flight(b_alone: bool, options: ExecOptions) -> [usize; 2] {
+    let most = [Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))];
+    let mut builder = Source::hub()
+        .server(
+            "a",
+            counting(Arc::new(AtomicUsize::new(0)), most[0].clone()),
+        )
+        .server(
+            "b",
+            counting(Arc::new(AtomicUsize::new(0)), most[1].clone()),
+        );
+    if b_alone {
+        builder = builder.run_alone("b/work");
+    }
+    let source = builder.build().unwrap();
     let calls: Vec<Value> = (0..12)
         .map(|i| {
             let server = if i % 2 == 0 { "a" } else { "b" };
@@ -772,11 +780,8 @@ fn a_per_server_bound_holds_on_each_server_and_the_run_alone_calls_are_alone() {
     let provider = provider("anthropic");
     current_thread_runtime().block_on(async {
         let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
-        let options = ExecOptions::new()
-            .max_concurrency(12)
-            .max_concurrency_per_server(2);
         let run = source
-            .execute_tool_calls(provider, &response, &listing, &options)
+            .execute_tool_calls(provider, &response, &listing, &options.max_concurrency(12))
             .await
             .unwrap();
         assert!(
@@ -785,35 +790,20 @@ fn a_per_server_bound_holds_on_each_server_and_the_run_alone_calls_are_alone() {
             run.calls
         );
     });
-    assert_eq!(counters[0].1.load(Ordering::SeqCst), 2);
-    assert_eq!(counters[1].1.load(Ordering::SeqCst), 2);
+    [
+        most[0].load(Ordering::SeqCst),
+        most[1].load(Ordering::SeqCst),
+    ]
+}
 
+#[test]
+fn a_per_server_bound_holds_on_each_server_and_the_run_alone_calls_are_alone() {
+    let bounded = ExecOptions::new().max_concurrency_per_server(2);
+    assert_eq!(most_in_flight(false, bounded), [2, 2]);
     // Without the bound, every call is in flight at once; with `b`'s calls
     // run alone, `b` has one at a time and `a` all of its own.
-    let counters: Vec<(Arc<AtomicUsize>, Arc<AtomicUsize>)> = (0..2)
-        .map(|_| (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0))))
-        .collect();
-    let source = Source::hub()
-        .server("a", counting(counters[0].0.clone(), counters[0].1.clone()))
-        .server("b", counting(counters[1].0.clone(), counters[1].1.clone()))
-        .run_alone("b/work")
-        .build()
-        .unwrap();
-    current_thread_runtime().block_on(async {
-        let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
-        let options = ExecOptions::new().max_concurrency(12);
-        let run = source
-            .execute_tool_calls(provider, &response, &listing, &options)
-            .await
-            .unwrap();
-        assert!(
-            run.calls.iter().all(|c| c.error.is_none()),
-            "{:?}",
-            run.calls
-        );
-    });
-    assert_eq!(counters[0].1.load(Ordering::SeqCst), 6);
-    assert_eq!(counters[1].1.load(Ordering::SeqCst), 1);
+    assert_eq!(most_in_flight(false, ExecOptions::new()), [6, 6]);
+    assert_eq!(most_in_flight(true, ExecOptions::new()), [6, 1]);
 
     let bad = Source::hub()
         .server("a", InProcessServer::new())
