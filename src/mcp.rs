@@ -76,6 +76,44 @@ impl Tool {
         self.extra.get("execution")?.get("taskSupport")?.as_str()
     }
 
+    /// Whether the model may see and call the tool, by the MCP Apps
+    /// extension (`io.modelcontextprotocol/ui`): `false` when its
+    /// `_meta.ui.visibility` lists who may call it and `"model"` is not among
+    /// them (`["app"]`: a tool the app's own interface calls). Without a
+    /// `visibility`, a tool is for both.
+    ///
+    /// ```
+    /// use mcp_adapters::Tool;
+    /// use serde_json::json;
+    ///
+    /// let mut tool = Tool::new("save_pdf", "Saves the viewer's edits", json!({"type": "object"}));
+    /// assert!(tool.visible_to_model());
+    /// tool.meta = Some(json!({"ui": {"visibility": ["app"]}}).as_object().unwrap().clone());
+    /// assert!(!tool.visible_to_model());
+    /// ```
+    pub fn visible_to_model(&self) -> bool {
+        let visibility = self
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get("ui"))
+            .and_then(|ui| ui.get("visibility"));
+        match visibility {
+            Some(Value::Array(callers)) => callers.iter().any(|c| c.as_str() == Some("model")),
+            _ => true,
+        }
+    }
+
+    /// The tool's user interface under the MCP Apps extension: a `ui://`
+    /// resource a host renders beside the call's result
+    /// (`_meta.ui.resourceUri`, or the older flat `_meta["ui/resourceUri"]`).
+    pub fn ui_resource_uri(&self) -> Option<&str> {
+        let meta = self.meta.as_ref()?;
+        meta.get("ui")
+            .and_then(|ui| ui.get("resourceUri"))
+            .or_else(|| meta.get("ui/resourceUri"))
+            .and_then(Value::as_str)
+    }
+
     /// A tool with a name, a description and an input schema.
     pub fn new(
         name: impl Into<String>,

@@ -99,6 +99,12 @@ pub enum DropReason {
     /// MCP 2025-11-25) and its server cannot run tasks
     /// ([`Server::supports_tasks`](crate::Server::supports_tasks)).
     NeedsTasks,
+    /// The tool is for the app's own interface, not the model (MCP Apps:
+    /// its `_meta.ui.visibility` leaves out `"model"`; see
+    /// [`Tool::visible_to_model`](crate::Tool::visible_to_model)). It stays
+    /// callable by the application ([`ToolSet::app_tool`],
+    /// [`Source::call_app_tool`](crate::Source::call_app_tool)).
+    AppOnly,
 }
 
 /// A tool left out of the toolset.
@@ -193,6 +199,9 @@ struct Inner {
     /// The start of each failed server's exposed names (every name, for a
     /// client's one server), to tell a call to its tools from an unknown one.
     failed_prefixes: Vec<(String, usize)>,
+    /// The tools for the app's interface only, by server and MCP name:
+    /// never offered to the model, callable by the application.
+    app_only: Vec<ExposedTool>,
 }
 
 impl ToolSet {
@@ -227,6 +236,25 @@ impl ToolSet {
             .iter()
             .find(|(prefix, _)| exposed_name.starts_with(prefix.as_str()))
             .map(|&(_, i)| &inner.report.failed_servers[i])
+    }
+
+    /// A tool the application may call (not the model: see
+    /// [`resolve`](Self::resolve) for that): one offered to the model, or one
+    /// for the app's interface only ([`DropReason::AppOnly`], whose
+    /// `exposed_name` is `server/tool`). A tool the filters left out is
+    /// neither.
+    pub fn app_tool(&self, server_id: &str, mcp_name: &str) -> Option<&ExposedTool> {
+        let inner = &self.inner;
+        inner
+            .by_mcp
+            .get(&(server_id.to_owned(), mcp_name.to_owned()))
+            .map(|&i| &inner.tools[i])
+            .or_else(|| {
+                inner
+                    .app_only
+                    .iter()
+                    .find(|t| t.server_id == server_id && t.tool.name == mcp_name)
+            })
     }
 
     /// The exposed name of `server_id`'s tool `mcp_name`.
@@ -377,6 +405,13 @@ impl ToolSetBuilder {
                     set.report.dropped.push(drop(DropReason::NeedsTasks));
                 } else if let Some(reason) = filter.rejects(&server_id, &tool.name) {
                     set.report.dropped.push(drop(reason));
+                } else if !tool.visible_to_model() {
+                    set.report.dropped.push(drop(DropReason::AppOnly));
+                    set.app_only.push(ExposedTool {
+                        exposed_name: format!("{server_id}/{}", tool.name),
+                        server_id: server_id.clone(),
+                        tool,
+                    });
                 } else {
                     let natural = natural_name(self.mode, &self.prefix, &server_id, &tool.name);
                     set.insert(natural, server_id.clone(), tool);

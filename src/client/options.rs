@@ -115,6 +115,12 @@ pub struct ClientOptions {
     /// default); see [`OAuth`](crate::client::auth::OAuth).
     #[cfg(feature = "oauth")]
     pub oauth: Option<super::auth::OAuth>,
+    /// Declares the MCP Apps extension (`io.modelcontextprotocol/ui`, with
+    /// the `text/html;profile=mcp-app` views): for a host that renders the
+    /// tools' user interfaces. Off by default, so that servers do not offer
+    /// views nobody shows. Tools for an app's interface only are never
+    /// offered to a model either way.
+    pub mcp_apps: bool,
 }
 
 impl Default for ClientOptions {
@@ -127,6 +133,7 @@ impl Default for ClientOptions {
             reconnect: Reconnect::default(),
             #[cfg(feature = "oauth")]
             oauth: None,
+            mcp_apps: false,
         }
     }
 }
@@ -163,6 +170,12 @@ impl ClientOptions {
     /// these).
     pub fn handlers(mut self, handlers: Handlers) -> Self {
         self.handlers = handlers;
+        self
+    }
+
+    /// Sets [`mcp_apps`](Self::mcp_apps).
+    pub fn mcp_apps(mut self, declare: bool) -> Self {
+        self.mcp_apps = declare;
         self
     }
 

@@ -97,6 +97,8 @@ pub(super) struct Session {
     _watcher: Option<Watcher>,
     /// Tells the server when the roots change (up to 2025-11-25).
     _roots: Option<AbortOnDrop>,
+    /// Whether the MCP Apps extension is declared.
+    apps: bool,
 }
 
 impl Session {
@@ -115,7 +117,7 @@ impl Session {
         E: std::error::Error + Send + Sync + 'static,
     {
         let mut info = ClientConfig::new(
-            capabilities(options.handlers.features(), true, false),
+            capabilities(options.handlers.features(), true, false, options.mcp_apps),
             Implementation::new("mcp-adapters", env!("CARGO_PKG_VERSION")),
         );
         if options.lifecycle == Lifecycle::Legacy {
@@ -214,6 +216,7 @@ impl Session {
             tap,
             _watcher: watcher,
             _roots: roots,
+            apps: options.mcp_apps,
         })
     }
 
@@ -415,7 +418,12 @@ impl Session {
         let mut meta = context.meta.clone().map(RequestMetaObject::from);
         if self.is_modern() {
             meta.get_or_insert_default()
-                .set_client_capabilities(capabilities(call.answerer.features(), false, true));
+                .set_client_capabilities(capabilities(
+                    call.answerer.features(),
+                    false,
+                    true,
+                    self.apps,
+                ));
         }
         if let Some(meta) = meta {
             options = options.with_meta(meta);
@@ -448,16 +456,36 @@ impl Drop for Session {
     }
 }
 
+/// The MCP Apps extension's id, and the views a host of it renders.
+const APPS_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
+const APPS_VIEW_MIME_TYPE: &str = "text/html;profile=mcp-app";
+
 /// The capabilities `features` declare; `list_changed` says whether roots
 /// announce changes (revisions up to 2025-11-25 only), `tasks` whether the
-/// tasks extension is declared (a 2026-07-28 call).
-fn capabilities(features: ClientFeatures, list_changed: bool, tasks: bool) -> ClientCapabilities {
+/// tasks extension is declared (a 2026-07-28 call), `apps` whether the MCP
+/// Apps extension is.
+fn capabilities(
+    features: ClientFeatures,
+    list_changed: bool,
+    tasks: bool,
+    apps: bool,
+) -> ClientCapabilities {
     let mut wire = serde_json::Map::new();
+    let mut extensions = serde_json::Map::new();
     if tasks {
-        wire.insert(
-            "extensions".into(),
-            serde_json::json!({ rmcp::model::TASKS_EXTENSION_ID: {} }),
+        extensions.insert(
+            rmcp::model::TASKS_EXTENSION_ID.into(),
+            serde_json::json!({}),
         );
+    }
+    if apps {
+        extensions.insert(
+            APPS_EXTENSION_ID.into(),
+            serde_json::json!({"mimeTypes": [APPS_VIEW_MIME_TYPE]}),
+        );
+    }
+    if !extensions.is_empty() {
+        wire.insert("extensions".into(), Value::Object(extensions));
     }
     if features.elicitation_form || features.elicitation_url {
         let mut elicitation = serde_json::Map::new();
@@ -546,5 +574,27 @@ impl Drop for InFlight {
             }
             Err(_) => tracing::debug!("no runtime to send notifications/cancelled on"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_apps_extension_is_declared_only_when_asked_for() {
+        let declared = |tasks, apps| {
+            serde_json::to_value(capabilities(ClientFeatures::default(), true, tasks, apps))
+                .unwrap()
+        };
+        assert_eq!(declared(false, false), serde_json::json!({}));
+        assert_eq!(
+            declared(false, true)["extensions"],
+            serde_json::json!({"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}})
+        );
+        let both = declared(true, true);
+        let extensions = both["extensions"].as_object().unwrap();
+        assert_eq!(extensions.len(), 2, "{both}");
+        assert!(extensions.contains_key(rmcp::model::TASKS_EXTENSION_ID));
     }
 }

@@ -22,7 +22,7 @@ use super::turn::{Answering, CallRecord, Checked, Execution};
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
-use crate::mcp::{CallToolResponse, CallToolResult};
+use crate::mcp::{CallToolResponse, CallToolResult, Tool};
 use crate::spec::Provider;
 use crate::toolset::ToolSet;
 
@@ -103,6 +103,61 @@ impl Source {
         turn.finish(&halted)
     }
 
+    /// Calls a tool for the application itself, not for a model: any tool of
+    /// the source's toolset, those for an app's own interface included (MCP
+    /// Apps tools whose `_meta.ui.visibility` leaves out the model, which are
+    /// never offered to one: [`DropReason::AppOnly`](crate::toolset::DropReason::AppOnly)).
+    /// The call goes through the same governed pipeline as a model's (policy
+    /// and approver, validation, hooks, the server's gate, timeout, the
+    /// `outputSchema` check); the record holds the result, or why there is
+    /// none, and the tool's UI resource.
+    ///
+    /// # Errors
+    ///
+    /// As [`toolset`](Self::toolset); a tool the toolset does not hold is
+    /// answered in the record ([`ErrorKind::UnknownTool`]), not sent.
+    pub async fn call_app_tool(
+        &self,
+        server_id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        options: &ExecOptions,
+    ) -> Result<CallRecord> {
+        let toolset = self.toolset().await?;
+        let call = ToolCall {
+            index: 0,
+            call_id: None,
+            server_id: server_id.to_owned(),
+            tool: tool.to_owned(),
+            exposed_name: toolset
+                .app_tool(server_id, tool)
+                .map_or_else(|| format!("{server_id}/{tool}"), |t| t.exposed_name.clone()),
+            arguments,
+        };
+        let (_, timeout) = options.limits();
+        let shared = Shared::for_caller(options, Caller::App);
+        let (call, outcome) = self
+            .guarded(call, &toolset, options, &shared, timeout, &Halt::default())
+            .await;
+        let checked = self.check_output(&call, &toolset, outcome, options.output_schema);
+        let ran = checked.outcome.is_ok() || checked.kept.is_some();
+        let (result, error) = match checked.outcome {
+            Ok(result) => (Some(result), None),
+            Err(err) => (checked.kept, Some(err)),
+        };
+        Ok(CallRecord {
+            index: 0,
+            call_id: None,
+            exposed_name: Some(call.exposed_name),
+            server_id: Some(call.server_id),
+            ran,
+            error,
+            warnings: checked.warning.into_iter().collect(),
+            ui_resource: checked.ui_resource,
+            result,
+        })
+    }
+
     /// Answers a search: tools the policy denies (given the turn's taint) are
     /// never found, as the toolset's filters already hid theirs (PO-7).
     pub(super) fn search(
@@ -128,6 +183,7 @@ impl Source {
             ran: true,
             error: None,
             warnings: Vec::new(),
+            ui_resource: None,
             result: None,
         };
         turn.searched(record, answered.answer, answered.found);
@@ -261,7 +317,7 @@ impl Source {
     /// A call's outcome with its result checked against the tool's
     /// `outputSchema`, as `check` says: a result that breaks it becomes an
     /// error (and is kept beside it, for the call's record), or is passed on
-    /// with a warning.
+    /// with a warning; and the tool's UI resource, for the record.
     pub(super) fn check_output(
         &self,
         call: &ToolCall,
@@ -269,14 +325,28 @@ impl Source {
         outcome: Result<CallToolResult>,
         check: OutputSchemaCheck,
     ) -> Checked {
+        let tool = toolset
+            .resolve(&call.exposed_name)
+            .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
+            .or_else(|| toolset.app_tool(&call.server_id, &call.tool))
+            .map(|t| &t.tool);
+        let mut checked = self.check_schema(call, tool, outcome, check);
+        checked.ui_resource = tool.and_then(Tool::ui_resource_uri).map(str::to_owned);
+        checked
+    }
+
+    fn check_schema(
+        &self,
+        call: &ToolCall,
+        tool: Option<&Tool>,
+        outcome: Result<CallToolResult>,
+        check: OutputSchemaCheck,
+    ) -> Checked {
         let result = match outcome {
             Ok(result) if check != OutputSchemaCheck::Off && !result.is_error => result,
             other => return Checked::as_it_is(other),
         };
-        let Some(schema) = toolset
-            .resolve(&call.exposed_name)
-            .and_then(|t| t.tool.output_schema.as_ref())
-        else {
+        let Some(schema) = tool.and_then(|t| t.output_schema.as_ref()) else {
             return Checked::as_it_is(Ok(result));
         };
         let problems: Vec<String> = match &result.structured_content {
@@ -311,6 +381,7 @@ impl Source {
             return Checked {
                 outcome: Ok(result),
                 kept: None,
+                ui_resource: None,
                 warning: Some(format!(
                     "the result breaks the tool's outputSchema and was passed on as it is: {why}"
                 )),
@@ -324,6 +395,7 @@ impl Source {
             outcome: Err(error),
             kept: Some(result),
             warning: None,
+            ui_resource: None,
         }
     }
 
@@ -341,18 +413,21 @@ impl Source {
         shared: &Shared,
         clock: &Arc<CallClock>,
     ) -> Result<(&Arc<dyn Server>, CallToolResponse, bool, Pass)> {
-        let tool = toolset
-            .resolve(&call.exposed_name)
-            .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::UnknownTool,
-                    format!(
-                        "unknown tool `{}`: call one of the tools offered",
-                        call.exposed_name
-                    ),
-                )
-            })?;
+        let tool = match shared.caller {
+            Caller::Model => toolset
+                .resolve(&call.exposed_name)
+                .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool),
+            Caller::App => toolset.app_tool(&call.server_id, &call.tool),
+        };
+        let tool = tool.ok_or_else(|| {
+            Error::new(
+                ErrorKind::UnknownTool,
+                format!(
+                    "unknown tool `{}`: call one of the tools offered",
+                    call.exposed_name
+                ),
+            )
+        })?;
         self.cache
             .check_offered(&self.servers, &call.server_id, &call.tool)
             .await?;
@@ -513,20 +588,34 @@ fn safe_to_repeat(tool: &crate::mcp::Tool) -> bool {
     hint("readOnlyHint") || hint("idempotentHint")
 }
 
-/// Per-turn values every call's context shares, and the turn's slots on
-/// each server.
+/// Per-turn values every call's context shares, the turn's slots on each
+/// server, and who makes the calls.
 pub(super) struct Shared {
     assigns: Arc<Map<String, Value>>,
     taint: Arc<BTreeSet<String>>,
     slots: Option<Slots>,
+    caller: Caller,
+}
+
+/// Who makes a turn's calls: the model (to the tools it was offered) or the
+/// application (to any tool of the toolset, its app-only ones included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Caller {
+    Model,
+    App,
 }
 
 impl Shared {
     pub(super) fn new(options: &ExecOptions) -> Self {
+        Self::for_caller(options, Caller::Model)
+    }
+
+    fn for_caller(options: &ExecOptions, caller: Caller) -> Self {
         Shared {
             assigns: Arc::new(options.assigns.clone()),
             taint: Arc::new(options.taint.clone()),
             slots: options.max_concurrency_per_server.map(Slots::new),
+            caller,
         }
     }
 }

@@ -49,6 +49,10 @@ pub struct CallRecord {
     /// `outputSchema`, with [`OutputSchemaCheck::Warn`](crate::exec::OutputSchemaCheck::Warn)).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The tool's user interface, for a host to render beside the result
+    /// (MCP Apps: a `ui://` resource; [`Tool::ui_resource_uri`](crate::Tool::ui_resource_uri)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ui_resource: Option<String>,
     /// The server's result as it came, every content block in it, whether or
     /// not the model was shown it (a block for the user only is not): what
     /// the application shows the person. `None` for a call that did not
@@ -97,6 +101,7 @@ pub(super) struct Checked {
     pub(super) outcome: Result<CallToolResult>,
     pub(super) kept: Option<CallToolResult>,
     pub(super) warning: Option<String>,
+    pub(super) ui_resource: Option<String>,
 }
 
 impl Checked {
@@ -105,6 +110,7 @@ impl Checked {
             outcome,
             kept: None,
             warning: None,
+            ui_resource: None,
         }
     }
 }
@@ -169,6 +175,7 @@ impl<'a> Answering<'a> {
                 ran: false,
                 error: Some(rejected.error),
                 warnings: Vec::new(),
+                ui_resource: None,
                 result: None,
             };
             answers.push((record.index, rejected.answer, record));
@@ -195,6 +202,7 @@ impl<'a> Answering<'a> {
                 outcome,
                 kept,
                 warning,
+                ui_resource,
             } = checked;
             let answer = turn.answer(
                 call.call_id.as_deref(),
@@ -225,6 +233,7 @@ impl<'a> Answering<'a> {
                 error,
                 result,
                 warnings: warning.into_iter().collect(),
+                ui_resource,
             };
             answers.push((record.index, answer, record));
         }

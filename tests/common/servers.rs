@@ -1,7 +1,8 @@
 //! Real third-party MCP servers for the end-to-end tests, installed on first
 //! use: `@modelcontextprotocol/server-everything` into `<target>/e2e-npm` and
 //! `@modelcontextprotocol/server-filesystem` into `<target>/e2e-npm-filesystem`
-//! (exact versions, no lock file), and a virtualenv in `<target>/e2e-venv` with
+//! (exact versions, no lock file), `@modelcontextprotocol/server-pdf` into
+//! `<target>/e2e-npm-pdf`, and a virtualenv in `<target>/e2e-venv` with
 //! the pins of `tests/e2e/requirements.txt` (`mcp`, `mcp-server-time`), which
 //! also runs the tests' own Python servers.
 //! A lock file keeps concurrent test binaries from installing at once; a
@@ -71,6 +72,23 @@ pub fn everything() -> Result<(String, Vec<String>), String> {
     Ok((
         "node".into(),
         vec![entry.display().to_string(), "stdio".into()],
+    ))
+}
+
+/// The official MCP Apps PDF server, pinned: six of its nine tools are for
+/// its viewer only (`_meta.ui.visibility: ["app"]`).
+pub const PDF: &str = "@modelcontextprotocol/server-pdf@2.0.4";
+
+/// `(command, args)` for the MCP Apps PDF server over stdio.
+pub fn pdf() -> Result<(String, Vec<String>), String> {
+    let entry = npm_package(
+        "e2e-npm-pdf",
+        PDF,
+        "node_modules/@modelcontextprotocol/server-pdf/dist/index.js",
+    )?;
+    Ok((
+        "node".into(),
+        vec![entry.display().to_string(), "--stdio".into()],
     ))
 }
 
