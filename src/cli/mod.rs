@@ -26,11 +26,13 @@ struct Cli {
     command: Command,
 }
 
+/// Each command's help ends with examples of it, kept in `examples/` as the
+/// text the help prints.
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Lists the providers: a JSON array with each spec's id, title and options.
     #[command(
-        after_help = "Examples:\n  mcp-adapters providers\n  mcp-adapters providers --specs my-specs/"
+        after_help = include_str!("examples/providers.txt")
     )]
     Providers {
         #[command(flatten)]
@@ -38,25 +40,25 @@ enum Command {
     },
     /// Lists MCP tools (tools/list results) in a provider's format.
     #[command(
-        after_help = "Examples:\n  mcp-adapters tools --provider openai-chat\n  mcp-adapters tools --provider anthropic --server 'everything=npx -y @modelcontextprotocol/server-everything'\n  mcp-adapters tools --provider anthropic --server 'git=uvx mcp-server-git' --raw > git.json\n  mcp-adapters tools --provider openai-responses --defer '*' git.json"
+        after_help = include_str!("examples/tools.txt")
     )]
     Tools(ToolsArgs),
     /// Ranks tools (tools/list results) for a natural-language query, as the
     /// library's tool search answers a model: prints the tools found, best first.
     #[command(
-        after_help = "Examples:\n  mcp-adapters search-tools --tools git.json --tools github=github.json --query \"open a pull request\""
+        after_help = include_str!("examples/search-tools.txt")
     )]
     SearchTools(SearchToolsArgs),
     /// Reads the tool calls from a model response.
     #[command(
-        after_help = "Examples:\n  mcp-adapters calls --provider anthropic --tools git.json response.json\n  mcp-adapters calls --provider openai-chat --tools git.json --stream body.sse"
+        after_help = include_str!("examples/calls.txt")
     )]
     Calls(CallsArgs),
     /// Lists live servers' tools, runs the calls in a model response against
     /// them and prints the answers. Without servers and RESPONSE: the whole
     /// cycle on a bundled demo server and a recorded response.
     #[command(
-        after_help = "Examples:\n  mcp-adapters run --provider anthropic\n  mcp-adapters run --provider anthropic --server 'git=uvx mcp-server-git' --policy policy.yaml response.json\n  mcp-adapters run --provider openai-chat --config mcp.json --keep-going --stream body.sse"
+        after_help = include_str!("examples/run.txt")
     )]
     Run(RunArgs),
     /// Answers one call with an MCP CallToolResult (or a failure) in a provider's format.
@@ -67,20 +69,20 @@ enum Command {
     /// the order to append them (see the agent loop's table in docs/agent-loop.md for where
     /// each provider's go).
     #[command(
-        after_help = "Examples:\n  mcp-adapters result --provider openai-chat --call-id call_1 --name get_issue result.json\n  mcp-adapters result --provider anthropic --call-id toolu_1 --name get_issue --error \"issue 7 not found\""
+        after_help = include_str!("examples/result.txt")
     )]
     Result(ResultArgs),
     /// Converts a JSON Schema (or a tool's inputSchema) to a strict subset: prints
     /// {"schema", "null_paths"}, or {"error": {"path", "reason"}} and exits 1.
     #[command(
-        after_help = "Examples:\n  mcp-adapters strict-schema --provider openai-chat schema.json\n  mcp-adapters strict-schema --rules anthropic-strict - < tool.json"
+        after_help = include_str!("examples/strict-schema.txt")
     )]
     StrictSchema(StrictSchemaArgs),
     /// Shows, per tool and provider, whether it lists as is, converts to strict,
     /// falls back or is excluded, and why; renamed and dropped tools too; then the
     /// options each provider offers (`--option NAME=VALUE`) and what they change.
     #[command(
-        after_help = "Examples:\n  mcp-adapters check git.json\n  mcp-adapters check --provider openai-chat --provider gemini --json git.json github=github.json"
+        after_help = include_str!("examples/check.txt")
     )]
     Check(CheckArgs),
 }
