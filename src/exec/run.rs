@@ -140,22 +140,7 @@ impl Source {
             .guarded(call, &toolset, options, &shared, timeout, &Halt::default())
             .await;
         let checked = self.check_output(&call, &toolset, outcome, options.output_schema);
-        let ran = checked.outcome.is_ok() || checked.kept.is_some();
-        let (result, error) = match checked.outcome {
-            Ok(result) => (Some(result), None),
-            Err(err) => (checked.kept, Some(err)),
-        };
-        Ok(CallRecord {
-            index: 0,
-            call_id: None,
-            exposed_name: Some(call.exposed_name),
-            server_id: Some(call.server_id),
-            ran,
-            error,
-            warnings: checked.warning.into_iter().collect(),
-            ui_resource: checked.ui_resource,
-            result,
-        })
+        Ok(checked.into_record(call))
     }
 
     /// Answers a search: tools the policy denies (given the turn's taint) are
@@ -293,8 +278,8 @@ impl Source {
             }
         };
         let (server, response, retry, _pass) = first?;
-        let result = match response {
-            CallToolResponse::Complete(result) => result,
+        match response {
+            CallToolResponse::Complete(result) => Ok(result),
             response => {
                 self.rounds
                     .complete_boxed(
@@ -308,10 +293,9 @@ impl Source {
                         state,
                         retry,
                     )
-                    .await?
+                    .await
             }
-        };
-        Ok(result)
+        }
     }
 
     /// A call's outcome with its result checked against the tool's
@@ -361,14 +345,7 @@ impl Source {
                 let Some(validator) = validator.as_ref() else {
                     return Checked::as_it_is(Ok(result));
                 };
-                validator
-                    .iter_errors(value)
-                    .take(5)
-                    .map(|e| {
-                        let at = e.instance_path().as_str().to_owned();
-                        format!("{}: {e}", if at.is_empty() { "/" } else { &at })
-                    })
-                    .collect()
+                schema_problems(validator, value)
             }
         };
         if problems.is_empty() {
@@ -545,14 +522,7 @@ impl Source {
             return Ok(());
         };
         let instance = Value::Object(call.arguments.clone());
-        let problems: Vec<String> = validator
-            .iter_errors(&instance)
-            .take(5)
-            .map(|e| {
-                let at = e.instance_path().as_str().to_owned();
-                format!("{}: {e}", if at.is_empty() { "/" } else { &at })
-            })
-            .collect();
+        let problems = schema_problems(validator, &instance);
         if problems.is_empty() {
             return Ok(());
         }
@@ -561,6 +531,18 @@ impl Source {
             format!("invalid arguments: {}", problems.join("; ")),
         ))
     }
+}
+
+/// Where `instance` breaks the schema and why, as `/path: reason`: the first five.
+fn schema_problems(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().as_str().to_owned();
+            format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+        })
+        .collect()
 }
 
 /// What is left of the policy's decision: nothing, or the approver's answer.

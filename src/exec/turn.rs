@@ -105,6 +105,26 @@ pub(super) struct Checked {
 }
 
 impl Checked {
+    /// The record of `call`, which ended so.
+    pub(super) fn into_record(self, call: ToolCall) -> CallRecord {
+        let ran = self.outcome.is_ok() || self.kept.is_some();
+        let (result, error) = match self.outcome {
+            Ok(result) => (Some(result), None),
+            Err(err) => (self.kept, Some(err)),
+        };
+        CallRecord {
+            index: call.index,
+            call_id: call.call_id,
+            exposed_name: Some(call.exposed_name),
+            server_id: Some(call.server_id),
+            ran,
+            error,
+            warnings: self.warning.into_iter().collect(),
+            ui_resource: self.ui_resource,
+            result,
+        }
+    }
+
     pub(super) fn as_it_is(outcome: Result<CallToolResult>) -> Self {
         Checked {
             outcome,
@@ -198,16 +218,10 @@ impl<'a> Answering<'a> {
             .turn(&self.options.results, FollowUps::Collect)?;
         let mut ran_servers = BTreeSet::new();
         for (call, checked) in ended {
-            let Checked {
-                outcome,
-                kept,
-                warning,
-                ui_resource,
-            } = checked;
             let answer = turn.answer(
                 call.call_id.as_deref(),
                 &call.exposed_name,
-                match &outcome {
+                match &checked.outcome {
                     Ok(result) => Outcome::Completed(result),
                     Err(err) => Outcome::Failed(err),
                 },
@@ -215,26 +229,11 @@ impl<'a> Answering<'a> {
             // A call stopped at `input_required` is answered with the server's
             // questions, and one whose result broke its schema with what broke
             // it: their text is in the model's context too.
-            let quoted = matches!(&outcome, Err(e) if matches!(e.kind(), ErrorKind::InputRequired | ErrorKind::InvalidResult));
-            if outcome.is_ok() || quoted {
+            let quoted = matches!(&checked.outcome, Err(e) if matches!(e.kind(), ErrorKind::InputRequired | ErrorKind::InvalidResult));
+            if checked.outcome.is_ok() || quoted {
                 ran_servers.insert(call.server_id.clone());
             }
-            let ran = outcome.is_ok() || kept.is_some();
-            let (result, error) = match outcome {
-                Ok(result) => (Some(result), None),
-                Err(err) => (kept, Some(err)),
-            };
-            let record = CallRecord {
-                index: call.index,
-                call_id: call.call_id,
-                exposed_name: Some(call.exposed_name),
-                server_id: Some(call.server_id),
-                ran,
-                error,
-                result,
-                warnings: warning.into_iter().collect(),
-                ui_resource,
-            };
+            let record = checked.into_record(call);
             answers.push((record.index, answer, record));
         }
         let follow_ups = turn.finish()?;
