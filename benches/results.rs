@@ -2,7 +2,10 @@
 //! provider, and a 20 MiB PDF, for each provider with the `media: full`
 //! option (the document in the answer or in a follow-up), against copying the
 //! same base64 text once; and the peak memory each answer takes, as a
-//! multiple of the payload.
+//! multiple of the payload. Then a 20 MiB text result answered under a
+//! budget of 4,000 tokens, for each core provider, against copying the text
+//! once (run with `--features tokenizers` for the providers counted by a
+//! public tokenizer; without it they are estimated too).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -276,9 +279,82 @@ fn ratios() {
         );
     }
     pdf_ratios(rounds);
+    budget_ratios(rounds);
 }
 
-criterion_group!(benches, answering);
+const TEXT_BYTES: usize = 20 * 1024 * 1024;
+const BUDGET: u64 = 4_000;
+
+/// 20 MiB of log lines.
+fn log_text() -> String {
+    let mut text = String::with_capacity(TEXT_BYTES + 128);
+    let mut i = 0u64;
+    while text.len() < TEXT_BYTES {
+        text.push_str(&format!(
+            "2026-12-04T12:{:02}:{:02}.{:03}Z INFO request {i:08} served in {} ms\n",
+            i / 3600 % 60,
+            i / 60 % 60,
+            i % 1000,
+            i % 97
+        ));
+        i += 1;
+    }
+    text
+}
+
+fn budgeted(provider: &mcp_adapters::Provider, result: &CallToolResult) -> serde_json::Value {
+    provider
+        .answer(
+            Some("call_1"),
+            "logs__tail",
+            Outcome::Completed(result),
+            &ResultOptions::new().max_result_tokens(BUDGET),
+        )
+        .expect("answer")
+}
+
+fn budgeting(c: &mut Criterion) {
+    let text = log_text();
+    let result = CallToolResult::text(text.clone());
+    let registry = Registry::builtin().expect("built-in specs");
+    let mut group = c.benchmark_group("20 MiB text, 4,000-token budget");
+    group.sample_size(10);
+    group.bench_function("copy", |b| b.iter(|| black_box(&text).clone()));
+    for id in FORMATS {
+        let provider = registry.get(id).expect("core provider");
+        group.bench_function(id, |b| b.iter(|| budgeted(provider, black_box(&result))));
+    }
+    group.finish();
+}
+
+fn budget_ratios(rounds: usize) {
+    let text = log_text();
+    let result = CallToolResult::text(text.clone());
+    let registry = Registry::builtin().expect("built-in specs");
+    println!();
+    println!(
+        "payload: {} bytes of text, answered under a budget of {BUDGET} tokens",
+        text.len()
+    );
+    for id in FORMATS {
+        let provider = registry.get(id).expect("core provider");
+        // Warm: a tokenizer's tables load once, on first use.
+        black_box(budgeted(provider, &result));
+        let ratio = support::median_ratio(rounds, || budgeted(provider, &result), || text.clone());
+        let counted = if provider.counts_tokens_exactly() {
+            "counted by its tokenizer"
+        } else {
+            "estimated"
+        };
+        support::report(
+            &format!("20 MiB text budgeted {id} ({counted}) / copy"),
+            ratio,
+            Some(1.5),
+        );
+    }
+}
+
+criterion_group!(benches, answering, budgeting);
 
 fn main() {
     benches();

@@ -165,6 +165,9 @@ def partial(node, names):
         for k, v in node.items():
             if k == "required" and "properties" in node:
                 continue
+            # A choice among required keys: a partial may name one and null another.
+            if k == "oneOf" and all(isinstance(x, dict) and set(x) == {"required"} for x in v):
+                continue
             if k == "$ref" and v.split("/")[-1] in names:
                 out[k] = v + "_partial"
             elif k == "properties" and isinstance(v, dict) and node.get("type") == "object":
@@ -293,7 +296,21 @@ defs["search"] = {"type": "object", "additionalProperties": False, "required": [
       "reference": {"$ref": "#/$defs/reference_template", "description": "One item of ${references} per tool found (required when the answer uses ${references})."}}},
   "namespace": {"type": "object", "additionalProperties": False, "required": ["definition"], "description": "One namespace per server for listings with deferred tools and the provider's search (ListOptions::namespaces turns it off).", "properties": {
       "definition": {"$ref": "#/$defs/namespace_template"}}}}}
-PARTIAL = ["search", "tools", "strict", "option", "calls", "field", "results", "stream", "sampling", "sampling_role", "sampling_assistant_role"]
+defs["tokens"] = {"type": "object", "additionalProperties": False, "required": ["text"], "description": "How the provider's models count a tool result's tokens, for result budgets (ResultOptions::max_result_tokens). Without this section: 3 bytes a token, 1,600 tokens an image or other medium.", "properties": {
+  "text": {"type": "object", "additionalProperties": False, "required": ["bytes_per_token"], "properties": {
+      "tokenizer": {"enum": ["o200k_base", "cl100k_base"], "description": "A public tokenizer the library counts with exactly (the tiktoken encodings, with the tokenizers feature)."},
+      "bytes_per_token": {"type": "number", "minimum": 1, "maximum": 16, "description": "Bytes of UTF-8 text per token: the estimate, used without a tokenizer, and with one for the text a budget leaves out."}}},
+  "image": {"type": "object", "additionalProperties": False, "required": ["unsized"], "description": "An image's tokens, from the size its header gives: give one of tiles, patches and fixed.", "oneOf": [{"required": ["tiles"]}, {"required": ["patches"]}, {"required": ["fixed"]}], "properties": {
+      "tiles": {"type": "object", "additionalProperties": False, "required": ["size", "tokens"], "description": "Scaled to fit fit x fit, then down so its short side is at most short_side; each size x size tile costs tokens, plus base once.", "properties": {
+          "size": {"type": "integer", "minimum": 1}, "tokens": {"type": "integer", "minimum": 0}, "base": {"type": "integer", "minimum": 0},
+          "fit": {"type": "integer", "minimum": 1}, "short_side": {"type": "integer", "minimum": 1}}},
+      "patches": {"type": "object", "additionalProperties": False, "required": ["size"], "description": "Scaled down so its long edge is at most max_long_edge and it has at most max_patches size x size patches (a partial patch counts whole); it costs its patches times multiplier.", "properties": {
+          "size": {"type": "integer", "minimum": 1}, "max_long_edge": {"type": "integer", "minimum": 1},
+          "max_patches": {"type": "integer", "minimum": 1}, "multiplier": {"type": "number", "exclusiveMinimum": 0, "default": 1}}},
+      "fixed": {"type": "integer", "minimum": 0, "description": "The same tokens for any image."},
+      "unsized": {"type": "integer", "minimum": 0, "description": "Tokens for an image whose size cannot be read from its header."}}},
+  "other_media": {"type": "integer", "minimum": 0, "description": "Tokens for a medium that is not an image (audio, a document, a video), an estimate: 1,600 when absent."}}}
+PARTIAL = ["search", "tokens", "tools", "strict", "option", "calls", "field", "results", "stream", "sampling", "sampling_role", "sampling_assistant_role"]
 for name in PARTIAL:
     defs[name + "_partial"] = partial(copy.deepcopy(defs[name]), PARTIAL)
 def spec_def(suffix, required):
@@ -311,7 +328,7 @@ def spec_def(suffix, required):
     "results": {"$ref": "#/$defs/results"},
     }}
     d["properties"]["stream"] = {"$ref": "#/$defs/stream"}
-    for k in ["tools", "strict", "calls", "results", "stream", "sampling", "search"]:
+    for k in ["tools", "strict", "calls", "results", "stream", "sampling", "search", "tokens"]:
         d["properties"][k] = {"$ref": f"#/$defs/{k}{suffix}"}
     d["properties"]["options"] = {"type": "object", "description": "Named options, such as cache_control: last (listings) or media: full (answers).", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
     if required:

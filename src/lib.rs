@@ -129,6 +129,7 @@
 // with every feature, the one docs.rs makes (CI denies its warnings).
 #![cfg_attr(not(feature = "oauth"), allow(rustdoc::broken_intra_doc_links))]
 
+mod budget;
 mod calls;
 #[cfg(feature = "rmcp")]
 pub mod client;

@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::budget::read_exposed_tool;
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
 use crate::search::ToolIndex;
@@ -33,6 +34,7 @@ pub struct ListOptions {
     pub(crate) search: Option<ToolSearch>,
     pub(crate) found: Vec<String>,
     pub(crate) namespaces: Option<bool>,
+    pub(crate) read_on: bool,
 }
 
 /// Who answers the model's searches for deferred tools (see [`ListOptions::defer`]).
@@ -90,6 +92,18 @@ impl ListOptions {
     /// Sets a named option the spec offers, such as `cache_control` = `last`.
     pub fn option(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.options.insert(name.into(), value.into());
+        self
+    }
+
+    /// Offers the library's own tool `read_result`, which reads on in a
+    /// result a budget cut ([`ResultOptions::max_result_tokens`](crate::ResultOptions::max_result_tokens)):
+    /// set it while a budget is set. A [`Source`](crate::Source) answers its
+    /// calls from the results it kept, never from a server, through the same
+    /// governed pipeline as any tool (its policy name is
+    /// `mcp-adapters/read_result`); the notices of cut results then say how
+    /// to read on.
+    pub fn read_on(mut self, read_on: bool) -> Self {
+        self.read_on = read_on;
         self
     }
 
@@ -348,6 +362,14 @@ impl Provider {
     /// does not accept; [`ErrorKind::Spec`] if the spec's definition template
     /// needs a value a tool lacks.
     pub fn list_tools(&self, toolset: &ToolSet, options: &ListOptions) -> Result<Listing> {
+        let with_reader;
+        let toolset = match options.read_on {
+            true => {
+                with_reader = toolset.with_tool(read_exposed_tool())?;
+                &with_reader
+            }
+            false => toolset,
+        };
         let effects = self.option_effects(options)?;
         let mode = options
             .strict

@@ -9,6 +9,7 @@ use base64::engine::general_purpose::STANDARD_PAD_INDIFFERENT;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::budget::{self, Counter, Reading, Sent};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{MAX_NESTING, deeper_than};
 use crate::mcp::{CallToolResult, Content};
@@ -61,6 +62,8 @@ pub struct ResultOptions {
     pub(crate) shape: Shape,
     pub(crate) error_prefix: Option<String>,
     pub(crate) options: BTreeMap<String, String>,
+    pub(crate) max_result_tokens: Option<u64>,
+    pub(crate) max_turn_tokens: Option<u64>,
 }
 
 impl ResultOptions {
@@ -94,6 +97,34 @@ impl ResultOptions {
     pub fn error_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.error_prefix = Some(prefix.into());
         self
+    }
+
+    /// The most tokens one call's answer may send the model (no limit
+    /// otherwise). A result over it is cut: each text keeps its head and its
+    /// tail with a notice between them saying how much was left out and how
+    /// to read it, and media that do not fit are replaced whole by their
+    /// placeholders. Tokens are counted as the spec's `tokens:` section says
+    /// (see [Result budgets](crate::guide::agent_loop#result-budgets)); notices are not
+    /// counted. The server's whole result stays with the application.
+    pub fn max_result_tokens(mut self, tokens: u64) -> Self {
+        self.max_result_tokens = Some(tokens);
+        self
+    }
+
+    /// The most tokens the answers of one turn may send the model together
+    /// (no limit otherwise), shared fairly: results that fit in an equal
+    /// share keep what they need, and the large ones share the rest equally,
+    /// so one large result never starves the others. Applies to
+    /// [`Provider::answer_all`] and to execution; each call's own limit
+    /// ([`max_result_tokens`](Self::max_result_tokens)) still holds.
+    pub fn max_turn_tokens(mut self, tokens: u64) -> Self {
+        self.max_turn_tokens = Some(tokens);
+        self
+    }
+
+    /// Whether a budget is set.
+    pub fn has_budget(&self) -> bool {
+        self.max_result_tokens.is_some() || self.max_turn_tokens.is_some()
     }
 }
 
@@ -167,6 +198,21 @@ struct Used {
 }
 
 impl Provider {
+    /// The tokens of `text` as this provider's models count them: exactly,
+    /// by the public tokenizer the spec's `tokens:` section names (with the
+    /// `tokenizers` feature), or by the spec's bytes-per-token estimate
+    /// ([`counts_tokens_exactly`](Self::counts_tokens_exactly) says which).
+    /// Result budgets count so.
+    pub fn count_tokens(&self, text: &str) -> u64 {
+        Counter::new(&self.tokens).tokens(text)
+    }
+
+    /// Whether [`count_tokens`](Self::count_tokens) is exact: the spec names
+    /// a public tokenizer and the `tokenizers` feature is on.
+    pub fn counts_tokens_exactly(&self) -> bool {
+        Counter::new(&self.tokens).exact()
+    }
+
     /// The answer to one call, in this provider's result shape.
     ///
     /// `call_id` is the id the model gave the call (some providers may omit it);
@@ -220,8 +266,10 @@ impl Provider {
         outcome: Outcome<'_>,
         options: &ResultOptions,
     ) -> Result<Value> {
-        self.turn(options, FollowUps::Skip)?
-            .answer(call_id, exposed_name, outcome)
+        let mut turn = self.turn(options, FollowUps::Skip)?;
+        let allowance = turn.allowances(&[outcome])[0];
+        turn.answer_within(call_id, exposed_name, outcome, allowance, &mut Reading::Off)
+            .map(|(answer, _)| answer)
     }
 
     /// The answers to a turn's calls, given in the model's order as
@@ -260,9 +308,16 @@ impl Provider {
         options: &ResultOptions,
     ) -> Result<Turn> {
         let mut turn = self.turn(options, FollowUps::Collect)?;
+        let calls: Vec<_> = calls.into_iter().collect();
+        let outcomes: Vec<Outcome<'_>> = calls.iter().map(|(_, _, o)| *o).collect();
+        let allowances = turn.allowances(&outcomes);
         let results = calls
             .into_iter()
-            .map(|(call_id, name, outcome)| turn.answer(call_id, name, outcome))
+            .zip(allowances)
+            .map(|((call_id, name, outcome), allowance)| {
+                turn.answer_within(call_id, name, outcome, allowance, &mut Reading::Off)
+                    .map(|(answer, _)| answer)
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(Turn {
             results,
@@ -330,13 +385,101 @@ pub(crate) struct TurnAnswers<'p> {
 }
 
 impl TurnAnswers<'_> {
-    /// The answer to one call; its follow-up items wait for [`finish`](Self::finish).
-    pub(crate) fn answer(
+    /// Each outcome's allowance in tokens, in the order given: the call's
+    /// limit, and the outcome's fair share of the turn's. `None`: no limit.
+    /// A failure's answer is the library's own short text: never cut, it
+    /// counts against the turn's limit all the same.
+    pub(crate) fn allowances(&self, outcomes: &[Outcome<'_>]) -> Vec<Option<u64>> {
+        let per_call = self.options.max_result_tokens;
+        let Some(turn) = self.options.max_turn_tokens else {
+            return vec![per_call; outcomes.len()];
+        };
+        let counter = self.counter();
+        let cap = per_call.map_or(turn, |c| c.min(turn));
+        let demands: Vec<u64> = outcomes
+            .iter()
+            .map(|outcome| match outcome {
+                Outcome::Completed(result) => {
+                    let (content, structured) = self.sent(result);
+                    let sent = Sent {
+                        content,
+                        structured: structured.as_deref(),
+                    };
+                    budget::demand(result, &sent, counter, cap)
+                }
+                Outcome::Failed(err) => counter.estimate(err.message().len()),
+            })
+            .collect();
+        budget::fair_shares(&demands, turn)
+            .into_iter()
+            .zip(outcomes)
+            .map(|(share, outcome)| match outcome {
+                Outcome::Completed(_) => Some(per_call.map_or(share, |c| c.min(share))),
+                Outcome::Failed(_) => None,
+            })
+            .collect()
+    }
+
+    /// Counts tokens as the provider's models do.
+    pub(crate) fn counter(&self) -> Counter<'_> {
+        Counter::new(&self.provider.tokens)
+    }
+
+    /// Whether `result`'s content blocks are sent, and its structured
+    /// content when it is (the structured mode in force; content that only
+    /// mirrors the blocks is not).
+    fn sent<'a>(&self, result: &'a CallToolResult) -> (bool, Option<Cow<'a, Value>>) {
+        let mode = self.options.structured.unwrap_or(self.plan.structured.mode);
+        let structured = result
+            .structured_content
+            .as_ref()
+            .filter(|_| match mode {
+                StructuredMode::Auto => result.content.is_empty(),
+                StructuredMode::Prefer | StructuredMode::Append => true,
+                StructuredMode::Ignore => false,
+            })
+            .and_then(|value| without_mirror(value, &result.content));
+        let content = !(mode == StructuredMode::Prefer && structured.is_some());
+        (content, structured)
+    }
+
+    /// The answer to one call, cut to `allowance` tokens when one is given,
+    /// and whether it was cut; its follow-up items wait for
+    /// [`finish`](Self::finish). `reading` says how the notice of a cut text
+    /// tells the model to read on.
+    pub(crate) fn answer_within(
         &mut self,
         call_id: Option<&str>,
         name: &str,
         outcome: Outcome<'_>,
-    ) -> Result<Value> {
+        allowance: Option<u64>,
+        reading: &mut Reading<'_>,
+    ) -> Result<(Value, bool)> {
+        let fitted;
+        let mut cut = false;
+        let outcome = match (outcome, allowance) {
+            (Outcome::Completed(result), Some(allowance)) => {
+                let (content, structured) = self.sent(result);
+                let sent = Sent {
+                    content,
+                    structured: structured.as_deref(),
+                };
+                match budget::fit(result, &sent, self.counter(), allowance, reading) {
+                    Some(fit) => {
+                        fitted = fit;
+                        cut = true;
+                        Outcome::Completed(&fitted)
+                    }
+                    None => outcome,
+                }
+            }
+            _ => outcome,
+        };
+        Ok((self.answer(call_id, name, outcome)?, cut))
+    }
+
+    /// The answer to one call; its follow-up items wait for [`finish`](Self::finish).
+    fn answer(&mut self, call_id: Option<&str>, name: &str, outcome: Outcome<'_>) -> Result<Value> {
         let (parts, is_error) = match outcome {
             Outcome::Completed(result) => (self.result_parts(result, call_id), result.is_error),
             Outcome::Failed(err) => (
@@ -406,20 +549,11 @@ impl TurnAnswers<'_> {
         result: &'a CallToolResult,
         call_id: Option<&str>,
     ) -> Vec<Part<'a>> {
-        let mode = self.options.structured.unwrap_or(self.plan.structured.mode);
-        let structured = result
-            .structured_content
-            .as_ref()
-            .filter(|_| match mode {
-                StructuredMode::Auto => result.content.is_empty(),
-                StructuredMode::Prefer | StructuredMode::Append => true,
-                StructuredMode::Ignore => false,
-            })
-            .and_then(|value| without_mirror(value, &result.content));
+        let (content_sent, structured) = self.sent(result);
         let mut parts = Vec::with_capacity(result.content.len() + 1);
         // Blocks whose audience leaves the model out are for the person only.
         let mut for_user = 0usize;
-        if !(mode == StructuredMode::Prefer && structured.is_some()) {
+        if content_sent {
             for (i, content) in result.content.iter().enumerate() {
                 if content.for_model() {
                     parts.push(self.content_part(content, i + 1, call_id));

@@ -190,7 +190,7 @@ pub struct ToolSet {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Inner {
     tools: Vec<ExposedTool>,
     by_exposed: HashMap<String, usize>,
@@ -218,6 +218,31 @@ impl ToolSet {
     /// The tools, in order: servers as given, tools as listed.
     pub fn tools(&self) -> &[ExposedTool] {
         &self.inner.tools
+    }
+
+    /// This toolset with `tool` added after the others: a tool the library
+    /// serves itself.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when a tool is already exposed under its name.
+    pub(crate) fn with_tool(&self, tool: ExposedTool) -> Result<ToolSet> {
+        if let Some(taken) = self.resolve(&tool.exposed_name) {
+            return Err(Error::input(format!(
+                "tool `{}/{}` is exposed as `{}`, the name of the library's own tool: rename it (a prefix)",
+                taken.server_id, taken.tool.name, tool.exposed_name
+            )));
+        }
+        let mut inner = Inner::clone(&self.inner);
+        let i = inner.tools.len();
+        inner.by_exposed.insert(tool.exposed_name.clone(), i);
+        inner
+            .by_mcp
+            .insert((tool.server_id.clone(), tool.tool.name.clone()), i);
+        inner.tools.push(tool);
+        Ok(ToolSet {
+            inner: Arc::new(inner),
+        })
     }
 
     /// The tool exposed as `exposed_name`.

@@ -270,6 +270,14 @@ fn result_items(items: &mut Vec<Item>) {
         }
         let value = answer(Outcome::Failed(&failure), &ResultOptions::default());
         items.push(Item::new(format!("{id} failure"), *check, value));
+        // Cut to a budget: texts keep their head and tail, media their placeholders.
+        for (name, result) in &results {
+            let value = answer(
+                Outcome::Completed(result),
+                &ResultOptions::new().max_result_tokens(12),
+            );
+            items.push(Item::new(format!("{id} {name} budgeted"), *check, value));
+        }
     }
     // With the media option: every result alone, in every mode, then all of them in one turn.
     let compatible = COMPATIBLE_MEDIA.iter().map(|id| (*id, "full"));
@@ -314,6 +322,23 @@ fn result_items(items: &mut Vec<Item>) {
             )
             .unwrap();
         let label = format!("{id} media={value} every result in one turn");
+        turn_items(items, id, &label, check, turn);
+        let turn = provider
+            .answer_all(
+                results.iter().zip(&ids).map(|((_, result), call_id)| {
+                    (
+                        Some(call_id.as_str()),
+                        "srv__tool",
+                        Outcome::Completed(result),
+                    )
+                }),
+                &ResultOptions::new()
+                    .option("media", *value)
+                    .max_result_tokens(400)
+                    .max_turn_tokens(2_000),
+            )
+            .unwrap();
+        let label = format!("{id} media={value} every result in one turn, budgeted");
         turn_items(items, id, &label, check, turn);
     }
 }

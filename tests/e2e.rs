@@ -617,3 +617,116 @@ fn the_replay_example_runs_against_the_time_server() {
         }
     });
 }
+
+/// The text of an answer that holds a notice, split at it: what comes
+/// before, the notice, and what comes after.
+fn notice_parts(answer: &Value) -> (String, String, String) {
+    fn strings(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+            Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    strings(answer, &mut all);
+    let text = all
+        .into_iter()
+        .find(|s| s.contains("\n[… "))
+        .unwrap_or_else(|| panic!("no notice in {answer:#}"));
+    let start = text.find("\n[… ").unwrap();
+    let end = start + text[start..].find(']').unwrap() + 1;
+    let after = text[end..].strip_prefix('\n').unwrap_or(&text[end..]);
+    (
+        text[..start].to_owned(),
+        text[start..end].to_owned(),
+        after.to_owned(),
+    )
+}
+
+fn offset_in(notice: &str) -> usize {
+    let at = notice.find("\"offset\": ").expect("an offset") + "\"offset\": ".len();
+    notice[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
+
+/// A 400 KB file read through the reference filesystem server under a
+/// budget reaches the model as its head and tail; the model reads on with the
+/// library's `read_result`, answered from the kept text, until it has every
+/// byte.
+#[test]
+fn a_large_file_read_under_a_budget_is_read_on_with_the_library_tool() {
+    let root = tempfile::tempdir().unwrap();
+    let whole: String = (0..8_000)
+        .map(|i| format!("{i:05} the quick brown fox jumps over the lazy dog\n"))
+        .collect();
+    let path = root.path().join("big.log");
+    std::fs::write(&path, &whole).unwrap();
+    let server = or_panic(servers::filesystem(root.path()));
+    let seen = Recorder::default();
+    runtime().block_on(async {
+        let source = HubConfig::new()
+            .server("fs", stdio(server))
+            .connect()
+            .await
+            .unwrap()
+            .hooks(seen.clone())
+            .build()
+            .unwrap();
+        for p in ["anthropic", "openai-chat"] {
+            let provider = provider(p);
+            let listing = source
+                .tools(provider, &ListOptions::new().read_on(true))
+                .await
+                .unwrap();
+            let read = exposed(&listing, "fs", "read_text_file");
+            let options = ExecOptions::new().results(ResultOptions::new().max_result_tokens(4_000));
+            let response =
+                model_response(p, &[(read, json!({"path": path.display().to_string()}))]);
+            let run = source
+                .execute_tool_calls(provider, &response, &listing, &options)
+                .await
+                .unwrap();
+            assert!(
+                run.calls[0].error.is_none(),
+                "{p}: {:?}",
+                run.calls[0].error
+            );
+            let (head, notice, tail) = notice_parts(&run.results[0]);
+            assert!(whole.starts_with(&head) && whole.ends_with(&tail), "{p}");
+            assert!(provider.count_tokens(&head) + provider.count_tokens(&tail) <= 4_000);
+            let handle = if p == "anthropic" { "r1" } else { "r2" };
+            assert!(
+                notice.contains(&format!("\"handle\": \"{handle}\"")),
+                "{notice}"
+            );
+            let mut read = head;
+            let mut offset = offset_in(&notice);
+            for turn in 0.. {
+                assert!(turn < 40, "{p}: the reads never end");
+                let args = json!({"handle": handle, "offset": offset});
+                let response = model_response(p, &[("read_result".into(), args)]);
+                let run = source
+                    .execute_tool_calls(provider, &response, &listing, &options)
+                    .await
+                    .unwrap();
+                assert!(run.ran_servers.contains("fs"), "{p}");
+                let (piece, notice, _) = notice_parts(&run.results[0]);
+                read.push_str(&piece);
+                if notice.contains("nothing more to read") {
+                    break;
+                }
+                offset = offset_in(&notice);
+            }
+            assert_eq!(read, whole, "{p}: every byte, in order");
+        }
+    });
+    // The hooks saw the reads too: the read tool goes through the pipeline
+    // like any tool.
+    assert!(seen.0.lock().unwrap().len() > 4);
+}

@@ -185,6 +185,13 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         list = list.option(name, value);
         results = results.option(name, value);
     }
+    if let Some(tokens) = args.max_result_tokens {
+        results = results.max_result_tokens(tokens);
+    }
+    if let Some(tokens) = args.max_turn_tokens {
+        results = results.max_turn_tokens(tokens);
+    }
+    list = list.read_on(results.has_budget());
     let asks = asks::read(&args.asks)?;
     let policy = match &args.policy {
         Some(path) => live::read_policy(path)?,
@@ -412,6 +419,9 @@ pub fn result(args: &ResultArgs) -> Result<Value> {
     }
     if let Some(prefix) = &args.error_prefix {
         options = options.error_prefix(prefix);
+    }
+    if let Some(tokens) = args.max_result_tokens {
+        options = options.max_result_tokens(tokens);
     }
     for (name, value) in option_pairs(&args.options)? {
         options = options.option(name, value);

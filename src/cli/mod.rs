@@ -393,6 +393,16 @@ struct RunArgs {
     /// (default: enforce).
     #[arg(long, value_name = "CHECK")]
     output_schema: Option<OutputSchemaArg>,
+    /// The most tokens one call's answer may send the model, counted as the
+    /// provider's spec says: a longer text keeps its head and tail with a
+    /// notice between them, and the listing offers `read_result`, with which
+    /// the model reads on in a later turn of the same run.
+    #[arg(long, value_name = "N")]
+    max_result_tokens: Option<u64>,
+    /// The most tokens all of a turn's answers may send the model together,
+    /// shared fairly among the calls (offers `read_result` too).
+    #[arg(long, value_name = "N")]
+    max_turn_tokens: Option<u64>,
     /// Strict-mode schemas (providers with strict rules only; default: the spec's).
     #[arg(long, value_name = "MODE")]
     strict: Option<StrictArg>,
@@ -490,6 +500,11 @@ struct ResultArgs {
     /// Put this before the text of an error answer.
     #[arg(long, value_name = "S")]
     error_prefix: Option<String>,
+    /// The most tokens the answer may send the model, counted as the
+    /// provider's spec says: a longer text keeps its head and tail with a
+    /// notice between them.
+    #[arg(long, value_name = "N")]
+    max_result_tokens: Option<u64>,
     /// Set a provider option (repeatable), such as `media=full` (see `providers`).
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,

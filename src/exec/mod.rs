@@ -40,6 +40,7 @@ mod gate;
 mod hooks;
 mod inprocess;
 mod input;
+mod kept;
 mod options;
 mod policy;
 mod run;

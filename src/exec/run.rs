@@ -14,11 +14,13 @@ use super::cache::SchemaOf;
 use super::clock::{CallClock, Halt};
 use super::future::BoxFuture;
 use super::gate::{Pass, Slots};
+use super::kept::KeptResults;
 use super::options::{ExecOptions, OutputSchemaCheck};
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, Server};
 use super::source::Source;
 use super::turn::{Answering, CallRecord, Checked, Execution};
+use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME};
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
@@ -79,7 +81,7 @@ impl Source {
         options: &ExecOptions,
     ) -> Result<Execution> {
         let toolset = listing.toolset();
-        let mut turn = Answering::new(provider, options);
+        let mut turn = Answering::new(provider, options, self.reader(listing));
         for rejected in extracted.rejected {
             turn.rejected(rejected);
         }
@@ -141,6 +143,16 @@ impl Source {
             .await;
         let checked = self.check_output(&call, &toolset, outcome, options.output_schema);
         Ok(checked.into_record(call))
+    }
+
+    /// Where a turn keeps the texts its budgets cut: with the source, when
+    /// `listing` offers the library's read tool.
+    pub(super) fn reader(&self, listing: &Listing) -> Option<&KeptResults> {
+        listing
+            .toolset()
+            .resolve(READ_TOOL_NAME)
+            .filter(|t| t.server_id == LIBRARY_SERVER)
+            .map(|_| self.kept.as_ref())
     }
 
     /// Answers a search: tools the policy denies (given the turn's taint) are

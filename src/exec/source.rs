@@ -8,9 +8,12 @@ use super::cache::ToolCache;
 use super::future::BoxFuture;
 use super::gate::Gates;
 use super::hooks::Hooks;
+use super::inprocess::InProcessServer;
 use super::input::Rounds;
+use super::kept::KeptResults;
 use super::policy::{Approval, ApprovalRequest, Approver, Policy};
 use super::server::{Server, ServerState};
+use crate::budget::{LIBRARY_SERVER, read_tool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing};
 use crate::mcp::CacheScope;
@@ -55,6 +58,10 @@ pub struct Source {
     pub(super) alone: Vec<globset::GlobMatcher>,
     /// Who may be in flight on each server.
     pub(super) gates: Gates,
+    /// The texts result budgets cut, for the library's read tool.
+    pub(super) kept: Arc<KeptResults>,
+    /// The library's own tools (the read tool), served in process.
+    library: Arc<dyn Server>,
 }
 
 impl std::fmt::Debug for Source {
@@ -140,6 +147,9 @@ impl Source {
     }
 
     pub(super) fn server(&self, id: &str) -> Option<&Arc<dyn Server>> {
+        if id == LIBRARY_SERVER {
+            return Some(&self.library);
+        }
         self.servers
             .iter()
             .find(|(s, _)| s == id)
@@ -330,6 +340,11 @@ impl SourceBuilder {
             probe = probe.server(id, Vec::new());
         }
         probe.build()?;
+        if self.servers.iter().any(|(id, _)| id == LIBRARY_SERVER) {
+            return Err(Error::input(format!(
+                "the server id `{LIBRARY_SERVER}` is the library's own, for its read tool: name the server otherwise"
+            )));
+        }
         let alone = compile_alone(&self.alone)?;
         let policy = match (mode, self.policy) {
             (Mode::Hub, None) => Some(Policy::allow_all()),
@@ -359,6 +374,7 @@ impl SourceBuilder {
             handlers,
             approver: self.approver,
         });
+        let kept = Arc::new(KeptResults::default());
         for (id, server) in &self.servers {
             server.attach(Answerer::for_server(governor.clone(), id.clone()));
         }
@@ -372,8 +388,19 @@ impl SourceBuilder {
             cache: ToolCache::default(),
             alone,
             gates: Gates::default(),
+            library: Arc::new(library_server(&kept)),
+            kept,
         })
     }
+}
+
+/// The library's own tools: the read tool, answered from `kept`.
+fn library_server(kept: &Arc<KeptResults>) -> InProcessServer {
+    let kept = Arc::clone(kept);
+    InProcessServer::new().tool(read_tool(), move |arguments, _context| {
+        let answer = kept.read(&arguments);
+        async move { answer }
+    })
 }
 
 /// The [`SourceBuilder::run_alone`] globs, compiled.

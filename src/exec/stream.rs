@@ -101,7 +101,7 @@ impl Source {
         });
         let mut stream = std::pin::pin!(stream);
         let toolset = listing.toolset();
-        let mut turn = Answering::new(provider, options);
+        let mut turn = Answering::new(provider, options, self.reader(listing));
         let (limit, timeout) = options.limits();
         let shared = Shared::new(options);
         let halted = Halt::default();

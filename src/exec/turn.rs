@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::clock::Halt;
+use super::kept::KeptResults;
 use super::options::ExecOptions;
+use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME, Reading};
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::CallToolResult;
@@ -140,6 +142,8 @@ impl Checked {
 pub(super) struct Answering<'a> {
     provider: &'a Provider,
     options: &'a ExecOptions,
+    /// Where cut texts are kept, when the listing offers the read tool.
+    kept: Option<&'a KeptResults>,
     /// Calls never sent, with the answer extraction gave them.
     rejected: Vec<RejectedCall>,
     /// Calls that ran (or failed on the way), in the order they ended, each
@@ -150,10 +154,17 @@ pub(super) struct Answering<'a> {
 }
 
 impl<'a> Answering<'a> {
-    pub(super) fn new(provider: &'a Provider, options: &'a ExecOptions) -> Self {
+    /// A turn's answers; `kept` keeps what budgets cut, when the listing
+    /// offers the read tool.
+    pub(super) fn new(
+        provider: &'a Provider,
+        options: &'a ExecOptions,
+        kept: Option<&'a KeptResults>,
+    ) -> Self {
         Answering {
             provider,
             options,
+            kept,
             rejected: Vec::new(),
             ended: Vec::new(),
             searches: Vec::new(),
@@ -217,14 +228,42 @@ impl<'a> Answering<'a> {
             .provider
             .turn(&self.options.results, FollowUps::Collect)?;
         let mut ran_servers = BTreeSet::new();
-        for (call, checked) in ended {
-            let answer = turn.answer(
+        let outcomes: Vec<Outcome<'_>> = ended
+            .iter()
+            .map(|(_, checked)| match &checked.outcome {
+                Ok(result) => Outcome::Completed(result),
+                Err(err) => Outcome::Failed(err),
+            })
+            .collect();
+        let allowances = turn.allowances(&outcomes);
+        drop(outcomes);
+        for ((call, checked), allowance) in ended.into_iter().zip(allowances) {
+            let read = read_arguments(&call);
+            let mut keep = |text: &str| match self.kept {
+                Some(kept) => kept.keep(&call.server_id, text),
+                None => String::new(),
+            };
+            let mut reading = match (self.kept, &read) {
+                (Some(_), Some((handle, offset))) => Reading::Continue {
+                    tool: &call.exposed_name,
+                    handle,
+                    offset: *offset,
+                },
+                (Some(_), None) => Reading::Keep {
+                    tool: READ_TOOL_NAME,
+                    keep: &mut keep,
+                },
+                (None, _) => Reading::Off,
+            };
+            let (answer, cut) = turn.answer_within(
                 call.call_id.as_deref(),
                 &call.exposed_name,
                 match &checked.outcome {
                     Ok(result) => Outcome::Completed(result),
                     Err(err) => Outcome::Failed(err),
                 },
+                allowance,
+                &mut reading,
             )?;
             // A call stopped at `input_required` is answered with the server's
             // questions, and one whose result broke its schema with what broke
@@ -233,7 +272,18 @@ impl<'a> Answering<'a> {
             if checked.outcome.is_ok() || quoted {
                 ran_servers.insert(call.server_id.clone());
             }
-            let record = checked.into_record(call);
+            // What the read tool answers came from the server it was cut from.
+            if let (Some(kept), Some((handle, _))) = (self.kept, &read)
+                && let Some(origin) = kept.origin(handle)
+            {
+                ran_servers.insert(origin);
+            }
+            let mut record = checked.into_record(call);
+            if cut && let Some(allowance) = allowance {
+                record.warnings.push(format!(
+                    "the answer was cut to its budget of {allowance} tokens; the record holds the whole result"
+                ));
+            }
             answers.push((record.index, answer, record));
         }
         let follow_ups = turn.finish()?;
@@ -253,4 +303,18 @@ impl<'a> Answering<'a> {
             found,
         })
     }
+}
+
+/// The handle and offset of a call to the library's read tool.
+fn read_arguments(call: &ToolCall) -> Option<(String, usize)> {
+    if call.server_id != LIBRARY_SERVER || call.tool != READ_TOOL_NAME {
+        return None;
+    }
+    let handle = call.arguments.get("handle")?.as_str()?.to_owned();
+    let offset = call
+        .arguments
+        .get("offset")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    Some((handle, usize::try_from(offset).ok()?))
 }

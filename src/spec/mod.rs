@@ -8,7 +8,7 @@
 //! types (serde structs that deny unknown fields), its plan (what the stages
 //! execute) and its compiler: `tools`, `strict` (also `schema:`), `choice`
 //! (`tool_choice:`), `options`, `calls`, `results` (with `media` and
-//! `structured_content`), `stream`, `search` and `sampling`. This module holds
+//! `structured_content`), `stream`, `search`, `sampling` and `tokens`. This module holds
 //! the whole document, the [`Provider`] it compiles to and the [`Registry`];
 //! beside the sections is the machinery they share: `load` (files, JSON Schema
 //! validation, errors with file and line), `yaml`, `template`, `path` (JSON
@@ -31,6 +31,7 @@ pub(crate) mod search;
 pub(crate) mod stream;
 pub(crate) mod strict;
 pub(crate) mod template;
+pub(crate) mod tokens;
 pub(crate) mod tools;
 mod yaml;
 
@@ -81,6 +82,9 @@ struct SpecDoc {
     /// How the provider expresses deferred tools, tool search and namespaces.
     #[serde(default)]
     pub search: Option<search::SearchDoc>,
+    /// How the provider's models count a result's tokens, for budgets.
+    #[serde(default)]
+    pub tokens: Option<tokens::TokensDoc>,
 }
 
 /// One source of a spec's facts.
@@ -142,6 +146,11 @@ fn compile(
         stream: doc.stream.map(stream::compile).transpose()?,
         sampling,
         search: doc.search.map(search::compile).transpose()?,
+        tokens: doc
+            .tokens
+            .map(tokens::compile)
+            .transpose()?
+            .unwrap_or_default(),
     })
 }
 
@@ -163,6 +172,7 @@ pub struct Provider {
     pub(crate) stream: Option<stream::StreamPlan>,
     pub(crate) sampling: Option<sampling::SamplingPlan>,
     pub(crate) search: Option<search::SearchPlan>,
+    pub(crate) tokens: tokens::TokensPlan,
 }
 
 impl Provider {
