@@ -409,11 +409,14 @@ fn the_model_reads_on_with_the_library_tool_until_it_has_every_byte() {
             .execute_tool_calls(provider, &response, &listing, &options)
             .await
             .unwrap();
+        let text = turn.results[0]["content"].as_str().unwrap();
         assert!(
-            turn.results[0]["content"]
-                .as_str()
-                .unwrap()
-                .contains("no result is kept under the handle `r9`")
+            text.contains("no result is kept under the handle `r9`"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("nothing more to read"),
+            "an error is not a read: {text}"
         );
         let args = json!({"handle": "r1", "offset": whole.len() + 5});
         let response = model_response(id, &[("read_result".into(), args)]);

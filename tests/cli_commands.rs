@@ -946,3 +946,74 @@ fn every_command_explains_itself_with_examples() {
         );
     }
 }
+
+/// `result --max-result-tokens` cuts an answer to its budget, and `run`
+/// with a budget offers `read_result`, with which a later turn of the same
+/// run reads on in what an earlier one cut.
+#[test]
+fn budgets_cut_answers_and_a_later_turn_reads_on() {
+    let lines: String = (0..2_000).map(|i| format!("line {i:04}\n")).collect();
+    let result = serde_json::json!({"content": [{"type": "text", "text": lines}]}).to_string();
+    let answer = json(&run(
+        &[
+            "result",
+            "--provider",
+            "openai-chat",
+            "--call-id",
+            "c",
+            "--name",
+            "t",
+            "--max-result-tokens",
+            "300",
+            "-",
+        ],
+        Some(&result),
+    ));
+    let text = answer["content"].as_str().unwrap();
+    assert!(
+        text.starts_with("line 0000\n") && text.ends_with("line 1999\n"),
+        "{text}"
+    );
+    assert!(text.contains("left out here: bytes "), "{text}");
+    assert!(text.len() < 3_000, "{}", text.len());
+
+    // Two turns over the bundled demo server: the first cuts each answer,
+    // the second reads on in the first one's cut text.
+    let dir = tempfile::tempdir().unwrap();
+    let first = run(
+        &["run", "--provider", "anthropic", "--max-result-tokens", "5"],
+        None,
+    );
+    let first = json(&first);
+    let response = &first["response"];
+    let turn1 = dir.path().join("turn1.json");
+    std::fs::write(&turn1, response.to_string()).unwrap();
+    let read = serde_json::json!({"role": "assistant", "stop_reason": "tool_use", "content": [
+        {"type": "tool_use", "id": "toolu_read", "name": "read_result", "input": {"handle": "r1", "offset": 0}}]});
+    let turn2 = dir.path().join("turn2.json");
+    std::fs::write(&turn2, read.to_string()).unwrap();
+    let out = json(&run(
+        &[
+            "run",
+            "--provider",
+            "anthropic",
+            "--max-result-tokens",
+            "5",
+            turn1.to_str().unwrap(),
+            turn2.to_str().unwrap(),
+        ],
+        None,
+    ));
+    let turns = out.as_array().unwrap();
+    assert_eq!(turns.len(), 2);
+    let read_on = &turns[1]["results"][0];
+    assert_eq!(read_on["tool_use_id"], "toolu_read");
+    let text = read_on["content"][0]["text"].as_str().unwrap();
+    let first_text = first["results"][0]["content"][0]["text"].as_str().unwrap();
+    let head = first_text.split("\n[… ").next().unwrap();
+    assert!(text.starts_with(head), "{text}");
+    assert!(
+        text.contains("To read on, call `read_result` with {\"handle\": \"r1\", \"offset\": "),
+        "{text}"
+    );
+}

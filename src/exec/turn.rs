@@ -238,7 +238,9 @@ impl<'a> Answering<'a> {
         let allowances = turn.allowances(&outcomes);
         drop(outcomes);
         for ((call, checked), allowance) in ended.into_iter().zip(allowances) {
-            let read = read_arguments(&call);
+            // What the read tool answered, when it read (not an error).
+            let read = read_arguments(&call)
+                .filter(|_| matches!(&checked.outcome, Ok(result) if !result.is_error));
             let mut keep = |text: &str| match self.kept {
                 Some(kept) => kept.keep(&call.server_id, text),
                 None => String::new(),
