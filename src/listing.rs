@@ -96,14 +96,16 @@ impl ListOptions {
     }
 
     /// Offers the library's own tool `read_result`, which reads on in a
-    /// result a budget cut ([`ResultOptions::max_result_tokens`](crate::ResultOptions::max_result_tokens)):
-    /// set it while a budget is set. A [`Source`](crate::Source) answers its
-    /// calls from the results it kept, never from a server, through the same
-    /// governed pipeline as any tool (its policy name is
+    /// result a budget cut, while `results` sets a budget
+    /// ([`ResultOptions::max_result_tokens`](crate::ResultOptions::max_result_tokens),
+    /// [`max_turn_tokens`](crate::ResultOptions::max_turn_tokens)); pass the
+    /// options the calls are answered with. A [`Source`](crate::Source)
+    /// answers its calls from the texts it cut, never from a server, through
+    /// the same governed pipeline as any tool (its policy name is
     /// `mcp-adapters/read_result`); the notices of cut results then say how
     /// to read on.
-    pub fn read_on(mut self, read_on: bool) -> Self {
-        self.read_on = read_on;
+    pub fn read_on(mut self, results: &crate::ResultOptions) -> Self {
+        self.read_on = results.has_budget();
         self
     }
 

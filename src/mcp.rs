@@ -401,6 +401,32 @@ pub struct EmbeddedResource {
     pub meta: Option<Object>,
 }
 
+/// What `resources/read` answers: the resource's contents (a resource may
+/// have several parts, each with its own URI).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ReadResourceResult {
+    /// The contents, text or base64 blobs.
+    pub contents: Vec<ResourceContents>,
+    /// Protocol metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Object>,
+    /// Fields this library does not interpret (`ttlMs`, `cacheScope`, ...), kept as sent.
+    #[serde(flatten)]
+    pub extra: Object,
+}
+
+impl ReadResourceResult {
+    /// A result of these contents.
+    pub fn new(contents: Vec<ResourceContents>) -> Self {
+        ReadResourceResult {
+            contents,
+            ..Default::default()
+        }
+    }
+}
+
 /// The contents of an embedded resource: text or a base64 blob.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -329,7 +329,8 @@ fn the_model_reads_on_with_the_library_tool_until_it_has_every_byte() {
     let source = logs_source(whole.clone(), None);
     let id = "openai-chat";
     let provider = provider(id);
-    let options = ExecOptions::new().results(ResultOptions::new().max_result_tokens(3_000));
+    let results = ResultOptions::new().max_result_tokens(3_000);
+    let options = ExecOptions::new().results(results.clone());
     current_thread_runtime().block_on(async {
         let names = |listing: &mcp_adapters::Listing| -> Vec<String> {
             listing
@@ -341,8 +342,12 @@ fn the_model_reads_on_with_the_library_tool_until_it_has_every_byte() {
         };
         let plain = source.tools(provider, &ListOptions::new()).await.unwrap();
         assert_eq!(names(&plain), ["logs__tail"]);
+        // Offered only while a budget is set.
+        let unbudgeted = ListOptions::new().read_on(&ResultOptions::new());
+        let plain = source.tools(provider, &unbudgeted).await.unwrap();
+        assert_eq!(names(&plain), ["logs__tail"]);
         let listing = source
-            .tools(provider, &ListOptions::new().read_on(true))
+            .tools(provider, &ListOptions::new().read_on(&results))
             .await
             .unwrap();
         assert_eq!(names(&listing), ["logs__tail", "read_result"]);
@@ -441,10 +446,11 @@ fn the_read_tool_is_governed_like_any_tool() {
     let source = logs_source(log(4_000), Some(policy));
     let id = "anthropic";
     let provider = provider(id);
-    let options = ExecOptions::new().results(ResultOptions::new().max_result_tokens(500));
+    let results = ResultOptions::new().max_result_tokens(500);
+    let options = ExecOptions::new().results(results.clone());
     current_thread_runtime().block_on(async {
         let listing = source
-            .tools(provider, &ListOptions::new().read_on(true))
+            .tools(provider, &ListOptions::new().read_on(&results))
             .await
             .unwrap();
         let response = model_response(id, &[("logs__tail".into(), json!({}))]);

@@ -678,14 +678,15 @@ fn a_large_file_read_under_a_budget_is_read_on_with_the_library_tool() {
             .hooks(seen.clone())
             .build()
             .unwrap();
+        let results = ResultOptions::new().max_result_tokens(4_000);
+        let options = ExecOptions::new().results(results.clone());
         for p in ["anthropic", "openai-chat"] {
             let provider = provider(p);
             let listing = source
-                .tools(provider, &ListOptions::new().read_on(true))
+                .tools(provider, &ListOptions::new().read_on(&results))
                 .await
                 .unwrap();
             let read = exposed(&listing, "fs", "read_text_file");
-            let options = ExecOptions::new().results(ResultOptions::new().max_result_tokens(4_000));
             let response =
                 model_response(p, &[(read, json!({"path": path.display().to_string()}))]);
             let run = source

@@ -1,7 +1,8 @@
 //! MCP Apps (`io.modelcontextprotocol/ui`): a tool for the app's own
 //! interface (`_meta.ui.visibility` without `"model"`) is never offered to a
 //! model, and the application calls it through the same governed pipeline;
-//! a tool's UI resource comes with its call's record. Held to the official
+//! a tool's UI resource comes with its call's record, and the application
+//! reads it from its server. Held to the official
 //! PDF server (`@modelcontextprotocol/server-pdf`, pinned, from npm) and to
 //! an in-process server.
 
@@ -32,6 +33,13 @@ fn viewer() -> InProcessServer {
             Tool::new("plain", "A plain tool", json!({"type": "object"})),
             ok,
         )
+        .resource(mcp::ResourceContents {
+            uri: "ui://viewer/app.html".into(),
+            mime_type: Some("text/html;profile=mcp-app".into()),
+            text: Some("<!doctype html><title>Viewer</title>".into()),
+            blob: None,
+            meta: None,
+        })
 }
 
 #[test]
@@ -67,6 +75,15 @@ fn a_tool_for_the_app_is_not_offered_to_the_model_and_the_app_calls_it() {
         assert!(record.ran && record.error.is_none(), "{record:?}");
         assert_eq!(record.result.unwrap().content.len(), 1);
         assert_eq!(record.ui_resource.as_deref(), Some("ui://viewer/app.html"));
+        // The host reads the interface to render it.
+        let ui = record.ui_resource.as_deref().unwrap();
+        let page = source.read_resource("pdf", ui).await.unwrap();
+        assert_eq!(page.contents[0].mime_type.as_deref(), Some("text/html;profile=mcp-app"));
+        assert!(page.contents[0].text.as_deref().unwrap().starts_with("<!doctype html>"));
+        let missing = source.read_resource("pdf", "ui://viewer/none.html").await.unwrap_err();
+        assert!(missing.to_string().contains("no resource `ui://viewer/none.html`"), "{missing}");
+        let stranger = source.read_resource("nope", ui).await.unwrap_err();
+        assert_eq!(stranger.kind(), ErrorKind::Input);
         let denied = source
             .call_app_tool("pdf", "plain", Map::new(), &ExecOptions::new())
             .await
@@ -144,5 +161,19 @@ fn the_official_pdf_server_offers_the_model_only_its_model_tools() {
             Some("ui://pdf-viewer/mcp-app.html")
         );
         assert!(toolset.app_tool("pdf", "save_pdf").is_some());
+        // Its interface, read as a host reads it to render the view.
+        let page = source
+            .read_resource("pdf", "ui://pdf-viewer/mcp-app.html")
+            .await
+            .unwrap();
+        let view = &page.contents[0];
+        assert_eq!(view.uri, "ui://pdf-viewer/mcp-app.html");
+        assert_eq!(view.mime_type.as_deref(), Some("text/html;profile=mcp-app"));
+        let html = view.text.as_deref().unwrap();
+        assert!(
+            html.len() > 1_000 && html.contains("<html"),
+            "{:.200}",
+            html
+        );
     });
 }

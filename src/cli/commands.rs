@@ -191,7 +191,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
     if let Some(tokens) = args.max_turn_tokens {
         results = results.max_turn_tokens(tokens);
     }
-    list = list.read_on(results.has_budget());
+    list = list.read_on(&results);
     let asks = asks::read(&args.asks)?;
     let policy = match &args.policy {
         Some(path) => live::read_policy(path)?,

@@ -30,7 +30,7 @@ use super::tasks::{Generation, TaskCall};
 use crate::config::ServerConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Answerer, BoxFuture, CallContext, Handlers, Server, ServerState, ToolsPage};
-use crate::mcp::{CallToolResponse, TaskState};
+use crate::mcp::{CallToolResponse, ReadResourceResult, TaskState};
 
 /// How a client starts a session again.
 #[derive(Debug, Clone)]
@@ -632,6 +632,14 @@ impl Server for McpClient {
                 }
                 other => other,
             }
+        })
+    }
+
+    fn read_resource(&self, uri: &str) -> BoxFuture<'_, Result<ReadResourceResult>> {
+        let uri = uri.to_owned();
+        Box::pin(async move {
+            let session = self.live_session().await?;
+            session.read_resource(&uri, self.options.list_timeout).await
         })
     }
 

@@ -28,7 +28,7 @@ use super::stdio::{ChildGuard, StderrTail, Tap};
 use super::tasks::TaskCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{ClientFeatures, ToolsPage};
-use crate::mcp::{CacheScope, Tool};
+use crate::mcp::{CacheScope, ReadResourceResult, Tool};
 
 /// What outlives a session: where progress goes, the calls in flight, the
 /// tool-list version a source watches.
@@ -321,6 +321,41 @@ impl Session {
             )
             .with_source(other),
         }
+    }
+
+    /// `resources/read` of `uri`.
+    pub(super) async fn read_resource(
+        &self,
+        uri: &str,
+        timeout: Duration,
+    ) -> Result<ReadResourceResult> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let read = tokio::time::timeout(timeout, self.peer().read_resource(params))
+            .await
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "server `{}` did not answer resources/read of `{uri}` within {} ms",
+                        self.name,
+                        timeout.as_millis()
+                    ),
+                )
+            })?
+            .map_err(|e| self.error(&format!("resources/read `{uri}`"), e, true))?;
+        // The SDK's contents and the library's share their JSON.
+        serde_json::to_value(&read)
+            .and_then(serde_json::from_value)
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Server,
+                    format!(
+                        "server `{}`: resources/read of `{uri}` answered a malformed result",
+                        self.name
+                    ),
+                )
+                .with_source(e)
+            })
     }
 
     /// One page of `tools/list`, with what the SDK's tool type drops put back.

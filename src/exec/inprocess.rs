@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::future::BoxFuture;
 use super::server::{CallContext, Server, ToolsPage};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mcp::{CallToolResponse, CallToolResult, Tool};
+use crate::mcp::{CallToolResponse, CallToolResult, ReadResourceResult, ResourceContents, Tool};
 
 type Handler = Arc<
     dyn Fn(Map<String, Value>, CallContext) -> BoxFuture<'static, Result<CallToolResponse>>
@@ -35,6 +35,7 @@ pub struct InProcessServer {
     tools: Vec<Tool>,
     handlers: HashMap<String, Handler>,
     page_size: Option<usize>,
+    resources: Vec<ResourceContents>,
 }
 
 impl std::fmt::Debug for InProcessServer {
@@ -112,6 +113,15 @@ impl InProcessServer {
         self
     }
 
+    /// Serves a resource: `resources/read` of its URI answers its contents
+    /// (such as the `ui://` interface of an MCP Apps tool). A resource with
+    /// the same URI replaces the earlier one.
+    pub fn resource(mut self, contents: ResourceContents) -> Self {
+        self.resources.retain(|r| r.uri != contents.uri);
+        self.resources.push(contents);
+        self
+    }
+
     /// Lists tools `size` at a time, with cursors, as a paginating server would.
     pub fn page_size(mut self, size: usize) -> Self {
         self.page_size = Some(size.max(1));
@@ -146,6 +156,18 @@ impl Server for InProcessServer {
             }
         });
         Box::pin(async move { page })
+    }
+
+    fn read_resource(&self, uri: &str) -> BoxFuture<'_, Result<ReadResourceResult>> {
+        let found = self.resources.iter().find(|r| r.uri == uri);
+        let answer = match found {
+            Some(contents) => Ok(ReadResourceResult::new(vec![contents.clone()])),
+            None => Err(Error::new(
+                ErrorKind::Server,
+                format!("this server has no resource `{uri}`"),
+            )),
+        };
+        Box::pin(async move { answer })
     }
 
     fn call_tool(

@@ -9,8 +9,10 @@ use serde_json::{Map, Value};
 use super::answerer::Answerer;
 use super::asks::Handlers;
 use super::future::BoxFuture;
-use crate::error::Result;
-use crate::mcp::{CacheScope, CallToolResponse, InputResponse, InputResponses, Tool};
+use crate::error::{Error, ErrorKind, Result};
+use crate::mcp::{
+    CacheScope, CallToolResponse, InputResponse, InputResponses, ReadResourceResult, Tool,
+};
 
 /// One page of a `tools/list` answer.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -170,6 +172,13 @@ pub trait Server: Send + Sync {
         context: CallContext,
     ) -> BoxFuture<'_, Result<CallToolResponse>>;
 
+    /// Reads the resource at `uri` (`resources/read`), such as the `ui://`
+    /// interface of an MCP Apps tool. The default: the server serves none.
+    fn read_resource(&self, uri: &str) -> BoxFuture<'_, Result<ReadResourceResult>> {
+        let message = format!("this server serves no resources (asked for `{uri}`)");
+        Box::pin(async move { Err(Error::new(ErrorKind::Unavailable, message)) })
+    }
+
     /// A number that changes whenever the server announces that its tool list
     /// changed (`notifications/tools/list_changed`). A source lists the server
     /// again, for its next listing or call, when the number differs from the
@@ -311,6 +320,10 @@ impl<S: Server + ?Sized> Server for Arc<S> {
         context: CallContext,
     ) -> BoxFuture<'_, Result<CallToolResponse>> {
         (**self).call_tool(name, arguments, context)
+    }
+
+    fn read_resource(&self, uri: &str) -> BoxFuture<'_, Result<ReadResourceResult>> {
+        (**self).read_resource(uri)
     }
 
     fn tools_version(&self) -> u64 {

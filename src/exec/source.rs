@@ -16,7 +16,7 @@ use super::server::{Server, ServerState};
 use crate::budget::{LIBRARY_SERVER, read_tool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing};
-use crate::mcp::CacheScope;
+use crate::mcp::{CacheScope, ReadResourceResult};
 use crate::spec::Provider;
 use crate::toolset::{Mode, ToolSet, ToolSetBuilder, compile_tool_glob};
 
@@ -144,6 +144,30 @@ impl Source {
     /// when this is `Public`.
     pub fn cache_scope(&self) -> Option<CacheScope> {
         self.cache.scope(&self.servers)
+    }
+
+    /// Reads a resource of the server `server_id` (`resources/read`), for
+    /// the application: the `ui://` interface an MCP Apps tool names
+    /// ([`CallRecord::ui_resource`](crate::exec::CallRecord::ui_resource)),
+    /// for a host to render. The model does not call this.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] for a server the source does not hold; the
+    /// server's error otherwise ([`ErrorKind::Unavailable`] for one that
+    /// serves no resources).
+    pub async fn read_resource(&self, server_id: &str, uri: &str) -> Result<ReadResourceResult> {
+        let (_, server) = self
+            .servers
+            .iter()
+            .find(|(id, _)| id == server_id)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Input,
+                    format!("no server `{server_id}` in this source"),
+                )
+            })?;
+        server.read_resource(uri).await
     }
 
     pub(super) fn server(&self, id: &str) -> Option<&Arc<dyn Server>> {
