@@ -21,6 +21,32 @@ use crate::spec::tokens::Tokenizer;
 use crate::spec::tokens::{ImageRule, TokensPlan};
 use crate::toolset::ExposedTool;
 
+/// The token budgets of a turn's answers, set through
+/// [`ResultOptions::max_result_tokens`](crate::ResultOptions::max_result_tokens)
+/// and [`max_turn_tokens`](crate::ResultOptions::max_turn_tokens).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Budget {
+    pub(crate) max_result_tokens: Option<u64>,
+    pub(crate) max_turn_tokens: Option<u64>,
+}
+
+impl Budget {
+    /// Whether any budget is set.
+    pub fn is_set(&self) -> bool {
+        self.max_result_tokens.is_some() || self.max_turn_tokens.is_some()
+    }
+
+    /// The most tokens one call's answer may send, if set.
+    pub fn max_result_tokens(&self) -> Option<u64> {
+        self.max_result_tokens
+    }
+
+    /// The most tokens a turn's answers may send together, if set.
+    pub fn max_turn_tokens(&self) -> Option<u64> {
+        self.max_turn_tokens
+    }
+}
+
 /// The name of the library's tool that reads on in a cut result.
 pub const READ_TOOL_NAME: &str = "read_result";
 

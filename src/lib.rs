@@ -149,6 +149,7 @@ pub mod search;
 pub mod spec;
 pub mod stream;
 pub mod strict;
+pub mod telemetry;
 pub mod toolset;
 
 pub use calls::{Extracted, RejectedCall, ToolCall};

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::budget::read_exposed_tool;
+use crate::budget::{Budget, read_exposed_tool};
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
 use crate::search::ToolIndex;
@@ -96,16 +96,15 @@ impl ListOptions {
     }
 
     /// Offers the library's own tool `read_result`, which reads on in a
-    /// result a budget cut, while `results` sets a budget
-    /// ([`ResultOptions::max_result_tokens`](crate::ResultOptions::max_result_tokens),
-    /// [`max_turn_tokens`](crate::ResultOptions::max_turn_tokens)); pass the
-    /// options the calls are answered with. A [`Source`](crate::Source)
+    /// result a budget cut, while `budget` is set: pass
+    /// [`ResultOptions::budget`](crate::ResultOptions::budget) of the options
+    /// the calls are answered with. A [`Source`](crate::Source)
     /// answers its calls from the texts it cut, never from a server, through
     /// the same governed pipeline as any tool (its policy name is
     /// `mcp-adapters/read_result`); the notices of cut results then say how
     /// to read on.
-    pub fn read_on(mut self, results: &crate::ResultOptions) -> Self {
-        self.read_on = results.has_budget();
+    pub fn read_on(mut self, budget: &Budget) -> Self {
+        self.read_on = budget.is_set();
         self
     }
 

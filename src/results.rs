@@ -9,6 +9,7 @@ use base64::engine::general_purpose::STANDARD_PAD_INDIFFERENT;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::budget::Budget;
 use crate::budget::{self, Counter, Reading, Sent};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{MAX_NESTING, deeper_than};
@@ -62,8 +63,7 @@ pub struct ResultOptions {
     pub(crate) shape: Shape,
     pub(crate) error_prefix: Option<String>,
     pub(crate) options: BTreeMap<String, String>,
-    pub(crate) max_result_tokens: Option<u64>,
-    pub(crate) max_turn_tokens: Option<u64>,
+    pub(crate) budget: Budget,
 }
 
 impl ResultOptions {
@@ -107,7 +107,7 @@ impl ResultOptions {
     /// (see [Result budgets](crate::guide::agent_loop#result-budgets)); notices are not
     /// counted. The server's whole result stays with the application.
     pub fn max_result_tokens(mut self, tokens: u64) -> Self {
-        self.max_result_tokens = Some(tokens);
+        self.budget.max_result_tokens = Some(tokens);
         self
     }
 
@@ -118,13 +118,14 @@ impl ResultOptions {
     /// [`Provider::answer_all`] and to execution; each call's own limit
     /// ([`max_result_tokens`](Self::max_result_tokens)) still holds.
     pub fn max_turn_tokens(mut self, tokens: u64) -> Self {
-        self.max_turn_tokens = Some(tokens);
+        self.budget.max_turn_tokens = Some(tokens);
         self
     }
 
-    /// Whether a budget is set.
-    pub fn has_budget(&self) -> bool {
-        self.max_result_tokens.is_some() || self.max_turn_tokens.is_some()
+    /// The budgets set (none by default); give them to
+    /// [`ListOptions::read_on`](crate::ListOptions::read_on).
+    pub fn budget(&self) -> &Budget {
+        &self.budget
     }
 }
 
@@ -390,8 +391,8 @@ impl TurnAnswers<'_> {
     /// A failure's answer is the library's own short text: never cut, it
     /// counts against the turn's limit all the same.
     pub(crate) fn allowances(&self, outcomes: &[Outcome<'_>]) -> Vec<Option<u64>> {
-        let per_call = self.options.max_result_tokens;
-        let Some(turn) = self.options.max_turn_tokens else {
+        let per_call = self.options.budget.max_result_tokens;
+        let Some(turn) = self.options.budget.max_turn_tokens else {
             return vec![per_call; outcomes.len()];
         };
         let counter = self.counter();

@@ -343,11 +343,11 @@ fn the_model_reads_on_with_the_library_tool_until_it_has_every_byte() {
         let plain = source.tools(provider, &ListOptions::new()).await.unwrap();
         assert_eq!(names(&plain), ["logs__tail"]);
         // Offered only while a budget is set.
-        let unbudgeted = ListOptions::new().read_on(&ResultOptions::new());
+        let unbudgeted = ListOptions::new().read_on(ResultOptions::new().budget());
         let plain = source.tools(provider, &unbudgeted).await.unwrap();
         assert_eq!(names(&plain), ["logs__tail"]);
         let listing = source
-            .tools(provider, &ListOptions::new().read_on(&results))
+            .tools(provider, &ListOptions::new().read_on(results.budget()))
             .await
             .unwrap();
         assert_eq!(names(&listing), ["logs__tail", "read_result"]);
@@ -450,7 +450,7 @@ fn the_read_tool_is_governed_like_any_tool() {
     let options = ExecOptions::new().results(results.clone());
     current_thread_runtime().block_on(async {
         let listing = source
-            .tools(provider, &ListOptions::new().read_on(&results))
+            .tools(provider, &ListOptions::new().read_on(results.budget()))
             .await
             .unwrap();
         let response = model_response(id, &[("logs__tail".into(), json!({}))]);

@@ -683,7 +683,7 @@ fn a_large_file_read_under_a_budget_is_read_on_with_the_library_tool() {
         for p in ["anthropic", "openai-chat"] {
             let provider = provider(p);
             let listing = source
-                .tools(provider, &ListOptions::new().read_on(&results))
+                .tools(provider, &ListOptions::new().read_on(results.budget()))
                 .await
                 .unwrap();
             let read = exposed(&listing, "fs", "read_text_file");

@@ -14,8 +14,8 @@ use super::input::{
     detect_framing, option_pairs, read_bytes, read_json, read_servers, registry, toolset,
 };
 use super::{
-    CallsArgs, DeferArgs, NamingArgs, ResultArgs, RunArgs, SearchToolsArgs, SpecsArg, StreamArgs,
-    ToolsArgs, ToolsetArgs, asks, demo, live,
+    CallsArgs, DeferArgs, LiveArgs, NamingArgs, ResultArgs, RunArgs, SearchToolsArgs, SpecsArg,
+    StreamArgs, ToolsArgs, ToolsetArgs, asks, demo, live,
 };
 
 /// Listing options from the toolset flags.
@@ -95,7 +95,23 @@ fn to_json(value: impl serde::Serialize) -> Result<Value> {
         .map_err(|e| Error::new(ErrorKind::Input, "cannot serialize the output").with_source(e))
 }
 
+/// The OTLP export `--otlp-endpoint` (or the standard variables) ask for:
+/// kept until the command ends, when what is buffered is sent.
+fn telemetry(live: &LiveArgs) -> Result<Option<mcp_adapters::telemetry::Telemetry>> {
+    let from_env = [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    ]
+    .iter()
+    .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+    if live.otlp_endpoint.is_none() && !from_env {
+        return Ok(None);
+    }
+    mcp_adapters::telemetry::export_otlp(live.otlp_endpoint.as_deref()).map(Some)
+}
+
 pub fn tools(args: &ToolsArgs) -> Result<Value> {
+    let _telemetry = telemetry(&args.live)?;
     let registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
     let mut options = list_options(&args.toolset);
@@ -174,6 +190,7 @@ fn block_on<F: std::future::Future>(future: F) -> Result<F::Output> {
 }
 
 pub fn run(args: &RunArgs) -> Result<Value> {
+    let _telemetry = telemetry(&args.live)?;
     let registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
     let mut list = ListOptions::new();
@@ -191,7 +208,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
     if let Some(tokens) = args.max_turn_tokens {
         results = results.max_turn_tokens(tokens);
     }
-    list = list.read_on(&results);
+    list = list.read_on(results.budget());
     let asks = asks::read(&args.asks)?;
     let policy = match &args.policy {
         Some(path) => live::read_policy(path)?,

@@ -327,6 +327,13 @@ struct LiveArgs {
     /// sign-in is not counted.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     startup_timeout: u64,
+    /// Export the MCP spans and the duration histogram to an OpenTelemetry
+    /// receiver at URL, over OTLP/HTTP with protobuf bodies (`{URL}/v1/traces`,
+    /// `{URL}/v1/metrics`), such as `http://localhost:4318`. Without it, the
+    /// standard `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`)
+    /// variable, when set, says where.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
     /// Go on without the servers that did not start (each is named on stderr,
     /// and calls to its tools are answered that it is not running), as long as
     /// one did. Without it, a server that did not start is an error.

@@ -6,6 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use tracing::Instrument;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
@@ -150,6 +151,22 @@ impl Handler {
     }
 }
 
+/// The span in which a server's request to the client is answered: a child
+/// of the trace the request carries in its `_meta`, when it carries one.
+fn answering_span(method: &'static str, context: &RequestContext<RoleClient>) -> tracing::Span {
+    let span = tracing::info_span!(
+        "mcp.server.request",
+        otel.name = method,
+        otel.kind = "server",
+        mcp.method.name = method,
+    );
+    if !span.is_disabled() {
+        let meta = serde_json::to_value(&context.meta).ok();
+        crate::telemetry::join_context(&span, meta.as_ref().and_then(serde_json::Value::as_object));
+    }
+    span
+}
+
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
@@ -174,30 +191,35 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> std::result::Result<ElicitResult, ErrorData> {
-        let answerer = self
-            .answerer(&context, "elicitation", |f| {
-                f.elicitation_form || f.elicitation_url
-            })
-            .await?;
-        let params = serde_json::to_value(&request).map_err(|e| {
-            ErrorData::internal_error(format!("cannot read the request: {e}"), None)
-        })?;
-        let crate::mcp::InputRequest::Elicitation(elicitation) =
-            crate::mcp::InputRequest::from_value(
-                serde_json::json!({"method": "elicitation/create", "params": params}),
-            )
-        else {
-            return Err(ErrorData::invalid_params(
-                "the elicitation is neither a form nor a URL",
-                None,
-            ));
-        };
-        let elicitation: Elicitation = elicitation;
-        let answer = answerer
-            .elicit(&context.id.to_string(), elicitation)
-            .await
-            .map_err(|e| refusal(&e))?;
-        rewrap(&answer, "elicitation answer")
+        let span = answering_span("elicitation/create", &context);
+        async move {
+            let answerer = self
+                .answerer(&context, "elicitation", |f| {
+                    f.elicitation_form || f.elicitation_url
+                })
+                .await?;
+            let params = serde_json::to_value(&request).map_err(|e| {
+                ErrorData::internal_error(format!("cannot read the request: {e}"), None)
+            })?;
+            let crate::mcp::InputRequest::Elicitation(elicitation) =
+                crate::mcp::InputRequest::from_value(
+                    serde_json::json!({"method": "elicitation/create", "params": params}),
+                )
+            else {
+                return Err(ErrorData::invalid_params(
+                    "the elicitation is neither a form nor a URL",
+                    None,
+                ));
+            };
+            let elicitation: Elicitation = elicitation;
+            let answer = answerer
+                .elicit(&context.id.to_string(), elicitation)
+                .await
+                .map_err(|e| refusal(&e))?;
+            rewrap(&answer, "elicitation answer")
+        }
+        .instrument(span)
+        .await
     }
 
     /// `sampling/createMessage` sent during a call: the sampling handler
@@ -208,13 +230,18 @@ impl ClientHandler for Handler {
         params: rmcp::model::CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> std::result::Result<rmcp::model::CreateMessageResult, ErrorData> {
-        let answerer = self.answerer(&context, "sampling", |f| f.sampling).await?;
-        let wire = serde_json::to_value(&params).map_err(|e| {
-            ErrorData::internal_error(format!("cannot read the request: {e}"), None)
-        })?;
-        let params = CreateMessageParams::from_value(wire).map_err(|e| refusal(&e))?;
-        let answer = answerer.sample(params).await.map_err(|e| refusal(&e))?;
-        rewrap(&answer, "sampling answer")
+        let span = answering_span("sampling/createMessage", &context);
+        async move {
+            let answerer = self.answerer(&context, "sampling", |f| f.sampling).await?;
+            let wire = serde_json::to_value(&params).map_err(|e| {
+                ErrorData::internal_error(format!("cannot read the request: {e}"), None)
+            })?;
+            let params = CreateMessageParams::from_value(wire).map_err(|e| refusal(&e))?;
+            let answer = answerer.sample(params).await.map_err(|e| refusal(&e))?;
+            rewrap(&answer, "sampling answer")
+        }
+        .instrument(span)
+        .await
     }
 
     /// `roots/list`: the configured roots.

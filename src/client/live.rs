@@ -27,6 +27,8 @@ use super::options::ClientOptions;
 use super::session::{Process, Session, Shared};
 use super::stdio::{self, Tap};
 use super::tasks::{Generation, TaskCall};
+use tracing::Instrument;
+
 use crate::config::ServerConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Answerer, BoxFuture, CallContext, Handlers, Server, ServerState, ToolsPage};
@@ -591,10 +593,83 @@ async fn start_http(
     ))
 }
 
+impl McpClient {
+    /// The span of one request to the server, by OpenTelemetry's conventions
+    /// (see [`telemetry`](crate::telemetry)): `{method} {target}`, kind client.
+    fn request_span(&self, method: &'static str, target: Option<&str>) -> tracing::Span {
+        let transport = match &self.connector {
+            Connector::Config(ServerConfig::Stdio { .. }) => "pipe",
+            Connector::Config(_) => "tcp",
+            Connector::Given => "",
+        };
+        let span = tracing::info_span!(
+            "mcp.client.request",
+            otel.name = tracing::field::Empty,
+            otel.kind = "client",
+            mcp.method.name = method,
+            gen_ai.tool.name = tracing::field::Empty,
+            mcp.resource.uri = tracing::field::Empty,
+            mcp.protocol.version = tracing::field::Empty,
+            network.transport = tracing::field::Empty,
+            mcp_adapters.server = %self.name,
+            error.r#type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty,
+        );
+        if !span.is_disabled() {
+            span.record(
+                "otel.name",
+                match target {
+                    Some(target) => format!("{method} {target}"),
+                    None => method.to_owned(),
+                },
+            );
+            if !transport.is_empty() {
+                span.record("network.transport", transport);
+            }
+        }
+        span
+    }
+
+    /// `request` in `span`, its failure and its duration recorded.
+    async fn traced<T>(
+        &self,
+        span: tracing::Span,
+        method: &'static str,
+        tool: Option<&str>,
+        request: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        let started = std::time::Instant::now();
+        let result = request.instrument(span.clone()).await;
+        if !span.is_disabled() {
+            if let Err(e) = &result {
+                crate::telemetry::record_failure(&span, e);
+            }
+            span.in_scope(|| {
+                crate::telemetry::operation_duration(method, tool, started, result.as_ref().err());
+            });
+        }
+        result
+    }
+
+    /// The session to send on, its protocol version recorded on the current span.
+    async fn traced_session(&self) -> Result<Arc<Session>> {
+        let session = self.live_session().await?;
+        let span = tracing::Span::current();
+        if !span.is_disabled()
+            && let Some(version) = session.protocol_version()
+        {
+            span.record("mcp.protocol.version", version);
+        }
+        Ok(session)
+    }
+}
+
 impl Server for McpClient {
     fn list_tools(&self, cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
-        Box::pin(async move {
-            let session = self.live_session().await?;
+        let span = self.request_span("tools/list", None);
+        Box::pin(self.traced(span, "tools/list", None, async move {
+            let session = self.traced_session().await?;
             match session
                 .list_page(cursor.clone(), self.options.list_timeout)
                 .await
@@ -606,7 +681,7 @@ impl Server for McpClient {
                 }
                 other => other,
             }
-        })
+        }))
     }
 
     fn call_tool(
@@ -615,32 +690,44 @@ impl Server for McpClient {
         arguments: Map<String, Value>,
         context: CallContext,
     ) -> BoxFuture<'_, Result<CallToolResponse>> {
+        let span = self.request_span("tools/call", Some(name));
+        if !span.is_disabled() {
+            span.record("gen_ai.tool.name", name);
+        }
         let name = name.to_owned();
         Box::pin(async move {
-            let session = self.live_session().await?;
-            match self
-                .call_on(&session, &name, arguments.clone(), &context)
-                .await
-            {
-                // The server refused the session before it ran the call: send
-                // it on a new session, once.
-                Err(_) if session.refused() => {
-                    tracing::info!(server = %self.name, tool = %name,
+            let tool = name.clone();
+            self.traced(span, "tools/call", Some(&tool), async move {
+                let session = self.traced_session().await?;
+                match self
+                    .call_on(&session, &name, arguments.clone(), &context)
+                    .await
+                {
+                    // The server refused the session before it ran the call: send
+                    // it on a new session, once.
+                    Err(_) if session.refused() => {
+                        tracing::info!(server = %self.name, tool = %name,
                         "the server no longer knows the session; calling again on a new one");
-                    let session = self.live_session().await?;
-                    self.call_on(&session, &name, arguments, &context).await
+                        let session = self.live_session().await?;
+                        self.call_on(&session, &name, arguments, &context).await
+                    }
+                    other => other,
                 }
-                other => other,
-            }
+            })
+            .await
         })
     }
 
     fn read_resource(&self, uri: &str) -> BoxFuture<'_, Result<ReadResourceResult>> {
+        let span = self.request_span("resources/read", Some(uri));
+        if !span.is_disabled() {
+            span.record("mcp.resource.uri", uri);
+        }
         let uri = uri.to_owned();
-        Box::pin(async move {
-            let session = self.live_session().await?;
+        Box::pin(self.traced(span, "resources/read", None, async move {
+            let session = self.traced_session().await?;
             session.read_resource(&uri, self.options.list_timeout).await
-        })
+        }))
     }
 
     fn tools_version(&self) -> u64 {

@@ -243,6 +243,15 @@ impl Session {
             .and_then(|info| serde_json::to_value(&*info).ok())
     }
 
+    /// The protocol revision the session speaks (`2025-11-25`, ...).
+    pub(super) fn protocol_version(&self) -> Option<String> {
+        let info = self.peer.peer_info()?;
+        match serde_json::to_value(&info.protocol_version).ok()? {
+            Value::String(version) => Some(version),
+            _ => None,
+        }
+    }
+
     /// Whether the session is 2026-07-28 or later (per-request metadata, input rounds).
     pub(super) fn is_modern(&self) -> bool {
         self.peer
@@ -329,7 +338,10 @@ impl Session {
         uri: &str,
         timeout: Duration,
     ) -> Result<ReadResourceResult> {
-        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let mut params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let mut meta = None;
+        crate::telemetry::inject_context(&mut meta);
+        params.meta = meta.map(RequestMetaObject::from);
         let read = tokio::time::timeout(timeout, self.peer().read_resource(params))
             .await
             .map_err(|_| {
@@ -364,7 +376,10 @@ impl Session {
         cursor: Option<String>,
         timeout: Duration,
     ) -> Result<ToolsPage> {
-        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let mut params = PaginatedRequestParams::default().with_cursor(cursor);
+        let mut meta = None;
+        crate::telemetry::inject_context(&mut meta);
+        params.meta = meta.map(RequestMetaObject::from);
         let listed = tokio::time::timeout(timeout, self.peer().list_tools(Some(params)))
             .await
             .map_err(|_| {
@@ -450,7 +465,10 @@ impl Session {
             params = params.with_request_state(state.clone());
         }
         let mut options = PeerRequestOptions::no_options();
-        let mut meta = context.meta.clone().map(RequestMetaObject::from);
+        // The caller's `_meta`, and the trace this call is part of.
+        let mut meta = context.meta.clone();
+        crate::telemetry::inject_context(&mut meta);
+        let mut meta = meta.map(RequestMetaObject::from);
         if self.is_modern() {
             meta.get_or_insert_default()
                 .set_client_capabilities(capabilities(

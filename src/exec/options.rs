@@ -48,6 +48,7 @@ pub struct ExecOptions {
     pub(super) input_timeout: Option<Duration>,
     pub(super) retry_interrupted: bool,
     pub(super) output_schema: OutputSchemaCheck,
+    pub(super) trace_content: bool,
 }
 
 impl std::fmt::Debug for ExecOptions {
@@ -67,6 +68,7 @@ impl std::fmt::Debug for ExecOptions {
             .field("input_timeout", &self.input_timeout)
             .field("retry_interrupted", &self.retry_interrupted)
             .field("output_schema", &self.output_schema)
+            .field("trace_content", &self.trace_content)
             .finish_non_exhaustive()
     }
 }
@@ -172,6 +174,15 @@ impl ExecOptions {
     /// the policy's taint rules.
     pub fn taint(mut self, servers: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.taint = servers.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Records each call's arguments and result on its span
+    /// (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`; off by
+    /// default: they may hold what operators should not see). See
+    /// [`telemetry`](crate::telemetry).
+    pub fn trace_content(mut self, on: bool) -> Self {
+        self.trace_content = on;
         self
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
 use super::answerer::{Answerer, CallState};
 use super::asks::CallInfo;
@@ -227,10 +228,35 @@ impl Source {
             call.server_id.clone(),
             state.clone(),
         ));
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.name = tracing::field::Empty,
+            otel.kind = "internal",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %call.tool,
+            gen_ai.tool.call.id = call.call_id.as_deref(),
+            mcp_adapters.server = %call.server_id,
+            gen_ai.tool.call.arguments = tracing::field::Empty,
+            gen_ai.tool.call.result = tracing::field::Empty,
+            error.r#type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty,
+        );
+        let traced = !span.is_disabled();
+        if traced {
+            span.record("otel.name", format!("execute_tool {}", call.exposed_name));
+            if options.trace_content {
+                span.record(
+                    "gen_ai.tool.call.arguments",
+                    Value::Object(call.arguments.clone()).to_string(),
+                );
+            }
+        }
         let pipeline = AssertUnwindSafe(self.pipeline(
             &mut call, toolset, context, options, shared, timeout, halted, &state,
         ))
-        .catch_unwind();
+        .catch_unwind()
+        .instrument(span.clone());
         let outcome = match pipeline.await {
             Ok(result) => result,
             Err(panic) => Err(Error::new(
@@ -238,6 +264,17 @@ impl Source {
                 format!("the call failed: {}", panic_message(&panic)),
             )),
         };
+        if traced {
+            match &outcome {
+                Err(err) => crate::telemetry::record_failure(&span, err),
+                Ok(result) if options.trace_content => {
+                    if let Ok(json) = serde_json::to_string(result) {
+                        span.record("gen_ai.tool.call.result", json);
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
         if let Err(err) = &outcome {
             let kind = err.kind();
             tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),

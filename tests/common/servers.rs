@@ -107,10 +107,17 @@ pub fn filesystem(root: &Path) -> Result<(String, Vec<String>), String> {
 
 /// The e2e virtualenv's python, created on first use.
 pub fn python() -> Result<PathBuf, String> {
-    let requirements = manifest_dir().join("tests/e2e/requirements.txt");
+    venv("e2e-venv", "tests/e2e/requirements.txt")
+}
+
+/// The python of a virtualenv under `target/` (`name`) with the pins of
+/// `requirements` (relative to the manifest) installed, created on first
+/// use and again when the pins change.
+pub fn venv(name: &str, requirements: &str) -> Result<PathBuf, String> {
+    let requirements = manifest_dir().join(requirements);
     let pins = fs::read_to_string(&requirements)
         .map_err(|e| format!("e2e: cannot read {}: {e}", requirements.display()))?;
-    let venv = target_dir().join("e2e-venv");
+    let venv = target_dir().join(name);
     let stamp = venv.join(".stamp");
     let python = venv.join("bin/python");
     let ready =
@@ -119,7 +126,7 @@ pub fn python() -> Result<PathBuf, String> {
         return Ok(python);
     }
     fs::create_dir_all(target_dir()).map_err(|e| format!("e2e: {e}"))?;
-    let _lock = Lock::acquire(&target_dir().join("e2e-venv.lock"), "e2e")?;
+    let _lock = Lock::acquire(&target_dir().join(format!("{name}.lock")), "e2e")?;
     if ready() {
         return Ok(python);
     }
@@ -162,6 +169,13 @@ pub fn python() -> Result<PathBuf, String> {
     }
     fs::write(&stamp, &pins).map_err(|e| format!("e2e: cannot write {}: {e}", stamp.display()))?;
     Ok(python)
+}
+
+/// The python of a virtualenv with Arize Phoenix (pinned in
+/// `tests/e2e/phoenix-requirements.txt`): an OpenTelemetry receiver that
+/// takes OTLP over HTTP and lists what it received.
+pub fn phoenix() -> Result<PathBuf, String> {
+    venv("e2e-phoenix-venv", "tests/e2e/phoenix-requirements.txt")
 }
 
 /// `(command, args)` for mcp-server-time, in UTC.

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tracing::Instrument;
 
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
@@ -347,6 +348,36 @@ impl Authorizer {
     /// When discovery, registration, the person's answer or the token
     /// exchange fails.
     pub(crate) async fn sign_in(
+        &self,
+        challenge: Option<&str>,
+        reason: SignInReason,
+        scopes: Option<Vec<String>>,
+    ) -> Result<()> {
+        // One span per sign-in round; no credential is recorded (the
+        // server's host, not its URL, which may carry a key).
+        let host = url::Url::parse(&self.url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned));
+        let span = tracing::info_span!(
+            "mcp.client.sign_in",
+            otel.name = "oauth sign-in",
+            otel.kind = "client",
+            server.address = host.as_deref(),
+            error.r#type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty,
+        );
+        let result = self
+            .sign_in_round(challenge, reason, scopes)
+            .instrument(span.clone())
+            .await;
+        if let Err(e) = &result {
+            crate::telemetry::record_failure(&span, e);
+        }
+        result
+    }
+
+    async fn sign_in_round(
         &self,
         challenge: Option<&str>,
         reason: SignInReason,

@@ -1,0 +1,284 @@
+//! Traces operators can follow: spans and the duration histogram named by
+//! OpenTelemetry's semantic conventions for MCP and generative AI, emitted
+//! through `tracing`, and (feature `otel`) exported over OTLP.
+//!
+//! The library always emits, whatever subscriber the application installs:
+//!
+//! - one span per MCP request a client makes, named `{mcp.method.name}
+//!   {target}` (`tools/call get_weather`, `tools/list`, `resources/read`),
+//!   kind client, with `mcp.method.name`, `gen_ai.tool.name` (calls),
+//!   `mcp.resource.uri` (reads), `mcp.protocol.version`,
+//!   `network.transport` (`pipe` for stdio, `tcp` for HTTP), and on failure
+//!   `error.type` and an error status;
+//! - one span per tool execution in a turn, `execute_tool {exposed name}`,
+//!   with `gen_ai.operation.name` = `execute_tool`, `gen_ai.tool.name`,
+//!   `gen_ai.tool.call.id` and `mcp.server.name` (the source's id for the
+//!   server); the client's request span is its child;
+//! - the `mcp.client.operation.duration` histogram (seconds), as a `tracing`
+//!   event whose `histogram.` field the OpenTelemetry metrics layer turns into
+//!   the instrument, with `mcp.method.name`, `gen_ai.tool.name` and
+//!   `error.type`.
+//!
+//! Tool arguments and results are recorded (`gen_ai.tool.call.arguments`,
+//! `gen_ai.tool.call.result`) only when the application opts in with
+//! [`ExecOptions::trace_content`](crate::ExecOptions::trace_content).
+//! No credential is ever an attribute: headers, tokens and sign-in secrets
+//! are not recorded.
+//!
+//! With the `otel` feature, `export_otlp` installs a subscriber that
+//! exports these over OTLP, and each MCP request carries the current trace
+//! context in its `_meta` (`traceparent`, `tracestate`), so a server's own
+//! spans join the trace; a server's requests to the client (sampling,
+//! elicitation) that carry one are handled within it. A sign-in round is a
+//! span of its own (`oauth sign-in`, with the server's host).
+//!
+//! ```no_run
+//! # #[cfg(feature = "otel")]
+//! # fn main() -> Result<(), mcp_adapters::Error> {
+//! // Before the async runtime starts; spans go to {endpoint}/v1/traces.
+//! let telemetry = mcp_adapters::telemetry::export_otlp(Some("http://localhost:4318"))?;
+//! // ... list, run turns ...
+//! telemetry.shutdown()?; // sends what is still buffered
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "otel"))]
+//! # fn main() {}
+//! ```
+//!
+//! The tests hold this to Arize Phoenix, a real OTLP receiver installed
+//! from PyPI, and to the official Python SDK's server, which sees the
+//! `traceparent` of the call's span.
+
+use std::time::Instant;
+
+use crate::error::{Error, ErrorKind};
+
+/// The `error.type` of a failure: its kind, in snake case (`timeout`,
+/// `unavailable`, `invalid_result`, ...).
+pub(crate) fn error_type(kind: ErrorKind) -> String {
+    let name = format!("{kind:?}");
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Marks `span` failed with `error`: `error.type` and an error status.
+pub(crate) fn record_failure(span: &tracing::Span, error: &Error) {
+    span.record("error.type", error_type(error.kind()));
+    span.record("otel.status_code", "ERROR");
+    span.record("otel.status_description", error.message());
+}
+
+#[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+/// Emits the `mcp.client.operation.duration` measurement of a request of
+/// `method` (and `tool`) that started at `started`.
+pub(crate) fn operation_duration(
+    method: &str,
+    tool: Option<&str>,
+    started: Instant,
+    error: Option<&Error>,
+) {
+    let seconds = started.elapsed().as_secs_f64();
+    let error = error.map(|e| error_type(e.kind()));
+    tracing::info!(
+        histogram.mcp.client.operation.duration = seconds,
+        mcp.method.name = method,
+        gen_ai.tool.name = tool,
+        error.r#type = error.as_deref(),
+        "mcp.client.operation.duration"
+    );
+}
+
+#[cfg(feature = "otel")]
+pub use otlp::{Telemetry, export_otlp};
+
+#[cfg(feature = "otel")]
+#[cfg_attr(not(feature = "rmcp"), allow(unused_imports))]
+pub(crate) use otlp::{inject_context, join_context};
+
+#[cfg(feature = "otel")]
+mod otlp {
+    use std::collections::HashMap;
+
+    use opentelemetry::propagation::TextMapPropagator;
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_otlp::WithExportConfig;
+    use opentelemetry_sdk::metrics::SdkMeterProvider;
+    use opentelemetry_sdk::propagation::TraceContextPropagator;
+    use opentelemetry_sdk::trace::SdkTracerProvider;
+    use serde_json::{Map, Value};
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    use crate::error::{Error, ErrorKind, Result};
+
+    /// The exporters [`export_otlp`] installed: dropping it (or calling
+    /// [`shutdown`](Self::shutdown)) sends what is still buffered.
+    #[must_use = "dropping it shuts the exporters down"]
+    pub struct Telemetry {
+        traces: SdkTracerProvider,
+        metrics: SdkMeterProvider,
+    }
+
+    impl std::fmt::Debug for Telemetry {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Telemetry").finish_non_exhaustive()
+        }
+    }
+
+    impl Telemetry {
+        /// Sends what is buffered and stops the exporters.
+        ///
+        /// # Errors
+        ///
+        /// [`ErrorKind::Io`] when the receiver could not be reached.
+        pub fn shutdown(self) -> Result<()> {
+            let traces = self.traces.shutdown();
+            let metrics = self.metrics.shutdown();
+            traces.map_err(|e| {
+                Error::new(ErrorKind::Io, "the spans could not all be exported").with_source(e)
+            })?;
+            metrics.map_err(|e| {
+                Error::new(ErrorKind::Io, "the metrics could not all be exported").with_source(e)
+            })
+        }
+    }
+
+    impl Drop for Telemetry {
+        fn drop(&mut self) {
+            let _ = self.traces.force_flush();
+            let _ = self.metrics.force_flush();
+        }
+    }
+
+    /// Exports the library's spans and the duration histogram over OTLP
+    /// (HTTP, protobuf) and sets the W3C trace-context propagator, installing
+    /// a `tracing` subscriber that does so (the process's global one).
+    ///
+    /// `endpoint` is the receiver's base URL (`http://localhost:4318`):
+    /// spans go to `{endpoint}/v1/traces`, metrics to `{endpoint}/v1/metrics`.
+    /// Without one, the standard variables say where
+    /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
+    /// `OTEL_EXPORTER_OTLP_HEADERS`, ...; `http://localhost:4318` when none
+    /// is set). The service is named by `OTEL_SERVICE_NAME`, `mcp-adapters`
+    /// by default.
+    ///
+    /// An application with its own subscriber adds
+    /// `tracing_opentelemetry::layer()` to it instead: the library's spans
+    /// are ordinary `tracing` spans. Call this before the async runtime
+    /// starts: the exporters' HTTP client is a blocking one, which runs on a
+    /// thread of its own.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when the exporters cannot be built (a malformed
+    /// endpoint), or a global subscriber is already installed.
+    pub fn export_otlp(endpoint: Option<&str>) -> Result<Telemetry> {
+        let at =
+            |signal: &str| endpoint.map(|e| format!("{}/v1/{signal}", e.trim_end_matches('/')));
+        let mut spans = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+        if let Some(url) = at("traces") {
+            spans = spans.with_endpoint(url);
+        }
+        let spans = spans.build().map_err(|e| {
+            Error::new(ErrorKind::Input, "cannot build the OTLP span exporter").with_source(e)
+        })?;
+        let mut metrics = opentelemetry_otlp::MetricExporter::builder()
+            .with_http()
+            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+        if let Some(url) = at("metrics") {
+            metrics = metrics.with_endpoint(url);
+        }
+        let metrics = metrics.build().map_err(|e| {
+            Error::new(ErrorKind::Input, "cannot build the OTLP metric exporter").with_source(e)
+        })?;
+        let resource = opentelemetry_sdk::Resource::builder()
+            .with_service_name(
+                std::env::var("OTEL_SERVICE_NAME").unwrap_or_else(|_| "mcp-adapters".into()),
+            )
+            .build();
+        let traces = SdkTracerProvider::builder()
+            .with_batch_exporter(spans)
+            .with_resource(resource.clone())
+            .build();
+        let meters = SdkMeterProvider::builder()
+            .with_periodic_exporter(metrics)
+            .with_resource(resource)
+            .build();
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        let tracer = traces.tracer("mcp-adapters");
+        tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(tracer))
+            .with(tracing_opentelemetry::MetricsLayer::new(meters.clone()))
+            .try_init()
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Input,
+                    "a tracing subscriber is already installed",
+                )
+                .with_source(e)
+            })?;
+        Ok(Telemetry {
+            traces,
+            metrics: meters,
+        })
+    }
+
+    /// Puts the current span's trace context into a request's `_meta`
+    /// (`traceparent`, `tracestate`), when there is one.
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+    pub(crate) fn inject_context(meta: &mut Option<Map<String, Value>>) {
+        let context = tracing::Span::current().context();
+        let mut carrier: HashMap<String, String> = HashMap::new();
+        TraceContextPropagator::new().inject_context(&context, &mut carrier);
+        if carrier.is_empty() {
+            return;
+        }
+        let meta = meta.get_or_insert_default();
+        for (key, value) in carrier {
+            meta.insert(key, Value::String(value));
+        }
+    }
+
+    /// Makes `span` a child of the trace a server's request carries in its
+    /// `_meta`, when it carries one.
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+    pub(crate) fn join_context(span: &tracing::Span, meta: Option<&Map<String, Value>>) {
+        let Some(meta) = meta else { return };
+        let carrier: HashMap<String, String> = ["traceparent", "tracestate"]
+            .iter()
+            .filter_map(|k| Some(((*k).to_owned(), meta.get(*k)?.as_str()?.to_owned())))
+            .collect();
+        if !carrier.contains_key("traceparent") {
+            return;
+        }
+        let context = TraceContextPropagator::new().extract(&carrier);
+        let _ = span.set_parent(context);
+    }
+}
+
+/// Without the `otel` feature, no trace context travels.
+#[cfg(not(feature = "otel"))]
+#[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+pub(crate) fn inject_context(_meta: &mut Option<serde_json::Map<String, serde_json::Value>>) {}
+
+/// Without the `otel` feature, no trace context travels.
+#[cfg(not(feature = "otel"))]
+#[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+pub(crate) fn join_context(
+    _span: &tracing::Span,
+    _meta: Option<&serde_json::Map<String, serde_json::Value>>,
+) {
+}

@@ -1,0 +1,209 @@
+//! Traces by OpenTelemetry's semantic conventions for MCP: the spans of a
+//! turn against the tests' lab server (the official Python SDK), captured in
+//! memory, with their names, kinds, attributes and parents; the trace
+//! context the server received in its `_meta`; failures; and tool content
+//! recorded only when the application opts in.
+#![cfg(all(feature = "otel", feature = "rmcp"))]
+
+mod common;
+
+use common::*;
+use mcp_adapters::{ExecOptions, HubConfig, ListOptions, Policy, ServerConfig};
+use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::{Value, json};
+use tracing_subscriber::layer::SubscriberExt;
+
+/// Spans and metrics go to memory, for this thread.
+struct Capture {
+    spans: InMemorySpanExporter,
+    traces: SdkTracerProvider,
+    metrics: InMemoryMetricExporter,
+    meters: SdkMeterProvider,
+    _guard: tracing::subscriber::DefaultGuard,
+}
+
+fn capture() -> Capture {
+    let spans = InMemorySpanExporter::default();
+    let traces = SdkTracerProvider::builder()
+        .with_simple_exporter(spans.clone())
+        .build();
+    let metrics = InMemoryMetricExporter::default();
+    let meters = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(metrics.clone()).build())
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(traces.tracer("tests")))
+        .with(tracing_opentelemetry::MetricsLayer::new(meters.clone()));
+    let guard = tracing::subscriber::set_default(subscriber);
+    Capture {
+        spans,
+        traces,
+        metrics,
+        meters,
+        _guard: guard,
+    }
+}
+
+fn attr(span: &SpanData, key: &str) -> Option<String> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| kv.value.to_string())
+}
+
+fn named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
+    spans.iter().filter(|s| s.name == name).collect()
+}
+
+fn lab() -> ServerConfig {
+    let (command, args) = servers::lab().unwrap_or_else(|e| panic!("{e}"));
+    ServerConfig::stdio(command, args)
+}
+
+#[test]
+fn a_turn_is_traced_by_the_conventions_and_the_server_joins_the_trace() {
+    let capture = capture();
+    let (exporter, traces) = (&capture.spans, &capture.traces);
+    let id = "anthropic";
+    current_thread_runtime().block_on(async {
+        let source = HubConfig::new()
+            .server("lab", lab())
+            .connect()
+            .await
+            .unwrap()
+            .policy(Policy::allow_all().deny("lab/crash").unwrap())
+            .build()
+            .unwrap();
+        let listing = source
+            .tools(provider(id), &ListOptions::new())
+            .await
+            .unwrap();
+        let exposed = |tool: &str| {
+            listing
+                .toolset()
+                .exposed_name("lab", tool)
+                .unwrap()
+                .to_owned()
+        };
+        let (meta, crash) = (exposed("meta"), exposed("crash"));
+        let response = model_response(id, &[(meta.clone(), json!({})), (crash.clone(), json!({}))]);
+        let run = source
+            .execute_tool_calls(provider(id), &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        let text = run.results[0]["content"][0]["text"].as_str().unwrap();
+        let seen: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+
+        traces.force_flush().unwrap();
+        let spans = exporter.get_finished_spans().unwrap();
+        let list = named(&spans, "tools/list");
+        assert!(
+            !list.is_empty(),
+            "{:#?}",
+            spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+        );
+        assert_eq!(list[0].span_kind, SpanKind::Client);
+        assert_eq!(
+            attr(list[0], "mcp.method.name").as_deref(),
+            Some("tools/list")
+        );
+        assert_eq!(attr(list[0], "network.transport").as_deref(), Some("pipe"));
+        assert!(attr(list[0], "mcp.protocol.version").is_some_and(|v| v.starts_with("20")));
+
+        let execute = named(&spans, &format!("execute_tool {meta}"));
+        assert_eq!(execute.len(), 1);
+        let execute = execute[0];
+        assert_eq!(
+            attr(execute, "gen_ai.operation.name").as_deref(),
+            Some("execute_tool")
+        );
+        assert_eq!(attr(execute, "gen_ai.tool.name").as_deref(), Some("meta"));
+        assert_eq!(
+            attr(execute, "gen_ai.tool.call.id").as_deref(),
+            Some("call_0")
+        );
+        assert_eq!(attr(execute, "mcp_adapters.server").as_deref(), Some("lab"));
+
+        let call = named(&spans, "tools/call meta");
+        assert_eq!(call.len(), 1);
+        let call = call[0];
+        assert_eq!(call.span_kind, SpanKind::Client);
+        assert_eq!(attr(call, "mcp.method.name").as_deref(), Some("tools/call"));
+        assert_eq!(attr(call, "gen_ai.tool.name").as_deref(), Some("meta"));
+        assert_eq!(call.parent_span_id, execute.span_context.span_id());
+        assert_eq!(
+            call.span_context.trace_id(),
+            execute.span_context.trace_id()
+        );
+
+        // The server received the call's trace context in its `_meta`.
+        let traceparent = seen["traceparent"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{seen}"));
+        assert_eq!(
+            traceparent,
+            format!(
+                "00-{}-{}-01",
+                call.span_context.trace_id(),
+                call.span_context.span_id()
+            )
+        );
+
+        // A denied call's span says so.
+        let denied = named(&spans, &format!("execute_tool {crash}"));
+        assert_eq!(attr(denied[0], "error.type").as_deref(), Some("denied"));
+        assert!(
+            matches!(denied[0].status, Status::Error { .. }),
+            "{:?}",
+            denied[0].status
+        );
+
+        // The duration histogram, by the conventions' name.
+        capture.meters.force_flush().unwrap();
+        let names: Vec<String> = capture
+            .metrics
+            .get_finished_metrics()
+            .unwrap()
+            .iter()
+            .flat_map(|r| {
+                r.scope_metrics()
+                    .flat_map(|s| s.metrics().map(|m| m.name().to_owned()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert!(
+            names.iter().any(|n| n == "mcp.client.operation.duration"),
+            "{names:?}"
+        );
+
+        // No arguments or results unless asked for.
+        assert!(
+            spans
+                .iter()
+                .all(|s| attr(s, "gen_ai.tool.call.arguments").is_none())
+        );
+        exporter.reset();
+        let response = model_response(id, &[(meta.clone(), json!({}))]);
+        source
+            .execute_tool_calls(
+                provider(id),
+                &response,
+                &listing,
+                &ExecOptions::new().trace_content(true),
+            )
+            .await
+            .unwrap();
+        traces.force_flush().unwrap();
+        let spans = exporter.get_finished_spans().unwrap();
+        let execute = named(&spans, &format!("execute_tool {meta}"))[0];
+        assert_eq!(
+            attr(execute, "gen_ai.tool.call.arguments").as_deref(),
+            Some("{}")
+        );
+        assert!(
+            attr(execute, "gen_ai.tool.call.result").is_some_and(|r| r.contains("traceparent"))
+        );
+    });
+}

@@ -1,0 +1,112 @@
+//! No credential is ever a span attribute: a sign-in, a refresh and a call
+//! against the local authorization server and the MCP server it protects
+//! (`oauth/lab.rs`), traced by OpenTelemetry's conventions. A binary of its
+//! own: the spans are captured by a subscriber for the test's thread.
+#![cfg(all(feature = "oauth", feature = "otel"))]
+
+#[path = "oauth/lab.rs"]
+mod lab;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use lab::Lab;
+use mcp_adapters::client::Lifecycle;
+use mcp_adapters::client::auth::{OAuth, SignInAnswer, SignInRequest};
+use mcp_adapters::{ClientOptions, ExecOptions, ListOptions, McpClient, Policy, Registry, Source};
+use serde_json::json;
+
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+
+/// Signs in at once, following the authorization page to its redirect.
+fn oauth() -> OAuth {
+    let count = Arc::new(AtomicUsize::new(0));
+    OAuth::new(REDIRECT, move |request: SignInRequest| {
+        count.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            let client = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap();
+            let response = client.get(&request.authorization_url).send().await.unwrap();
+            let location = response.headers()["location"].to_str().unwrap().to_owned();
+            SignInAnswer::Redirect(location)
+        })
+    })
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn no_credential_is_ever_a_span_attribute() {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt;
+    let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    let traces = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(traces.tracer("tests")));
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    // The first token expires at once, so the call refreshes it.
+    let lab = Lab::start_with("notes", Duration::from_secs(1), Duration::from_secs(3600)).await;
+    let options = ClientOptions::new()
+        .lifecycle(Lifecycle::Legacy)
+        .init_timeout(Duration::from_secs(20))
+        .oauth(oauth());
+    let client = McpClient::connect_http(lab.name, &lab.mcp_url, &BTreeMap::new(), &options)
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let source = Source::client(lab.name, client)
+        .policy(Policy::allow_all())
+        .build()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let provider = Registry::builtin().unwrap().get("anthropic").unwrap();
+    let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+    let response = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "read_notes", "input": {}}]});
+    let run = source
+        .execute_tool_calls(
+            provider,
+            &response,
+            &listing,
+            &ExecOptions::new().trace_content(true),
+        )
+        .await
+        .unwrap();
+    assert!(run.calls[0].error.is_none(), "{:?}", run.calls[0].error);
+
+    traces.force_flush().unwrap();
+    let spans = exporter.get_finished_spans().unwrap();
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_ref()).collect();
+    assert!(names.contains(&"tools/call read_notes"), "{names:?}");
+    assert!(names.contains(&"oauth sign-in"), "{names:?}");
+    let attributes: Vec<String> = spans
+        .iter()
+        .flat_map(|s| {
+            s.attributes
+                .iter()
+                .map(|kv| format!("{}={}", kv.key, kv.value))
+        })
+        .chain(spans.iter().map(|s| s.name.to_string()))
+        .collect();
+    let seen = lab.seen();
+    let secrets: Vec<String> = seen
+        .iter()
+        .filter_map(|s| s.authorization.clone())
+        .chain(seen.iter().filter_map(|s| s.field("code")))
+        .chain(seen.iter().filter_map(|s| s.field("refresh_token")))
+        .chain(seen.iter().filter_map(|s| s.field("code_verifier")))
+        .chain([lab.issued_prefix()])
+        .collect();
+    assert!(secrets.len() > 3, "{secrets:?}");
+    for secret in &secrets {
+        let token = secret.trim_start_matches("Bearer ");
+        assert!(
+            attributes.iter().all(|a| !a.contains(token)),
+            "`{token}` is in a span attribute"
+        );
+    }
+}
