@@ -8,7 +8,12 @@
 mod common;
 
 use common::*;
-use mcp_adapters::{ExecOptions, HubConfig, ListOptions, Policy, ServerConfig};
+use mcp_adapters::client::Lifecycle;
+use mcp_adapters::exec::{Handlers, Sampling, SamplingAnswer};
+use mcp_adapters::mcp::CreateMessageResult;
+use mcp_adapters::{
+    ClientOptions, ExecOptions, HubConfig, ListOptions, McpClient, Policy, ServerConfig, Source,
+};
 use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
@@ -205,5 +210,62 @@ fn a_turn_is_traced_by_the_conventions_and_the_server_joins_the_trace() {
         assert!(
             attr(execute, "gen_ai.tool.call.result").is_some_and(|r| r.contains("traceparent"))
         );
+
+        // A server's request that carries a trace context is answered within
+        // that trace.
+        let sampling = Sampling::new(|_request| {
+            Box::pin(async {
+                SamplingAnswer::Respond(CreateMessageResult::text("test-model", "Hello."))
+            })
+        });
+        // A 2025-revision session, in which a server asks during a call.
+        let options = ClientOptions::new()
+            .lifecycle(Lifecycle::Legacy)
+            .handlers(Handlers::new().sampling(sampling));
+        let client = McpClient::connect("lab", &lab(), &options).await.unwrap();
+        let source = Source::client("lab", client)
+            .policy(Policy::allow_all())
+            .build()
+            .unwrap();
+        let listing = source
+            .tools(provider(id), &ListOptions::new())
+            .await
+            .unwrap();
+        // Overridden by the server's SDK, which propagates its own context.
+        const PARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        exporter.reset();
+        let response = model_response(
+            id,
+            &[("sample_in_trace".into(), json!({"traceparent": PARENT}))],
+        );
+        let run = source
+            .execute_tool_calls(provider(id), &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        assert!(run.calls[0].error.is_none(), "{:?}", run.calls[0].error);
+        assert!(
+            run.results[0].to_string().contains("Hello."),
+            "{}",
+            run.results[0]
+        );
+        traces.force_flush().unwrap();
+        let spans = exporter.get_finished_spans().unwrap();
+        let answering = named(&spans, "sampling/createMessage");
+        assert_eq!(
+            answering.len(),
+            1,
+            "{:#?}",
+            spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+        );
+        assert_eq!(answering[0].span_kind, SpanKind::Server);
+        // The server's SDK sends the context its handler runs in: the
+        // client's call span, propagated. The answer is a child of it, in
+        // the same trace, though it runs in a task of its own.
+        let call = named(&spans, "tools/call sample_in_trace")[0];
+        assert_eq!(
+            answering[0].span_context.trace_id(),
+            call.span_context.trace_id()
+        );
+        assert_eq!(answering[0].parent_span_id, call.span_context.span_id());
     });
 }

@@ -153,7 +153,11 @@ impl Handler {
 
 /// The span in which a server's request to the client is answered: a child
 /// of the trace the request carries in its `_meta`, when it carries one.
-fn answering_span(method: &'static str, context: &RequestContext<RoleClient>) -> tracing::Span {
+fn answering_span(
+    method: &'static str,
+    context: &RequestContext<RoleClient>,
+    params: Option<&serde_json::Value>,
+) -> tracing::Span {
     let span = tracing::info_span!(
         "mcp.server.request",
         otel.name = method,
@@ -161,8 +165,13 @@ fn answering_span(method: &'static str, context: &RequestContext<RoleClient>) ->
         mcp.method.name = method,
     );
     if !span.is_disabled() {
-        let meta = serde_json::to_value(&context.meta).ok();
-        crate::telemetry::join_context(&span, meta.as_ref().and_then(serde_json::Value::as_object));
+        // The request's own `_meta` (in its params), or what the SDK kept of it.
+        let kept = serde_json::to_value(&context.meta).ok();
+        let meta = params
+            .and_then(|p| p.get("_meta"))
+            .filter(|m| m.get("traceparent").is_some())
+            .or(kept.as_ref());
+        crate::telemetry::join_context(&span, meta.and_then(serde_json::Value::as_object));
     }
     span
 }
@@ -191,16 +200,16 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> std::result::Result<ElicitResult, ErrorData> {
-        let span = answering_span("elicitation/create", &context);
+        let params = serde_json::to_value(&request).map_err(|e| {
+            ErrorData::internal_error(format!("cannot read the request: {e}"), None)
+        })?;
+        let span = answering_span("elicitation/create", &context, Some(&params));
         async move {
             let answerer = self
                 .answerer(&context, "elicitation", |f| {
                     f.elicitation_form || f.elicitation_url
                 })
                 .await?;
-            let params = serde_json::to_value(&request).map_err(|e| {
-                ErrorData::internal_error(format!("cannot read the request: {e}"), None)
-            })?;
             let crate::mcp::InputRequest::Elicitation(elicitation) =
                 crate::mcp::InputRequest::from_value(
                     serde_json::json!({"method": "elicitation/create", "params": params}),
@@ -230,12 +239,12 @@ impl ClientHandler for Handler {
         params: rmcp::model::CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> std::result::Result<rmcp::model::CreateMessageResult, ErrorData> {
-        let span = answering_span("sampling/createMessage", &context);
+        let wire = serde_json::to_value(&params).map_err(|e| {
+            ErrorData::internal_error(format!("cannot read the request: {e}"), None)
+        })?;
+        let span = answering_span("sampling/createMessage", &context, Some(&wire));
         async move {
             let answerer = self.answerer(&context, "sampling", |f| f.sampling).await?;
-            let wire = serde_json::to_value(&params).map_err(|e| {
-                ErrorData::internal_error(format!("cannot read the request: {e}"), None)
-            })?;
             let params = CreateMessageParams::from_value(wire).map_err(|e| refusal(&e))?;
             let answer = answerer.sample(params).await.map_err(|e| refusal(&e))?;
             rewrap(&answer, "sampling answer")

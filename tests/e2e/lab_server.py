@@ -1,6 +1,6 @@
 """A small MCP server for the end-to-end tests: what the third-party servers
 do not cover (audio, a slow tool that notices cancellation, progress, a crash,
-request _meta)."""
+request _meta, a sampling request that carries a trace context)."""
 
 import asyncio
 import base64
@@ -8,7 +8,9 @@ import json
 import os
 import struct
 
+from mcp import types
 from mcp.server.mcpserver import Audio, Context, MCPServer
+from mcp.shared.message import ServerMessageMetadata
 
 server = MCPServer("lab")
 
@@ -61,6 +63,25 @@ def meta(ctx: Context) -> str:
     if meta is not None and hasattr(meta, "model_dump"):
         meta = meta.model_dump(mode="json", by_alias=True, exclude_none=True)
     return json.dumps(meta, sort_keys=True, default=str)
+
+
+@server.tool()
+async def sample_in_trace(traceparent: str, ctx: Context) -> str:
+    """Asks the client for a completion, putting `traceparent` in the request's _meta (the SDK
+    sends the trace context its handler runs in instead, when it has one)."""
+    params = types.CreateMessageRequestParams.model_validate(
+        {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Say hello."}}],
+            "maxTokens": 16,
+            "_meta": {"traceparent": traceparent},
+        }
+    )
+    result = await ctx.session.send_request(
+        request=types.CreateMessageRequest(params=params),
+        result_type=types.CreateMessageResult,
+        metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+    )
+    return json.dumps(result.model_dump(by_alias=True, exclude_none=True, mode="json"), sort_keys=True)
 
 
 if __name__ == "__main__":
