@@ -183,7 +183,7 @@ impl<'p> Counter<'p> {
         }
     }
 
-    /// Where the shortest tail of `text` of at most `tokens` tokens starts,
+    /// Where the longest tail of `text` of at most `tokens` tokens starts,
     /// at a character boundary.
     pub(crate) fn tail_start(&self, text: &str, tokens: u64) -> usize {
         let Some(bpe) = self.bpe() else {
@@ -250,7 +250,8 @@ impl<'p> Counter<'p> {
                 }
                 let size = t.size as f64;
                 let tiles = (w / size).ceil().max(1.0) * (h / size).ceil().max(1.0);
-                t.base + tiles as u64 * t.tokens
+                t.base
+                    .saturating_add((tiles as u64).saturating_mul(t.tokens))
             }
             ImageRule::Patches(p) => {
                 if let Some(edge) = p.max_long_edge.map(|e| e as f64)
@@ -316,7 +317,10 @@ fn image_size(base64: &str) -> Option<(usize, usize)> {
     let mut chars = 4096usize;
     loop {
         let take = (chars.min(base64.len()) / 4) * 4;
-        let bytes = STANDARD_PAD_INDIFFERENT.decode(&base64[..take]).ok()?;
+        // Bytes, not a str slice: a server's data need not be ASCII.
+        let bytes = STANDARD_PAD_INDIFFERENT
+            .decode(&base64.as_bytes()[..take])
+            .ok()?;
         match imagesize::blob_size(&bytes) {
             Ok(size) if size.width > 0 && size.height > 0 => {
                 return Some((size.width, size.height));
@@ -497,7 +501,7 @@ pub(crate) fn fit(
     let mut dropped = Vec::new();
     for (unit, d) in units.iter().zip(&demands) {
         if let Unit::Media { block, .. } = unit {
-            if media_used + d <= media_room {
+            if media_used.saturating_add(*d) <= media_room {
                 media_used += d;
             } else {
                 dropped.push(*block);
@@ -605,7 +609,11 @@ fn cut_text(text: &str, tokens: u64, counter: Counter<'_>, reading: &mut Reading
         offset,
     } = reading
     {
-        let head = snap_head(text, counter.head_len(text, tokens));
+        let mut head = snap_head(text, counter.head_len(text, tokens));
+        if head == 0 && !text.is_empty() {
+            // Every read moves on, by a character at least.
+            head = ceil_boundary(text, 1);
+        }
         if head == text.len() {
             return format!(
                 "{text}\n[… the end of the result: nothing more to read with `{tool}` for handle \"{handle}\"]"
@@ -627,6 +635,10 @@ fn cut_text(text: &str, tokens: u64, counter: Counter<'_>, reading: &mut Reading
     }
     let head = snap_head(text, head);
     let tail = snap_tail(text, counter.tail_start(text, tail_tokens).max(head));
+    if tail <= head {
+        // Nothing is left out after all.
+        return text.to_owned();
+    }
     let left_out = tail - head;
     let how = match reading {
         Reading::Keep { tool, keep } => format!(

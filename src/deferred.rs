@@ -18,6 +18,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde_json::{Value, json};
 
+use crate::budget::LIBRARY_SERVER;
 use crate::calls::read_arguments;
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing, ToolSearch};
@@ -113,8 +114,12 @@ impl Provider {
             .tools()
             .iter()
             .filter(|t| {
+                // The library's own tools (the read tool) stay loaded: the
+                // notices of cut results name them.
                 let path = format!("{}/{}", t.server_id, t.tool.name);
-                defer.iter().any(|g| g.is_match(&path)) && !load.iter().any(|g| g.is_match(&path))
+                t.server_id != LIBRARY_SERVER
+                    && defer.iter().any(|g| g.is_match(&path))
+                    && !load.iter().any(|g| g.is_match(&path))
             })
             .map(|t| t.exposed_name.clone())
             .collect();

@@ -102,7 +102,8 @@ impl ListOptions {
     /// answers its calls from the texts it cut, never from a server, through
     /// the same governed pipeline as any tool (its policy name is
     /// `mcp-adapters/read_result`); the notices of cut results then say how
-    /// to read on.
+    /// to read on. Answer the calls with the same budget: a read answered
+    /// without one comes back whole.
     pub fn read_on(mut self, budget: &Budget) -> Self {
         self.read_on = budget.is_set();
         self

@@ -9,8 +9,8 @@ use base64::engine::general_purpose::STANDARD_PAD_INDIFFERENT;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use crate::budget::Budget;
 use crate::budget::{self, Counter, Reading, Sent};
+pub use crate::budget::{Budget, LIBRARY_SERVER, READ_TOOL_NAME};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{MAX_NESTING, deeper_than};
 use crate::mcp::{CallToolResult, Content};

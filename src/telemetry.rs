@@ -8,12 +8,14 @@
 //!   {target}` (`tools/call get_weather`, `tools/list`, `resources/read`),
 //!   kind client, with `mcp.method.name`, `gen_ai.tool.name` (calls),
 //!   `mcp.resource.uri` (reads), `mcp.protocol.version`,
-//!   `network.transport` (`pipe` for stdio, `tcp` for HTTP), and on failure
-//!   `error.type` and an error status;
+//!   `network.transport` (`pipe` for stdio, `tcp` for HTTP),
+//!   `mcp_adapters.server`, and on failure `error.type` (the error's kind:
+//!   `timeout`, `denied`, ...) and an error status, never its message;
 //! - one span per tool execution in a turn, `execute_tool {exposed name}`,
 //!   with `gen_ai.operation.name` = `execute_tool`, `gen_ai.tool.name`,
-//!   `gen_ai.tool.call.id` and `mcp.server.name` (the source's id for the
-//!   server); the client's request span is its child;
+//!   `gen_ai.tool.call.id` and `mcp_adapters.server` (the source's id for
+//!   the server; the conventions name none); the client's request span is
+//!   its child;
 //! - the `mcp.client.operation.duration` histogram (seconds), as a `tracing`
 //!   event whose `histogram.` field the OpenTelemetry metrics layer turns into
 //!   the instrument, with `mcp.method.name`, `gen_ai.tool.name` and
@@ -71,11 +73,12 @@ pub(crate) fn error_type(kind: ErrorKind) -> String {
     out
 }
 
-/// Marks `span` failed with `error`: `error.type` and an error status.
+/// Marks `span` failed with `error`: `error.type` and an error status. The
+/// error's message is not recorded: it may quote a server's stderr or a
+/// URL with a key in it.
 pub(crate) fn record_failure(span: &tracing::Span, error: &Error) {
     span.record("error.type", error_type(error.kind()));
     span.record("otel.status_code", "ERROR");
-    span.record("otel.status_description", error.message());
 }
 
 #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]

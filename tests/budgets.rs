@@ -569,6 +569,7 @@ fn corpus_texts() -> Vec<String> {
 /// against a public tokenizer (o200k_base) on the corpus: 3 bytes a token
 /// counts more tokens for nearly every text, and at worst about a quarter
 /// fewer.
+#[cfg(feature = "tokenizers")]
 #[test]
 fn the_estimate_errs_on_the_side_of_more_tokens_on_the_corpus() {
     let exact = provider("openai-chat");
@@ -589,4 +590,88 @@ fn the_estimate_errs_on_the_side_of_more_tokens_on_the_corpus() {
         texts.len()
     );
     assert!(worst >= 0.75, "at worst {worst:.2} of the real count");
+}
+
+/// What the review of the budgets found, held: image data that is not
+/// base64 (nor ASCII) is counted, not a panic; a read under a budget of
+/// nothing still moves on; deferring every tool leaves the read tool
+/// loaded; and a text cut for one principal is not read for another.
+#[test]
+fn budgets_hold_at_their_edges() {
+    // Image data from a server that is not ASCII.
+    let mut result = CallToolResult::text("A chart:");
+    result.content.push(Content::from_value(
+        json!({"type": "image", "mimeType": "image/png", "data": "abcé€€€€"}),
+    ));
+    for id in ANSWER_PROVIDERS {
+        provider(id)
+            .answer(
+                Some("call_1"),
+                "t",
+                Outcome::Completed(&result),
+                &ResultOptions::new().max_result_tokens(10),
+            )
+            .unwrap();
+    }
+
+    let whole = log(200);
+    let source = logs_source(whole.clone(), None);
+    let id = "anthropic";
+    let provider = provider(id);
+    current_thread_runtime().block_on(async {
+        let results = ResultOptions::new().max_result_tokens(50);
+        let everything_deferred = ListOptions::new().read_on(results.budget()).defer("*");
+        let listing = source.tools(provider, &everything_deferred).await.unwrap();
+        let def = |name: &str| {
+            listing
+                .tools
+                .iter()
+                .find(|t| t["name"] == name)
+                .unwrap_or_else(|| panic!("{name} not listed"))
+                .clone()
+        };
+        assert_eq!(def("logs__tail")["defer_loading"], true);
+        assert!(def("read_result").get("defer_loading").is_none());
+
+        let listing = source
+            .tools(provider, &ListOptions::new().read_on(results.budget()))
+            .await
+            .unwrap();
+        let alice = ExecOptions::new()
+            .results(results.clone())
+            .principal("alice");
+        let response = model_response(id, &[("logs__tail".into(), json!({}))]);
+        let run = source
+            .execute_tool_calls(provider, &response, &listing, &alice)
+            .await
+            .unwrap();
+        let cut = cut_text(&run.results[0]);
+        let (_, notice, _) = split_notice(&cut);
+        assert!(notice.contains("\"handle\": \"r1\""), "{notice}");
+        let read = json!({"handle": "r1", "offset": 100});
+        let response = model_response(id, &[("read_result".into(), read)]);
+        let bob = ExecOptions::new().results(results.clone()).principal("bob");
+        let run = source
+            .execute_tool_calls(provider, &response, &listing, &bob)
+            .await
+            .unwrap();
+        let text = run.results[0].to_string();
+        assert!(
+            text.contains("no result is kept under the handle `r1`"),
+            "{text}"
+        );
+
+        // A budget of nothing: each read still moves on.
+        let nothing = ExecOptions::new()
+            .results(ResultOptions::new().max_result_tokens(0))
+            .principal("alice");
+        let run = source
+            .execute_tool_calls(provider, &response, &listing, &nothing)
+            .await
+            .unwrap();
+        let cut = cut_text(&run.results[0]);
+        let (piece, notice, _) = split_notice(&cut);
+        assert_eq!(piece, &whole[100..101]);
+        assert!(notice.contains("\"offset\": 101"), "{notice}");
+    });
 }

@@ -614,7 +614,6 @@ impl McpClient {
             mcp_adapters.server = %self.name,
             error.r#type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
-            otel.status_description = tracing::field::Empty,
         );
         if !span.is_disabled() {
             span.record(

@@ -30,14 +30,17 @@ struct Kept {
 struct Entry {
     handle: String,
     server_id: String,
+    /// Who the turn that cut it ran for ([`ExecOptions::principal`](crate::ExecOptions::principal)):
+    /// only a call for the same principal reads it.
+    principal: Option<String>,
     text: Arc<str>,
 }
 
 impl KeptResults {
-    /// Keeps `text`, cut from a result of `server_id`, and gives its handle
-    /// (`r1`, `r2`, ...). The oldest texts go once the kept ones pass
-    /// [`MAX_KEPT_BYTES`].
-    pub(crate) fn keep(&self, server_id: &str, text: &str) -> String {
+    /// Keeps `text`, cut from a result of `server_id` in a turn run for
+    /// `principal`, and gives its handle (`r1`, `r2`, ...). The oldest texts
+    /// go once the kept ones pass [`MAX_KEPT_BYTES`].
+    pub(crate) fn keep(&self, server_id: &str, principal: Option<&str>, text: &str) -> String {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.next += 1;
         let handle = format!("r{}", state.next);
@@ -45,6 +48,7 @@ impl KeptResults {
         state.entries.push_back(Entry {
             handle: handle.clone(),
             server_id: server_id.to_owned(),
+            principal: principal.map(str::to_owned),
             text: Arc::from(text),
         });
         while state.bytes > MAX_KEPT_BYTES && state.entries.len() > 1 {
@@ -65,9 +69,14 @@ impl KeptResults {
             .map(|e| e.server_id.clone())
     }
 
-    /// Answers a call of the read tool: the text of `handle` from `offset`
-    /// on (the budget then keeps what fits of it), or why there is none.
-    pub(crate) fn read(&self, arguments: &Map<String, Value>) -> Result<CallToolResult> {
+    /// Answers a call of the read tool for `principal`: the text of `handle`
+    /// from `offset` on (the budget then keeps what fits of it), or why there
+    /// is none. A text cut for another principal is not found.
+    pub(crate) fn read(
+        &self,
+        arguments: &Map<String, Value>,
+        principal: Option<&str>,
+    ) -> Result<CallToolResult> {
         let handle = arguments
             .get("handle")
             .and_then(Value::as_str)
@@ -80,7 +89,10 @@ impl KeptResults {
         };
         let text = {
             let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            let entry = state.entries.iter().find(|e| e.handle == handle);
+            let entry = state
+                .entries
+                .iter()
+                .find(|e| e.handle == handle && e.principal.as_deref() == principal);
             match entry {
                 Some(entry) => Arc::clone(&entry.text),
                 None => {

@@ -240,7 +240,6 @@ impl Source {
             gen_ai.tool.call.result = tracing::field::Empty,
             error.r#type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
-            otel.status_description = tracing::field::Empty,
         );
         let traced = !span.is_disabled();
         if traced {

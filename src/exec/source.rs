@@ -421,8 +421,8 @@ impl SourceBuilder {
 /// The library's own tools: the read tool, answered from `kept`.
 fn library_server(kept: &Arc<KeptResults>) -> InProcessServer {
     let kept = Arc::clone(kept);
-    InProcessServer::new().tool(read_tool(), move |arguments, _context| {
-        let answer = kept.read(&arguments);
+    InProcessServer::new().tool(read_tool(), move |arguments, context| {
+        let answer = kept.read(&arguments, context.principal.as_deref());
         async move { answer }
     })
 }

@@ -241,8 +241,9 @@ impl<'a> Answering<'a> {
             // What the read tool answered, when it read (not an error).
             let read = read_arguments(&call)
                 .filter(|_| matches!(&checked.outcome, Ok(result) if !result.is_error));
+            let principal = self.options.principal.as_deref();
             let mut keep = |text: &str| match self.kept {
-                Some(kept) => kept.keep(&call.server_id, text),
+                Some(kept) => kept.keep(&call.server_id, principal, text),
                 None => String::new(),
             };
             let mut reading = match (self.kept, &read) {
@@ -281,7 +282,11 @@ impl<'a> Answering<'a> {
                 ran_servers.insert(origin);
             }
             let mut record = checked.into_record(call);
-            if cut && let Some(allowance) = allowance {
+            // A read's answer is cut by design: its notice says where to read on.
+            if cut
+                && read.is_none()
+                && let Some(allowance) = allowance
+            {
                 record.warnings.push(format!(
                     "the answer was cut to its budget of {allowance} tokens; the record holds the whole result"
                 ));

@@ -365,7 +365,6 @@ impl Authorizer {
             server.address = host.as_deref(),
             error.r#type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
-            otel.status_description = tracing::field::Empty,
         );
         let result = self
             .sign_in_round(challenge, reason, scopes)
