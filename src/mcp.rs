@@ -401,6 +401,95 @@ pub struct EmbeddedResource {
     pub meta: Option<Object>,
 }
 
+/// A catalogue a server lists besides its tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Catalog {
+    /// `resources/list`: resources by URI.
+    Resources,
+    /// `resources/templates/list`: URI templates of resources.
+    ResourceTemplates,
+    /// `prompts/list`: prompts by name.
+    Prompts,
+}
+
+impl Catalog {
+    /// The method that lists them.
+    pub fn method(self) -> &'static str {
+        match self {
+            Catalog::Resources => "resources/list",
+            Catalog::ResourceTemplates => "resources/templates/list",
+            Catalog::Prompts => "prompts/list",
+        }
+    }
+
+    /// The key of the list in the answer.
+    pub fn key(self) -> &'static str {
+        match self {
+            Catalog::Resources => "resources",
+            Catalog::ResourceTemplates => "resourceTemplates",
+            Catalog::Prompts => "prompts",
+        }
+    }
+}
+
+/// One page of a [`Catalog`]: each entry as the server sent it (`uri` or
+/// `uriTemplate`, `name`, `title`, `description`, `mimeType`, a prompt's
+/// `arguments`, ...), and the cursor of the next page.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Page {
+    /// The entries.
+    pub items: Vec<Object>,
+    /// The cursor of the next page, if any.
+    pub next_cursor: Option<String>,
+}
+
+impl Page {
+    /// A page of `items`, the last one.
+    pub fn new(items: Vec<Object>) -> Self {
+        Page {
+            items,
+            next_cursor: None,
+        }
+    }
+}
+
+/// What `prompts/get` answers: the prompt's messages.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct GetPromptResult {
+    /// What the prompt is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The messages, in order.
+    pub messages: Vec<PromptMessage>,
+    /// Protocol metadata.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Object>,
+}
+
+/// One message of a prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PromptMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// Its content: a text, an image, audio, a resource link or an embedded resource.
+    pub content: Content,
+}
+
+impl PromptMessage {
+    /// A message of `role` with `content`.
+    pub fn new(role: impl Into<String>, content: Content) -> Self {
+        PromptMessage {
+            role: role.into(),
+            content,
+        }
+    }
+}
+
 /// What `resources/read` answers: the resource's contents (a resource may
 /// have several parts, each with its own URI).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

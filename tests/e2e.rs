@@ -731,3 +731,73 @@ fn a_large_file_read_under_a_budget_is_read_on_with_the_library_tool() {
     // like any tool.
     assert!(seen.0.lock().unwrap().len() > 4);
 }
+
+/// The reference server's resources, resource templates and prompts,
+/// through the source: every page of each catalogue, a resource read by its
+/// URI, and a prompt with its arguments.
+#[test]
+fn the_reference_server_catalogues_are_listed_and_read() {
+    use mcp_adapters::mcp::{Catalog, Content};
+    let everything = or_panic(servers::everything());
+    runtime().block_on(async {
+        let source = HubConfig::new()
+            .server("everything", stdio(everything))
+            .connect()
+            .await
+            .unwrap()
+            .build()
+            .unwrap();
+        let resources = source
+            .list_catalog("everything", Catalog::Resources)
+            .await
+            .unwrap();
+        assert!(resources.len() >= 2, "{resources:?}");
+        let uri = resources
+            .iter()
+            .find(|r| {
+                r["mimeType"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("text/"))
+            })
+            .and_then(|r| r["uri"].as_str())
+            .unwrap_or_else(|| panic!("no text resource in {resources:?}"))
+            .to_owned();
+        let read = source.read_resource("everything", &uri).await.unwrap();
+        assert_eq!(read.contents[0].uri, uri);
+        assert!(
+            read.contents[0]
+                .text
+                .as_deref()
+                .is_some_and(|t| !t.is_empty())
+        );
+
+        let templates = source
+            .list_catalog("everything", Catalog::ResourceTemplates)
+            .await
+            .unwrap();
+        assert!(
+            templates.iter().all(|t| t["uriTemplate"].is_string()),
+            "{templates:?}"
+        );
+
+        let prompts = source
+            .list_catalog("everything", Catalog::Prompts)
+            .await
+            .unwrap();
+        let names: Vec<&str> = prompts.iter().filter_map(|p| p["name"].as_str()).collect();
+        assert!(names.contains(&"simple-prompt"), "{names:?}");
+        let prompt = source
+            .get_prompt("everything", "simple-prompt", Default::default())
+            .await
+            .unwrap();
+        assert!(
+            matches!(&prompt.messages[0].content, Content::Text(t) if !t.text.is_empty()),
+            "{prompt:?}"
+        );
+        let missing = source
+            .list_catalog("nope", Catalog::Prompts)
+            .await
+            .unwrap_err();
+        assert_eq!(missing.kind(), ErrorKind::Input);
+    });
+}

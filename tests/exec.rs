@@ -867,3 +867,64 @@ fn blocks_for_the_user_only_stay_out_of_the_answer_and_in_the_record() {
     assert!(!kept.content[1].for_model());
     assert_eq!(run.calls[1].result.as_ref().unwrap().content.len(), 1);
 }
+
+/// An in-process server's resources and prompts, through the source.
+#[test]
+fn an_in_process_server_lists_and_serves_its_resources_and_prompts() {
+    use mcp_adapters::mcp::{Catalog, PromptMessage, ResourceContents};
+    let server = InProcessServer::new()
+        .resource(ResourceContents {
+            uri: "notes://today".into(),
+            mime_type: Some("text/plain".into()),
+            text: Some("Buy milk.".into()),
+            blob: None,
+            meta: None,
+        })
+        .prompt(
+            "summarize",
+            "Summarizes the notes",
+            vec![PromptMessage::new(
+                "user",
+                Content::text("Summarize my notes."),
+            )],
+        );
+    let source = Source::hub().server("notes", server).build().unwrap();
+    current_thread_runtime().block_on(async {
+        let resources = source
+            .list_catalog("notes", Catalog::Resources)
+            .await
+            .unwrap();
+        assert_eq!(resources[0]["uri"], "notes://today");
+        assert_eq!(resources[0]["mimeType"], "text/plain");
+        let read = source
+            .read_resource("notes", "notes://today")
+            .await
+            .unwrap();
+        assert_eq!(read.contents[0].text.as_deref(), Some("Buy milk."));
+        let prompts = source
+            .list_catalog("notes", Catalog::Prompts)
+            .await
+            .unwrap();
+        assert_eq!(prompts[0]["name"], "summarize");
+        let prompt = source
+            .get_prompt("notes", "summarize", Default::default())
+            .await
+            .unwrap();
+        assert_eq!(prompt.messages[0].role, "user");
+        assert_eq!(
+            prompt.messages[0].content,
+            Content::text("Summarize my notes.")
+        );
+        let err = source
+            .get_prompt("notes", "nope", Default::default())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("no prompt `nope`"), "{err}");
+        assert_eq!(err.kind(), ErrorKind::Server);
+        let err = source
+            .list_catalog("elsewhere", Catalog::Prompts)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Input);
+    });
+}

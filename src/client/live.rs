@@ -32,7 +32,7 @@ use tracing::Instrument;
 use crate::config::ServerConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Answerer, BoxFuture, CallContext, Handlers, Server, ServerState, ToolsPage};
-use crate::mcp::{CallToolResponse, ReadResourceResult, TaskState};
+use crate::mcp::{CallToolResponse, Catalog, GetPromptResult, Page, ReadResourceResult, TaskState};
 
 /// How a client starts a session again.
 #[derive(Debug, Clone)]
@@ -609,6 +609,7 @@ impl McpClient {
             mcp.method.name = method,
             gen_ai.tool.name = tracing::field::Empty,
             mcp.resource.uri = tracing::field::Empty,
+            gen_ai.prompt.name = tracing::field::Empty,
             mcp.protocol.version = tracing::field::Empty,
             network.transport = tracing::field::Empty,
             mcp_adapters.server = %self.name,
@@ -726,6 +727,39 @@ impl Server for McpClient {
         Box::pin(self.traced(span, "resources/read", None, async move {
             let session = self.traced_session().await?;
             session.read_resource(&uri, self.options.list_timeout).await
+        }))
+    }
+
+    fn list_catalog(
+        &self,
+        catalog: Catalog,
+        cursor: Option<String>,
+    ) -> BoxFuture<'_, Result<Page>> {
+        let method = catalog.method();
+        let span = self.request_span(method, None);
+        Box::pin(self.traced(span, method, None, async move {
+            let session = self.traced_session().await?;
+            session
+                .list_catalog(catalog, cursor, self.options.list_timeout)
+                .await
+        }))
+    }
+
+    fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<'_, Result<GetPromptResult>> {
+        let span = self.request_span("prompts/get", Some(name));
+        if !span.is_disabled() {
+            span.record("gen_ai.prompt.name", name);
+        }
+        let name = name.to_owned();
+        Box::pin(self.traced(span, "prompts/get", None, async move {
+            let session = self.traced_session().await?;
+            session
+                .get_prompt(&name, arguments, self.options.list_timeout)
+                .await
         }))
     }
 

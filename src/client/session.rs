@@ -28,7 +28,7 @@ use super::stdio::{ChildGuard, StderrTail, Tap};
 use super::tasks::TaskCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{ClientFeatures, ToolsPage};
-use crate::mcp::{CacheScope, ReadResourceResult, Tool};
+use crate::mcp::{CacheScope, Catalog, GetPromptResult, Page, ReadResourceResult, Tool};
 
 /// What outlives a session: where progress goes, the calls in flight, the
 /// tool-list version a source watches.
@@ -363,6 +363,107 @@ impl Session {
                     ErrorKind::Server,
                     format!(
                         "server `{}`: resources/read of `{uri}` answered a malformed result",
+                        self.name
+                    ),
+                )
+                .with_source(e)
+            })
+    }
+
+    /// One page of `catalog`, each entry as the server sent it.
+    pub(super) async fn list_catalog(
+        &self,
+        catalog: Catalog,
+        cursor: Option<String>,
+        timeout: Duration,
+    ) -> Result<Page> {
+        let mut params = PaginatedRequestParams::default().with_cursor(cursor);
+        let mut meta = None;
+        crate::telemetry::inject_context(&mut meta);
+        params.meta = meta.map(RequestMetaObject::from);
+        let method = catalog.method();
+        let peer = self.peer();
+        let listed = async {
+            match catalog {
+                Catalog::Resources => peer
+                    .list_resources(Some(params))
+                    .await
+                    .map(|r| serde_json::to_value(&r)),
+                Catalog::ResourceTemplates => peer
+                    .list_resource_templates(Some(params))
+                    .await
+                    .map(|r| serde_json::to_value(&r)),
+                Catalog::Prompts => peer
+                    .list_prompts(Some(params))
+                    .await
+                    .map(|r| serde_json::to_value(&r)),
+            }
+        };
+        let value = tokio::time::timeout(timeout, listed)
+            .await
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "server `{}` did not answer {method} within {} ms",
+                        self.name,
+                        timeout.as_millis()
+                    ),
+                )
+            })?
+            .map_err(|e| self.error(method, e, true))?
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Server,
+                    format!("server `{}`: a malformed {method} answer", self.name),
+                )
+                .with_source(e)
+            })?;
+        let items = value[catalog.key()]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| i.as_object().cloned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut page = Page::new(items);
+        page.next_cursor = value["nextCursor"].as_str().map(str::to_owned);
+        Ok(page)
+    }
+
+    /// `prompts/get` of `name` with `arguments`.
+    pub(super) async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<GetPromptResult> {
+        let mut params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(arguments);
+        let mut meta = None;
+        crate::telemetry::inject_context(&mut meta);
+        params.meta = meta.map(RequestMetaObject::from);
+        let got = tokio::time::timeout(timeout, self.peer().get_prompt(params))
+            .await
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "server `{}` did not answer prompts/get of `{name}` within {} ms",
+                        self.name,
+                        timeout.as_millis()
+                    ),
+                )
+            })?
+            .map_err(|e| self.error(&format!("prompts/get `{name}`"), e, true))?;
+        serde_json::to_value(&got)
+            .and_then(serde_json::from_value)
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Server,
+                    format!(
+                        "server `{}`: prompts/get of `{name}` answered a malformed result",
                         self.name
                     ),
                 )

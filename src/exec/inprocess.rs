@@ -9,7 +9,10 @@ use serde_json::{Map, Value};
 use super::future::BoxFuture;
 use super::server::{CallContext, Server, ToolsPage};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mcp::{CallToolResponse, CallToolResult, ReadResourceResult, ResourceContents, Tool};
+use crate::mcp::{
+    CallToolResponse, CallToolResult, Catalog, GetPromptResult, Object, Page, PromptMessage,
+    ReadResourceResult, ResourceContents, Tool,
+};
 
 type Handler = Arc<
     dyn Fn(Map<String, Value>, CallContext) -> BoxFuture<'static, Result<CallToolResponse>>
@@ -36,6 +39,7 @@ pub struct InProcessServer {
     handlers: HashMap<String, Handler>,
     page_size: Option<usize>,
     resources: Vec<ResourceContents>,
+    prompts: Vec<(Object, GetPromptResult)>,
 }
 
 impl std::fmt::Debug for InProcessServer {
@@ -122,6 +126,30 @@ impl InProcessServer {
         self
     }
 
+    /// Serves a prompt: `prompts/list` lists `name` and `description`, and
+    /// `prompts/get` of it answers `messages` (whatever the arguments). A
+    /// prompt with the same name replaces the earlier one.
+    pub fn prompt(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        messages: Vec<PromptMessage>,
+    ) -> Self {
+        let name = name.into();
+        let description = description.into();
+        self.prompts.retain(|(p, _)| p["name"] != name.as_str());
+        let mut entry = Object::new();
+        entry.insert("name".into(), Value::String(name));
+        entry.insert("description".into(), Value::String(description.clone()));
+        let result = GetPromptResult {
+            description: Some(description),
+            messages,
+            meta: None,
+        };
+        self.prompts.push((entry, result));
+        self
+    }
+
     /// Lists tools `size` at a time, with cursors, as a paginating server would.
     pub fn page_size(mut self, size: usize) -> Self {
         self.page_size = Some(size.max(1));
@@ -156,6 +184,47 @@ impl Server for InProcessServer {
             }
         });
         Box::pin(async move { page })
+    }
+
+    fn list_catalog(
+        &self,
+        catalog: Catalog,
+        _cursor: Option<String>,
+    ) -> BoxFuture<'_, Result<Page>> {
+        let items = match catalog {
+            Catalog::Resources => self
+                .resources
+                .iter()
+                .map(|r| {
+                    let mut entry = Object::new();
+                    entry.insert("uri".into(), Value::String(r.uri.clone()));
+                    entry.insert("name".into(), Value::String(r.uri.clone()));
+                    if let Some(mime) = &r.mime_type {
+                        entry.insert("mimeType".into(), Value::String(mime.clone()));
+                    }
+                    entry
+                })
+                .collect(),
+            Catalog::Prompts => self.prompts.iter().map(|(p, _)| p.clone()).collect(),
+            _ => Vec::new(),
+        };
+        Box::pin(async move { Ok(Page::new(items)) })
+    }
+
+    fn get_prompt(
+        &self,
+        name: &str,
+        _arguments: Map<String, Value>,
+    ) -> BoxFuture<'_, Result<GetPromptResult>> {
+        let found = self.prompts.iter().find(|(p, _)| p["name"] == name);
+        let answer = match found {
+            Some((_, result)) => Ok(result.clone()),
+            None => Err(Error::new(
+                ErrorKind::Server,
+                format!("this server has no prompt `{name}`"),
+            )),
+        };
+        Box::pin(async move { answer })
     }
 
     fn read_resource(&self, uri: &str) -> BoxFuture<'_, Result<ReadResourceResult>> {

@@ -11,7 +11,8 @@ use super::asks::Handlers;
 use super::future::BoxFuture;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{
-    CacheScope, CallToolResponse, InputResponse, InputResponses, ReadResourceResult, Tool,
+    CacheScope, CallToolResponse, Catalog, GetPromptResult, InputResponse, InputResponses, Page,
+    ReadResourceResult, Tool,
 };
 
 /// One page of a `tools/list` answer.
@@ -179,6 +180,31 @@ pub trait Server: Send + Sync {
         Box::pin(async move { Err(Error::new(ErrorKind::Unavailable, message)) })
     }
 
+    /// One page of a catalogue besides the tools (`resources/list`,
+    /// `resources/templates/list`, `prompts/list`), from `cursor`. The
+    /// default: the server lists none.
+    fn list_catalog(
+        &self,
+        catalog: Catalog,
+        cursor: Option<String>,
+    ) -> BoxFuture<'_, Result<Page>> {
+        let _ = cursor;
+        let message = format!("this server has no {}", catalog.method());
+        Box::pin(async move { Err(Error::new(ErrorKind::Unavailable, message)) })
+    }
+
+    /// The prompt `name` with `arguments` (`prompts/get`). The default: the
+    /// server serves no prompts.
+    fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<'_, Result<GetPromptResult>> {
+        let _ = arguments;
+        let message = format!("this server serves no prompts (asked for `{name}`)");
+        Box::pin(async move { Err(Error::new(ErrorKind::Unavailable, message)) })
+    }
+
     /// A number that changes whenever the server announces that its tool list
     /// changed (`notifications/tools/list_changed`). A source lists the server
     /// again, for its next listing or call, when the number differs from the
@@ -324,6 +350,22 @@ impl<S: Server + ?Sized> Server for Arc<S> {
 
     fn read_resource(&self, uri: &str) -> BoxFuture<'_, Result<ReadResourceResult>> {
         (**self).read_resource(uri)
+    }
+
+    fn list_catalog(
+        &self,
+        catalog: Catalog,
+        cursor: Option<String>,
+    ) -> BoxFuture<'_, Result<Page>> {
+        (**self).list_catalog(catalog, cursor)
+    }
+
+    fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<'_, Result<GetPromptResult>> {
+        (**self).get_prompt(name, arguments)
     }
 
     fn tools_version(&self) -> u64 {

@@ -12,11 +12,11 @@ use super::inprocess::InProcessServer;
 use super::input::Rounds;
 use super::kept::KeptResults;
 use super::policy::{Approval, ApprovalRequest, Approver, Policy};
-use super::server::{Server, ServerState};
+use super::server::{MAX_PAGES, Server, ServerState};
 use crate::budget::{LIBRARY_SERVER, read_tool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing};
-use crate::mcp::{CacheScope, ReadResourceResult};
+use crate::mcp::{CacheScope, Catalog, GetPromptResult, Object, ReadResourceResult};
 use crate::spec::Provider;
 use crate::toolset::{Mode, ToolSet, ToolSetBuilder, compile_tool_glob};
 
@@ -157,17 +157,74 @@ impl Source {
     /// server's error otherwise ([`ErrorKind::Unavailable`] for one that
     /// serves no resources).
     pub async fn read_resource(&self, server_id: &str, uri: &str) -> Result<ReadResourceResult> {
-        let (_, server) = self
-            .servers
+        self.held(server_id)?.read_resource(uri).await
+    }
+
+    /// Every entry of a server's `catalog` (its resources, resource
+    /// templates or prompts), following the server's cursors, each as the
+    /// server sent it.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_resource`](Self::read_resource); [`ErrorKind::Unavailable`]
+    /// for a server that paginates without end or repeats a cursor.
+    pub async fn list_catalog(&self, server_id: &str, catalog: Catalog) -> Result<Vec<Object>> {
+        let server = self.held(server_id)?;
+        let mut items = Vec::new();
+        let mut cursor = None;
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..MAX_PAGES {
+            let page = server.list_catalog(catalog, cursor.take()).await?;
+            items.extend(page.items);
+            match page.next_cursor {
+                None => return Ok(items),
+                Some(next) if !seen.insert(next.clone()) => {
+                    return Err(Error::new(
+                        ErrorKind::Unavailable,
+                        format!(
+                            "server `{server_id}` repeated the cursor `{next}` of {}",
+                            catalog.method()
+                        ),
+                    ));
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(Error::new(
+            ErrorKind::Unavailable,
+            format!(
+                "server `{server_id}` paginated {} past {MAX_PAGES} pages",
+                catalog.method()
+            ),
+        ))
+    }
+
+    /// A server's prompt `name` with `arguments` (`prompts/get`).
+    ///
+    /// # Errors
+    ///
+    /// As [`read_resource`](Self::read_resource).
+    pub async fn get_prompt(
+        &self,
+        server_id: &str,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<GetPromptResult> {
+        self.held(server_id)?.get_prompt(name, arguments).await
+    }
+
+    /// The source's server `server_id`.
+    fn held(&self, server_id: &str) -> Result<&Arc<dyn Server>> {
+        self.servers
             .iter()
             .find(|(id, _)| id == server_id)
+            .map(|(_, server)| server)
             .ok_or_else(|| {
                 Error::new(
                     ErrorKind::Input,
                     format!("no server `{server_id}` in this source"),
                 )
-            })?;
-        server.read_resource(uri).await
+            })
     }
 
     pub(super) fn server(&self, id: &str) -> Option<&Arc<dyn Server>> {
