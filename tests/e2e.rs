@@ -801,3 +801,103 @@ fn the_reference_server_catalogues_are_listed_and_read() {
         assert_eq!(missing.kind(), ErrorKind::Input);
     });
 }
+
+/// The model reaches the reference server's resources and prompts through
+/// the library's tools, in each core provider's shape (checked against the
+/// official SDKs' types), and the policy governs them per server.
+#[test]
+fn the_model_lists_and_reads_resources_and_gets_prompts() {
+    let everything = or_panic(servers::everything());
+    runtime().block_on(async {
+        let policy = mcp_adapters::Policy::allow_all()
+            .deny("everything/resources/read")
+            .unwrap();
+        let connected = HubConfig::new()
+            .server("everything", stdio(everything))
+            .connect()
+            .await
+            .unwrap();
+        let source = connected.resources("*").prompts("*").build().unwrap();
+        let mut items = Vec::new();
+        for &p in CORE_PROVIDERS {
+            let provider = provider(p);
+            let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+            for tool in [
+                "list_resources",
+                "read_resource",
+                "list_prompts",
+                "get_prompt",
+            ] {
+                assert!(listing.toolset().resolve(tool).is_some(), "{p}: {tool}");
+            }
+            let uri = "demo://resource/static/document/architecture.md";
+            let calls = vec![
+                ("list_resources".to_owned(), json!({})),
+                (
+                    "read_resource".to_owned(),
+                    json!({"server": "everything", "uri": uri}),
+                ),
+                ("list_prompts".to_owned(), json!({"server": "everything"})),
+                (
+                    "get_prompt".to_owned(),
+                    json!({"server": "everything", "name": "simple-prompt"}),
+                ),
+            ];
+            let response = model_response(p, &calls);
+            let run = source
+                .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
+                .await
+                .unwrap();
+            for (i, record) in run.calls.iter().enumerate() {
+                assert!(record.error.is_none(), "{p} call {i}: {:?}", record.error);
+            }
+            let text = |i: usize| run.results[i].to_string();
+            assert!(text(0).contains(uri), "{p}: {}", text(0));
+            assert!(text(1).contains("Architecture"), "{p}: {:.300}", text(1));
+            assert!(text(2).contains("simple-prompt"), "{p}: {}", text(2));
+            assert!(text(3).contains("[user]"), "{p}: {}", text(3));
+            assert!(
+                run.ran_servers.contains("everything"),
+                "{:?}",
+                run.ran_servers
+            );
+            for (i, result) in run.results.iter().enumerate() {
+                items.push(Item::new(
+                    format!("{p} catalogue call {i}"),
+                    format!("{p}/result"),
+                    result.clone(),
+                ));
+            }
+        }
+        check(&items).unwrap_or_else(|e| panic!("{e}"));
+
+        // The policy decides per server: reading is denied here.
+        let everything = or_panic(servers::everything());
+        let governed = HubConfig::new()
+            .server("everything", stdio(everything))
+            .connect()
+            .await
+            .unwrap()
+            .resources("*")
+            .policy(policy)
+            .build()
+            .unwrap();
+        let provider = provider("anthropic");
+        let listing = governed.tools(provider, &ListOptions::new()).await.unwrap();
+        let uri = "demo://resource/static/document/architecture.md";
+        let response = model_response(
+            "anthropic",
+            &[(
+                "read_resource".to_owned(),
+                json!({"server": "everything", "uri": uri}),
+            )],
+        );
+        let run = governed
+            .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        let error = run.calls[0].error.as_ref().expect("denied");
+        assert_eq!(error.kind(), ErrorKind::Denied, "{error}");
+        assert!(!run.results[0].to_string().contains("Architecture"));
+    });
+}

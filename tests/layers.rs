@@ -41,7 +41,7 @@ const EXEC_FLOORS: &[&[&str]] = &[
     &["asks"],
     &["answerer"],
     &["server"],
-    &["cache", "hooks", "inprocess", "options"],
+    &["cache", "catalogs", "hooks", "inprocess", "options"],
     &["input", "turn"],
     &["source"],
     &["run"],

@@ -171,6 +171,12 @@ pub async fn source(
     for glob in &asks.alone {
         builder = builder.run_alone(glob);
     }
+    if live.resources {
+        builder = builder.resources("*");
+    }
+    if live.prompts {
+        builder = builder.prompts("*");
+    }
     unattended(builder, handlers).build().map(Some)
 }
 

@@ -327,6 +327,15 @@ struct LiveArgs {
     /// sign-in is not counted.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     startup_timeout: u64,
+    /// Offer the model the servers' resources: the library's `list_resources`
+    /// and `read_resource` tools (the policy also decides on
+    /// `SERVER/resources/list` and `SERVER/resources/read`).
+    #[arg(long)]
+    resources: bool,
+    /// Offer the model the servers' prompts: the library's `list_prompts` and
+    /// `get_prompt` tools (policy names `SERVER/prompts/list`, `SERVER/prompts/get`).
+    #[arg(long)]
+    prompts: bool,
     /// Export the MCP spans and the duration histogram to an OpenTelemetry
     /// receiver at URL, over OTLP/HTTP with protobuf bodies (`{URL}/v1/traces`,
     /// `{URL}/v1/metrics`), such as `http://localhost:4318`. Without it, the

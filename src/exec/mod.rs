@@ -34,6 +34,7 @@
 mod answerer;
 mod asks;
 mod cache;
+pub mod catalogs;
 mod clock;
 mod future;
 mod gate;

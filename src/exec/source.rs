@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::answerer::{Answerer, Governor};
 use super::asks::{ClientFeatures, Handlers, InputAnswer, InputQuestions};
 use super::cache::ToolCache;
+use super::catalogs::Catalogs;
 use super::future::BoxFuture;
 use super::gate::Gates;
 use super::hooks::Hooks;
@@ -62,6 +63,8 @@ pub struct Source {
     pub(super) kept: Arc<KeptResults>,
     /// The library's own tools (the read tool), served in process.
     library: Arc<dyn Server>,
+    /// The servers whose resources and prompts the model may reach.
+    catalogs: Arc<Catalogs>,
 }
 
 impl std::fmt::Debug for Source {
@@ -106,7 +109,15 @@ impl Source {
     ///
     /// See [`Provider::list_tools`].
     pub async fn tools(&self, provider: &Provider, options: &ListOptions) -> Result<Listing> {
-        let toolset = self.toolset().await?;
+        let mut toolset = self.toolset().await?;
+        // The library's tools for the servers' resources and prompts, when open.
+        for tool in self.catalogs.tools() {
+            toolset = toolset.with_tool(crate::toolset::ExposedTool {
+                exposed_name: tool.name.clone(),
+                server_id: LIBRARY_SERVER.to_owned(),
+                tool,
+            })?;
+        }
         provider.list_tools(&toolset, options)
     }
 
@@ -271,6 +282,8 @@ pub struct SourceBuilder {
     hooks: Option<Arc<dyn Hooks>>,
     validate: bool,
     alone: Vec<String>,
+    resources: Vec<String>,
+    prompts: Vec<String>,
 }
 
 impl SourceBuilder {
@@ -287,6 +300,8 @@ impl SourceBuilder {
             hooks: None,
             validate: false,
             alone: Vec::new(),
+            resources: Vec::new(),
+            prompts: Vec::new(),
         }
     }
 
@@ -400,6 +415,29 @@ impl SourceBuilder {
         self
     }
 
+    /// Opens the resources of the servers whose id matches `glob` (`*`: every
+    /// server) to the model: listings then offer the library's
+    /// `list_resources` and `read_resource` tools, answered by the library,
+    /// which asks the servers, through the governed pipeline. The policy
+    /// also decides on `{server}/resources/list` and
+    /// `{server}/resources/read` (names no tool can have): a server it does
+    /// not allow them for is never listed or read. What a resource holds
+    /// goes to the model as a tool result does, media included, under the
+    /// same budgets. See [`catalogs`](crate::exec::catalogs).
+    pub fn resources(mut self, glob: impl Into<String>) -> Self {
+        self.resources.push(glob.into());
+        self
+    }
+
+    /// Opens the prompts of the servers whose id matches `glob` to the
+    /// model, as [`resources`](Self::resources) does resources: the
+    /// `list_prompts` and `get_prompt` tools, and the policy names
+    /// `{server}/prompts/list` and `{server}/prompts/get`.
+    pub fn prompts(mut self, glob: impl Into<String>) -> Self {
+        self.prompts.push(glob.into());
+        self
+    }
+
     /// Builds the source.
     ///
     /// # Errors
@@ -456,6 +494,12 @@ impl SourceBuilder {
             approver: self.approver,
         });
         let kept = Arc::new(KeptResults::default());
+        let catalogs = Arc::new(Catalogs {
+            servers: self.servers.clone(),
+            policy: policy.clone(),
+            resources: compile_server_globs(&self.resources)?,
+            prompts: compile_server_globs(&self.prompts)?,
+        });
         for (id, server) in &self.servers {
             server.attach(Answerer::for_server(governor.clone(), id.clone()));
         }
@@ -469,19 +513,38 @@ impl SourceBuilder {
             cache: ToolCache::default(),
             alone,
             gates: Gates::default(),
-            library: Arc::new(library_server(&kept)),
+            library: Arc::new(library_server(&kept, &catalogs)),
             kept,
+            catalogs,
         })
     }
 }
 
 /// The library's own tools: the read tool, answered from `kept`.
-fn library_server(kept: &Arc<KeptResults>) -> InProcessServer {
+fn library_server(kept: &Arc<KeptResults>, catalogs: &Arc<Catalogs>) -> InProcessServer {
     let kept = Arc::clone(kept);
-    InProcessServer::new().tool(read_tool(), move |arguments, context| {
+    let mut server = InProcessServer::new().tool(read_tool(), move |arguments, context| {
         let answer = kept.read(&arguments, context.principal.as_deref());
         async move { answer }
-    })
+    });
+    for tool in catalogs.tools() {
+        let catalogs = Arc::clone(catalogs);
+        let name = tool.name.clone();
+        server = server.tool(tool, move |arguments, context| {
+            let catalogs = Arc::clone(&catalogs);
+            let name = name.clone();
+            async move { catalogs.answer(&name, &arguments, &context.taint).await }
+        });
+    }
+    server
+}
+
+/// Globs over server ids, compiled.
+fn compile_server_globs(globs: &[String]) -> Result<Vec<globset::GlobMatcher>> {
+    globs
+        .iter()
+        .map(|g| crate::toolset::compile_glob(g))
+        .collect()
 }
 
 /// The [`SourceBuilder::run_alone`] globs, compiled.

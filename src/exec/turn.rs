@@ -275,6 +275,16 @@ impl<'a> Answering<'a> {
             if checked.outcome.is_ok() || quoted {
                 ran_servers.insert(call.server_id.clone());
             }
+            // What the library's catalogue tools answered came from the servers they name.
+            if call.server_id == LIBRARY_SERVER
+                && let Ok(result) = &checked.outcome
+                && let Some(Value::Array(servers)) = result
+                    .meta
+                    .as_ref()
+                    .and_then(|m| m.get(super::catalogs::ORIGINS_KEY))
+            {
+                ran_servers.extend(servers.iter().filter_map(Value::as_str).map(str::to_owned));
+            }
             // What the read tool answers came from the server it was cut from.
             if let (Some(kept), Some((handle, _))) = (self.kept, &read)
                 && let Some(origin) = kept.origin(handle)
