@@ -31,49 +31,6 @@ fn log(lines: usize) -> String {
         .collect()
 }
 
-/// Every string in `value`, depth first.
-fn strings(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
-        _ => {}
-    }
-}
-
-/// The one string of an answer that a budget cut (it holds a notice).
-fn cut_text(answer: &Value) -> String {
-    let mut all = Vec::new();
-    strings(answer, &mut all);
-    all.into_iter()
-        .find(|s| s.contains("\n[… "))
-        .unwrap_or_else(|| panic!("no cut text in {answer:#}"))
-}
-
-/// A cut text's parts: what comes before its notice, the notice, and what
-/// comes after it.
-fn split_notice(text: &str) -> (&str, &str, &str) {
-    let start = text.find("\n[… ").expect("a notice");
-    let end = start + text[start..].find("]").expect("the notice's end") + 1;
-    let tail = text[end..].strip_prefix('\n').unwrap_or(&text[end..]);
-    (&text[..start], &text[start..end], tail)
-}
-
-/// A number the notice gives after `key` (`"offset": 123` or `bytes 12`).
-fn number_after(notice: &str, key: &str) -> usize {
-    let at = notice
-        .find(key)
-        .unwrap_or_else(|| panic!("`{key}` in {notice}"))
-        + key.len();
-    notice[at..]
-        .trim_start()
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .unwrap()
-}
-
 #[test]
 fn a_large_text_keeps_its_head_and_tail_within_the_budget() {
     let whole = log(6_000);
@@ -510,8 +467,7 @@ proptest! {
         let answer = provider
             .answer(Some("call_1"), "t", Outcome::Completed(&result), &ResultOptions::new().max_result_tokens(budget))
             .unwrap();
-        let mut all = Vec::new();
-        strings(&answer, &mut all);
+        let all = strings(&answer);
         match all.iter().find(|s| s.contains("\n[… ") && !text.contains("\n[… ")) {
             None => prop_assert!(provider.count_tokens(&text) <= budget, "not cut, though over"),
             Some(sent) => {

@@ -253,16 +253,6 @@ fn filesystem_read_media_file_reaches_models_as_media() {
     }
 }
 
-/// Every string in a JSON value.
-fn strings(value: &Value) -> Vec<String> {
-    match value {
-        Value::String(s) => vec![s.clone()],
-        Value::Array(items) => items.iter().flat_map(strings).collect(),
-        Value::Object(map) => map.values().flat_map(strings).collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// Keeps every result the servers return, as they sent it.
 #[derive(Clone, Default)]
 struct Recorder(Arc<Mutex<Vec<CallToolResult>>>);
@@ -618,43 +608,6 @@ fn the_replay_example_runs_against_the_time_server() {
     });
 }
 
-/// The text of an answer that holds a notice, split at it: what comes
-/// before, the notice, and what comes after.
-fn notice_parts(answer: &Value) -> (String, String, String) {
-    fn strings(value: &Value, out: &mut Vec<String>) {
-        match value {
-            Value::String(s) => out.push(s.clone()),
-            Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-            Value::Object(map) => map.values().for_each(|v| strings(v, out)),
-            _ => {}
-        }
-    }
-    let mut all = Vec::new();
-    strings(answer, &mut all);
-    let text = all
-        .into_iter()
-        .find(|s| s.contains("\n[… "))
-        .unwrap_or_else(|| panic!("no notice in {answer:#}"));
-    let start = text.find("\n[… ").unwrap();
-    let end = start + text[start..].find(']').unwrap() + 1;
-    let after = text[end..].strip_prefix('\n').unwrap_or(&text[end..]);
-    (
-        text[..start].to_owned(),
-        text[start..end].to_owned(),
-        after.to_owned(),
-    )
-}
-
-fn offset_in(notice: &str) -> usize {
-    let at = notice.find("\"offset\": ").expect("an offset") + "\"offset\": ".len();
-    notice[at..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .unwrap()
-}
-
 /// A 400 KB file read through the reference filesystem server under a
 /// budget reaches the model as its head and tail; the model reads on with the
 /// library's `read_result`, answered from the kept text, until it has every
@@ -698,16 +651,17 @@ fn a_large_file_read_under_a_budget_is_read_on_with_the_library_tool() {
                 "{p}: {:?}",
                 run.calls[0].error
             );
-            let (head, notice, tail) = notice_parts(&run.results[0]);
-            assert!(whole.starts_with(&head) && whole.ends_with(&tail), "{p}");
-            assert!(provider.count_tokens(&head) + provider.count_tokens(&tail) <= 4_000);
+            let cut = cut_text(&run.results[0]);
+            let (head, notice, tail) = split_notice(&cut);
+            assert!(whole.starts_with(head) && whole.ends_with(tail), "{p}");
+            assert!(provider.count_tokens(head) + provider.count_tokens(tail) <= 4_000);
             let handle = if p == "anthropic" { "r1" } else { "r2" };
             assert!(
                 notice.contains(&format!("\"handle\": \"{handle}\"")),
                 "{notice}"
             );
-            let mut read = head;
-            let mut offset = offset_in(&notice);
+            let mut read = head.to_owned();
+            let mut offset = number_after(notice, "\"offset\":");
             for turn in 0.. {
                 assert!(turn < 40, "{p}: the reads never end");
                 let args = json!({"handle": handle, "offset": offset});
@@ -717,12 +671,13 @@ fn a_large_file_read_under_a_budget_is_read_on_with_the_library_tool() {
                     .await
                     .unwrap();
                 assert!(run.ran_servers.contains("fs"), "{p}");
-                let (piece, notice, _) = notice_parts(&run.results[0]);
-                read.push_str(&piece);
+                let cut = cut_text(&run.results[0]);
+                let (piece, notice, _) = split_notice(&cut);
+                read.push_str(piece);
                 if notice.contains("nothing more to read") {
                     break;
                 }
-                offset = offset_in(&notice);
+                offset = number_after(notice, "\"offset\":");
             }
             assert_eq!(read, whole, "{p}: every byte, in order");
         }

@@ -339,35 +339,12 @@ impl Session {
         timeout: Duration,
     ) -> Result<ReadResourceResult> {
         let mut params = rmcp::model::ReadResourceRequestParams::new(uri);
-        let mut meta = None;
-        crate::telemetry::inject_context(&mut meta);
-        params.meta = meta.map(RequestMetaObject::from);
-        let read = tokio::time::timeout(timeout, self.peer().read_resource(params))
-            .await
-            .map_err(|_| {
-                Error::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "server `{}` did not answer resources/read of `{uri}` within {} ms",
-                        self.name,
-                        timeout.as_millis()
-                    ),
-                )
-            })?
-            .map_err(|e| self.error(&format!("resources/read `{uri}`"), e, true))?;
-        // The SDK's contents and the library's share their JSON.
-        serde_json::to_value(&read)
-            .and_then(serde_json::from_value)
-            .map_err(|e| {
-                Error::new(
-                    ErrorKind::Server,
-                    format!(
-                        "server `{}`: resources/read of `{uri}` answered a malformed result",
-                        self.name
-                    ),
-                )
-                .with_source(e)
-            })
+        params.meta = traced_meta();
+        let what = format!("resources/read of `{uri}`");
+        let read = self
+            .within(&what, timeout, self.peer().read_resource(params))
+            .await?;
+        self.as_ours(&what, &read)
     }
 
     /// One page of `catalog`, each entry as the server sent it.
@@ -378,47 +355,23 @@ impl Session {
         timeout: Duration,
     ) -> Result<Page> {
         let mut params = PaginatedRequestParams::default().with_cursor(cursor);
-        let mut meta = None;
-        crate::telemetry::inject_context(&mut meta);
-        params.meta = meta.map(RequestMetaObject::from);
-        let method = catalog.method();
+        params.meta = traced_meta();
         let peer = self.peer();
-        let listed = async {
-            match catalog {
-                Catalog::Resources => peer
-                    .list_resources(Some(params))
-                    .await
-                    .map(|r| serde_json::to_value(&r)),
-                Catalog::ResourceTemplates => peer
-                    .list_resource_templates(Some(params))
-                    .await
-                    .map(|r| serde_json::to_value(&r)),
-                Catalog::Prompts => peer
-                    .list_prompts(Some(params))
-                    .await
-                    .map(|r| serde_json::to_value(&r)),
+        let what = catalog.method();
+        let value: Value = match catalog {
+            Catalog::Resources => {
+                let listed = self.within(what, timeout, peer.list_resources(Some(params)));
+                self.as_ours(what, &listed.await?)?
+            }
+            Catalog::ResourceTemplates => {
+                let listed = self.within(what, timeout, peer.list_resource_templates(Some(params)));
+                self.as_ours(what, &listed.await?)?
+            }
+            Catalog::Prompts => {
+                let listed = self.within(what, timeout, peer.list_prompts(Some(params)));
+                self.as_ours(what, &listed.await?)?
             }
         };
-        let value = tokio::time::timeout(timeout, listed)
-            .await
-            .map_err(|_| {
-                Error::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "server `{}` did not answer {method} within {} ms",
-                        self.name,
-                        timeout.as_millis()
-                    ),
-                )
-            })?
-            .map_err(|e| self.error(method, e, true))?
-            .map_err(|e| {
-                Error::new(
-                    ErrorKind::Server,
-                    format!("server `{}`: a malformed {method} answer", self.name),
-                )
-                .with_source(e)
-            })?;
         let items = value[catalog.key()]
             .as_array()
             .map(|items| {
@@ -441,31 +394,48 @@ impl Session {
         timeout: Duration,
     ) -> Result<GetPromptResult> {
         let mut params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(arguments);
-        let mut meta = None;
-        crate::telemetry::inject_context(&mut meta);
-        params.meta = meta.map(RequestMetaObject::from);
-        let got = tokio::time::timeout(timeout, self.peer().get_prompt(params))
+        params.meta = traced_meta();
+        let what = format!("prompts/get of `{name}`");
+        let got = self
+            .within(&what, timeout, self.peer().get_prompt(params))
+            .await?;
+        self.as_ours(&what, &got)
+    }
+
+    /// `request`, bounded by `timeout`; the errors name `what` was asked.
+    async fn within<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        request: impl std::future::Future<Output = std::result::Result<T, ServiceError>>,
+    ) -> Result<T> {
+        tokio::time::timeout(timeout, request)
             .await
             .map_err(|_| {
                 Error::new(
                     ErrorKind::Timeout,
                     format!(
-                        "server `{}` did not answer prompts/get of `{name}` within {} ms",
+                        "server `{}` did not answer {what} within {} ms",
                         self.name,
                         timeout.as_millis()
                     ),
                 )
             })?
-            .map_err(|e| self.error(&format!("prompts/get `{name}`"), e, true))?;
-        serde_json::to_value(&got)
+            .map_err(|e| self.error(what, e, true))
+    }
+
+    /// An answer of the SDK's types as the library's: they share their JSON.
+    fn as_ours<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        answer: &impl serde::Serialize,
+    ) -> Result<T> {
+        serde_json::to_value(answer)
             .and_then(serde_json::from_value)
             .map_err(|e| {
                 Error::new(
                     ErrorKind::Server,
-                    format!(
-                        "server `{}`: prompts/get of `{name}` answered a malformed result",
-                        self.name
-                    ),
+                    format!("server `{}`: {what} answered a malformed result", self.name),
                 )
                 .with_source(e)
             })
@@ -478,22 +448,10 @@ impl Session {
         timeout: Duration,
     ) -> Result<ToolsPage> {
         let mut params = PaginatedRequestParams::default().with_cursor(cursor);
-        let mut meta = None;
-        crate::telemetry::inject_context(&mut meta);
-        params.meta = meta.map(RequestMetaObject::from);
-        let listed = tokio::time::timeout(timeout, self.peer().list_tools(Some(params)))
-            .await
-            .map_err(|_| {
-                Error::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "server `{}` did not answer tools/list within {} ms",
-                        self.name,
-                        timeout.as_millis()
-                    ),
-                )
-            })?
-            .map_err(|e| self.error("tools/list", e, true))?;
+        params.meta = traced_meta();
+        let listed = self
+            .within("tools/list", timeout, self.peer().list_tools(Some(params)))
+            .await?;
         let mut tools = listed
             .tools
             .into_iter()
@@ -608,6 +566,13 @@ impl Drop for Session {
             stop.cancel();
         }
     }
+}
+
+/// A request's `_meta`: the trace it is part of, when there is one.
+fn traced_meta() -> Option<RequestMetaObject> {
+    let mut meta = None;
+    crate::telemetry::inject_context(&mut meta);
+    meta.map(RequestMetaObject::from)
 }
 
 /// The MCP Apps extension's id, and the views a host of it renders.

@@ -408,3 +408,50 @@ pub fn is_valid_exposed_name(name: &str) -> bool {
         && name.len() <= 64
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
+
+/// Every string in `value`, depth first.
+pub fn strings(value: &Value) -> Vec<String> {
+    fn walk(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            Value::Object(map) => map.values().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, &mut out);
+    out
+}
+
+/// The one string of an answer that a result budget cut (it holds a notice).
+pub fn cut_text(answer: &Value) -> String {
+    strings(answer)
+        .into_iter()
+        .find(|s| s.contains("\n[… "))
+        .unwrap_or_else(|| panic!("no cut text in {answer:#}"))
+}
+
+/// A cut text's parts: what comes before its notice, the notice, and what
+/// comes after it.
+pub fn split_notice(text: &str) -> (&str, &str, &str) {
+    let start = text.find("\n[… ").expect("a notice");
+    let end = start + text[start..].find(']').expect("the notice's end") + 1;
+    let tail = text[end..].strip_prefix('\n').unwrap_or(&text[end..]);
+    (&text[..start], &text[start..end], tail)
+}
+
+/// A number a notice gives after `key` (`"offset": 123` or `bytes 12`).
+pub fn number_after(notice: &str, key: &str) -> usize {
+    let at = notice
+        .find(key)
+        .unwrap_or_else(|| panic!("`{key}` in {notice}"))
+        + key.len();
+    notice[at..]
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
