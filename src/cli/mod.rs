@@ -32,7 +32,7 @@ struct Cli {
 enum Command {
     /// Lists the providers: a JSON array with each spec's id, title and options.
     #[command(
-        after_help = include_str!("examples/providers.txt")
+        after_help = include_str!("../../docs/cli-examples/providers.txt")
     )]
     Providers {
         #[command(flatten)]
@@ -40,25 +40,25 @@ enum Command {
     },
     /// Lists MCP tools (tools/list results) in a provider's format.
     #[command(
-        after_help = include_str!("examples/tools.txt")
+        after_help = include_str!("../../docs/cli-examples/tools.txt")
     )]
     Tools(ToolsArgs),
     /// Ranks tools (tools/list results) for a natural-language query, as the
     /// library's tool search answers a model: prints the tools found, best first.
     #[command(
-        after_help = include_str!("examples/search-tools.txt")
+        after_help = include_str!("../../docs/cli-examples/search-tools.txt")
     )]
     SearchTools(SearchToolsArgs),
     /// Reads the tool calls from a model response.
     #[command(
-        after_help = include_str!("examples/calls.txt")
+        after_help = include_str!("../../docs/cli-examples/calls.txt")
     )]
     Calls(CallsArgs),
     /// Lists live servers' tools, runs the calls in a model response against
     /// them and prints the answers. Without servers and RESPONSE: the whole
     /// cycle on a bundled demo server and a recorded response.
     #[command(
-        after_help = include_str!("examples/run.txt")
+        after_help = include_str!("../../docs/cli-examples/run.txt")
     )]
     Run(RunArgs),
     /// Answers one call with an MCP CallToolResult (or a failure) in a provider's format.
@@ -69,20 +69,20 @@ enum Command {
     /// the order to append them (see the agent loop's table in docs/agent-loop.md for where
     /// each provider's go).
     #[command(
-        after_help = include_str!("examples/result.txt")
+        after_help = include_str!("../../docs/cli-examples/result.txt")
     )]
     Result(ResultArgs),
     /// Converts a JSON Schema (or a tool's inputSchema) to a strict subset: prints
     /// {"schema", "null_paths"}, or {"error": {"path", "reason"}} and exits 1.
     #[command(
-        after_help = include_str!("examples/strict-schema.txt")
+        after_help = include_str!("../../docs/cli-examples/strict-schema.txt")
     )]
     StrictSchema(StrictSchemaArgs),
     /// Shows, per tool and provider, whether it lists as is, converts to strict,
     /// falls back or is excluded, and why; renamed and dropped tools too; then the
     /// options each provider offers (`--option NAME=VALUE`) and what they change.
     #[command(
-        after_help = include_str!("examples/check.txt")
+        after_help = include_str!("../../docs/cli-examples/check.txt")
     )]
     Check(CheckArgs),
 }
