@@ -392,6 +392,19 @@ enum Unit<'a> {
     Fixed(u64),
 }
 
+impl Unit<'_> {
+    /// The unit's tokens; a text of more than `limit` counts `limit + 1`.
+    fn tokens(&self, counter: Counter<'_>, limit: u64) -> u64 {
+        match self {
+            Unit::Text { text, .. } => counter
+                .tokens_within(text, limit)
+                .unwrap_or(limit.saturating_add(1)),
+            Unit::Media { tokens, .. } => *tokens,
+            Unit::Fixed(n) => *n,
+        }
+    }
+}
+
 /// The tokens `result` would send the model, at most `cap` (a larger
 /// result counts as `cap + 1`).
 pub(crate) fn demand(
@@ -403,13 +416,7 @@ pub(crate) fn demand(
     let mut total = 0u64;
     for unit in units(result, sent, counter) {
         let left = cap.saturating_sub(total);
-        total = total.saturating_add(match unit {
-            Unit::Text { text, .. } => counter
-                .tokens_within(&text, left)
-                .unwrap_or(left.saturating_add(1)),
-            Unit::Media { tokens, .. } => tokens,
-            Unit::Fixed(n) => n,
-        });
+        total = total.saturating_add(unit.tokens(counter, left));
         if total > cap {
             return cap.saturating_add(1);
         }
@@ -478,13 +485,7 @@ pub(crate) fn fit(
     let mut demands = Vec::with_capacity(units.len());
     let mut total = 0u64;
     for unit in &units {
-        let d = match unit {
-            Unit::Text { text, .. } => counter
-                .tokens_within(text, allowance)
-                .unwrap_or(allowance.saturating_add(1)),
-            Unit::Media { tokens, .. } => *tokens,
-            Unit::Fixed(n) => *n,
-        };
+        let d = unit.tokens(counter, allowance);
         total = total.saturating_add(d);
         demands.push(d);
     }

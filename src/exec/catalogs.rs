@@ -15,7 +15,7 @@ use globset::GlobMatcher;
 use serde_json::{Map, Value, json};
 
 use super::policy::{Action, Policy};
-use super::server::{MAX_PAGES, Server};
+use super::server::{Server, list_whole_catalog};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{CallToolResult, Catalog, Content, EmbeddedResource, Tool};
 
@@ -252,7 +252,7 @@ impl Catalogs {
             listed.push(id.clone());
             let _ = writeln!(text, "server `{id}`:");
             for catalog in catalogs {
-                let items = match list_all(server.as_ref(), *catalog).await {
+                let items = match list_whole_catalog(server.as_ref(), *catalog).await {
                     Ok(items) => items,
                     Err(e) => {
                         let _ = writeln!(text, "  ({} failed: {})", catalog.method(), e.message());
@@ -275,22 +275,6 @@ impl Catalogs {
         }
         Ok(from_servers(CallToolResult::text(text.trim_end()), listed))
     }
-}
-
-/// Every entry of `catalog`, following cursors.
-async fn list_all(server: &dyn Server, catalog: Catalog) -> Result<Vec<crate::mcp::Object>> {
-    let mut items = Vec::new();
-    let mut cursor = None;
-    let mut seen = BTreeSet::new();
-    for _ in 0..MAX_PAGES {
-        let page = server.list_catalog(catalog, cursor.take()).await?;
-        items.extend(page.items);
-        match page.next_cursor {
-            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
-            _ => return Ok(items),
-        }
-    }
-    Ok(items)
 }
 
 /// One entry as a line: its URI (or name), name, type, description and arguments.

@@ -301,6 +301,45 @@ pub(super) async fn list_all_tools(server: &dyn Server) -> Result<ToolList> {
     ))
 }
 
+/// A server's whole `catalog`, following `nextCursor` as [`list_all_tools`] does.
+///
+/// # Errors
+///
+/// The server's error, or [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)
+/// when it paginates past [`MAX_PAGES`] or repeats a cursor.
+pub(super) async fn list_whole_catalog(
+    server: &dyn Server,
+    catalog: Catalog,
+) -> Result<Vec<crate::mcp::Object>> {
+    let mut items = Vec::new();
+    let mut cursor = None;
+    let mut seen = BTreeSet::new();
+    for _ in 0..MAX_PAGES {
+        let page = server.list_catalog(catalog, cursor.take()).await?;
+        items.extend(page.items);
+        match page.next_cursor {
+            None => return Ok(items),
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(crate::Error::new(
+                    crate::ErrorKind::Unavailable,
+                    format!(
+                        "the server repeated the {} cursor `{next}`",
+                        catalog.method()
+                    ),
+                ));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(crate::Error::new(
+        crate::ErrorKind::Unavailable,
+        format!(
+            "the server's {} went past {MAX_PAGES} pages",
+            catalog.method()
+        ),
+    ))
+}
+
 /// Whether a server can be reached, as its client knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -13,7 +13,7 @@ use super::inprocess::InProcessServer;
 use super::input::Rounds;
 use super::kept::KeptResults;
 use super::policy::{Approval, ApprovalRequest, Approver, Policy};
-use super::server::{MAX_PAGES, Server, ServerState};
+use super::server::{Server, ServerState, list_whole_catalog};
 use crate::budget::{LIBRARY_SERVER, read_tool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing};
@@ -180,34 +180,12 @@ impl Source {
     /// As [`read_resource`](Self::read_resource); [`ErrorKind::Unavailable`]
     /// for a server that paginates without end or repeats a cursor.
     pub async fn list_catalog(&self, server_id: &str, catalog: Catalog) -> Result<Vec<Object>> {
-        let server = self.held(server_id)?;
-        let mut items = Vec::new();
-        let mut cursor = None;
-        let mut seen = std::collections::BTreeSet::new();
-        for _ in 0..MAX_PAGES {
-            let page = server.list_catalog(catalog, cursor.take()).await?;
-            items.extend(page.items);
-            match page.next_cursor {
-                None => return Ok(items),
-                Some(next) if !seen.insert(next.clone()) => {
-                    return Err(Error::new(
-                        ErrorKind::Unavailable,
-                        format!(
-                            "server `{server_id}` repeated the cursor `{next}` of {}",
-                            catalog.method()
-                        ),
-                    ));
-                }
-                Some(next) => cursor = Some(next),
-            }
-        }
-        Err(Error::new(
-            ErrorKind::Unavailable,
-            format!(
-                "server `{server_id}` paginated {} past {MAX_PAGES} pages",
-                catalog.method()
-            ),
-        ))
+        list_whole_catalog(self.held(server_id)?.as_ref(), catalog)
+            .await
+            .map_err(|e| {
+                let message = format!("server `{server_id}`: {}", e.message());
+                e.with_message(message)
+            })
     }
 
     /// A server's prompt `name` with `arguments` (`prompts/get`).
