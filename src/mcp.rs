@@ -411,6 +411,9 @@ pub enum Catalog {
     ResourceTemplates,
     /// `prompts/list`: prompts by name.
     Prompts,
+    /// `skills/list` (the Skills extension, SEP-2640): each skill's
+    /// `SKILL.md` URI, its frontmatter and the manifest of its files.
+    Skills,
 }
 
 impl Catalog {
@@ -420,6 +423,7 @@ impl Catalog {
             Catalog::Resources => "resources/list",
             Catalog::ResourceTemplates => "resources/templates/list",
             Catalog::Prompts => "prompts/list",
+            Catalog::Skills => "skills/list",
         }
     }
 
@@ -429,6 +433,7 @@ impl Catalog {
             Catalog::Resources => "resources",
             Catalog::ResourceTemplates => "resourceTemplates",
             Catalog::Prompts => "prompts",
+            Catalog::Skills => "skills",
         }
     }
 }
@@ -534,6 +539,25 @@ pub struct ResourceContents {
     /// Protocol metadata.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Object>,
+}
+
+impl ResourceContents {
+    /// A text resource at `uri`.
+    pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        ResourceContents {
+            uri: uri.into(),
+            mime_type: None,
+            text: Some(text.into()),
+            blob: None,
+            meta: None,
+        }
+    }
+
+    /// Sets the MIME type.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
 }
 
 impl<'de> Deserialize<'de> for Content {

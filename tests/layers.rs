@@ -41,6 +41,7 @@ const EXEC_FLOORS: &[&[&str]] = &[
     &["asks"],
     &["answerer"],
     &["server"],
+    &["skills"],
     &["cache", "catalogs", "hooks", "inprocess", "options"],
     &["input", "turn"],
     &["source"],
@@ -711,7 +712,7 @@ fn an_upward_import_is_named_with_its_floors() {
     assert!(
         problems[0].starts_with(
             "src/exec/server.rs (floor 4) imports `super::stream::StreamedExecution` from \
-             stream.rs (floor 9): an import must point down the floors (0 [clock, future, gate, kept] < 1 \
+             stream.rs (floor 10): an import must point down the floors (0 [clock, future, gate, kept] < 1 \
              [policy] <"
         ),
         "{}",
@@ -719,7 +720,7 @@ fn an_upward_import_is_named_with_its_floors() {
     );
     assert!(
         problems[1].starts_with(
-            "src/exec/server.rs (floor 4) imports `super::ExecOptions` from options.rs (floor 5)"
+            "src/exec/server.rs (floor 4) imports `super::ExecOptions` from options.rs (floor 6)"
         ),
         "{}",
         problems[1]

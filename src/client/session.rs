@@ -371,6 +371,17 @@ impl Session {
                 let listed = self.within(what, timeout, peer.list_prompts(Some(params)));
                 self.as_ours(what, &listed.await?)?
             }
+            Catalog::Skills => {
+                // A server that does not declare the extension serves no skills.
+                let declared = peer
+                    .peer_info()
+                    .is_some_and(|info| info.capabilities.supports_skills());
+                if !declared {
+                    return Ok(Page::new(Vec::new()));
+                }
+                let listed = self.within(what, timeout, peer.list_skills(Some(params)));
+                self.as_ours(what, &listed.await?)?
+            }
         };
         let items = value[catalog.key()]
             .as_array()

@@ -1,11 +1,14 @@
 //! The library's tools for what servers offer besides tools: the model lists
-//! and reads resources, and lists and gets prompts, of the servers a source
-//! opens to it ([`SourceBuilder::resources`](super::SourceBuilder::resources),
-//! [`SourceBuilder::prompts`](super::SourceBuilder::prompts)). They are
+//! and reads resources, lists and gets prompts, and loads skills, of the
+//! servers a source opens to it
+//! ([`SourceBuilder::resources`](super::SourceBuilder::resources),
+//! [`SourceBuilder::prompts`](super::SourceBuilder::prompts),
+//! [`SourceBuilder::skills`](super::SourceBuilder::skills)). They are
 //! answered by the library, which asks the servers, through the governed
 //! pipeline like any tool; the policy also decides on each server's
-//! `{server}/resources/list`, `{server}/resources/read`, `{server}/prompts/list`
-//! and `{server}/prompts/get`, names no tool can have.
+//! `{server}/resources/list`, `{server}/resources/read`, `{server}/prompts/list`,
+//! `{server}/prompts/get`, `{server}/skills/list` and `{server}/skills/load`,
+//! names no tool can have.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -16,6 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::policy::{Action, Policy};
 use super::server::{Server, list_whole_catalog};
+use super::skills::{LOAD_SKILL, LoadArguments, SkillList, Skills};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{CallToolResult, Catalog, Content, EmbeddedResource, Tool};
 
@@ -49,13 +53,17 @@ pub(super) struct Catalogs {
     pub(super) policy: Option<Policy>,
     pub(super) resources: Vec<GlobMatcher>,
     pub(super) prompts: Vec<GlobMatcher>,
+    pub(super) skills: Vec<GlobMatcher>,
+    /// The skills listed and loaded.
+    pub(super) held_skills: Skills,
 }
 
-/// Resources or prompts.
+/// Resources, prompts or skills.
 #[derive(Clone, Copy)]
 enum Kind {
     Resources,
     Prompts,
+    Skills,
 }
 
 impl Catalogs {
@@ -99,7 +107,54 @@ impl Catalogs {
                     "required": ["server", "name"], "additionalProperties": false}),
             ));
         }
+        if !self.skills.is_empty() {
+            tools.push(Tool::new(
+                LOAD_SKILL,
+                SKILLS_ABOUT,
+                json!({"type": "object", "properties": {
+                    "skill": {"type": "string", "description": "The skill's name, as the list names it."},
+                    "server": {"type": "string", "description": "The skill's server, when two servers have a skill of that name."},
+                    "file": {"type": "string", "description": "A file of the loaded skill to read, by its path in the skill (`references/FORMS.md`); leave it out to load the skill."}},
+                    "required": ["skill"], "additionalProperties": false}),
+            ));
+        }
         tools
+    }
+
+    /// The skills of the servers open to the model (fresh), and the
+    /// description of [`LOAD_SKILL`] that shows them; `None` when no skill
+    /// is open.
+    pub(super) async fn skill_catalogue(&self) -> (SkillList, Option<String>) {
+        if self.skills.is_empty() {
+            return (SkillList::default(), None);
+        }
+        let none = BTreeSet::new();
+        let open = self
+            .servers
+            .iter()
+            .filter(|(id, _)| self.open(id, Kind::Skills, "skills/list", &none))
+            .map(|(id, server)| (id.as_str(), server.as_ref() as &dyn Server));
+        let list = self.held_skills.list(open).await;
+        if list.skills.is_empty() {
+            return (list, None);
+        }
+        let mut text = format!("{SKILLS_ABOUT}\n\nSkills:");
+        let several = list
+            .skills
+            .iter()
+            .any(|s| s.server_id != list.skills[0].server_id);
+        for skill in &list.skills {
+            let _ = write!(text, "\n- {}", skill.name);
+            if several {
+                let _ = write!(text, " (server `{}`)", skill.server_id);
+            }
+            let _ = write!(
+                text,
+                ": {}",
+                crate::describe::sanitize_description(&skill.description)
+            );
+        }
+        (list, Some(text))
     }
 
     /// Whether `server_id`'s `kind` is open to the model and the policy
@@ -108,6 +163,7 @@ impl Catalogs {
         let globs = match kind {
             Kind::Resources => &self.resources,
             Kind::Prompts => &self.prompts,
+            Kind::Skills => &self.skills,
         };
         globs.iter().any(|g| g.is_match(server_id))
             && self
@@ -221,11 +277,90 @@ impl Catalogs {
                 };
                 Ok(from_servers(result, vec![id.to_owned()]))
             }
+            LOAD_SKILL => self.load_skill(arguments, taint).await,
             other => Err(Error::new(
                 ErrorKind::UnknownTool,
                 format!("the library has no tool `{other}`"),
             )),
         }
+    }
+
+    /// Loads a skill, or reads one of its files.
+    async fn load_skill(
+        &self,
+        arguments: &Map<String, Value>,
+        taint: &BTreeSet<String>,
+    ) -> Result<CallToolResult> {
+        let asked = LoadArguments::read(arguments)?;
+        let mut named = arguments.clone();
+        if asked.server.is_none() {
+            match self.held_skills.servers_holding(asked.skill).as_slice() {
+                [] => {}
+                [only] => {
+                    named.insert("server".into(), Value::String(only.clone()));
+                }
+                several => {
+                    return Err(Error::input(format!(
+                        "servers {} each have a skill `{}`: name one with `server`",
+                        several.join(", "),
+                        asked.skill
+                    )));
+                }
+            }
+        }
+        let (id, server) = self.server_named(&named, Kind::Skills, "skills/load", taint)?;
+        let result = match asked.file {
+            None => {
+                let loaded = self
+                    .held_skills
+                    .load(id, server.as_ref(), asked.skill)
+                    .await?;
+                let skill = &loaded.skill;
+                let mut head = format!("Skill `{}` of server `{id}`, loaded", skill.name);
+                match &skill.files {
+                    Some(files) => {
+                        head.push_str(" (verified against its manifest).");
+                        if files.len() > 1 {
+                            head.push_str(" Its files, read with `file`:");
+                            for file in &files[1..] {
+                                let _ = write!(head, "\n- {} ({} bytes)", file.path, file.size);
+                            }
+                        }
+                    }
+                    None => head.push_str(
+                        " (dynamic: the server publishes no digests, so it is unverified). \
+                         Read the files it names with `file`.",
+                    ),
+                }
+                CallToolResult {
+                    content: vec![Content::text(head), Content::text(loaded.text)],
+                    ..Default::default()
+                }
+            }
+            Some(file) => {
+                let (skill, resource) = self
+                    .held_skills
+                    .read_file(id, server.as_ref(), asked.skill, file)
+                    .await?;
+                let mut content = Vec::with_capacity(2);
+                if skill.files.is_none() {
+                    content.push(Content::text(format!(
+                        "`{file}` of dynamic skill `{}`: unverified (the server publishes no digests).",
+                        skill.name
+                    )));
+                }
+                content.push(Content::Resource(EmbeddedResource {
+                    resource,
+                    annotations: None,
+                    meta: None,
+                }));
+                CallToolResult {
+                    content,
+                    ..Default::default()
+                }
+            }
+        };
+        Ok(from_servers(result, vec![id.to_owned()]))
     }
 
     /// The catalogue of each open server (or of the one the call names), as text.
@@ -241,6 +376,7 @@ impl Catalogs {
                 &[Catalog::Resources, Catalog::ResourceTemplates][..],
             ),
             Kind::Prompts => ("prompts/list", &[Catalog::Prompts][..]),
+            Kind::Skills => ("skills/list", &[Catalog::Skills][..]),
         };
         let asked = arguments.get("server").and_then(Value::as_str);
         let mut text = String::new();
@@ -276,6 +412,11 @@ impl Catalogs {
         Ok(from_servers(CallToolResult::text(text.trim_end()), listed))
     }
 }
+
+/// What [`LOAD_SKILL`] is for; the listing adds the skills.
+const SKILLS_ABOUT: &str = "Loads a skill: instructions for a kind of task, with files they may \
+     point to. Before such a task, load the skill that fits it by name; then read the files its \
+     instructions name with `file`.";
 
 /// One entry as a line: its URI (or name), name, type, description and arguments.
 fn describe(item: &crate::mcp::Object) -> String {

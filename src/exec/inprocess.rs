@@ -40,6 +40,7 @@ pub struct InProcessServer {
     page_size: Option<usize>,
     resources: Vec<ResourceContents>,
     prompts: Vec<(Object, GetPromptResult)>,
+    skills: Vec<Object>,
 }
 
 impl std::fmt::Debug for InProcessServer {
@@ -126,6 +127,54 @@ impl InProcessServer {
         self
     }
 
+    /// Serves a skill (the MCP Skills extension): `files` are its files,
+    /// `SKILL.md` among them, each at a URI under the skill's directory.
+    /// `skills/list` lists it with the frontmatter of its `SKILL.md` and a
+    /// manifest of each file's digest and size, and `resources/read` serves
+    /// the files. (A file served again with [`resource`](Self::resource)
+    /// afterwards keeps its manifest entry: a server that tampers.)
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when no file is a `SKILL.md`, or its frontmatter
+    /// does not parse.
+    pub fn skill(mut self, files: Vec<ResourceContents>) -> Result<Self> {
+        let skill_md = files
+            .iter()
+            .find(|f| f.uri.ends_with("/SKILL.md"))
+            .ok_or_else(|| Error::input("a skill's files include its SKILL.md"))?;
+        let frontmatter = super::skills::frontmatter_of(skill_md.text.as_deref().unwrap_or(""))
+            .map_err(|e| Error::input(e.message().to_owned()))?;
+        let mut manifest = Vec::with_capacity(files.len());
+        for file in &files {
+            let bytes = match (&file.text, &file.blob) {
+                (Some(text), _) => text.as_bytes().to_vec(),
+                (None, Some(blob)) => {
+                    use base64::Engine as _;
+                    base64::engine::general_purpose::STANDARD
+                        .decode(blob)
+                        .map_err(|e| Error::input(format!("`{}`: {e}", file.uri)))?
+                }
+                (None, None) => Vec::new(),
+            };
+            manifest.push(serde_json::json!({
+                "uri": file.uri,
+                "digest": super::skills::sha256_digest(&bytes),
+                "size": bytes.len(),
+            }));
+        }
+        let mut entry = Object::new();
+        entry.insert("uri".into(), Value::String(skill_md.uri.clone()));
+        entry.insert("frontmatter".into(), Value::Object(frontmatter));
+        entry.insert("resources".into(), Value::Array(manifest));
+        self.skills.retain(|s| s["uri"] != entry["uri"]);
+        self.skills.push(entry);
+        for file in files {
+            self = self.resource(file);
+        }
+        Ok(self)
+    }
+
     /// Serves a prompt: `prompts/list` lists `name` and `description`, and
     /// `prompts/get` of it answers `messages` (whatever the arguments). A
     /// prompt with the same name replaces the earlier one.
@@ -206,6 +255,7 @@ impl Server for InProcessServer {
                 })
                 .collect(),
             Catalog::Prompts => self.prompts.iter().map(|(p, _)| p.clone()).collect(),
+            Catalog::Skills => self.skills.clone(),
             _ => Vec::new(),
         };
         Box::pin(async move { Ok(Page::new(items)) })

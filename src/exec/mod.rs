@@ -23,6 +23,7 @@
 //   sampling, roots) and what its handlers are given and answer.
 // - `answerer`: the machinery that answers, under the source's rules.
 // - `server`: the trait through which the library talks to servers.
+// - `skills`: skills listed, loaded and verified against their manifests.
 // - `cache`, `hooks`, `inprocess`, `options`: the parts a source holds or is
 //   given, and the in-process server.
 // - `input`, `turn`: a call's requests, round after round; a turn's answers
@@ -46,6 +47,7 @@ mod options;
 mod policy;
 mod run;
 mod server;
+pub mod skills;
 mod source;
 mod stream;
 mod turn;

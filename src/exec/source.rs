@@ -14,6 +14,7 @@ use super::input::Rounds;
 use super::kept::KeptResults;
 use super::policy::{Approval, ApprovalRequest, Approver, Policy};
 use super::server::{Server, ServerState, list_whole_catalog};
+use super::skills::{LOAD_SKILL, LoadedSkill, SkillList, Skills};
 use crate::budget::{LIBRARY_SERVER, read_tool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::{ListOptions, Listing};
@@ -110,8 +111,15 @@ impl Source {
     /// See [`Provider::list_tools`].
     pub async fn tools(&self, provider: &Provider, options: &ListOptions) -> Result<Listing> {
         let mut toolset = self.toolset().await?;
-        // The library's tools for the servers' resources and prompts, when open.
-        for tool in self.catalogs.tools() {
+        // The library's tools for the servers' resources, prompts and skills, when open.
+        let (_, skills_about) = self.catalogs.skill_catalogue().await;
+        for mut tool in self.catalogs.tools() {
+            if tool.name == LOAD_SKILL {
+                match &skills_about {
+                    Some(about) => tool.description = Some(about.clone()),
+                    None => continue,
+                }
+            }
             toolset = toolset.with_tool(crate::toolset::ExposedTool {
                 exposed_name: tool.name.clone(),
                 server_id: LIBRARY_SERVER.to_owned(),
@@ -169,6 +177,58 @@ impl Source {
     /// serves no resources).
     pub async fn read_resource(&self, server_id: &str, uri: &str) -> Result<ReadResourceResult> {
         self.held(server_id)?.read_resource(uri).await
+    }
+
+    /// The skills of every server (fresh from their `skills/list`), for the
+    /// application; those the model is offered are the servers'
+    /// [`SourceBuilder::skills`] opens. Servers that do not declare the
+    /// Skills extension list none.
+    pub async fn list_skills(&self) -> SkillList {
+        let servers = self
+            .servers
+            .iter()
+            .map(|(id, server)| (id.as_str(), server.as_ref() as &dyn Server));
+        self.catalogs.held_skills.list(servers).await
+    }
+
+    /// Loads skill `name` of `server_id`: reads its `SKILL.md`, verified
+    /// against its manifest and its listed frontmatter (see
+    /// [`skills`](crate::exec::skills)).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidResult`] when it fails verification;
+    /// [`ErrorKind::UnknownTool`] when the server lists no such skill;
+    /// [`ErrorKind::Denied`] when its entry was refused; the server's error.
+    pub async fn load_skill(&self, server_id: &str, name: &str) -> Result<LoadedSkill> {
+        let server = self.held(server_id)?;
+        self.catalogs
+            .held_skills
+            .load(server_id, server.as_ref(), name)
+            .await
+    }
+
+    /// Reads `file` (a path in the skill, or a URI) of skill `name` of
+    /// `server_id`, verified against its manifest entry; the skill is
+    /// loaded first when it is not.
+    ///
+    /// # Errors
+    ///
+    /// As [`load_skill`](Self::load_skill), and [`ErrorKind::Denied`] for a
+    /// file outside the skill's manifest.
+    pub async fn read_skill_file(
+        &self,
+        server_id: &str,
+        name: &str,
+        file: &str,
+    ) -> Result<crate::mcp::ResourceContents> {
+        let server = self.held(server_id)?;
+        let (_, contents) = self
+            .catalogs
+            .held_skills
+            .read_file(server_id, server.as_ref(), name, file)
+            .await?;
+        Ok(contents)
     }
 
     /// Every entry of a server's `catalog` (its resources, resource
@@ -262,6 +322,7 @@ pub struct SourceBuilder {
     alone: Vec<String>,
     resources: Vec<String>,
     prompts: Vec<String>,
+    skills: Vec<String>,
 }
 
 impl SourceBuilder {
@@ -280,6 +341,7 @@ impl SourceBuilder {
             alone: Vec::new(),
             resources: Vec::new(),
             prompts: Vec::new(),
+            skills: Vec::new(),
         }
     }
 
@@ -416,6 +478,21 @@ impl SourceBuilder {
         self
     }
 
+    /// Opens the skills (the MCP Skills extension) of the servers whose id
+    /// matches `glob` to the model: listings then offer the library's
+    /// `load_skill` tool, whose description lists each skill's name and
+    /// description (the servers' `skills/list`, asked again at every
+    /// listing); the model loads a skill by name, and then reads the files
+    /// its instructions name. Nothing is read before the model asks for
+    /// it, every file is verified against its skill's manifest, and a file
+    /// outside the manifest is refused (see [`skills`](crate::exec::skills)).
+    /// The policy names are `{server}/skills/list` and `{server}/skills/load`.
+    /// When no open server lists a skill, the tool is not offered.
+    pub fn skills(mut self, glob: impl Into<String>) -> Self {
+        self.skills.push(glob.into());
+        self
+    }
+
     /// Builds the source.
     ///
     /// # Errors
@@ -477,6 +554,8 @@ impl SourceBuilder {
             policy: policy.clone(),
             resources: compile_server_globs(&self.resources)?,
             prompts: compile_server_globs(&self.prompts)?,
+            skills: compile_server_globs(&self.skills)?,
+            held_skills: Skills::default(),
         });
         for (id, server) in &self.servers {
             server.attach(Answerer::for_server(governor.clone(), id.clone()));
