@@ -816,6 +816,7 @@ fn the_model_lists_and_reads_resources_and_gets_prompts() {
                 "{:?}",
                 run.ran_servers
             );
+            snapshot(Stage::Exec, Some(p), "catalogues", &run.results);
             for (i, result) in run.results.iter().enumerate() {
                 items.push(Item::new(
                     format!("{p} catalogue call {i}"),
@@ -854,5 +855,96 @@ fn the_model_lists_and_reads_resources_and_gets_prompts() {
         let error = run.calls[0].error.as_ref().expect("denied");
         assert_eq!(error.kind(), ErrorKind::Denied, "{error}");
         assert!(!run.results[0].to_string().contains("Architecture"));
+    });
+}
+
+/// A skills server built on the MCP Rust SDK's `skills-fs` catalogue
+/// (`examples/skills_server.rs`): the model sees the catalogue, loads a
+/// skill and reads its supporting file, in each core provider's shape
+/// (snapshots, checked against the official SDKs' types); a file outside
+/// the manifest is refused, and nothing is read before it is asked for.
+#[test]
+fn the_model_loads_a_skill_from_a_skills_fs_server() {
+    let skills = or_panic(servers::skills());
+    runtime().block_on(async {
+        let source = HubConfig::new()
+            .server("docs", stdio(skills))
+            .connect()
+            .await
+            .unwrap()
+            .skills("*")
+            .build()
+            .unwrap();
+        let list = source.list_skills().await;
+        let names: Vec<&str> = list.skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["pdf-processing", "release-notes"], "{list:?}");
+        assert!(
+            list.refused.is_empty() && list.failed_servers.is_empty(),
+            "{list:?}"
+        );
+        let mut items = Vec::new();
+        for &p in CORE_PROVIDERS {
+            let provider = provider(p);
+            let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+            let exposed = listing.toolset().resolve("load_skill").expect("offered");
+            let about = exposed.tool.description.as_deref().unwrap_or_default();
+            assert!(
+                about.contains("- release-notes: Write release notes"),
+                "{about}"
+            );
+            let calls = vec![
+                ("load_skill".to_owned(), json!({"skill": "pdf-processing"})),
+                (
+                    "load_skill".to_owned(),
+                    json!({"skill": "pdf-processing", "file": "references/FORMS.md"}),
+                ),
+                (
+                    "load_skill".to_owned(),
+                    json!({"skill": "pdf-processing", "file": "../release-notes/SKILL.md"}),
+                ),
+            ];
+            let response = model_response(p, &calls);
+            let run = source
+                .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
+                .await
+                .unwrap();
+            assert!(run.calls[0].error.is_none(), "{:?}", run.calls[0].error);
+            assert!(run.calls[1].error.is_none(), "{:?}", run.calls[1].error);
+            let refused = run.calls[2].error.as_ref().expect("outside the manifest");
+            assert_eq!(refused.kind(), ErrorKind::Denied, "{refused}");
+            let text = |i: usize| run.results[i].to_string();
+            assert!(
+                text(0).contains("verified against its manifest"),
+                "{}",
+                text(0)
+            );
+            assert!(text(0).contains("# PDF processing"), "{}", text(0));
+            assert!(text(1).contains("YYYY-MM-DD"), "{}", text(1));
+            assert!(run.ran_servers.contains("docs"), "{:?}", run.ran_servers);
+            for (i, result) in run.results.iter().enumerate() {
+                items.push(Item::new(
+                    format!("{p} skill call {i}"),
+                    format!("{p}/result"),
+                    result.clone(),
+                ));
+            }
+            snapshot(Stage::Exec, Some(p), "skills", &run.results);
+        }
+        check(&items).unwrap_or_else(|e| panic!("{e}"));
+
+        // The application loads through the source too, and gets the file's bytes.
+        let loaded = source.load_skill("docs", "release-notes").await.unwrap();
+        assert!(loaded.verified);
+        assert!(loaded.text.starts_with("---\nname: release-notes\n"));
+        let forms = source
+            .read_skill_file("docs", "pdf-processing", "references/FORMS.md")
+            .await
+            .unwrap();
+        let on_disk = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/skills/pdf-processing/references/FORMS.md"),
+        )
+        .unwrap();
+        assert_eq!(forms.text.as_deref(), Some(on_disk.as_str()));
     });
 }

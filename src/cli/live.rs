@@ -177,6 +177,9 @@ pub async fn source(
     if live.prompts {
         builder = builder.prompts("*");
     }
+    if live.skills {
+        builder = builder.skills("*");
+    }
     unattended(builder, handlers).build().map(Some)
 }
 
@@ -184,6 +187,21 @@ pub async fn source(
 /// each one that did not, and why; with `--keep-going`, a warning each on
 /// stderr instead, unless none started.
 pub async fn check_started(source: &Source, live: &LiveArgs) -> Result<()> {
+    if live.skills {
+        let skills = source.list_skills().await;
+        for failed in &skills.failed_servers {
+            eprintln!("warning: server `{}`: {}", failed.server_id, failed.error);
+        }
+        for refused in &skills.refused {
+            eprintln!(
+                "warning: server `{}`: skill `{}` left out: {}",
+                refused.server_id, refused.uri, refused.reason
+            );
+        }
+        if skills.skills.is_empty() {
+            eprintln!("warning: --skills: no server lists a skill, so `load_skill` is not offered");
+        }
+    }
     let toolset = source.toolset().await?;
     let failed = &toolset.report().failed_servers;
     if failed.is_empty() {

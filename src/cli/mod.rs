@@ -336,6 +336,12 @@ struct LiveArgs {
     /// `get_prompt` tools (policy names `SERVER/prompts/list`, `SERVER/prompts/get`).
     #[arg(long)]
     prompts: bool,
+    /// Offer the model the servers' skills (the MCP Skills extension): the
+    /// library's `load_skill` tool, whose description lists each skill; the
+    /// model loads one and reads its files, each verified against the
+    /// skill's manifest (policy names `SERVER/skills/list`, `SERVER/skills/load`).
+    #[arg(long)]
+    skills: bool,
     /// Export the MCP spans and the duration histogram to an OpenTelemetry
     /// receiver at URL, over OTLP/HTTP with protobuf bodies (`{URL}/v1/traces`,
     /// `{URL}/v1/metrics`), such as `http://localhost:4318`. Without it, the

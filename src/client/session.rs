@@ -462,7 +462,21 @@ impl Session {
         params.meta = traced_meta();
         let listed = self
             .within("tools/list", timeout, self.peer().list_tools(Some(params)))
-            .await?;
+            .await;
+        let declared = self
+            .peer()
+            .peer_info()
+            .is_none_or(|info| info.capabilities.tools.is_some());
+        let listed = match listed {
+            // A server that declares no tools (one of skills or resources
+            // only) may refuse the method: it has no tools.
+            Err(e) if !declared => {
+                tracing::debug!(server = %self.name, error = %e,
+                    "a server that declares no tools refused tools/list");
+                return Ok(ToolsPage::new(Vec::new()));
+            }
+            listed => listed?,
+        };
         let mut tools = listed
             .tools
             .into_iter()

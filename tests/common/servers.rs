@@ -75,6 +75,30 @@ pub fn everything() -> Result<(String, Vec<String>), String> {
     ))
 }
 
+/// `(command, args)` for `examples/skills_server.rs` (the MCP Rust SDK's
+/// `skills-fs` catalogue) over stdio, serving `tests/fixtures/skills`.
+/// `cargo test --all-features` builds the example beside the test binaries.
+pub fn skills() -> Result<(String, Vec<String>), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    // target/debug/deps/<test> -> target/debug/examples/skills_server
+    let server = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|dir| dir.join("examples").join("skills_server"))
+        .filter(|p| p.exists())
+        .ok_or_else(|| {
+            "target/debug/examples/skills_server is not built: run the tests with \
+             `cargo test --all-features` (which builds the examples), or \
+             `cargo build --example skills_server --features rmcp`"
+                .to_owned()
+        })?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skills");
+    Ok((
+        server.display().to_string(),
+        vec![root.display().to_string()],
+    ))
+}
+
 /// The official MCP Apps PDF server, pinned: six of its nine tools are for
 /// its viewer only (`_meta.ui.visibility: ["app"]`).
 pub const PDF: &str = "@modelcontextprotocol/server-pdf@2.0.4";
