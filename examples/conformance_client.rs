@@ -366,6 +366,52 @@ async fn tools_call(s: &Scenario) -> Fallible<()> {
     expect_answer("add_numbers", &answers[0], "The sum of 2 and 3 is 5")
 }
 
+/// The Skills extension (SEP-2640): the model is offered the server's
+/// skills (listing reads only `skills/list`). In `sep-2640-client-no-prefetch`
+/// the model loads nothing, and nothing may be read. In the `verify-*`
+/// scenarios the server tampers with `SKILL.md` (its digest, its size, or
+/// its frontmatter against the listed entry): the model loads the skill and
+/// then asks for its supporting file; both must be refused as failing
+/// verification, and the supporting file never read.
+async fn skills(s: &Scenario) -> Fallible<()> {
+    let client = s.connect(Handlers::new()).await?;
+    let source = Source::client(SERVER, client)
+        .policy(Policy::allow_all())
+        .skills("*")
+        .build()?;
+    let listing = s.tools(&source).await?;
+    require_offered(&listing, &["load_skill"])?;
+    let catalogue = listing
+        .tools
+        .iter()
+        .find(|t| t["name"] == "load_skill")
+        .and_then(|t| t["description"].as_str())
+        .unwrap_or_default();
+    if !catalogue.contains("- pdf-processing: ") {
+        return Err(format!("the catalogue does not list pdf-processing: {catalogue}").into());
+    }
+    if s.name == "sep-2640-client-no-prefetch" {
+        return Ok(());
+    }
+    let load = ("load_skill".to_owned(), json!({"skill": "pdf-processing"}));
+    let read = (
+        "load_skill".to_owned(),
+        json!({"skill": "pdf-processing", "file": "references/FORMS.md"}),
+    );
+    for call in [load, read] {
+        let answers = s.turn(&source, &listing, std::slice::from_ref(&call)).await?;
+        let answer = &answers[0];
+        if !answer.is_error || answer.failure != Some(ErrorKind::InvalidResult) {
+            return Err(format!(
+                "{} was answered {:?} ({:?}), not refused as failing verification",
+                call.1, answer.text, answer.failure
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// The server asks, during the call, for a form whose every field has a
 /// default; the person accepts it as it stands.
 async fn elicitation_defaults(s: &Scenario) -> Fallible<()> {
@@ -779,6 +825,10 @@ async fn run(s: &Scenario) -> Fallible<()> {
         "http-invalid-tool-headers" => invalid_tool_headers(s).await,
         "json-schema-ref-no-deref" => ref_no_deref(s).await,
         "json-schema-2020-12-preservation" => schema_preservation(s).await,
+        "sep-2640-client-no-prefetch"
+        | "sep-2640-client-verify-digest"
+        | "sep-2640-client-verify-size"
+        | "sep-2640-client-verify-frontmatter" => skills(s).await,
         other => Err(format!("scenario `{other}` is not one this client plays").into()),
     }
 }
