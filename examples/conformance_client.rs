@@ -399,7 +399,9 @@ async fn skills(s: &Scenario) -> Fallible<()> {
         json!({"skill": "pdf-processing", "file": "references/FORMS.md"}),
     );
     for call in [load, read] {
-        let answers = s.turn(&source, &listing, std::slice::from_ref(&call)).await?;
+        let answers = s
+            .turn(&source, &listing, std::slice::from_ref(&call))
+            .await?;
         let answer = &answers[0];
         if !answer.is_error || answer.failure != Some(ErrorKind::InvalidResult) {
             return Err(format!(

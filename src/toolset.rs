@@ -337,6 +337,11 @@ impl ToolSetBuilder {
         self.mode
     }
 
+    /// The allow and deny globs, compiled.
+    pub(crate) fn filter(&self) -> Result<Filter> {
+        Filter::new(&self.allow, &self.deny)
+    }
+
     /// Puts `prefix` before every exposed name (sanitized like the rest of the name).
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
@@ -600,7 +605,9 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
     })
 }
 
-struct Filter {
+/// A toolset's allow and deny globs, compiled.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Filter {
     allow: Vec<GlobMatcher>,
     deny: Vec<(String, GlobMatcher)>,
 }
@@ -617,6 +624,11 @@ impl Filter {
                 .map(|p| Ok((p.clone(), compile_tool_glob(p)?)))
                 .collect::<Result<_>>()?,
         })
+    }
+
+    /// Whether `server_id/name` passes the globs.
+    pub(crate) fn admits(&self, server_id: &str, name: &str) -> bool {
+        self.rejects(server_id, name).is_none()
     }
 
     fn rejects(&self, server_id: &str, tool: &str) -> Option<DropReason> {

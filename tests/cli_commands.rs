@@ -1017,3 +1017,78 @@ fn budgets_cut_answers_and_a_later_turn_reads_on() {
         "{text}"
     );
 }
+
+/// `--skills` offers a skills server's catalogue and answers the model's
+/// loads; a server without skills is a warning, not silence.
+#[test]
+fn skills_are_offered_and_loaded_on_the_command_line() {
+    let (command, args) = common::servers::skills().unwrap_or_else(|e| panic!("{e}"));
+    let server = format!("docs={command} {}", args.join(" "));
+    let listed = json(&run(
+        &[
+            "tools",
+            "--provider",
+            "openai-chat",
+            "--skills",
+            "--server",
+            &server,
+        ],
+        None,
+    ));
+    let tools = listed["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1, "{listed}");
+    let about = tools[0]["function"]["description"].as_str().unwrap();
+    assert!(about.contains("- pdf-processing: Extract, fill"), "{about}");
+
+    let response = serde_json::json!({"role": "assistant", "stop_reason": "tool_use", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "load_skill", "input": {"skill": "release-notes"}},
+        {"type": "tool_use", "id": "toolu_2", "name": "load_skill",
+         "input": {"skill": "release-notes", "file": "CHANGELOG.md"}}
+    ]})
+    .to_string();
+    let out = run(
+        &[
+            "run",
+            "--provider",
+            "anthropic",
+            "--skills",
+            "--server",
+            &server,
+            "-",
+        ],
+        Some(&response),
+    );
+    let ran = json(&out);
+    assert!(
+        ran["results"][0]
+            .to_string()
+            .contains("Group the changes as Added"),
+        "{ran}"
+    );
+    assert_eq!(ran["results"][1]["is_error"], true, "{ran}");
+    assert!(
+        ran["calls"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not in the manifest"),
+        "{ran}"
+    );
+
+    // No server lists a skill: said on stderr.
+    let (python, args) = common::servers::input().unwrap_or_else(|e| panic!("{e}"));
+    let plain = format!("plain={python} {}", args.join(" "));
+    let out = run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--skills",
+            "--server",
+            &plain,
+        ],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("no server lists a skill"), "{stderr}");
+}

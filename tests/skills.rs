@@ -603,3 +603,55 @@ fn no_skill_no_tool() {
         .unwrap();
     assert!(!listing.tools.iter().any(|t| t["name"] == "load_skill"));
 }
+
+/// The toolset's filters close a server's skills as they close its tools.
+#[test]
+fn the_toolset_filters_close_skills_too() {
+    let cases: [(&str, &str, bool); 4] = [
+        ("deny", "docs/*", false),
+        ("allow", "other/*", false),
+        ("allow", "docs/skills/*", true),
+        ("deny", "delete_*", true),
+    ];
+    for (how, glob, offered) in cases {
+        let builder = Source::hub()
+            .server("docs", InProcessServer::new().skill(pdf_skill()).unwrap())
+            .skills("*");
+        let source = match how {
+            "deny" => builder.deny_tools(glob),
+            _ => builder.allow_tools(glob),
+        }
+        .build()
+        .unwrap();
+        let listing = runtime()
+            .block_on(source.tools(provider("anthropic"), &ListOptions::new()))
+            .unwrap();
+        let has = listing.tools.iter().any(|t| t["name"] == "load_skill");
+        assert_eq!(has, offered, "{how} {glob}");
+        let loaded = runtime().block_on(async {
+            let calls = [(
+                "load_skill".to_owned(),
+                json!({"skill": "pdf-processing", "server": "docs"}),
+            )];
+            let response = model_response("anthropic", &calls);
+            let provider = provider("anthropic");
+            // A listing that offers it, so the call resolves; the filter still decides.
+            let open = Source::hub()
+                .server("docs", InProcessServer::new().skill(pdf_skill()).unwrap())
+                .skills("*")
+                .build()
+                .unwrap();
+            let listing = open.tools(provider, &ListOptions::new()).await.unwrap();
+            source
+                .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
+                .await
+                .unwrap()
+        });
+        assert_eq!(
+            loaded.calls[0].error.is_none(),
+            offered,
+            "{how} {glob}: {:?}",
+            loaded.calls[0].error
+        );
+    }
+}

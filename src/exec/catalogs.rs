@@ -8,7 +8,9 @@
 //! pipeline like any tool; the policy also decides on each server's
 //! `{server}/resources/list`, `{server}/resources/read`, `{server}/prompts/list`,
 //! `{server}/prompts/get`, `{server}/skills/list` and `{server}/skills/load`,
-//! names no tool can have.
+//! names no tool can have; the toolset's allow and deny globs decide on
+//! those names too, so a server whose tools are filtered out by `server/*`
+//! is closed here as well.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -22,6 +24,7 @@ use super::server::{Server, list_whole_catalog};
 use super::skills::{LOAD_SKILL, LoadArguments, SkillList, Skills};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{CallToolResult, Catalog, Content, EmbeddedResource, Tool};
+use crate::toolset::Filter;
 
 /// The tool that lists resources.
 pub const LIST_RESOURCES: &str = "list_resources";
@@ -54,6 +57,9 @@ pub(super) struct Catalogs {
     pub(super) resources: Vec<GlobMatcher>,
     pub(super) prompts: Vec<GlobMatcher>,
     pub(super) skills: Vec<GlobMatcher>,
+    /// The toolset's allow and deny globs: `{server}/resources/read` and the
+    /// like must pass them too.
+    pub(super) filter: Filter,
     /// The skills listed and loaded.
     pub(super) held_skills: Skills,
 }
@@ -166,6 +172,7 @@ impl Catalogs {
             Kind::Skills => &self.skills,
         };
         globs.iter().any(|g| g.is_match(server_id))
+            && self.filter.admits(server_id, action)
             && self
                 .policy
                 .as_ref()

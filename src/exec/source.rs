@@ -461,7 +461,10 @@ impl SourceBuilder {
     /// which asks the servers, through the governed pipeline. The policy
     /// also decides on `{server}/resources/list` and
     /// `{server}/resources/read` (names no tool can have): a server it does
-    /// not allow them for is never listed or read. What a resource holds
+    /// not allow them for is never listed or read. So do the toolset's
+    /// filters ([`allow_tools`](Self::allow_tools),
+    /// [`deny_tools`](Self::deny_tools)): `deny_tools("notes/*")` closes
+    /// `notes`' resources, prompts and skills as well as its tools. What a resource holds
     /// goes to the model as a tool result does, media included, under the
     /// same budgets. See [`catalogs`](crate::exec::catalogs).
     pub fn resources(mut self, glob: impl Into<String>) -> Self {
@@ -555,6 +558,7 @@ impl SourceBuilder {
             resources: compile_server_globs(&self.resources)?,
             prompts: compile_server_globs(&self.prompts)?,
             skills: compile_server_globs(&self.skills)?,
+            filter: self.naming.filter()?,
             held_skills: Skills::default(),
         });
         for (id, server) in &self.servers {
