@@ -147,16 +147,8 @@ impl InProcessServer {
             .map_err(|e| Error::input(e.message().to_owned()))?;
         let mut manifest = Vec::with_capacity(files.len());
         for file in &files {
-            let bytes = match (&file.text, &file.blob) {
-                (Some(text), _) => text.as_bytes().to_vec(),
-                (None, Some(blob)) => {
-                    use base64::Engine as _;
-                    base64::engine::general_purpose::STANDARD
-                        .decode(blob)
-                        .map_err(|e| Error::input(format!("`{}`: {e}", file.uri)))?
-                }
-                (None, None) => Vec::new(),
-            };
+            let bytes = super::skills::bytes_of(file)
+                .map_err(|e| Error::input(e.message().to_owned()))?;
             manifest.push(serde_json::json!({
                 "uri": file.uri,
                 "digest": super::skills::sha256_digest(&bytes),

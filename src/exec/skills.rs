@@ -396,7 +396,7 @@ pub fn frontmatter_of(text: &str) -> Result<Object> {
 }
 
 /// The bytes of a read's contents: the text's, or the blob's decoded.
-fn bytes_of(contents: &ResourceContents) -> Result<Vec<u8>> {
+pub(super) fn bytes_of(contents: &ResourceContents) -> Result<Vec<u8>> {
     match (&contents.text, &contents.blob) {
         (Some(text), _) => Ok(text.as_bytes().to_vec()),
         (None, Some(blob)) => base64::engine::general_purpose::STANDARD
