@@ -24,6 +24,10 @@ VARS = {
   "search_answer_template": (["call_id","name","tools","references","text"], "The answer to a search call. Variables: call_id (absent for a call without an id), name (the search tool's name), tools (the definitions of the tools found, as listed when loaded; grouped in namespaces when the listing has them), references (one reference item per tool found), text (the tools found, named and described, as text)."),
   "reference_template": (["name"], "A reference to a tool found, an item of ${references}. Variable: name (the tool's exposed name)."),
   "namespace_template": (["name","description","tools"], "A namespace: one server's tools. Variables: name (the server's id), description (the server and the names of its tools, written by the library), tools (the definitions, deferred ones marked)."),
+  "hosted_server_template": (["server","url","description","headers","authorization","tools","all_tools","deferred","approval"], "A hosted MCP server's declaration (its tool, or its entry of the request's list). Variables: server (its id, the label the provider's items give back), url, description (absent without one), headers (an object; absent without any), authorization (a bearer token, only when the application gives one), tools (the tools the provider may run, written as tools.as says; absent when every tool may run), all_tools (true when every tool may run), deferred (true when its tools are deferred; absent otherwise), approval (the approval setting; absent without an approval section)."),
+  "hosted_approval_template": (["ask","unasked"], "An approval setting. Variables: ask (the names of the tools asked about), unasked (the names of the others the provider may run)."),
+  "hosted_answer_template": (["id","approve","reason"], "The answer to an approval request, an input item of the next request. Variables: id (the request's id), approve (true or false), reason (absent without one)."),
+  "hosted_entry_template": (["name"], "The value under a tool's name when tools are written as a map. Variable: name."),
   "sampling_wrap_template": (["tools","tool_choice"], "Wraps the tool definitions into ${tools}. Variables: tools (the definitions, a list), tool_choice (the tool choice's value, placed here instead of in the request)."),
 }
 # Variables a tool use template may use besides these: the names its `meta` map gives.
@@ -310,7 +314,28 @@ defs["tokens"] = {"type": "object", "additionalProperties": False, "required": [
       "fixed": {"type": "integer", "minimum": 0, "description": "The same tokens for any image."},
       "unsized": {"type": "integer", "minimum": 0, "description": "Tokens for an image whose size cannot be read from its header."}}},
   "other_media": {"type": "integer", "minimum": 0, "description": "Tokens for a medium that is not an image (audio, a document, a video), an estimate: 1,600 when absent."}}}
-PARTIAL = ["search", "tokens", "tools", "strict", "option", "calls", "field", "results", "stream", "sampling", "sampling_role", "sampling_assistant_role"]
+SEL = {"$ref": "#/$defs/calls/properties/select"}
+FIELD = {"$ref": "#/$defs/field"}
+ARGS = {"$ref": "#/$defs/calls/properties/arguments"}
+defs["hosted_mcp"] = {"type": "object", "additionalProperties": False, "required": ["tool", "calls"], "description": "MCP servers the provider calls itself, inside one request (hosted::HostedServer, Provider::list_hosted): how one is declared, how its policy is written, and how the provider's hosted calls, results, approval requests and tool listings appear among a response's items (Extracted::hosted). Without this section, every server runs locally.", "properties": {
+  "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "HTTP headers a request that declares hosted servers carries (a beta flag)."},
+  "schemes": {"type": "array", "items": {"type": "string"}, "description": "URL schemes the provider reaches (default [https]); a server at another runs locally."},
+  "request": {"type": "object", "additionalProperties": False, "required": ["key", "entry"], "description": "A top-level request field that lists the hosted servers.", "properties": {
+      "key": {"type": "string", "minLength": 1}, "entry": {"$ref": "#/$defs/hosted_server_template"}}},
+  "tool": {"$ref": "#/$defs/hosted_server_template", "description": "The tool that declares one hosted server."},
+  "tools": {"type": "object", "additionalProperties": False, "description": "How ${tools} is written: a list of names (as: list, the default) or an object keyed by name (as: map, with entry).", "properties": {
+      "as": {"enum": ["list", "map"]}, "entry": {"$ref": "#/$defs/hosted_entry_template"}}},
+  "approval": {"type": "object", "additionalProperties": False, "required": ["none", "all", "some"], "description": "The approval setting, ${approval}, when no tool, every tool, or some tools are asked about. Absent: the provider has no approval step, and a server whose policy asks runs locally.", "properties": {
+      "none": {"$ref": "#/$defs/hosted_approval_template"}, "all": {"$ref": "#/$defs/hosted_approval_template"}, "some": {"$ref": "#/$defs/hosted_approval_template"}}},
+  "calls": {"type": "object", "additionalProperties": False, "required": ["select", "id", "server", "name", "arguments"], "description": "The provider's hosted calls among a response's items (the calls section's locate).", "properties": {
+      "select": SEL, "id": FIELD, "server": FIELD, "name": FIELD, "arguments": ARGS, "output": FIELD, "error": FIELD}},
+  "results": {"type": "object", "additionalProperties": False, "required": ["select", "call_id", "output", "is_error"], "description": "Their results, when they are items of their own, joined to the call by id.", "properties": {
+      "select": SEL, "call_id": FIELD, "output": FIELD, "is_error": FIELD}},
+  "approvals": {"type": "object", "additionalProperties": False, "required": ["select", "id", "server", "name", "arguments", "answer"], "description": "The provider's approval requests, and the input item that answers one.", "properties": {
+      "select": SEL, "id": FIELD, "server": FIELD, "name": FIELD, "arguments": ARGS, "answer": {"$ref": "#/$defs/hosted_answer_template"}}},
+  "listings": {"type": "object", "additionalProperties": False, "required": ["select", "server", "tools", "name"], "description": "The provider's listings of a hosted server's tools.", "properties": {
+      "select": SEL, "server": FIELD, "tools": {"type": "string", "description": "The path of the list of tools."}, "name": {"type": "string", "description": "A tool's name within an entry."}, "error": FIELD}}}}
+PARTIAL = ["hosted_mcp", "search", "tokens", "tools", "strict", "option", "calls", "field", "results", "stream", "sampling", "sampling_role", "sampling_assistant_role"]
 for name in PARTIAL:
     defs[name + "_partial"] = partial(copy.deepcopy(defs[name]), PARTIAL)
 def spec_def(suffix, required):
@@ -328,7 +353,7 @@ def spec_def(suffix, required):
     "results": {"$ref": "#/$defs/results"},
     }}
     d["properties"]["stream"] = {"$ref": "#/$defs/stream"}
-    for k in ["tools", "strict", "calls", "results", "stream", "sampling", "search", "tokens"]:
+    for k in ["tools", "strict", "calls", "results", "stream", "sampling", "search", "tokens", "hosted_mcp"]:
         d["properties"][k] = {"$ref": f"#/$defs/{k}{suffix}"}
     d["properties"]["options"] = {"type": "object", "description": "Named options, such as cache_control: last (listings) or media: full (answers).", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
     if required:

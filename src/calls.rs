@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::hosted::HostedItems;
 use crate::json::{MAX_NESTING, deeper_than, type_name};
 use crate::listing::Listing;
 use crate::results::{Outcome, ResultOptions};
@@ -84,6 +85,10 @@ pub struct Extracted {
     /// [`Provider::answer_search`] (the execution layer does).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub searches: Vec<SearchCall>,
+    /// What the provider did with the MCP servers it hosts (see
+    /// [`hosted`](crate::hosted)): reported, never run here.
+    #[serde(skip_serializing_if = "HostedItems::is_empty")]
+    pub hosted: HostedItems,
 }
 
 impl Extracted {
@@ -142,7 +147,10 @@ impl Provider {
             )));
         }
         let items = self.locate(input)?;
-        let mut out = Extracted::default();
+        let mut out = Extracted {
+            hosted: self.read_hosted(items),
+            ..Default::default()
+        };
         let mut seen_ids = HashSet::new();
         for item in items {
             let index = out.len();

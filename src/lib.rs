@@ -139,6 +139,7 @@ mod describe;
 mod error;
 pub mod exec;
 pub mod guide;
+pub mod hosted;
 mod json;
 pub mod listing;
 pub mod mcp;

@@ -25,7 +25,7 @@ const FLOORS: &[&[&str]] = &[
     &["toolset"],
     &["media", "search"],
     &["budget"],
-    &["listing", "results"],
+    &["hosted", "listing", "results"],
     &["calls"],
     &["deferred", "sampling"],
     &["stream"],

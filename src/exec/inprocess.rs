@@ -147,8 +147,8 @@ impl InProcessServer {
             .map_err(|e| Error::input(e.message().to_owned()))?;
         let mut manifest = Vec::with_capacity(files.len());
         for file in &files {
-            let bytes = super::skills::bytes_of(file)
-                .map_err(|e| Error::input(e.message().to_owned()))?;
+            let bytes =
+                super::skills::bytes_of(file).map_err(|e| Error::input(e.message().to_owned()))?;
             manifest.push(serde_json::json!({
                 "uri": file.uri,
                 "digest": super::skills::sha256_digest(&bytes),

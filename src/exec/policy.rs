@@ -8,6 +8,7 @@ use globset::GlobMatcher;
 use super::future::BoxFuture;
 use crate::calls::ToolCall;
 use crate::error::Result;
+use crate::hosted::HostedTools;
 use crate::mcp::CreateMessageParams;
 use crate::toolset::{compile_glob, compile_tool_glob};
 
@@ -200,6 +201,78 @@ impl Policy {
         decisive.map_or((self.default, None), |r| {
             (r.action, Some(r.pattern.as_str()))
         })
+    }
+}
+
+impl Policy {
+    /// What a server the provider hosts may run under this policy:
+    /// [`HostedTools::All`] when nothing in the policy singles out any of
+    /// its tools, else the tools it allows (`run`) and those it asks about
+    /// (`ask`), from `tools`, the server's tool names (from a local
+    /// listing, or the provider's own).
+    ///
+    /// # Errors
+    ///
+    /// Why the server cannot be hosted under the policy, so that it runs
+    /// locally: a rule that depends on what the conversation has seen
+    /// (`ask_when_tainted`, `deny_when_tainted`), which a provider cannot
+    /// check between its own calls; or, without `tools`, rules that single
+    /// out some of the server's tools, or a default that denies.
+    pub fn hosted_tools(
+        &self,
+        server_id: &str,
+        tools: Option<&[String]>,
+    ) -> std::result::Result<HostedTools, String> {
+        let relevant: Vec<&Rule> = self
+            .rules
+            .iter()
+            .filter(|r| {
+                let server_glob = r.pattern.split_once('/').map_or("*", |(s, _)| s);
+                compile_glob(server_glob).is_ok_and(|m| m.is_match(server_id))
+            })
+            .collect();
+        if let Some(rule) = relevant.iter().find(|r| !r.tainted_by.is_empty()) {
+            return Err(format!(
+                "the policy's rule `{}` depends on what the conversation has seen, which the provider cannot check between its own calls",
+                rule.pattern
+            ));
+        }
+        if relevant.is_empty() && self.default == Action::Allow {
+            return Ok(HostedTools::All);
+        }
+        let none = BTreeSet::new();
+        match tools {
+            Some(names) => {
+                let (mut run, mut ask) = (Vec::new(), Vec::new());
+                for name in names {
+                    match self.decide(server_id, name, &none) {
+                        Action::Allow => run.push(name.clone()),
+                        Action::Ask => ask.push(name.clone()),
+                        Action::Deny => {}
+                    }
+                }
+                Ok(HostedTools::Only { run, ask })
+            }
+            None => {
+                let server_wide = relevant.iter().all(|r| {
+                    let tool = r
+                        .pattern
+                        .split_once('/')
+                        .map_or(r.pattern.as_str(), |(_, t)| t);
+                    matches!(tool, "*" | "**")
+                });
+                // A name no glob but a server-wide one can match.
+                let any = "\u{0}";
+                match (server_wide, self.decide(server_id, any, &none)) {
+                    (true, Action::Allow) => Ok(HostedTools::All),
+                    (true, Action::Deny) => Err("the policy denies every tool of it".to_owned()),
+                    _ => Err(
+                        "the policy decides on some of its tools, and their names are not known: list the server locally, or pass the provider's own listing"
+                            .to_owned(),
+                    ),
+                }
+            }
+        }
     }
 }
 

@@ -20,10 +20,11 @@ use super::options::{ExecOptions, OutputSchemaCheck};
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, Server};
 use super::source::Source;
-use super::turn::{Answering, CallRecord, Checked, Execution};
+use super::turn::{Answering, CallRecord, Checked, Execution, Status};
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME};
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
+use crate::hosted::{HostedApproval, HostedItems};
 use crate::listing::Listing;
 use crate::mcp::{CallToolResponse, CallToolResult, Tool};
 use crate::spec::Provider;
@@ -81,6 +82,8 @@ impl Source {
         listing: &Listing,
         options: &ExecOptions,
     ) -> Result<Execution> {
+        let mut extracted = extracted;
+        let hosted = std::mem::take(&mut extracted.hosted);
         let toolset = listing.toolset();
         let mut turn = Answering::new(provider, options, self.reader(listing));
         for rejected in extracted.rejected {
@@ -103,7 +106,84 @@ impl Source {
             let checked = self.check_output(&call, toolset, outcome, options.output_schema);
             turn.ended(call, checked);
         }
-        turn.finish(&halted)
+        let execution = turn.finish(&halted)?;
+        self.with_hosted(provider, hosted, options, &halted, execution)
+            .await
+    }
+
+    /// `execution` with what the provider did with the servers it hosts:
+    /// its items reported, its calls' servers among those in the model's
+    /// context, and its approval requests answered.
+    pub(super) async fn with_hosted(
+        &self,
+        provider: &Provider,
+        hosted: HostedItems,
+        options: &ExecOptions,
+        halted: &Halt,
+        mut execution: Execution,
+    ) -> Result<Execution> {
+        execution.approvals = self
+            .answer_hosted_approvals(provider, &hosted.approvals, options, halted)
+            .await?;
+        if halted.is_set() {
+            execution.status = Status::Halt;
+        }
+        execution
+            .ran_servers
+            .extend(hosted.servers().map(str::to_owned));
+        execution.hosted = hosted;
+        Ok(execution)
+    }
+
+    /// Decides the provider's approval requests for hosted calls by the same
+    /// policy (and approver) as local calls, and answers each in the
+    /// provider's shape.
+    async fn answer_hosted_approvals(
+        &self,
+        provider: &Provider,
+        requests: &[HostedApproval],
+        options: &ExecOptions,
+        halted: &Halt,
+    ) -> Result<Vec<Value>> {
+        let mut answers = Vec::with_capacity(requests.len());
+        for (index, request) in requests.iter().enumerate() {
+            let call = ToolCall {
+                index,
+                call_id: Some(request.id.clone()),
+                server_id: request.server_id.clone(),
+                tool: request.tool.clone(),
+                exposed_name: format!("{}/{}", request.server_id, request.tool),
+                arguments: request.arguments.as_object().cloned().unwrap_or_default(),
+            };
+            let context = CallContext {
+                server_id: call.server_id.clone(),
+                tool: call.tool.clone(),
+                call_id: call.call_id.clone(),
+                principal: options.principal.clone(),
+                taint: Arc::new(options.taint.clone()),
+                ..Default::default()
+            };
+            let decided = if halted.is_set() {
+                Err(Error::new(
+                    ErrorKind::Denied,
+                    "not run: this turn was halted",
+                ))
+            } else {
+                match self.check_policy(&call, &context, halted) {
+                    Ok(Approving::Allowed) => Ok(()),
+                    Ok(Approving::Asking(asking)) => asking.await,
+                    Err(e) => Err(e),
+                }
+            };
+            let answer = match &decided {
+                Ok(()) => provider.answer_hosted_approval(request, true, None)?,
+                Err(e) => provider.answer_hosted_approval(request, false, Some(e.message()))?,
+            };
+            tracing::info!(server = %request.server_id, tool = %request.tool,
+                approved = decided.is_ok(), "answered a hosted call's approval request");
+            answers.push(answer);
+        }
+        Ok(answers)
     }
 
     /// Calls a tool for the application itself, not for a model: any tool of

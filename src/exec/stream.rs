@@ -14,6 +14,7 @@ use super::source::Source;
 use super::turn::{Answering, Execution};
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
+use crate::hosted::HostedItems;
 use crate::listing::Listing;
 use crate::spec::Provider;
 use crate::stream::StreamedCall;
@@ -109,6 +110,7 @@ impl Source {
         let mut running = FuturesUnordered::new();
         let mut queued: VecDeque<ToolCall> = VecDeque::new();
         let mut message = Value::Null;
+        let mut hosted = HostedItems::default();
         let mut error: Option<Error> = None;
         let mut bytes: u64 = 0;
         let sorter = Sorter {
@@ -155,6 +157,7 @@ impl Source {
                     if (ended || broke.is_some()) && let Some(calls) = reader.take() {
                         let (done, streamed, finish_error) = calls.finish_parts();
                         sorter.sort(done, &mut queued, &mut turn)?;
+                        hosted = streamed.extracted.hosted;
                         message = streamed.message;
                         error = broke.or(finish_error);
                     }
@@ -165,8 +168,12 @@ impl Source {
                 }
             }
         }
+        let execution = turn.finish(&halted)?;
+        let execution = self
+            .with_hosted(provider, hosted, options, &halted, execution)
+            .await?;
         Ok(StreamedExecution {
-            execution: turn.finish(&halted)?,
+            execution,
             message,
             error,
         })

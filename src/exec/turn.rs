@@ -11,6 +11,7 @@ use super::options::ExecOptions;
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME, Reading};
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
+use crate::hosted::HostedItems;
 use crate::mcp::CallToolResult;
 use crate::results::{FollowUps, Outcome};
 use crate::spec::Provider;
@@ -95,6 +96,17 @@ pub struct Execution {
     /// earlier turns.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub found: Vec<String>,
+    /// What the provider did with the MCP servers it hosts (see
+    /// [`hosted`](crate::hosted)): its calls (their servers are in
+    /// [`ran_servers`](Self::ran_servers)), its approval requests and its
+    /// listings. Nothing of it ran here.
+    #[serde(skip_serializing_if = "HostedItems::is_empty")]
+    pub hosted: HostedItems,
+    /// The answers to the provider's approval requests, decided by the
+    /// policy and the approver as local calls are: put them in the next
+    /// request's input.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<Value>,
 }
 
 /// A call's outcome after the `outputSchema` check: the result that an
@@ -318,6 +330,8 @@ impl<'a> Answering<'a> {
             calls,
             ran_servers,
             found,
+            hosted: HostedItems::default(),
+            approvals: Vec::new(),
         })
     }
 }

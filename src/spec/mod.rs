@@ -21,6 +21,7 @@
 
 pub(crate) mod calls;
 pub(crate) mod choice;
+pub(crate) mod hosted;
 mod load;
 mod merge;
 pub(crate) mod options;
@@ -85,6 +86,9 @@ struct SpecDoc {
     /// How the provider's models count a result's tokens, for budgets.
     #[serde(default)]
     pub tokens: Option<tokens::TokensDoc>,
+    /// MCP servers the provider calls itself.
+    #[serde(default)]
+    pub hosted_mcp: Option<hosted::HostedDoc>,
 }
 
 /// One source of a spec's facts.
@@ -151,6 +155,7 @@ fn compile(
             .map(tokens::compile)
             .transpose()?
             .unwrap_or_default(),
+        hosted: doc.hosted_mcp.map(hosted::compile).transpose()?,
     })
 }
 
@@ -173,6 +178,7 @@ pub struct Provider {
     pub(crate) sampling: Option<sampling::SamplingPlan>,
     pub(crate) search: Option<search::SearchPlan>,
     pub(crate) tokens: tokens::TokensPlan,
+    pub(crate) hosted: Option<hosted::HostedPlan>,
 }
 
 impl Provider {

@@ -608,6 +608,7 @@ impl<'a> Assembler<'a> {
                 items.push(item.value);
             }
         }
+        let hosted = self.provider.read_hosted(&items);
         let message = match &self.plan.items {
             None => Value::Array(items),
             Some(path) => {
@@ -620,7 +621,10 @@ impl<'a> Assembler<'a> {
                 message
             }
         };
-        let mut extracted = Extracted::default();
+        let mut extracted = Extracted {
+            hosted,
+            ..Default::default()
+        };
         let mut done = self.done;
         done.sort_by_key(StreamedCall::index);
         for (position, call) in done.into_iter().enumerate() {

@@ -47,6 +47,19 @@ class HarnessError(Exception):
 
 # SDK type name -> (validator kind, module or service, attribute or shape).
 SDK_TYPES: dict[str, tuple[str, str, str]] = {
+    # Provider-hosted MCP: a hosted server's declaration and an approval answer.
+    "openai.types.responses.tool_param.Mcp": ("typeddict", "openai.types.responses.tool_param", "Mcp"),
+    "openai.types.responses.response_input_item_param.McpApprovalResponse": (
+        "typeddict",
+        "openai.types.responses.response_input_item_param",
+        "McpApprovalResponse",
+    ),
+    "anthropic.types.beta.BetaMCPToolsetParam": ("typeddict", "anthropic.types.beta", "BetaMCPToolsetParam"),
+    "anthropic.types.beta.BetaRequestMCPServerURLDefinitionParam": (
+        "typeddict",
+        "anthropic.types.beta",
+        "BetaRequestMCPServerURLDefinitionParam",
+    ),
     "anthropic.types.ToolParam": ("typeddict", "anthropic.types", "ToolParam"),
     "anthropic.types.ToolResultBlockParam": ("typeddict", "anthropic.types", "ToolResultBlockParam"),
     "openai.types.chat.ChatCompletionFunctionToolParam": (
@@ -156,6 +169,10 @@ CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openai-responses/result": ("openai.types.responses.response_input_item_param.FunctionCallOutput", ()),
     "anthropic/search_tool_bm25": ("anthropic.types.ToolSearchToolBm25_20251119Param", ()),
     "anthropic/search_tool_regex": ("anthropic.types.ToolSearchToolRegex_20251119Param", ()),
+    "openai-responses/hosted_tool": ("openai.types.responses.tool_param.Mcp", ()),
+    "openai-responses/hosted_approval": ("openai.types.responses.response_input_item_param.McpApprovalResponse", ()),
+    "anthropic/hosted_toolset": ("anthropic.types.beta.BetaMCPToolsetParam", ()),
+    "anthropic/hosted_server": ("anthropic.types.beta.BetaRequestMCPServerURLDefinitionParam", ()),
     "openai-responses/namespace": ("openai.types.responses.NamespaceToolParam", ()),
     "openai-responses/tool_search": ("openai.types.responses.ToolSearchToolParam", ()),
     "openai-responses/search_output": ("openai.types.responses.ResponseToolSearchOutputItemParamParam", ()),

@@ -68,6 +68,35 @@ GOOD = {
         {"role": "tool", "tool_call_id": "call_abc", "content": [{"type": "text", "text": "12 degrees"}]},
         {"role": "tool", "tool_call_id": "call_abc", "content": "12 degrees"},
     ],
+    "openai-responses/hosted_tool": [
+        {
+            "type": "mcp",
+            "server_label": "gh",
+            "server_url": "https://example.com/mcp",
+            "allowed_tools": ["get_issue", "merge_pr"],
+            "require_approval": {"always": {"tool_names": ["merge_pr"]}, "never": {"tool_names": ["get_issue"]}},
+            "headers": {"X-Key": "k"},
+            "defer_loading": True,
+        },
+        {"type": "mcp", "server_label": "deepwiki", "server_url": "https://mcp.deepwiki.com/mcp", "require_approval": "never"},
+    ],
+    "openai-responses/hosted_approval": [
+        {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": False, "reason": "denied"},
+        {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True},
+    ],
+    "anthropic/hosted_toolset": [
+        {
+            "type": "mcp_toolset",
+            "mcp_server_name": "gh",
+            "default_config": {"enabled": False, "defer_loading": True},
+            "configs": {"get_issue": {"enabled": True}},
+        },
+        {"type": "mcp_toolset", "mcp_server_name": "gh", "default_config": {"enabled": True}},
+    ],
+    "anthropic/hosted_server": [
+        {"type": "url", "url": "https://example.com/mcp", "name": "gh", "authorization_token": "t"},
+        {"type": "url", "url": "https://example.com/mcp", "name": "gh"},
+    ],
     "openai-responses/tool": [
         {"type": "function", "name": "get_weather", "description": "Current weather", "parameters": SCHEMA, "strict": True},
         {"type": "function", "name": "no_args", "parameters": None, "strict": None},
@@ -374,6 +403,10 @@ MUTATIONS = {
     "openai-chat/tool": (("function",), ("function", "name"), (("function", "strict"), "yes")),
     "openai-chat/result": (("content", 0), ("tool_call_id",), (("content",), 12)),
     "openai-responses/tool": ((), ("strict",), (("strict",), "true")),
+    "openai-responses/hosted_tool": (("require_approval", "always"), ("server_label",), (("allowed_tools",), 7)),
+    "openai-responses/hosted_approval": ((), ("approve",), (("approve",), "yes")),
+    "anthropic/hosted_toolset": (("default_config",), ("mcp_server_name",), (("configs", "get_issue", "enabled"), "yes")),
+    "anthropic/hosted_server": ((), ("url",), (("name",), 7)),
     "openai-responses/result": (("output", 1), ("output",), (("output", 0, "text"), ["12"])),
     "gemini/tool": (("parameters", "properties", "q"), ("name",), (("name",), 7)),
     "gemini/result": (("functionResponse", "parts", 0, "inlineData"), ("functionResponse",), (("functionResponse", "response"), "12")),

@@ -1,0 +1,437 @@
+//! Provider-hosted MCP: declarations written from spec data and a policy
+//! (snapshots, checked against the official SDKs' types), and real recorded
+//! responses and streams read back: every hosted call reported, none run
+//! here, approval requests answered by the policy and the approver.
+
+mod common;
+
+use std::path::Path;
+
+use common::conformance::{Item, check};
+use common::{Stage, provider, read_json, snapshot};
+use mcp_adapters::exec::Approval;
+use mcp_adapters::hosted::{HostedItems, HostedServer, HostedTools};
+use mcp_adapters::stream::Framing;
+use mcp_adapters::{ExecOptions, InProcessServer, ListOptions, Listing, Policy, Source, ToolSet};
+use serde_json::{Value, json};
+
+fn fixture(path: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hosted")
+        .join(path)
+}
+
+/// A listing of no local tools, for reading a response.
+fn empty_listing(id: &str) -> Listing {
+    provider(id)
+        .list_tools(&ToolSet::hub().build().unwrap(), &ListOptions::new())
+        .unwrap()
+}
+
+fn read(id: &str, file: &str) -> HostedItems {
+    let response = read_json(&fixture(&format!("{id}/{file}")));
+    let extracted = provider(id)
+        .extract_calls(&response, &empty_listing(id))
+        .unwrap();
+    assert!(
+        extracted.calls.is_empty() && extracted.rejected.is_empty(),
+        "{file}: a hosted call was read as a local one: {extracted:?}"
+    );
+    extracted.hosted
+}
+
+fn streamed(id: &str, file: &str) -> HostedItems {
+    let bytes = std::fs::read(fixture(&format!("{id}/{file}"))).unwrap();
+    let listing = empty_listing(id);
+    let framing = if file.ends_with(".jsonl") {
+        Framing::Json
+    } else {
+        Framing::Sse
+    };
+    let mut stream = provider(id).stream(&listing).unwrap().framing(framing);
+    let early = stream.push(&bytes).unwrap();
+    assert!(early.is_empty(), "{file}: {early:?}");
+    let done = stream.finish().unwrap();
+    assert!(done.extracted.calls.is_empty() && done.extracted.rejected.is_empty());
+    done.extracted.hosted
+}
+
+/// A recording, the calls it holds (server, tool, failed) and how many approval requests.
+type Case = (&'static str, &'static str, &'static [(&'static str, &'static str, bool)], usize);
+
+/// `(server, tool)` of each call, and whether it failed.
+fn calls(items: &HostedItems) -> Vec<(&str, &str, bool)> {
+    items
+        .calls
+        .iter()
+        .map(|c| (c.server_id.as_str(), c.tool.as_str(), c.error.is_some()))
+        .collect()
+}
+
+#[test]
+fn recorded_responses_report_every_hosted_call_and_run_none() {
+    let cases: &[Case] = &[
+        (
+            "openai-responses",
+            "vercel__openai-mcp-tool.1.json",
+            &[("dmcp", "web_search_exa", false)],
+            0,
+        ),
+        (
+            "openai-responses",
+            "vercel__openai-mcp-tool-approval.1.json",
+            &[],
+            1,
+        ),
+        (
+            "openai-responses",
+            "vercel__openai-mcp-tool-approval.4.json",
+            &[("zip1", "create_short_url", false)],
+            0,
+        ),
+        (
+            "openai-responses",
+            "vercel__openai-issue-19007-hosted-mcp.json",
+            &[
+                ("deepwiki", "read_wiki_structure", false),
+                ("deepwiki", "ask_question", false),
+            ],
+            0,
+        ),
+        (
+            "openai-responses",
+            "pydantic-ai__openai_mcp_server_tool.1.response.json",
+            &[("deepwiki", "ask_question", false)],
+            0,
+        ),
+        (
+            "openai-responses",
+            "pydantic-ai__openai_mcp_connector_failed_call.1.response.json",
+            &[
+                ("google_calendar", "search_events", true),
+                ("google_calendar", "search_events", true),
+            ],
+            0,
+        ),
+        (
+            "anthropic",
+            "vercel__anthropic-mcp.1.json",
+            &[("echo", "echo", false)],
+            0,
+        ),
+        (
+            "anthropic",
+            "pydantic-ai__anthropic_mcp_servers.1.response.json",
+            &[("deepwiki", "ask_question", false)],
+            0,
+        ),
+    ];
+    for (id, file, expected, approvals) in cases {
+        let items = read(id, file);
+        assert_eq!(calls(&items), *expected, "{file}");
+        assert_eq!(items.approvals.len(), *approvals, "{file}");
+        for call in &items.calls {
+            assert!(call.arguments.is_object(), "{file}: {:?}", call.arguments);
+            assert!(
+                call.output.is_some() || call.error.is_some(),
+                "{file}: {call:?}"
+            );
+        }
+    }
+    // The error is an object in current recordings: read as its type and message.
+    let failed = read(
+        "openai-responses",
+        "pydantic-ai__openai_mcp_connector_failed_call.1.response.json",
+    );
+    assert_eq!(
+        failed.calls[0].error.as_deref(),
+        Some("http_error: An unknown error occurred while executing the tool.")
+    );
+    // The provider's listing of a server's tools is reported.
+    let listed = read("openai-responses", "vercel__openai-mcp-tool.1.json");
+    assert_eq!(listed.tool_lists[0].server_id, "dmcp");
+    assert!(
+        listed.tool_lists[0]
+            .tools
+            .contains(&"web_search_exa".to_owned())
+    );
+    // An Anthropic result is joined to its call.
+    let echo = read("anthropic", "vercel__anthropic-mcp.1.json");
+    assert!(
+        echo.calls[0]
+            .output
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("text")
+    );
+    let approval = read(
+        "openai-responses",
+        "vercel__openai-mcp-tool-approval.1.json",
+    );
+    assert_eq!(approval.approvals[0].server_id, "zip1");
+    assert_eq!(approval.approvals[0].tool, "create_short_url");
+    assert!(approval.approvals[0].arguments.is_object());
+}
+
+#[test]
+fn recorded_streams_report_the_same_as_their_messages() {
+    let cases: &[Case] = &[
+        (
+            "openai-responses",
+            "vercel__openai-mcp-tool.1.chunks.jsonl",
+            &[
+                ("dmcp", "web_search_exa", false),
+                ("dmcp", "web_search_exa", false),
+            ],
+            0,
+        ),
+        (
+            "openai-responses",
+            "vercel__openai-mcp-tool-approval.1.chunks.jsonl",
+            &[],
+            1,
+        ),
+        (
+            "openai-responses",
+            "pydantic-ai__openai_mcp_server_tool_stream.1.response.sse",
+            &[("deepwiki", "ask_question", false)],
+            0,
+        ),
+        (
+            "anthropic",
+            "vercel__anthropic-mcp.1.chunks.jsonl",
+            &[("echo", "echo", false)],
+            0,
+        ),
+        (
+            "anthropic",
+            "pydantic-ai__anthropic_mcp_servers_stream.1.response.sse",
+            &[("deepwiki", "ask_question", false)],
+            0,
+        ),
+    ];
+    for (id, file, expected, approvals) in cases {
+        let items = streamed(id, file);
+        assert_eq!(calls(&items), *expected, "{file}");
+        assert_eq!(items.approvals.len(), *approvals, "{file}");
+        for call in &items.calls {
+            // Arguments streamed as deltas are whole at the end.
+            assert!(
+                call.arguments.as_object().is_some_and(|a| !a.is_empty()),
+                "{file}: {call:?}"
+            );
+        }
+    }
+}
+
+fn servers() -> Vec<HostedServer> {
+    vec![
+        HostedServer::new("deepwiki", "https://mcp.deepwiki.com/mcp")
+            .description("Answers questions about public repositories"),
+        HostedServer::new("github", "https://api.githubcopilot.com/mcp/")
+            .header("X-MCP-Toolsets", "issues")
+            .tools(HostedTools::Only {
+                run: vec!["get_issue".into(), "list_issues".into()],
+                ask: vec!["create_issue".into()],
+            })
+            .deferred(true),
+        HostedServer::new("linear", "https://mcp.linear.app/mcp").tools(HostedTools::Only {
+            run: vec!["list_issues".into()],
+            ask: vec![],
+        }),
+        HostedServer::new("local", "http://localhost:3000/mcp"),
+        HostedServer::new("keyed", "https://mcp.example.com/mcp").header("X-Api-Key", "k"),
+        HostedServer::new("signed-in", "https://mcp.example.com/mcp").authorization("token"),
+    ]
+}
+
+/// The declarations each provider with hosted MCP writes, pinned and
+/// checked against its SDK's types; a provider without approvals runs a
+/// server whose policy asks locally, and one without hosted MCP all of them.
+#[test]
+fn hosted_declarations_in_each_providers_shape() {
+    let mut items = Vec::new();
+    for (id, tool_check, entry_check) in [
+        ("openai-responses", "openai-responses/hosted_tool", None),
+        (
+            "anthropic",
+            "anthropic/hosted_toolset",
+            Some("anthropic/hosted_server"),
+        ),
+    ] {
+        let provider = provider(id);
+        assert!(provider.hosts_mcp());
+        let listing = provider.list_hosted(&servers()).unwrap();
+        for (i, tool) in listing.tools.iter().enumerate() {
+            items.push(Item::new(
+                format!("{id} hosted tool {i}"),
+                tool_check,
+                tool.clone(),
+            ));
+        }
+        if let Some(check) = entry_check {
+            for (i, entry) in listing.request["mcp_servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+            {
+                items.push(Item::new(format!("{id} server {i}"), check, entry.clone()));
+            }
+        }
+        snapshot(Stage::Listing, Some(id), "hosted", &listing);
+        let local: Vec<&str> = listing.local.iter().map(|l| l.server_id.as_str()).collect();
+        match id {
+            "openai-responses" => assert_eq!(local, ["local"], "{listing:?}"),
+            _ => assert_eq!(local, ["github", "local", "keyed"], "{listing:?}"),
+        }
+    }
+    let without = provider("openai-chat").list_hosted(&servers()).unwrap();
+    assert!(without.tools.is_empty() && without.local.len() == 6);
+    assert!(without.local[0].reason.contains("has no hosted MCP"));
+    check(&items).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn a_policy_compiles_into_what_a_hosted_server_may_run() {
+    let names: Vec<String> = ["get_issue", "create_issue", "delete_repo"]
+        .map(String::from)
+        .to_vec();
+    let policy = Policy::allow_all()
+        .ask("github/create_*")
+        .unwrap()
+        .deny("delete_*")
+        .unwrap();
+    assert_eq!(
+        policy.hosted_tools("github", Some(&names)),
+        Ok(HostedTools::Only {
+            run: vec!["get_issue".into()],
+            ask: vec!["create_issue".into()]
+        })
+    );
+    // Without the names, rules that single out tools cannot be written.
+    let err = policy.hosted_tools("github", None).unwrap_err();
+    assert!(err.contains("names are not known"), "{err}");
+    // A server no rule names is open as the default says.
+    assert_eq!(
+        Policy::allow_all()
+            .deny("github/*")
+            .unwrap()
+            .hosted_tools("deepwiki", None),
+        Ok(HostedTools::All)
+    );
+    assert!(
+        Policy::allow_all()
+            .deny("github/*")
+            .unwrap()
+            .hosted_tools("github", None)
+            .unwrap_err()
+            .contains("denies every tool")
+    );
+    assert_eq!(
+        Policy::new()
+            .allow("deepwiki/*")
+            .unwrap()
+            .hosted_tools("deepwiki", None),
+        Ok(HostedTools::All)
+    );
+    // A rule on what the conversation has seen cannot be checked by the provider.
+    let tainted = Policy::allow_all()
+        .deny_when_tainted("github/*", ["web"])
+        .unwrap();
+    assert!(
+        tainted
+            .hosted_tools("github", Some(&names))
+            .unwrap_err()
+            .contains("depends on what the conversation has seen")
+    );
+}
+
+/// The provider's approval requests go to the policy and the approver, and
+/// are answered in its shape; its hosted calls taint the turn.
+#[test]
+fn approval_requests_are_answered_by_the_policy_and_the_approver() {
+    let response = read_json(&fixture(
+        "openai-responses/vercel__openai-mcp-tool-approval.1.json",
+    ));
+    let answer = |policy: Policy, approves: Option<bool>| -> Value {
+        let mut builder = Source::hub()
+            .server("other", InProcessServer::new())
+            .policy(policy);
+        if let Some(approve) = approves {
+            builder = builder.approver(move |request| {
+                assert_eq!(request.call.server_id, "zip1");
+                assert_eq!(request.call.tool, "create_short_url");
+                Box::pin(async move {
+                    if approve {
+                        Approval::Allow
+                    } else {
+                        Approval::Deny("not today".into())
+                    }
+                })
+            });
+        }
+        let source = builder.build().unwrap();
+        let provider = provider("openai-responses");
+        let run = common::runtime()
+            .block_on(async {
+                let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+                source
+                    .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
+                    .await
+            })
+            .unwrap();
+        assert!(run.results.is_empty());
+        assert_eq!(run.hosted.approvals.len(), 1);
+        assert_eq!(run.approvals.len(), 1);
+        run.approvals[0].clone()
+    };
+    let id = "mcpr_0b3b4f5a56d7a8d100694982e38a0c81a1a8a6a8bb5baf79d6";
+    let allowed = answer(Policy::allow_all(), None);
+    assert_eq!(allowed["type"], "mcp_approval_response");
+    assert_eq!(allowed["approve"], true);
+    assert!(
+        allowed["approval_request_id"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("mcpr_")),
+        "{allowed}"
+    );
+    let denied = answer(Policy::allow_all().deny("zip1/*").unwrap(), None);
+    assert_eq!(denied["approve"], false);
+    assert!(
+        denied["reason"].as_str().unwrap().contains("zip1/*"),
+        "{denied}"
+    );
+    let approved = answer(Policy::allow_all().ask("zip1/*").unwrap(), Some(true));
+    assert_eq!(approved["approve"], true);
+    let refused = answer(Policy::allow_all().ask("zip1/*").unwrap(), Some(false));
+    assert_eq!(refused["approve"], false);
+    assert!(refused["reason"].as_str().unwrap().contains("not today"));
+    let _ = id;
+    check(&[
+        Item::new("approved", "openai-responses/hosted_approval", approved),
+        Item::new("refused", "openai-responses/hosted_approval", refused),
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+
+    // The hosted calls' servers are in the model's context now.
+    let called = read_json(&fixture(
+        "openai-responses/vercel__openai-mcp-tool-approval.4.json",
+    ));
+    let source = Source::hub()
+        .server("other", InProcessServer::new())
+        .build()
+        .unwrap();
+    let provider = provider("openai-responses");
+    let run = common::runtime().block_on(async {
+        let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+        source
+            .execute_tool_calls(provider, &called, &listing, &ExecOptions::new())
+            .await
+            .unwrap()
+    });
+    assert!(run.ran_servers.contains("zip1"), "{:?}", run.ran_servers);
+    assert_eq!(run.hosted.calls.len(), 1);
+    let _ = json!(null);
+}
