@@ -205,9 +205,14 @@ impl ServerConfig {
 /// the field. Connecting ([`HubConfig::connect`]) needs the `rmcp` feature (and
 /// `rmcp-http` for URLs). Entries with `"disabled": true` are skipped; fields
 /// other clients add (`type`, `cwd`, `autoApprove`, ...) are ignored.
+/// `"hosted": true` asks for the server to be called by the provider itself.
+///
+/// An entry may ask to be hosted by the provider (`"hosted": true`, or
+/// [`HubConfig::host`]): see [`client::split_hosted`](crate::client::split_hosted).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HubConfig {
     servers: Vec<(String, ServerConfig)>,
+    hosted: std::collections::BTreeSet<String>,
 }
 
 impl HubConfig {
@@ -227,6 +232,18 @@ impl HubConfig {
     /// The servers, in the order they were added (a file's order).
     pub fn servers(&self) -> &[(String, ServerConfig)] {
         &self.servers
+    }
+
+    /// Asks for the server `name` to be hosted by the provider where it can
+    /// be (an entry's `"hosted": true`).
+    pub fn host(mut self, name: impl Into<String>) -> Self {
+        self.hosted.insert(name.into());
+        self
+    }
+
+    /// Whether the server `name` asks to be hosted by the provider.
+    pub fn is_hosted(&self, name: &str) -> bool {
+        self.hosted.contains(name)
     }
 
     /// Whether there are no servers.
@@ -269,6 +286,20 @@ impl HubConfig {
             }
             if let Some(server) = ServerConfig::from_value(name, entry)? {
                 config = config.server(name.clone(), server);
+                match entry.get("hosted") {
+                    None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+                    Some(Value::Bool(true)) => config = config.host(name.clone()),
+                    Some(other) => {
+                        return Err(Error::new(
+                            ErrorKind::Input,
+                            format!(
+                                "server `{name}`: `hosted` must be true or false, not {}",
+                                type_name(other)
+                            ),
+                        )
+                        .with_path(format!("{}/hosted", pointer_child("/mcpServers", name))));
+                    }
+                }
             }
         }
         Ok(config)

@@ -300,7 +300,12 @@ impl Provider {
         if !server.headers.is_empty() && !sends("headers") {
             return Some(format!(
                 "it needs HTTP headers ({}), which {} cannot send to a hosted server",
-                server.headers.keys().cloned().collect::<Vec<_>>().join(", "),
+                server
+                    .headers
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 self.title()
             ));
         }

@@ -1092,3 +1092,107 @@ fn skills_are_offered_and_loaded_on_the_command_line() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("no server lists a skill"), "{stderr}");
 }
+
+/// `tools --hosted` declares a server for the provider to call; `run` reports
+/// a recorded response's hosted items and prints the policy's answer to its
+/// approval request; a server the provider cannot host runs here, said on
+/// stderr, and the command fails when it cannot start.
+#[test]
+fn hosted_servers_on_the_command_line() {
+    let listed = json(&run(
+        &[
+            "tools",
+            "--provider",
+            "openai-responses",
+            "--hosted",
+            "deepwiki=https://mcp.deepwiki.com/mcp",
+        ],
+        None,
+    ));
+    assert_eq!(listed["tools"][0]["type"], "mcp", "{listed}");
+    assert_eq!(listed["tools"][0]["server_label"], "deepwiki");
+    assert_eq!(listed["tools"][0]["require_approval"], "never");
+
+    let anthropic = json(&run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--hosted",
+            "deepwiki=https://mcp.deepwiki.com/mcp",
+        ],
+        None,
+    ));
+    assert_eq!(anthropic["tools"][0]["type"], "mcp_toolset", "{anthropic}");
+    assert_eq!(anthropic["request"]["mcp_servers"][0]["name"], "deepwiki");
+    assert_eq!(
+        anthropic["headers"]["anthropic-beta"],
+        "mcp-client-2025-11-20"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(&policy, r#"{"deny": ["zip1/*"], "default": "allow"}"#).unwrap();
+    let out = run(
+        &[
+            "run",
+            "--provider",
+            "openai-responses",
+            "--policy",
+            policy.to_str().unwrap(),
+            "tests/fixtures/hosted/openai-responses/vercel__openai-mcp-tool-approval.1.json",
+        ],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let ran = json(&out);
+    assert_eq!(
+        ran["hosted"]["approvals"][0]["tool"], "create_short_url",
+        "{ran}"
+    );
+    assert_eq!(ran["approvals"][0]["type"], "mcp_approval_response");
+    assert_eq!(ran["approvals"][0]["approve"], false);
+    assert!(
+        stderr.contains("`zip1/create_short_url` awaits approval: denied"),
+        "{stderr}"
+    );
+
+    let called = json(&run(
+        &[
+            "run",
+            "--provider",
+            "openai-responses",
+            "tests/fixtures/hosted/openai-responses/vercel__openai-mcp-tool.1.json",
+        ],
+        None,
+    ));
+    assert_eq!(
+        called["hosted"]["calls"][0]["server_id"], "dmcp",
+        "{called}"
+    );
+    assert!(
+        called["ran_servers"]
+            .as_array()
+            .unwrap()
+            .contains(&"dmcp".into())
+    );
+
+    // No hosted MCP here: the server runs locally, and it cannot be reached.
+    let out = run(
+        &[
+            "tools",
+            "--provider",
+            "openai-chat",
+            "--hosted",
+            "nowhere=http://127.0.0.1:9/mcp",
+        ],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("server `nowhere` runs here, not hosted"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nowhere"), "{stderr}");
+}

@@ -57,7 +57,12 @@ fn streamed(id: &str, file: &str) -> HostedItems {
 }
 
 /// A recording, the calls it holds (server, tool, failed) and how many approval requests.
-type Case = (&'static str, &'static str, &'static [(&'static str, &'static str, bool)], usize);
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str, bool)],
+    usize,
+);
 
 /// `(server, tool)` of each call, and whether it failed.
 fn calls(items: &HostedItems) -> Vec<(&str, &str, bool)> {
@@ -434,4 +439,127 @@ fn approval_requests_are_answered_by_the_policy_and_the_approver() {
     assert!(run.ran_servers.contains("zip1"), "{:?}", run.ran_servers);
     assert_eq!(run.hosted.calls.len(), 1);
     let _ = json!(null);
+}
+
+/// One configuration, two places, against the reference server over
+/// streamable HTTP: a provider the user describes (Responses-shaped, and
+/// reaching `http` URLs so that a local server can stand in) hosts it with
+/// the policy's allowed and asked tools, listed here for their names; a
+/// provider without approvals runs it here, as does one without hosted MCP,
+/// and a stdio server never asks to be hosted.
+#[test]
+fn a_configuration_is_split_between_the_provider_and_the_library() {
+    use mcp_adapters::client::{HostedOptions, split_hosted};
+    use mcp_adapters::{HubConfig, Registry, ServerConfig};
+    let running = common::servers::everything_http().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("responses-local.yaml"),
+        "extends: openai-responses\ntitle: Responses over local http\nhosted_mcp:\n  schemes: [https, http]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("messages-local.yaml"),
+        "extends: anthropic\ntitle: Messages over local http\nhosted_mcp:\n  schemes: [https, http]\n",
+    )
+    .unwrap();
+    let registry = Registry::with_dir(dir.path()).unwrap();
+    let hub = HubConfig::new()
+        .server("everything", ServerConfig::http(&running.url))
+        .host("everything")
+        .server("time", ServerConfig::stdio("uvx", ["mcp-server-time"]))
+        .host("time")
+        .server(
+            "keyed",
+            ServerConfig::http("https://mcp.example.com/mcp").with("Authorization", "Bearer k"),
+        )
+        .host("keyed");
+    let policy = Policy::new()
+        .allow("everything/echo")
+        .unwrap()
+        .allow("everything/get-sum")
+        .unwrap()
+        .ask("everything/trigger-long-running-operation")
+        .unwrap()
+        .allow("keyed/*")
+        .unwrap();
+    common::runtime().block_on(async {
+        let responses = registry.get("responses-local").unwrap();
+        let split = split_hosted(&hub, responses, &policy, &HostedOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(split.hosted.tools.len(), 1, "{:?}", split.hosted);
+        let tool = &split.hosted.tools[0];
+        assert_eq!(tool["server_label"], "everything");
+        assert_eq!(
+            tool["allowed_tools"],
+            json!(["echo", "get-sum", "trigger-long-running-operation"])
+        );
+        assert_eq!(
+            tool["require_approval"],
+            json!({"always": {"tool_names": ["trigger-long-running-operation"]},
+                   "never": {"tool_names": ["echo", "get-sum"]}})
+        );
+        let local: Vec<(&str, &str)> = split
+            .hosted
+            .local
+            .iter()
+            .map(|l| (l.server_id.as_str(), l.reason.as_str()))
+            .collect();
+        assert_eq!(local.len(), 2, "{local:?}");
+        assert!(
+            local[0].0 == "time" && local[0].1.contains("stdio"),
+            "{local:?}"
+        );
+        assert!(
+            local[1].0 == "keyed" && local[1].1.contains("credential"),
+            "{local:?}"
+        );
+        let here: Vec<&str> = split
+            .local
+            .servers()
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(here, ["time", "keyed"]);
+        check(&[Item::new(
+            "split",
+            "openai-responses/hosted_tool",
+            tool.clone(),
+        )])
+        .unwrap_or_else(|e| panic!("{e}"));
+
+        // Passing the credential on is the application's decision.
+        let passing = HostedOptions::new().pass_credentials(true);
+        let split = split_hosted(&hub, responses, &policy, &passing)
+            .await
+            .unwrap();
+        assert_eq!(split.hosted.tools.len(), 2, "{:?}", split.hosted);
+        assert_eq!(
+            split.hosted.tools[1]["headers"]["Authorization"],
+            "Bearer k"
+        );
+
+        // No approval step: a server whose policy asks runs here.
+        let messages = registry.get("messages-local").unwrap();
+        let split = split_hosted(&hub, messages, &policy, &HostedOptions::new())
+            .await
+            .unwrap();
+        assert!(split.hosted.tools.is_empty(), "{:?}", split.hosted);
+        assert!(
+            split
+                .hosted
+                .local
+                .iter()
+                .any(|l| l.server_id == "everything" && l.reason.contains("no approval step"))
+        );
+        assert!(split.local.servers().iter().any(|(n, _)| n == "everything"));
+
+        // Deferred as a whole where every tool is deferred.
+        let deferring = HostedOptions::new().defer("everything/*");
+        let split = split_hosted(&hub, responses, &policy, &deferring)
+            .await
+            .unwrap();
+        assert_eq!(split.hosted.tools[0]["defer_loading"], true);
+    });
 }

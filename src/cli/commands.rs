@@ -2,11 +2,12 @@
 
 use std::time::Duration;
 
+use mcp_adapters::client::{HostedOptions, split_hosted};
 use mcp_adapters::exec::CallRecord;
 use mcp_adapters::stream::Framing;
 use mcp_adapters::{
-    CallToolResult, Error, ErrorKind, ExecOptions, ListOptions, Listing, Outcome, Policy, Provider,
-    Registry, Result, ResultOptions, ToolSet,
+    CallToolResult, Error, ErrorKind, ExecOptions, HubConfig, ListOptions, Listing, Outcome,
+    Policy, Provider, Registry, Result, ResultOptions, ServerConfig, ToolSet,
 };
 use serde_json::{Value, json};
 
@@ -122,6 +123,16 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
         options = options.option(name, value);
     }
     let options = defer_options(options, &args.deferral)?;
+    if let Some(hub) = hosted_hub(args)? {
+        if !args.files.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Input,
+                "give tools/list files or live servers (--server, --config, --hosted), not both",
+            ));
+        }
+        let asks = asks::read(&args.asks)?;
+        return block_on(hosted_tools(args, hub, provider, &options, &asks))?;
+    }
     if !args.live.servers.is_empty() || args.live.config.is_some() {
         if !args.files.is_empty() {
             return Err(Error::new(
@@ -157,6 +168,95 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
         return raw_tools(&toolset);
     }
     listing_json(&provider.list_tools(&toolset, &options)?)
+}
+
+/// The servers of `--server`, `--config` and `--hosted`, when any asks to be
+/// hosted (`--hosted`, or a `--config` entry's `"hosted": true`).
+fn hosted_hub(args: &ToolsArgs) -> Result<Option<HubConfig>> {
+    let mut hub =
+        live::hub_config(&args.live.servers, args.live.config.as_deref())?.unwrap_or_default();
+    for arg in &args.hosted.hosted {
+        let (name, url) = arg
+            .split_once('=')
+            .filter(|(n, u)| !n.trim().is_empty() && !u.trim().is_empty())
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Input,
+                    format!("--hosted `{arg}`: expected NAME=URL"),
+                )
+            })?;
+        hub = hub
+            .server(name.trim(), ServerConfig::http(url.trim()))
+            .host(name.trim());
+    }
+    let any = hub.servers().iter().any(|(name, _)| hub.is_hosted(name));
+    if !any && (args.hosted.policy.is_some() || args.hosted.pass_credentials) {
+        return Err(Error::new(
+            ErrorKind::Input,
+            "--policy and --pass-credentials go with hosted servers (--hosted NAME=URL, or `\"hosted\": true` in --config)",
+        ));
+    }
+    Ok(any.then_some(hub))
+}
+
+/// `tools` with hosted servers: the declarations the provider needs, beside
+/// the local servers' tools.
+async fn hosted_tools(
+    args: &ToolsArgs,
+    hub: HubConfig,
+    provider: &Provider,
+    options: &ListOptions,
+    asks: &asks::Asks,
+) -> Result<Value> {
+    let policy = match &args.hosted.policy {
+        Some(path) => live::read_policy(path)?,
+        None => Policy::allow_all(),
+    };
+    let mut hosting = HostedOptions::new().pass_credentials(args.hosted.pass_credentials);
+    for glob in &args.deferral.defer {
+        hosting = hosting.defer(glob);
+    }
+    let split = split_hosted(&hub, provider, &policy, &hosting).await?;
+    for left in &split.hosted.local {
+        eprintln!(
+            "note: server `{}` runs here, not hosted: {}",
+            left.server_id, left.reason
+        );
+    }
+    let listing = if split.local.is_empty() {
+        provider.list_tools(&ToolSet::hub().build()?, options)?
+    } else {
+        let source = live::source_from(
+            split.local,
+            &args.live,
+            &args.toolset.naming,
+            None,
+            false,
+            asks,
+        )
+        .await?;
+        live::check_started(&source, &args.live).await?;
+        source.tools(provider, options).await?
+    };
+    let mut value = listing_json(&listing)?;
+    if let Value::Object(map) = &mut value {
+        if let Some(Value::Array(tools)) = map.get_mut("tools") {
+            tools.extend(split.hosted.tools.iter().cloned());
+        }
+        if !split.hosted.request.is_empty() {
+            map.insert(
+                "request".into(),
+                Value::Object(split.hosted.request.clone()),
+            );
+        }
+        if !split.hosted.headers.is_empty() {
+            map.insert("headers".into(), to_json(&split.hosted.headers)?);
+        }
+        if let Some(Value::Object(report)) = map.get_mut("report") {
+            report.insert("hosted_local".into(), to_json(&split.hosted.local)?);
+        }
+    }
+    Ok(value)
 }
 
 /// `tools --raw`: the one server's tools as a tools/list result.
@@ -298,6 +398,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             .await?;
         asks.report(&run.calls);
         summarize(&run.calls, None);
+        summarize_hosted(&run);
         let mut out = to_json(&run)?;
         if let Value::Object(map) = &mut out {
             map.insert("report".into(), to_json(&listing.report)?);
@@ -334,6 +435,7 @@ async fn turns(
             .await?;
         asks.report(&run.calls);
         summarize(&run.calls, Some(turn + 1));
+        summarize_hosted(&run);
         taint.extend(run.ran_servers.iter().cloned());
         let halted = run.status == mcp_adapters::Status::Halt;
         let mut answer = to_json(&run)?;
@@ -353,6 +455,31 @@ async fn turns(
         }
     }
     Ok(Value::Array(out))
+}
+
+/// What the provider did with the servers it hosts, on stderr: its calls
+/// (run by the provider, not here) and the approval answers printed in
+/// `approvals`, for the next request.
+fn summarize_hosted(run: &mcp_adapters::Execution) {
+    for call in &run.hosted.calls {
+        let outcome = match &call.error {
+            Some(error) => format!("failed: {error}"),
+            None => "answered".to_owned(),
+        };
+        eprintln!(
+            "hosted: the provider called `{}/{}` itself ({outcome})",
+            call.server_id, call.tool
+        );
+    }
+    for (request, answer) in run.hosted.approvals.iter().zip(&run.approvals) {
+        let approved = answer.get("approve").and_then(Value::as_bool) == Some(true);
+        eprintln!(
+            "hosted: `{}/{}` awaits approval: {} (the answer is in `approvals`, for the next request)",
+            request.server_id,
+            request.tool,
+            if approved { "approved" } else { "denied" }
+        );
+    }
 }
 
 /// One line on stderr after a turn: how many calls ran, were rejected before

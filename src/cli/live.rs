@@ -132,10 +132,24 @@ pub async fn source(
     validate: bool,
     asks: &super::asks::Asks,
 ) -> Result<Option<Source>> {
-    let handlers = &asks.handlers;
     let Some(config) = hub_config(&live.servers, live.config.as_deref())? else {
         return Ok(None);
     };
+    source_from(config, live, filters, policy, validate, asks)
+        .await
+        .map(Some)
+}
+
+/// The source for the servers of `config` (see [`source`]).
+pub async fn source_from(
+    config: HubConfig,
+    live: &LiveArgs,
+    filters: &NamingArgs,
+    policy: Option<Policy>,
+    validate: bool,
+    asks: &super::asks::Asks,
+) -> Result<Source> {
+    let handlers = &asks.handlers;
     if filters.hub {
         return Err(Error::new(
             ErrorKind::Input,
@@ -180,7 +194,7 @@ pub async fn source(
     if live.skills {
         builder = builder.skills("*");
     }
-    unattended(builder, handlers).build().map(Some)
+    unattended(builder, handlers).build()
 }
 
 /// Checks that the servers started (and listed their tools): an error naming

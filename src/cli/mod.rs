@@ -302,9 +302,34 @@ struct ToolsArgs {
     /// instead of the provider's definitions.
     #[arg(long, conflicts_with_all = ["cache_control", "options", "defer", "load", "search", "found", "strict"])]
     raw: bool,
+    #[command(flatten)]
+    hosted: HostedArgs,
     /// tools/list results, as FILE (server id: the file's stem) or NAME=FILE.
     /// Without any (and without --server or --config), a bundled demo server's tools.
     files: Vec<String>,
+}
+
+/// Servers the provider calls itself.
+#[derive(Debug, Args)]
+struct HostedArgs {
+    /// A remote MCP server for the provider to call itself, inside its API
+    /// request: NAME=URL (repeatable). `--config` entries with `"hosted": true`
+    /// ask the same, with their headers. The listing adds a declaration for
+    /// each (and the top-level `request` fields and `headers` the provider
+    /// needs); a server the provider cannot host as the policy requires
+    /// (stdio, http, a provider without hosted MCP, an `ask` where it has no
+    /// approval step) runs here instead, with the reason on stderr and in
+    /// `report.hosted_local`.
+    #[arg(long = "hosted", value_name = "NAME=URL")]
+    hosted: Vec<String>,
+    /// A policy file (as for `run`) for the hosted servers: the tools they may
+    /// run and those the provider must ask about. Without one, every tool.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Let a hosted server's Authorization header go to the provider (off: such
+    /// a server runs here).
+    #[arg(long)]
+    pass_credentials: bool,
 }
 
 #[derive(Debug, Args)]

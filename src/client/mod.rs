@@ -5,6 +5,7 @@ pub mod auth;
 mod changes;
 mod convert;
 mod handler;
+mod hosted;
 #[cfg(feature = "rmcp-http")]
 mod http;
 mod hub;
@@ -15,5 +16,6 @@ mod session;
 mod stdio;
 mod tasks;
 
+pub use hosted::{HostedOptions, HostedSplit, split_hosted};
 pub use live::McpClient;
 pub use options::{ClientOptions, Lifecycle, Reconnect};
