@@ -28,6 +28,7 @@ VARS = {
   "hosted_approval_template": (["ask","unasked"], "An approval setting. Variables: ask (the names of the tools asked about), unasked (the names of the others the provider may run)."),
   "hosted_answer_template": (["id","approve","reason"], "The answer to an approval request, an input item of the next request. Variables: id (the request's id), approve (true or false), reason (absent without one)."),
   "hosted_entry_template": (["name"], "The value under a tool's name when tools are written as a map. Variable: name."),
+  "hosted_wrap_template": (["names"], "What holds the list of tool names (tools.as: list). Variable: names."),
   "sampling_wrap_template": (["tools","tool_choice"], "Wraps the tool definitions into ${tools}. Variables: tools (the definitions, a list), tool_choice (the tool choice's value, placed here instead of in the request)."),
 }
 # Variables a tool use template may use besides these: the names its `meta` map gives.
@@ -323,13 +324,13 @@ defs["hosted_mcp"] = {"type": "object", "additionalProperties": False, "required
   "request": {"type": "object", "additionalProperties": False, "required": ["key", "entry"], "description": "A top-level request field that lists the hosted servers.", "properties": {
       "key": {"type": "string", "minLength": 1}, "entry": {"$ref": "#/$defs/hosted_server_template"}}},
   "tool": {"$ref": "#/$defs/hosted_server_template", "description": "The tool that declares one hosted server."},
-  "tools": {"type": "object", "additionalProperties": False, "description": "How ${tools} is written: a list of names (as: list, the default) or an object keyed by name (as: map, with entry).", "properties": {
-      "as": {"enum": ["list", "map"]}, "entry": {"$ref": "#/$defs/hosted_entry_template"}}},
+  "tools": {"type": "object", "additionalProperties": False, "description": "How ${tools} is written: a list of names (as: list, the default; wrap puts it in what holds it) or an object keyed by name (as: map, with entry).", "properties": {
+      "as": {"enum": ["list", "map"]}, "entry": {"$ref": "#/$defs/hosted_entry_template"}, "wrap": {"$ref": "#/$defs/hosted_wrap_template"}}},
   "approval": {"type": "object", "additionalProperties": False, "required": ["none", "all", "some"], "description": "The approval setting, ${approval}, when no tool, every tool, or some tools are asked about. Absent: the provider has no approval step, and a server whose policy asks runs locally.", "properties": {
       "none": {"$ref": "#/$defs/hosted_approval_template"}, "all": {"$ref": "#/$defs/hosted_approval_template"}, "some": {"$ref": "#/$defs/hosted_approval_template"}}},
   "calls": {"type": "object", "additionalProperties": False, "required": ["select", "id", "server", "name", "arguments"], "description": "The provider's hosted calls among a response's items (the calls section's locate).", "properties": {
       "select": SEL, "id": FIELD, "server": FIELD, "name": FIELD, "arguments": ARGS, "output": FIELD, "error": FIELD}},
-  "results": {"type": "object", "additionalProperties": False, "required": ["select", "call_id", "output", "is_error"], "description": "Their results, when they are items of their own, joined to the call by id.", "properties": {
+  "results": {"type": "object", "additionalProperties": False, "required": ["select", "call_id", "output"], "description": "Their results, when they are items of their own, joined to the call by id.", "properties": {
       "select": SEL, "call_id": FIELD, "output": FIELD, "is_error": FIELD}},
   "approvals": {"type": "object", "additionalProperties": False, "required": ["select", "id", "server", "name", "arguments", "answer"], "description": "The provider's approval requests, and the input item that answers one.", "properties": {
       "select": SEL, "id": FIELD, "server": FIELD, "name": FIELD, "arguments": ARGS, "answer": {"$ref": "#/$defs/hosted_answer_template"}}},

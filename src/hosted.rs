@@ -347,9 +347,19 @@ impl Provider {
             };
         let tools = match (&runnable, plan.tools_form) {
             (None, _) => None,
-            (Some(names), ToolsForm::List) => Some(Value::Array(
-                names.iter().map(|n| Value::String((*n).clone())).collect(),
-            )),
+            (Some(names), ToolsForm::List) => {
+                let list =
+                    Value::Array(names.iter().map(|n| Value::String((*n).clone())).collect());
+                match &plan.tools_wrap {
+                    Some(wrap) => Some(
+                        wrap.render(
+                            [("names", Var::Json(std::borrow::Cow::Owned(list)))].as_slice(),
+                        )
+                        .map_err(|m| self.hosted_error("/hosted_mcp/tools/wrap", &m.0))?,
+                    ),
+                    None => Some(list),
+                }
+            }
             (Some(names), ToolsForm::Map) => {
                 let entry = plan.tools_entry.as_ref();
                 let mut map = Map::new();
@@ -512,7 +522,12 @@ impl Provider {
             {
                 let id = text(&r.call_id, item);
                 let output = crate::spec::hosted::read_value(&r.output, item).cloned();
-                let failed = r.is_error.path.get(item).and_then(Value::as_bool) == Some(true);
+                let failed = r
+                    .is_error
+                    .as_ref()
+                    .and_then(|f| f.path.get(item))
+                    .and_then(Value::as_bool)
+                    == Some(true);
                 if let Some(call) = found
                     .calls
                     .iter_mut()

@@ -264,6 +264,11 @@ fn hosted_declarations_in_each_providers_shape() {
             "anthropic/hosted_toolset",
             Some("anthropic/hosted_server"),
         ),
+        (
+            "gemini-interactions",
+            "gemini-interactions/hosted_tool",
+            None,
+        ),
     ] {
         let provider = provider(id);
         assert!(provider.hosts_mcp());
@@ -289,7 +294,8 @@ fn hosted_declarations_in_each_providers_shape() {
         let local: Vec<&str> = listing.local.iter().map(|l| l.server_id.as_str()).collect();
         match id {
             "openai-responses" => assert_eq!(local, ["local"], "{listing:?}"),
-            _ => assert_eq!(local, ["github", "local", "keyed"], "{listing:?}"),
+            "anthropic" => assert_eq!(local, ["github", "local", "keyed"], "{listing:?}"),
+            _ => assert_eq!(local, ["github", "local", "signed-in"], "{listing:?}"),
         }
     }
     let without = provider("openai-chat").list_hosted(&servers()).unwrap();
@@ -562,4 +568,30 @@ fn a_configuration_is_split_between_the_provider_and_the_library() {
             .unwrap();
         assert_eq!(split.hosted.tools[0]["defer_loading"], true);
     });
+}
+
+/// The Interactions API's hosted steps, written from google-genai 3.6.1's
+/// types (MCPServerToolCallStep, MCPServerToolResultStep; no recording of
+/// one was found): the result is joined to its call.
+#[test]
+fn interaction_steps_report_hosted_calls() {
+    let interaction = json!({"id": "v1_abc", "status": "completed", "steps": [
+        {"type": "mcp_server_tool_call", "id": "mcp_1", "name": "ask_question",
+         "server_name": "deepwiki", "arguments": {"repoName": "modelcontextprotocol/rust-sdk", "question": "Which transports?"}},
+        {"type": "mcp_server_tool_result", "call_id": "mcp_1", "name": "ask_question",
+         "server_name": "deepwiki", "result": "stdio and streamable HTTP"},
+        {"type": "model_output", "content": [{"type": "text", "text": "Two."}]}
+    ]});
+    let id = "gemini-interactions";
+    let extracted = provider(id)
+        .extract_calls(&interaction, &empty_listing(id))
+        .unwrap();
+    assert!(extracted.calls.is_empty());
+    let call = &extracted.hosted.calls[0];
+    assert_eq!(
+        (call.server_id.as_str(), call.tool.as_str()),
+        ("deepwiki", "ask_question")
+    );
+    assert_eq!(call.output, Some(json!("stdio and streamable HTTP")));
+    assert_eq!(call.arguments["question"], "Which transports?");
 }

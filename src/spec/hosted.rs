@@ -32,6 +32,8 @@ const APPROVAL_VARS: &[&str] = &["ask", "unasked"];
 const ANSWER_VARS: &[&str] = &["id", "approve", "reason"];
 /// Variables of one entry of `${tools}` written as a map.
 const ENTRY_VARS: &[&str] = &["name"];
+/// Variables of what holds the list of names.
+const WRAP_VARS: &[&str] = &["names"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -87,6 +89,9 @@ pub(super) struct ToolsFormDoc {
     /// The value under each name (`as: map`).
     #[serde(default)]
     pub entry: Option<Value>,
+    /// What holds the list of names (`as: list`), with `${names}` where it goes.
+    #[serde(default)]
+    pub wrap: Option<Value>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -127,8 +132,9 @@ pub(super) struct HostedResultsDoc {
     /// The id of the call the result answers.
     pub call_id: FieldDoc,
     pub output: FieldDoc,
-    /// `true` when the result is an error.
-    pub is_error: FieldDoc,
+    /// `true` when the result is an error (absent: the provider does not say).
+    #[serde(default)]
+    pub is_error: Option<FieldDoc>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -165,6 +171,7 @@ pub(crate) struct HostedPlan {
     pub tool: Template,
     pub tools_form: ToolsForm,
     pub tools_entry: Option<Template>,
+    pub tools_wrap: Option<Template>,
     pub approval: Option<[Template; 3]>,
     pub calls: HostedCallsPlan,
     pub results: Option<HostedResultsPlan>,
@@ -189,7 +196,7 @@ pub(crate) struct HostedResultsPlan {
     pub select: Select,
     pub call_id: Field,
     pub output: Field,
-    pub is_error: Field,
+    pub is_error: Option<Field>,
 }
 
 #[derive(Debug, Clone)]
@@ -236,6 +243,15 @@ pub(super) fn compile(doc: HostedDoc) -> Result<HostedPlan, Problem> {
         }
         (ToolsForm::List, None) => None,
     };
+    let tools_wrap = match (doc.tools.form, &doc.tools.wrap) {
+        (ToolsForm::List, Some(wrap)) => {
+            Some(Template::compile_at(wrap, &at("tools/wrap"), WRAP_VARS)?)
+        }
+        (ToolsForm::Map, Some(_)) => {
+            return Err(Problem::at(at("tools/wrap"), "`wrap` is for `as: list`"));
+        }
+        (_, None) => None,
+    };
     let approval = doc
         .approval
         .map(|a| -> Result<[Template; 3], Problem> {
@@ -260,6 +276,7 @@ pub(super) fn compile(doc: HostedDoc) -> Result<HostedPlan, Problem> {
         tool,
         tools_form: doc.tools.form,
         tools_entry,
+        tools_wrap,
         approval,
         calls: HostedCallsPlan {
             select: calls::select(c.select),
@@ -274,7 +291,7 @@ pub(super) fn compile(doc: HostedDoc) -> Result<HostedPlan, Problem> {
             select: calls::select(r.select),
             call_id: calls::field(r.call_id),
             output: calls::field(r.output),
-            is_error: calls::field(r.is_error),
+            is_error: r.is_error.map(calls::field),
         }),
         approvals: doc
             .approvals

@@ -54,6 +54,7 @@ SDK_TYPES: dict[str, tuple[str, str, str]] = {
         "openai.types.responses.response_input_item_param",
         "McpApprovalResponse",
     ),
+    "google.genai.interactions.MCPServer": ("pydantic", "google.genai._gaos.types.interactions", "MCPServer"),
     "anthropic.types.beta.BetaMCPToolsetParam": ("typeddict", "anthropic.types.beta", "BetaMCPToolsetParam"),
     "anthropic.types.beta.BetaRequestMCPServerURLDefinitionParam": (
         "typeddict",
@@ -172,6 +173,7 @@ CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openai-responses/hosted_tool": ("openai.types.responses.tool_param.Mcp", ()),
     "openai-responses/hosted_approval": ("openai.types.responses.response_input_item_param.McpApprovalResponse", ()),
     "anthropic/hosted_toolset": ("anthropic.types.beta.BetaMCPToolsetParam", ()),
+    "gemini-interactions/hosted_tool": ("google.genai.interactions.MCPServer", ("type",)),
     "anthropic/hosted_server": ("anthropic.types.beta.BetaRequestMCPServerURLDefinitionParam", ()),
     "openai-responses/namespace": ("openai.types.responses.NamespaceToolParam", ()),
     "openai-responses/tool_search": ("openai.types.responses.ToolSearchToolParam", ()),

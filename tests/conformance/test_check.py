@@ -93,6 +93,17 @@ GOOD = {
         },
         {"type": "mcp_toolset", "mcp_server_name": "gh", "default_config": {"enabled": True}},
     ],
+    "gemini-interactions/hosted_tool": [
+        {
+            "type": "mcp_server",
+            "name": "gh",
+            "url": "https://example.com/mcp",
+            "headers": {"X-Key": "k"},
+            "allowed_tools": [{"tools": ["get_issue"]}],
+            "defer_loading": True,
+        },
+        {"type": "mcp_server", "name": "deepwiki", "url": "https://mcp.deepwiki.com/mcp"},
+    ],
     "anthropic/hosted_server": [
         {"type": "url", "url": "https://example.com/mcp", "name": "gh", "authorization_token": "t"},
         {"type": "url", "url": "https://example.com/mcp", "name": "gh"},
@@ -407,6 +418,7 @@ MUTATIONS = {
     "openai-responses/hosted_approval": ((), ("approve",), (("approve",), "yes")),
     "anthropic/hosted_toolset": (("default_config",), ("mcp_server_name",), (("configs", "get_issue", "enabled"), "yes")),
     "anthropic/hosted_server": ((), ("url",), (("name",), 7)),
+    "gemini-interactions/hosted_tool": (("allowed_tools", 0), ("type",), (("defer_loading",), "yes")),
     "openai-responses/result": (("output", 1), ("output",), (("output", 0, "text"), ["12"])),
     "gemini/tool": (("parameters", "properties", "q"), ("name",), (("name",), 7)),
     "gemini/result": (("functionResponse", "parts", 0, "inlineData"), ("functionResponse",), (("functionResponse", "response"), "12")),
