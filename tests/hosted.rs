@@ -561,6 +561,26 @@ fn a_configuration_is_split_between_the_provider_and_the_library() {
         );
         assert!(split.local.servers().iter().any(|(n, _)| n == "everything"));
 
+        // The provider's own listing names the tools: the server is not listed here.
+        let recorded = read(
+            "openai-responses",
+            "vercel__openai-mcp-tool-approval.1.json",
+        );
+        let zip = HubConfig::new()
+            .server("zip1", ServerConfig::http("https://zip1.io/mcp"))
+            .host("zip1");
+        let asking = Policy::allow_all().ask("zip1/create_*").unwrap();
+        let known = HostedOptions::new().listed_by_provider(&recorded);
+        let split = split_hosted(&zip, responses, &asking, &known)
+            .await
+            .unwrap();
+        assert_eq!(
+            split.hosted.tools[0]["require_approval"]["always"]["tool_names"],
+            json!(["create_short_url"]),
+            "{:?}",
+            split.hosted
+        );
+
         // Deferred as a whole where every tool is deferred.
         let deferring = HostedOptions::new().defer("everything/*");
         let split = split_hosted(&hub, responses, &policy, &deferring)

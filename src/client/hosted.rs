@@ -24,6 +24,9 @@ pub struct HostedOptions {
     pub pass_credentials: bool,
     /// How a server is reached when its tool names must be listed here.
     pub client: ClientOptions,
+    /// Servers' tool names known already (from the provider's own listing
+    /// in an earlier response): used instead of listing the server here.
+    pub listed: BTreeMap<String, Vec<String>>,
 }
 
 impl HostedOptions {
@@ -41,6 +44,22 @@ impl HostedOptions {
     /// Lets `Authorization` headers go to the provider.
     pub fn pass_credentials(mut self, pass: bool) -> Self {
         self.pass_credentials = pass;
+        self
+    }
+
+    /// The tool names of `server`, known already.
+    pub fn listed(mut self, server: impl Into<String>, tools: Vec<String>) -> Self {
+        self.listed.insert(server.into(), tools);
+        self
+    }
+
+    /// The tool names the provider listed in an earlier response
+    /// ([`HostedItems::tool_lists`](crate::hosted::HostedItems::tool_lists)).
+    pub fn listed_by_provider(mut self, items: &crate::hosted::HostedItems) -> Self {
+        for list in items.tool_lists.iter().filter(|l| l.error.is_none()) {
+            self.listed
+                .insert(list.server_id.clone(), list.tools.clone());
+        }
         self
     }
 
@@ -70,8 +89,9 @@ pub struct HostedSplit {
 /// a server over HTTPS (not stdio), a provider with hosted MCP, a policy the
 /// provider can apply (an `ask` needs its approval step), and, unless
 /// [`HostedOptions::pass_credentials`], no `Authorization` header. When the
-/// policy singles out some of a server's tools, the server is listed here
-/// once for their names. Every server that cannot be hosted runs here, with
+/// policy singles out some of a server's tools, their names come from
+/// [`HostedOptions::listed`] (the provider's own listing), or the server is
+/// listed here once for them. Every server that cannot be hosted runs here, with
 /// the reason in [`HostedListing::local`].
 ///
 /// # Errors
@@ -138,11 +158,14 @@ async fn host(
     let tools = match policy.hosted_tools(name, None) {
         Ok(tools) => tools,
         Err(_) => {
-            let listed = tool_names(name, config, &options.client)
-                .await
-                .map_err(|e| {
-                    format!("the policy needs its tool names, and listing it failed: {e}")
-                })?;
+            let listed = match options.listed.get(name) {
+                Some(known) => known.clone(),
+                None => tool_names(name, config, &options.client)
+                    .await
+                    .map_err(|e| {
+                        format!("the policy needs its tool names, and listing it failed: {e}")
+                    })?,
+            };
             let tools = policy.hosted_tools(name, Some(&listed))?;
             names = Some(listed);
             tools
