@@ -49,6 +49,28 @@ pub enum HostedTools {
     },
 }
 
+/// Why a policy does not say, alone, what a hosted server may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostedRefusal {
+    /// The policy decides on some of the server's tools, and their names
+    /// are not known: list the server, or take the provider's listing.
+    ToolNamesNeeded,
+    /// The server cannot be hosted under the policy: why.
+    Refused(String),
+}
+
+impl std::fmt::Display for HostedRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HostedRefusal::ToolNamesNeeded => f.write_str(
+                "the policy decides on some of its tools, and their names are not known",
+            ),
+            HostedRefusal::Refused(reason) => f.write_str(reason),
+        }
+    }
+}
+
 /// A server to declare to the provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -189,6 +211,27 @@ pub struct HostedApproval {
     pub arguments: Value,
 }
 
+/// The answer to one of the provider's approval requests, decided by the
+/// policy and the approver.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ApprovalAnswer {
+    /// The request's id.
+    pub id: String,
+    /// The hosted server.
+    pub server_id: String,
+    /// The tool's MCP name.
+    pub tool: String,
+    /// Whether the call may run.
+    pub approved: bool,
+    /// Why not, when it may not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The input item that answers it, in the provider's shape: send it in
+    /// the next request.
+    pub item: Value,
+}
+
 /// The tools the provider listed for a hosted server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -291,7 +334,7 @@ impl Provider {
                 "{} reaches only {} URLs, not `{}`",
                 self.title(),
                 plan.schemes.join(", "),
-                server.url
+                shown_url(&server.url)
             ));
         }
         let sends = |var: &str| {
@@ -538,6 +581,11 @@ impl Provider {
                         call.error = Some(output.as_ref().map_or_else(String::new, error_text));
                     }
                     call.output = output;
+                } else {
+                    tracing::warn!(
+                        call_id = id.as_deref().unwrap_or(""),
+                        "a hosted call's result names no call of the response; it is not reported"
+                    );
                 }
                 continue;
             }
@@ -579,6 +627,21 @@ impl Provider {
             }
         }
         found
+    }
+}
+
+/// A URL as it may be shown: its scheme, host and path, without a user,
+/// password or query that may carry a credential.
+fn shown_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            parsed.to_string()
+        }
+        Err(_) => "(not a URL)".to_owned(),
     }
 }
 

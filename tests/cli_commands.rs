@@ -1150,8 +1150,9 @@ fn hosted_servers_on_the_command_line() {
         ran["hosted"]["approvals"][0]["tool"], "create_short_url",
         "{ran}"
     );
-    assert_eq!(ran["approvals"][0]["type"], "mcp_approval_response");
-    assert_eq!(ran["approvals"][0]["approve"], false);
+    assert_eq!(ran["approvals"][0]["approved"], false);
+    assert_eq!(ran["approvals"][0]["item"]["type"], "mcp_approval_response");
+    assert_eq!(ran["approvals"][0]["item"]["approve"], false);
     assert!(
         stderr.contains("`zip1/create_short_url` awaits approval: denied"),
         "{stderr}"

@@ -10,7 +10,7 @@ use std::path::Path;
 use common::conformance::{Item, check};
 use common::{Stage, provider, read_json, snapshot};
 use mcp_adapters::exec::Approval;
-use mcp_adapters::hosted::{HostedItems, HostedServer, HostedTools};
+use mcp_adapters::hosted::{HostedItems, HostedRefusal, HostedServer, HostedTools};
 use mcp_adapters::stream::Framing;
 use mcp_adapters::{ExecOptions, InProcessServer, ListOptions, Listing, Policy, Source, ToolSet};
 use serde_json::{Value, json};
@@ -322,8 +322,25 @@ fn a_policy_compiles_into_what_a_hosted_server_may_run() {
         })
     );
     // Without the names, rules that single out tools cannot be written.
-    let err = policy.hosted_tools("github", None).unwrap_err();
-    assert!(err.contains("names are not known"), "{err}");
+    assert_eq!(
+        policy.hosted_tools("github", None),
+        Err(HostedRefusal::ToolNamesNeeded)
+    );
+    // A glob that cannot be cut at its server concerns every server.
+    let braces = Policy::allow_all()
+        .deny("{github/delete_*,gitlab/drop_*}")
+        .unwrap();
+    assert_eq!(
+        braces.hosted_tools("github", None),
+        Err(HostedRefusal::ToolNamesNeeded)
+    );
+    assert_eq!(
+        braces.hosted_tools("github", Some(&names)),
+        Ok(HostedTools::Only {
+            run: vec!["get_issue".into(), "create_issue".into()],
+            ask: vec![]
+        })
+    );
     // A server no rule names is open as the default says.
     assert_eq!(
         Policy::allow_all()
@@ -338,6 +355,7 @@ fn a_policy_compiles_into_what_a_hosted_server_may_run() {
             .unwrap()
             .hosted_tools("github", None)
             .unwrap_err()
+            .to_string()
             .contains("denies every tool")
     );
     assert_eq!(
@@ -355,6 +373,7 @@ fn a_policy_compiles_into_what_a_hosted_server_may_run() {
         tainted
             .hosted_tools("github", Some(&names))
             .unwrap_err()
+            .to_string()
             .contains("depends on what the conversation has seen")
     );
 }
@@ -396,7 +415,11 @@ fn approval_requests_are_answered_by_the_policy_and_the_approver() {
         assert!(run.results.is_empty());
         assert_eq!(run.hosted.approvals.len(), 1);
         assert_eq!(run.approvals.len(), 1);
-        run.approvals[0].clone()
+        assert_eq!(
+            run.approvals[0].approved,
+            run.approvals[0].item["approve"] == true
+        );
+        run.approvals[0].item.clone()
     };
     let id = "mcpr_0b3b4f5a56d7a8d100694982e38a0c81a1a8a6a8bb5baf79d6";
     let allowed = answer(Policy::allow_all(), None);
@@ -541,10 +564,9 @@ fn a_configuration_is_split_between_the_provider_and_the_library() {
             .await
             .unwrap();
         assert_eq!(split.hosted.tools.len(), 2, "{:?}", split.hosted);
-        assert_eq!(
-            split.hosted.tools[1]["headers"]["Authorization"],
-            "Bearer k"
-        );
+        // A bearer token goes where the provider takes one.
+        assert_eq!(split.hosted.tools[1]["authorization"], "k");
+        assert!(split.hosted.tools[1].get("headers").is_none());
 
         // No approval step: a server whose policy asks runs here.
         let messages = registry.get("messages-local").unwrap();
@@ -581,6 +603,16 @@ fn a_configuration_is_split_between_the_provider_and_the_library() {
             split.hosted
         );
 
+        // The toolset's filters hold for a hosted server too.
+        let filtered = HostedOptions::new().deny_tools("everything/get-sum");
+        let split = split_hosted(&hub, responses, &policy, &filtered)
+            .await
+            .unwrap();
+        assert_eq!(
+            split.hosted.tools[0]["allowed_tools"],
+            json!(["echo", "trigger-long-running-operation"])
+        );
+
         // Deferred as a whole where every tool is deferred.
         let deferring = HostedOptions::new().defer("everything/*");
         let split = split_hosted(&hub, responses, &policy, &deferring)
@@ -614,4 +646,66 @@ fn interaction_steps_report_hosted_calls() {
     );
     assert_eq!(call.output, Some(json!("stdio and streamable HTTP")));
     assert_eq!(call.arguments["question"], "Which transports?");
+}
+
+/// Without a policy, the approver decides a hosted call's approval, and
+/// without an approver it is denied; a hosted call's output taints the
+/// local calls of the same response.
+#[test]
+fn approvals_without_a_policy_and_taint_within_a_response() {
+    let response = read_json(&fixture(
+        "openai-responses/vercel__openai-mcp-tool-approval.1.json",
+    ));
+    let provider = provider("openai-responses");
+    let decide = |source: Source| {
+        common::runtime().block_on(async {
+            let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+            source
+                .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
+                .await
+                .unwrap()
+        })
+    };
+    let bare = Source::client("other", InProcessServer::new())
+        .build()
+        .unwrap();
+    let run = decide(bare);
+    assert!(!run.approvals[0].approved);
+    assert!(
+        run.approvals[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("no approver"),
+        "{:?}",
+        run.approvals
+    );
+    let approving = Source::client("other", InProcessServer::new())
+        .approver(|_| Box::pin(async { Approval::Allow }))
+        .build()
+        .unwrap();
+    assert!(decide(approving).approvals[0].approved);
+
+    // A response where the provider called `dmcp` and the model then calls a local tool.
+    let mut called = read_json(&fixture("openai-responses/vercel__openai-mcp-tool.1.json"));
+    called["output"].as_array_mut().unwrap().push(json!({
+        "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "send", "arguments": "{}"
+    }));
+    let mail = InProcessServer::new().tool(
+        mcp_adapters::Tool::new("send", "Sends mail", json!({"type": "object"})),
+        |_, _| async { Ok(mcp_adapters::CallToolResult::text("sent")) },
+    );
+    let policy = Policy::allow_all()
+        .deny_when_tainted("mail/send", ["dmcp"])
+        .unwrap();
+    let source = Source::client("mail", mail).policy(policy).build().unwrap();
+    let run = common::runtime().block_on(async {
+        let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+        source
+            .execute_tool_calls(provider, &called, &listing, &ExecOptions::new())
+            .await
+            .unwrap()
+    });
+    let error = run.calls[0].error.as_ref().expect("denied once tainted");
+    assert_eq!(error.kind(), mcp_adapters::ErrorKind::Denied, "{error}");
 }

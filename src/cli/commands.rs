@@ -213,6 +213,12 @@ async fn hosted_tools(
         None => Policy::allow_all(),
     };
     let mut hosting = HostedOptions::new().pass_credentials(args.hosted.pass_credentials);
+    for glob in &args.toolset.naming.allow {
+        hosting = hosting.allow_tools(glob);
+    }
+    for glob in &args.toolset.naming.deny {
+        hosting = hosting.deny_tools(glob);
+    }
     for glob in &args.deferral.defer {
         hosting = hosting.defer(glob);
     }
@@ -471,13 +477,15 @@ fn summarize_hosted(run: &mcp_adapters::Execution) {
             call.server_id, call.tool
         );
     }
-    for (request, answer) in run.hosted.approvals.iter().zip(&run.approvals) {
-        let approved = answer.get("approve").and_then(Value::as_bool) == Some(true);
+    for answer in &run.approvals {
+        let decision = match &answer.reason {
+            _ if answer.approved => "approved".to_owned(),
+            Some(reason) => format!("denied: {reason}"),
+            None => "denied".to_owned(),
+        };
         eprintln!(
-            "hosted: `{}/{}` awaits approval: {} (the answer is in `approvals`, for the next request)",
-            request.server_id,
-            request.tool,
-            if approved { "approved" } else { "denied" }
+            "hosted: `{}/{}` awaits approval: {decision} (the answer is `approvals[].item`, for the next request)",
+            answer.server_id, answer.tool
         );
     }
 }

@@ -326,8 +326,8 @@ struct HostedArgs {
     /// run and those the provider must ask about. Without one, every tool.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
-    /// Let a hosted server's Authorization header go to the provider (off: such
-    /// a server runs here).
+    /// Let a hosted server's headers and a URL's user or query, which may carry
+    /// credentials, go to the provider (off: such a server runs here).
     #[arg(long)]
     pass_credentials: bool,
 }

@@ -8,7 +8,7 @@ use super::{ClientOptions, McpClient};
 use crate::config::{HubConfig, ServerConfig};
 use crate::error::Result;
 use crate::exec::{Policy, Source};
-use crate::hosted::{HostedListing, HostedServer, LocalServer};
+use crate::hosted::{HostedListing, HostedRefusal, HostedServer, LocalServer};
 use crate::spec::Provider;
 
 /// How [`split_hosted`] decides.
@@ -19,9 +19,16 @@ pub struct HostedOptions {
     /// ([`ListOptions::defer`](crate::ListOptions::defer)): a hosted server
     /// whose every tool they name is deferred behind the provider's search.
     pub defer: Vec<String>,
-    /// Lets a hosted server's `Authorization` header go to the provider.
-    /// Off by default: the provider would then act with that credential.
+    /// Lets a hosted server's headers (an `Authorization` header among them,
+    /// sent as the provider's bearer token where it takes one) and a URL's
+    /// user or query go to the provider. Off by default: the provider would
+    /// then act with those credentials, and such a server runs here.
     pub pass_credentials: bool,
+    /// The toolset's allow globs (`server/tool`): a hosted server runs only
+    /// the tools they name, as a listing here would offer only those.
+    pub allow: Vec<String>,
+    /// The toolset's deny globs.
+    pub deny: Vec<String>,
     /// How a server is reached when its tool names must be listed here.
     pub client: ClientOptions,
     /// Servers' tool names known already (from the provider's own listing
@@ -41,7 +48,19 @@ impl HostedOptions {
         self
     }
 
-    /// Lets `Authorization` headers go to the provider.
+    /// Offers only the tools `glob` names (as [`ToolSetBuilder::allow`](crate::toolset::ToolSetBuilder::allow)).
+    pub fn allow_tools(mut self, glob: impl Into<String>) -> Self {
+        self.allow.push(glob.into());
+        self
+    }
+
+    /// Never offers the tools `glob` names.
+    pub fn deny_tools(mut self, glob: impl Into<String>) -> Self {
+        self.deny.push(glob.into());
+        self
+    }
+
+    /// Lets credentials go to the provider (see the field).
     pub fn pass_credentials(mut self, pass: bool) -> Self {
         self.pass_credentials = pass;
         self
@@ -85,24 +104,41 @@ pub struct HostedSplit {
 
 /// Splits `hub` between `provider` and the library: each server that asks
 /// to be hosted ([`HubConfig::host`], `"hosted": true`) is declared to the
-/// provider with what `policy` lets it run, when the provider can host it so:
-/// a server over HTTPS (not stdio), a provider with hosted MCP, a policy the
-/// provider can apply (an `ask` needs its approval step), and, unless
-/// [`HostedOptions::pass_credentials`], no `Authorization` header. When the
-/// policy singles out some of a server's tools, their names come from
-/// [`HostedOptions::listed`] (the provider's own listing), or the server is
-/// listed here once for them. Every server that cannot be hosted runs here, with
-/// the reason in [`HostedListing::local`].
+/// provider with what `policy` (and the toolset's filters,
+/// [`HostedOptions::allow_tools`], [`HostedOptions::deny_tools`]) lets it
+/// run, when the provider can host it so: a server over HTTPS (not stdio), a
+/// provider with hosted MCP, a policy the provider can apply (an `ask` needs
+/// its approval step), and, unless [`HostedOptions::pass_credentials`], no
+/// credential: no header but ordinary ones, no user or query in the URL.
+/// When the policy or the filters single out some of a server's tools, their
+/// names come from [`HostedOptions::listed`] (the provider's own listing), or
+/// the server is listed here once for them. Every server that cannot be
+/// hosted runs here, with the reason in [`HostedListing::local`].
 ///
 /// # Errors
 ///
-/// As [`Provider::list_hosted`].
+/// [`ErrorKind::Input`](crate::ErrorKind::Input) for an invalid defer or
+/// filter glob; as [`Provider::list_hosted`].
 pub async fn split_hosted(
     hub: &HubConfig,
     provider: &Provider,
     policy: &Policy,
     options: &HostedOptions,
 ) -> Result<HostedSplit> {
+    let defer = options
+        .defer
+        .iter()
+        .map(|g| crate::toolset::compile_tool_glob(g))
+        .collect::<Result<Vec<_>>>()?;
+    let mut filters = crate::toolset::ToolSet::hub();
+    for glob in &options.allow {
+        filters = filters.allow(glob);
+    }
+    for glob in &options.deny {
+        filters = filters.deny(glob);
+    }
+    let filter = filters.filter()?;
+    let filtered = !options.allow.is_empty() || !options.deny.is_empty();
     let mut local = HubConfig::new();
     let mut to_host = Vec::new();
     let mut refused = Vec::new();
@@ -111,7 +147,12 @@ pub async fn split_hosted(
             local = local.server(name.clone(), config.clone());
             continue;
         }
-        match host(name, config, policy, options).await {
+        let rules = Rules {
+            policy,
+            filter: filtered.then_some(&filter),
+            defer: &defer,
+        };
+        match host(name, config, &rules, options).await {
             Ok(server) => to_host.push((server, config.clone())),
             Err(reason) => {
                 refused.push(LocalServer::new(name.clone(), reason));
@@ -134,50 +175,91 @@ pub async fn split_hosted(
     Ok(HostedSplit { hosted, local })
 }
 
+/// What decides a hosted server's tools.
+struct Rules<'a> {
+    policy: &'a Policy,
+    filter: Option<&'a crate::toolset::Filter>,
+    defer: &'a [globset::GlobMatcher],
+}
+
+/// Header names that carry no credential.
+const ORDINARY_HEADERS: &[&str] = &[
+    "accept",
+    "accept-language",
+    "content-type",
+    "user-agent",
+    "mcp-protocol-version",
+];
+
 /// The declaration of `name`, or why it cannot be hosted.
 async fn host(
     name: &str,
     config: &ServerConfig,
-    policy: &Policy,
+    rules: &Rules<'_>,
     options: &HostedOptions,
 ) -> std::result::Result<HostedServer, String> {
     let ServerConfig::Http { url, headers } = config else {
         return Err("a stdio server runs where the library runs".to_owned());
     };
-    if !options.pass_credentials
-        && headers
+    if !options.pass_credentials {
+        let secret: Vec<&str> = headers
             .keys()
-            .any(|k| k.eq_ignore_ascii_case("authorization"))
-    {
-        return Err(
-            "its Authorization header is a credential, and passing credentials to the provider is off"
-                .to_owned(),
-        );
+            .filter(|k| !ORDINARY_HEADERS.iter().any(|o| k.eq_ignore_ascii_case(o)))
+            .map(String::as_str)
+            .collect();
+        if !secret.is_empty() {
+            return Err(format!(
+                "its headers ({}) may carry credentials, and passing credentials to the provider is off",
+                secret.join(", ")
+            ));
+        }
+        if url::Url::parse(url).is_ok_and(|u| {
+            !u.username().is_empty() || u.password().is_some() || u.query().is_some()
+        }) {
+            return Err(
+                "its URL has a user or a query, which may carry credentials, and passing credentials to the provider is off"
+                    .to_owned(),
+            );
+        }
     }
-    let mut names = None;
-    let tools = match policy.hosted_tools(name, None) {
-        Ok(tools) => tools,
-        Err(_) => {
+    let mut names: Option<Vec<String>> = None;
+    let needs_names = rules.filter.is_some();
+    let tools = match (needs_names, rules.policy.hosted_tools(name, None)) {
+        (false, Ok(tools)) => tools,
+        (_, Err(HostedRefusal::Refused(reason))) => return Err(reason),
+        (true, Ok(_)) | (_, Err(HostedRefusal::ToolNamesNeeded)) => {
             let listed = match options.listed.get(name) {
-                Some(known) => known.clone(),
+                Some(listed) => listed.clone(),
                 None => tool_names(name, config, &options.client)
                     .await
                     .map_err(|e| {
-                        format!("the policy needs its tool names, and listing it failed: {e}")
+                        format!("its tool names are needed, and listing it failed: {e}")
                     })?,
             };
-            let tools = policy.hosted_tools(name, Some(&listed))?;
-            names = Some(listed);
+            let admitted: Vec<String> = listed
+                .into_iter()
+                .filter(|t| rules.filter.is_none_or(|f| f.admits(name, t)))
+                .collect();
+            let tools = rules
+                .policy
+                .hosted_tools(name, Some(&admitted))
+                .map_err(|e| e.to_string())?;
+            names = Some(admitted);
             tools
         }
     };
-    let deferred = deferred(name, names.as_deref(), &options.defer);
+    let deferred = deferred(name, names.as_deref(), rules.defer);
     let mut server = HostedServer::new(name, url.clone())
         .tools(tools)
         .deferred(deferred);
-    let headers: BTreeMap<String, String> = headers.clone();
     for (k, v) in headers {
-        server = server.header(k, v);
+        // A bearer token goes where the provider takes one.
+        match v.strip_prefix("Bearer ") {
+            Some(token) if k.eq_ignore_ascii_case("authorization") => {
+                server = server.authorization(token);
+            }
+            _ => server = server.header(k.clone(), v.clone()),
+        }
     }
     Ok(server)
 }
@@ -206,17 +288,13 @@ async fn tool_names(
 
 /// Whether the `defer` globs name every tool of `name` (every one there may
 /// be, when the names are not known).
-fn deferred(name: &str, names: Option<&[String]>, defer: &[String]) -> bool {
-    let globs: Vec<globset::GlobMatcher> = defer
-        .iter()
-        .filter_map(|g| crate::toolset::compile_tool_glob(g).ok())
-        .collect();
-    if globs.is_empty() {
+fn deferred(name: &str, names: Option<&[String]>, defer: &[globset::GlobMatcher]) -> bool {
+    if defer.is_empty() {
         return false;
     }
     let named = |tool: &str| {
         let path = format!("{name}/{tool}");
-        globs.iter().any(|g| g.is_match(&path))
+        defer.iter().any(|g| g.is_match(&path))
     };
     match names {
         Some(names) => !names.is_empty() && names.iter().all(|t| named(t)),

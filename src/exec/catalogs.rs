@@ -235,6 +235,29 @@ impl Catalogs {
                     .get("uri")
                     .and_then(Value::as_str)
                     .ok_or_else(|| Error::input("`uri` must be a string"))?;
+                // A skill's file is read verified, as load_skill reads it,
+                // and only where the skill may be loaded.
+                if let Some(skill) = self.held_skills.skill_holding(id, uri) {
+                    if !self.open(id, Kind::Skills, "skills/load", taint) {
+                        return Err(Error::new(
+                            ErrorKind::Denied,
+                            format!("`{uri}` is a file of skill `{skill}`, which is not open here"),
+                        ));
+                    }
+                    let (_, resource) = self
+                        .held_skills
+                        .read_file(id, server.as_ref(), &skill, uri)
+                        .await?;
+                    let result = CallToolResult {
+                        content: vec![Content::Resource(EmbeddedResource {
+                            resource,
+                            annotations: None,
+                            meta: None,
+                        })],
+                        ..Default::default()
+                    };
+                    return Ok(from_servers(result, vec![id.to_owned()]));
+                }
                 let read = server.read_resource(uri).await?;
                 let content = read
                     .contents
@@ -301,7 +324,13 @@ impl Catalogs {
         let asked = LoadArguments::read(arguments)?;
         let mut named = arguments.clone();
         if asked.server.is_none() {
-            match self.held_skills.servers_holding(asked.skill).as_slice() {
+            let holding: Vec<String> = self
+                .held_skills
+                .servers_holding(asked.skill)
+                .into_iter()
+                .filter(|id| self.open(id, Kind::Skills, "skills/list", taint))
+                .collect();
+            match holding.as_slice() {
                 [] => {}
                 [only] => {
                     named.insert("server".into(), Value::String(only.clone()));

@@ -8,7 +8,7 @@ use globset::GlobMatcher;
 use super::future::BoxFuture;
 use crate::calls::ToolCall;
 use crate::error::Result;
-use crate::hosted::HostedTools;
+use crate::hosted::{HostedRefusal, HostedTools};
 use crate::mcp::CreateMessageParams;
 use crate::toolset::{compile_glob, compile_tool_glob};
 
@@ -205,6 +205,13 @@ impl Policy {
 }
 
 impl Policy {
+    /// Whether a rule depends on what the conversation has seen
+    /// ([`ask_when_tainted`](Self::ask_when_tainted),
+    /// [`deny_when_tainted`](Self::deny_when_tainted)).
+    pub fn depends_on_taint(&self) -> bool {
+        self.rules.iter().any(|r| !r.tainted_by.is_empty())
+    }
+
     /// What a server the provider hosts may run under this policy:
     /// [`HostedTools::All`] when nothing in the policy singles out any of
     /// its tools, else the tools it allows (`run`) and those it asks about
@@ -213,29 +220,35 @@ impl Policy {
     ///
     /// # Errors
     ///
-    /// Why the server cannot be hosted under the policy, so that it runs
-    /// locally: a rule that depends on what the conversation has seen
-    /// (`ask_when_tainted`, `deny_when_tainted`), which a provider cannot
-    /// check between its own calls; or, without `tools`, rules that single
-    /// out some of the server's tools, or a default that denies.
+    /// [`HostedRefusal::ToolNamesNeeded`] when, without `tools`, the policy
+    /// singles out some of the server's tools; [`HostedRefusal::Refused`]
+    /// when it cannot be hosted under the policy at all: a rule that depends
+    /// on what the conversation has seen (`ask_when_tainted`,
+    /// `deny_when_tainted`), which a provider cannot check between its own
+    /// calls, or a policy that denies every tool of it. Either way the
+    /// server runs locally.
     pub fn hosted_tools(
         &self,
         server_id: &str,
         tools: Option<&[String]>,
-    ) -> std::result::Result<HostedTools, String> {
+    ) -> std::result::Result<HostedTools, HostedRefusal> {
+        // A rule concerns the server when its server part may match it; a
+        // glob that cannot be cut there (`{a/x,b/y}`, a class holding `/`)
+        // concerns every server.
         let relevant: Vec<&Rule> = self
             .rules
             .iter()
-            .filter(|r| {
-                let server_glob = r.pattern.split_once('/').map_or("*", |(s, _)| s);
-                compile_glob(server_glob).is_ok_and(|m| m.is_match(server_id))
+            .filter(|r| match r.pattern.split_once('/') {
+                None => true,
+                Some((server, _)) if server.contains(['{', '[']) => true,
+                Some((server, _)) => compile_glob(server).map_or(true, |m| m.is_match(server_id)),
             })
             .collect();
         if let Some(rule) = relevant.iter().find(|r| !r.tainted_by.is_empty()) {
-            return Err(format!(
+            return Err(HostedRefusal::Refused(format!(
                 "the policy's rule `{}` depends on what the conversation has seen, which the provider cannot check between its own calls",
                 rule.pattern
-            ));
+            )));
         }
         if relevant.is_empty() && self.default == Action::Allow {
             return Ok(HostedTools::All);
@@ -254,22 +267,20 @@ impl Policy {
                 Ok(HostedTools::Only { run, ask })
             }
             None => {
-                let server_wide = relevant.iter().all(|r| {
-                    let tool = r
-                        .pattern
-                        .split_once('/')
-                        .map_or(r.pattern.as_str(), |(_, t)| t);
-                    matches!(tool, "*" | "**")
+                let server_wide = relevant.iter().all(|r| match r.pattern.split_once('/') {
+                    Some((server, tool)) => {
+                        !server.contains(['{', '[']) && matches!(tool, "*" | "**")
+                    }
+                    None => false,
                 });
                 // A name no glob but a server-wide one can match.
                 let any = "\u{0}";
                 match (server_wide, self.decide(server_id, any, &none)) {
                     (true, Action::Allow) => Ok(HostedTools::All),
-                    (true, Action::Deny) => Err("the policy denies every tool of it".to_owned()),
-                    _ => Err(
-                        "the policy decides on some of its tools, and their names are not known: list the server locally, or pass the provider's own listing"
-                            .to_owned(),
-                    ),
+                    (true, Action::Deny) => Err(HostedRefusal::Refused(
+                        "the policy denies every tool of it".to_owned(),
+                    )),
+                    _ => Err(HostedRefusal::ToolNamesNeeded),
                 }
             }
         }

@@ -24,7 +24,7 @@ use super::turn::{Answering, CallRecord, Checked, Execution, Status};
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME};
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
-use crate::hosted::{HostedApproval, HostedItems};
+use crate::hosted::{ApprovalAnswer, HostedApproval, HostedItems};
 use crate::listing::Listing;
 use crate::mcp::{CallToolResponse, CallToolResult, Tool};
 use crate::spec::Provider;
@@ -94,6 +94,8 @@ impl Source {
         }
         let (limit, timeout) = options.limits();
         let shared = Shared::new(options);
+        // The hosted calls' output came before the model asked for these.
+        shared.add_taint(hosted.servers());
         let halted = Halt::default();
         let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
             futures_util::stream::iter(extracted.calls)
@@ -107,24 +109,27 @@ impl Source {
             turn.ended(call, checked);
         }
         let execution = turn.finish(&halted)?;
-        self.with_hosted(provider, hosted, options, &halted, execution)
-            .await
+        Ok(self
+            .with_hosted(provider, hosted, options, &shared, &halted, execution)
+            .await)
     }
 
     /// `execution` with what the provider did with the servers it hosts:
     /// its items reported, its calls' servers among those in the model's
-    /// context, and its approval requests answered.
+    /// context, and its approval requests answered, under the turn's taint
+    /// and those servers.
     pub(super) async fn with_hosted(
         &self,
         provider: &Provider,
         hosted: HostedItems,
         options: &ExecOptions,
+        shared: &Shared,
         halted: &Halt,
         mut execution: Execution,
-    ) -> Result<Execution> {
+    ) -> Execution {
         execution.approvals = self
-            .answer_hosted_approvals(provider, &hosted.approvals, options, halted)
-            .await?;
+            .answer_hosted_approvals(provider, &hosted.approvals, options, shared, halted)
+            .await;
         if halted.is_set() {
             execution.status = Status::Halt;
         }
@@ -132,21 +137,29 @@ impl Source {
             .ran_servers
             .extend(hosted.servers().map(str::to_owned));
         execution.hosted = hosted;
-        Ok(execution)
+        execution
     }
 
     /// Decides the provider's approval requests for hosted calls by the same
-    /// policy (and approver) as local calls, and answers each in the
-    /// provider's shape.
+    /// policy and approver as local calls (without a policy, the approver
+    /// decides, and without one they are denied), and answers each in the
+    /// provider's shape. A request without an id, or whose answer the spec
+    /// cannot shape, is left unanswered and logged.
     async fn answer_hosted_approvals(
         &self,
         provider: &Provider,
         requests: &[HostedApproval],
         options: &ExecOptions,
+        shared: &Shared,
         halted: &Halt,
-    ) -> Result<Vec<Value>> {
+    ) -> Vec<ApprovalAnswer> {
         let mut answers = Vec::with_capacity(requests.len());
         for (index, request) in requests.iter().enumerate() {
+            if request.id.is_empty() {
+                tracing::warn!(server = %request.server_id, tool = %request.tool,
+                    "a hosted call's approval request has no id, so it cannot be answered");
+                continue;
+            }
             let call = ToolCall {
                 index,
                 call_id: Some(request.id.clone()),
@@ -160,14 +173,17 @@ impl Source {
                 tool: call.tool.clone(),
                 call_id: call.call_id.clone(),
                 principal: options.principal.clone(),
-                taint: Arc::new(options.taint.clone()),
+                taint: shared.taint(),
                 ..Default::default()
             };
+            let denied = |why: &str| Err(Error::new(ErrorKind::Denied, why.to_owned()));
             let decided = if halted.is_set() {
-                Err(Error::new(
-                    ErrorKind::Denied,
-                    "not run: this turn was halted",
-                ))
+                denied("not run: this turn was halted")
+            } else if !request.arguments.is_object() {
+                // What would be judged is not what the provider would run.
+                denied("its arguments are not a JSON object")
+            } else if self.policy.is_none() {
+                self.ask_approver(&call, &context, halted).await
             } else {
                 match self.check_policy(&call, &context, halted) {
                     Ok(Approving::Allowed) => Ok(()),
@@ -175,15 +191,27 @@ impl Source {
                     Err(e) => Err(e),
                 }
             };
-            let answer = match &decided {
-                Ok(()) => provider.answer_hosted_approval(request, true, None)?,
-                Err(e) => provider.answer_hosted_approval(request, false, Some(e.message()))?,
-            };
-            tracing::info!(server = %request.server_id, tool = %request.tool,
-                approved = decided.is_ok(), "answered a hosted call's approval request");
-            answers.push(answer);
+            let reason = decided.as_ref().err().map(|e| e.message().to_owned());
+            match provider.answer_hosted_approval(request, decided.is_ok(), reason.as_deref()) {
+                Ok(item) => {
+                    tracing::info!(server = %request.server_id, tool = %request.tool,
+                        approved = decided.is_ok(), "answered a hosted call's approval request");
+                    answers.push(ApprovalAnswer {
+                        id: request.id.clone(),
+                        server_id: request.server_id.clone(),
+                        tool: request.tool.clone(),
+                        approved: decided.is_ok(),
+                        reason,
+                        item,
+                    });
+                }
+                Err(error) => {
+                    tracing::error!(server = %request.server_id, tool = %request.tool,
+                        error = %error, "a hosted call's approval request could not be answered");
+                }
+            }
         }
-        Ok(answers)
+        answers
     }
 
     /// Calls a tool for the application itself, not for a model: any tool of
@@ -286,7 +314,7 @@ impl Source {
             call_id: call.call_id.clone(),
             principal: options.principal.clone(),
             assigns: shared.assigns.clone(),
-            taint: shared.taint.clone(),
+            taint: shared.taint(),
             meta: options.meta.clone(),
             progress: options.progress.clone(),
             input_responses: None,
@@ -297,7 +325,7 @@ impl Source {
             CallInfo {
                 call: call.clone(),
                 principal: options.principal.clone(),
-                taint: options.taint.clone(),
+                taint: (*context.taint).clone(),
             },
             options.max_input_rounds,
             options.input_timeout,
@@ -702,7 +730,9 @@ fn safe_to_repeat(tool: &crate::mcp::Tool) -> bool {
 /// server, and who makes the calls.
 pub(super) struct Shared {
     assigns: Arc<Map<String, Value>>,
-    taint: Arc<BTreeSet<String>>,
+    /// Grows when servers the provider hosts turn out to have answered
+    /// in the same response.
+    taint: std::sync::Mutex<Arc<BTreeSet<String>>>,
     slots: Option<Slots>,
     caller: Caller,
 }
@@ -720,10 +750,32 @@ impl Shared {
         Self::for_caller(options, Caller::Model)
     }
 
+    /// The servers whose output is in the model's context.
+    pub(super) fn taint(&self) -> Arc<BTreeSet<String>> {
+        self.taint
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Adds `servers` to the taint of the calls started from now on.
+    pub(super) fn add_taint<'a>(&self, servers: impl IntoIterator<Item = &'a str>) {
+        let mut taint = self
+            .taint
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut grown = (**taint).clone();
+        let before = grown.len();
+        grown.extend(servers.into_iter().map(str::to_owned));
+        if grown.len() != before {
+            *taint = Arc::new(grown);
+        }
+    }
+
     fn for_caller(options: &ExecOptions, caller: Caller) -> Self {
         Shared {
             assigns: Arc::new(options.assigns.clone()),
-            taint: Arc::new(options.taint.clone()),
+            taint: std::sync::Mutex::new(Arc::new(options.taint.clone())),
             slots: options.max_concurrency_per_server.map(Slots::new),
             caller,
         }

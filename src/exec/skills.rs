@@ -152,6 +152,11 @@ impl Skill {
             .ok_or_else(|| fail("its frontmatter has no `name`".into()))?;
         let description = text("description")
             .ok_or_else(|| fail("its frontmatter has no `description`".into()))?;
+        if !valid_name(name) {
+            return Err(fail(format!(
+                "its name {name:?} is not 1 to 64 lowercase letters, digits and single inner hyphens"
+            )));
+        }
         let segment = root.trim_end_matches('/').rsplit('/').next().unwrap_or("");
         let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
         if decoded != name {
@@ -230,6 +235,20 @@ impl Skill {
             ],
         }
     }
+}
+
+/// Whether `name` is a skill name as the extension (after the Agent Skills
+/// format) allows: 1 to 64 characters, lowercase letters (of any script)
+/// and digits, with single hyphens between them.
+fn valid_name(name: &str) -> bool {
+    let count = name.chars().count();
+    (1..=64).contains(&count)
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+        && name
+            .chars()
+            .all(|c| c == '-' || (c.is_alphanumeric() && !c.is_uppercase()))
 }
 
 /// The skill's directory URI (with `/`) of a `SKILL.md` URI.
@@ -419,9 +438,10 @@ pub(super) fn bytes_of(contents: &ResourceContents) -> Result<Vec<u8>> {
 pub(super) struct Skills {
     /// The last listing's skills, by server and name.
     held: Mutex<BTreeMap<(String, String), Skill>>,
-    /// The `SKILL.md` URIs loaded (and verified), by server, with the
-    /// digest they were verified against.
-    loaded: Mutex<BTreeSet<(String, String, String)>>,
+    /// The skills loaded (verified), by server and name, as they were
+    /// listed when they were verified: a listing that changes them asks for
+    /// a new load.
+    loaded: Mutex<BTreeMap<(String, String), Skill>>,
 }
 
 impl Skills {
@@ -444,6 +464,7 @@ impl Skills {
             };
             let mut names = BTreeSet::new();
             let mut listed = Vec::new();
+            let refused_before = list.refused.len();
             for entry in &entries {
                 let refuse = |reason: String| RefusedSkill {
                     server_id: id.to_owned(),
@@ -462,7 +483,7 @@ impl Skills {
                     Err(e) => list.refused.push(refuse(e.message().to_owned())),
                 }
             }
-            for refused in &list.refused {
+            for refused in &list.refused[refused_before..] {
                 tracing::warn!(server = %refused.server_id, uri = %refused.uri,
                     reason = %refused.reason, "a skill was refused");
             }
@@ -519,6 +540,14 @@ impl Skills {
 
     fn held(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Skill>> {
         self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The name of the held skill of `server_id` whose directory holds `uri`.
+    pub(super) fn skill_holding(&self, server_id: &str, uri: &str) -> Option<String> {
+        self.held()
+            .iter()
+            .find(|((server, _), skill)| server == server_id && uri.starts_with(skill.root()))
+            .map(|((_, name), _)| name.clone())
     }
 
     /// The servers that hold a skill named `name`, from the last listing.
@@ -581,11 +610,10 @@ impl Skills {
                 ),
             ));
         }
-        let digest = entry.map(|e| e.digest.clone()).unwrap_or_default();
         self.loaded
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert((server_id.to_owned(), skill.uri.clone(), digest));
+            .insert((server_id.to_owned(), name.to_owned()), skill.clone());
         Ok(LoadedSkill {
             verified: entry.is_some(),
             skill,
@@ -603,26 +631,33 @@ impl Skills {
         file: &str,
     ) -> Result<(Skill, ResourceContents)> {
         let mut skill = self.skill(server_id, server, name).await?;
-        let digest = skill
-            .files
-            .as_ref()
-            .and_then(|f| f.first())
-            .map(|e| e.digest.clone())
-            .unwrap_or_default();
-        let key = (server_id.to_owned(), skill.uri.clone(), digest);
+        let key = (server_id.to_owned(), name.to_owned());
         let loaded = self
             .loaded
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .contains(&key);
+            .get(&key)
+            .is_some_and(|verified| *verified == skill);
         if !loaded {
             skill = self.load(server_id, server, name).await?.skill;
         }
         let (uri, entry) = skill.file(file)?;
         let read = server.read_resource(&uri).await?;
         let contents = the_contents(&uri, read.contents)?;
-        if let Some(entry) = entry {
-            verify(&skill, entry, &bytes_of(&contents)?)?;
+        let bytes = bytes_of(&contents)?;
+        match entry {
+            Some(entry) => verify(&skill, entry, &bytes)?,
+            None if bytes.len() as u64 > MAX_SKILL_BYTES => {
+                return Err(Error::new(
+                    ErrorKind::InvalidResult,
+                    format!(
+                        "skill `{}` of server `{server_id}`: `{uri}` is {} bytes, more than the extension's {MAX_SKILL_BYTES} for a whole skill; not used",
+                        skill.name,
+                        bytes.len()
+                    ),
+                ));
+            }
+            None => {}
         }
         Ok((skill, contents))
     }

@@ -112,7 +112,7 @@ impl Source {
     pub async fn tools(&self, provider: &Provider, options: &ListOptions) -> Result<Listing> {
         let mut toolset = self.toolset().await?;
         // The library's tools for the servers' resources, prompts and skills, when open.
-        let (_, skills_about) = self.catalogs.skill_catalogue().await;
+        let (skills, skills_about) = self.catalogs.skill_catalogue().await;
         for mut tool in self.catalogs.tools() {
             if tool.name == LOAD_SKILL {
                 match &skills_about {
@@ -126,7 +126,15 @@ impl Source {
                 tool,
             })?;
         }
-        provider.list_tools(&toolset, options)
+        let mut listing = provider.list_tools(&toolset, options)?;
+        // A server whose skills could not be listed is reported as a server
+        // whose listing failed.
+        for failed in skills.failed_servers {
+            tracing::warn!(server = %failed.server_id, error = %failed.error,
+                "a server's skills could not be listed");
+            listing.report.toolset.failed_servers.push(failed);
+        }
+        Ok(listing)
     }
 
     /// The toolset for a model: the cached one, with every server whose
@@ -552,13 +560,34 @@ impl SourceBuilder {
             approver: self.approver,
         });
         let kept = Arc::new(KeptResults::default());
+        let filter = self.naming.filter()?;
+        for (kind, globs, actions) in [
+            (
+                "resources",
+                &self.resources,
+                ["resources/list", "resources/read"],
+            ),
+            ("prompts", &self.prompts, ["prompts/list", "prompts/get"]),
+            ("skills", &self.skills, ["skills/list", "skills/load"]),
+        ] {
+            let open = self
+                .servers
+                .iter()
+                .any(|(id, _)| actions.iter().any(|a| filter.admits(id, a)));
+            if !globs.is_empty() && !open {
+                tracing::warn!(
+                    catalogue = kind,
+                    "the toolset's allow and deny globs close every server's {kind}: allow `SERVER/{kind}/*` to open them"
+                );
+            }
+        }
         let catalogs = Arc::new(Catalogs {
             servers: self.servers.clone(),
             policy: policy.clone(),
             resources: compile_server_globs(&self.resources)?,
             prompts: compile_server_globs(&self.prompts)?,
             skills: compile_server_globs(&self.skills)?,
-            filter: self.naming.filter()?,
+            filter,
             held_skills: Skills::default(),
         });
         for (id, server) in &self.servers {

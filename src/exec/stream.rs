@@ -106,7 +106,15 @@ impl Source {
         let (limit, timeout) = options.limits();
         let shared = Shared::new(options);
         let halted = Halt::default();
-        let wait = options.call_start == CallStart::AfterStream;
+        // A provider that hosts servers may put their output in the model's
+        // context anywhere in the stream: under a policy that looks at what
+        // the conversation has seen, calls wait for the stream's end.
+        let wait = options.call_start == CallStart::AfterStream
+            || (provider.hosts_mcp()
+                && self
+                    .policy
+                    .as_ref()
+                    .is_some_and(super::policy::Policy::depends_on_taint));
         let mut running = FuturesUnordered::new();
         let mut queued: VecDeque<ToolCall> = VecDeque::new();
         let mut message = Value::Null;
@@ -158,6 +166,7 @@ impl Source {
                         let (done, streamed, finish_error) = calls.finish_parts();
                         sorter.sort(done, &mut queued, &mut turn)?;
                         hosted = streamed.extracted.hosted;
+                        shared.add_taint(hosted.servers());
                         message = streamed.message;
                         error = broke.or(finish_error);
                     }
@@ -170,8 +179,8 @@ impl Source {
         }
         let execution = turn.finish(&halted)?;
         let execution = self
-            .with_hosted(provider, hosted, options, &halted, execution)
-            .await?;
+            .with_hosted(provider, hosted, options, &shared, &halted, execution)
+            .await;
         Ok(StreamedExecution {
             execution,
             message,

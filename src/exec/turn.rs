@@ -11,7 +11,7 @@ use super::options::ExecOptions;
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME, Reading};
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
-use crate::hosted::HostedItems;
+use crate::hosted::{ApprovalAnswer, HostedItems};
 use crate::mcp::CallToolResult;
 use crate::results::{FollowUps, Outcome};
 use crate::spec::Provider;
@@ -103,10 +103,10 @@ pub struct Execution {
     #[serde(skip_serializing_if = "HostedItems::is_empty")]
     pub hosted: HostedItems,
     /// The answers to the provider's approval requests, decided by the
-    /// policy and the approver as local calls are: put them in the next
-    /// request's input.
+    /// policy and the approver as local calls are: put each one's
+    /// [`item`](ApprovalAnswer::item) in the next request's input.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub approvals: Vec<Value>,
+    pub approvals: Vec<ApprovalAnswer>,
 }
 
 /// A call's outcome after the `outputSchema` check: the result that an
