@@ -1178,6 +1178,39 @@ fn hosted_servers_on_the_command_line() {
             .contains(&"dmcp".into())
     );
 
+    // `calls` reports the hosted items of a response and of a stream.
+    let dir_tools = dir.path().join("none.json");
+    std::fs::write(&dir_tools, r#"{"tools": []}"#).unwrap();
+    let read = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "anthropic",
+            "--tools",
+            dir_tools.to_str().unwrap(),
+            "tests/fixtures/hosted/anthropic/vercel__anthropic-mcp.1.json",
+        ],
+        None,
+    ));
+    assert_eq!(read["calls"], serde_json::json!([]), "{read}");
+    assert_eq!(read["hosted"]["calls"][0]["server_id"], "echo", "{read}");
+    let streamed = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "openai-responses",
+            "--tools",
+            dir_tools.to_str().unwrap(),
+            "--stream",
+            "tests/fixtures/hosted/openai-responses/pydantic-ai__openai_mcp_server_tool_stream.1.response.sse",
+        ],
+        None,
+    ));
+    assert_eq!(
+        streamed["hosted"]["calls"][0]["tool"], "ask_question",
+        "{streamed}"
+    );
+
     // No hosted MCP here: the server runs locally, and it cannot be reached.
     let out = run(
         &[

@@ -540,18 +540,31 @@ pub fn calls(args: &CallsArgs) -> Result<Value> {
             .push(&bytes)
             .and_then(|_| stream.finish())
             .map_err(|e| e.with_file(file))?;
-        return Ok(json!({
+        let mut out = json!({
             "calls": streamed.extracted.calls,
             "rejected": streamed.extracted.rejected,
             "message": streamed.message,
-        }));
+        });
+        with_hosted(&mut out, &streamed.extracted.hosted)?;
+        return Ok(out);
     }
     let file = args.response.as_deref().unwrap_or("-");
     let response = read_json(file)?;
     let extracted = provider
         .extract_calls(&response, &listing)
         .map_err(|e| e.with_file(file))?;
-    Ok(json!({"calls": extracted.calls, "rejected": extracted.rejected}))
+    let mut out = json!({"calls": extracted.calls, "rejected": extracted.rejected});
+    with_hosted(&mut out, &extracted.hosted)?;
+    Ok(out)
+}
+
+/// Adds what the provider did with the servers it hosts (never run here),
+/// when it did anything.
+fn with_hosted(out: &mut Value, hosted: &mcp_adapters::hosted::HostedItems) -> Result<()> {
+    if let (false, Value::Object(map)) = (hosted.is_empty(), out) {
+        map.insert("hosted".into(), to_json(hosted)?);
+    }
+    Ok(())
 }
 
 /// `--framing`, or the framing the bytes show.
