@@ -948,3 +948,34 @@ fn the_model_loads_a_skill_from_a_skills_fs_server() {
         assert_eq!(forms.text.as_deref(), Some(on_disk.as_str()));
     });
 }
+
+/// A live server whose `skills/list` holds one malformed entry (no digest,
+/// which an SDK would refuse to build): that entry is refused by itself, and
+/// the other skill is listed and loads.
+#[test]
+fn one_malformed_skill_entry_does_not_hide_the_others() {
+    let python = or_panic(servers::python());
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/raw_skills_server.py");
+    runtime().block_on(async {
+        let source = HubConfig::new()
+            .server(
+                "raw",
+                ServerConfig::stdio(python.display().to_string(), [script.display().to_string()]),
+            )
+            .connect()
+            .await
+            .unwrap()
+            .skills("*")
+            .build()
+            .unwrap();
+        let list = source.list_skills().await;
+        let names: Vec<&str> = list.skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["good"], "{list:?}");
+        assert!(list.failed_servers.is_empty(), "{list:?}");
+        assert_eq!(list.refused.len(), 1, "{list:?}");
+        assert!(list.refused[0].reason.contains("digest"), "{list:?}");
+        let loaded = source.load_skill("raw", "good").await.unwrap();
+        assert!(loaded.verified && loaded.text.contains("Do the thing."));
+    });
+}

@@ -379,7 +379,15 @@ impl Session {
                 if !declared {
                     return Ok(Page::new(Vec::new()));
                 }
-                let listed = self.within(what, timeout, peer.list_skills(Some(params)));
+                // Sent as a request of its own, so that the entries come back
+                // as the server sent them: one malformed entry is refused by
+                // itself (`exec::skills`), not the whole listing.
+                let request =
+                    rmcp::model::ClientRequest::CustomRequest(rmcp::model::CustomRequest::new(
+                        what,
+                        Some(serde_json::to_value(&params).unwrap_or_default()),
+                    ));
+                let listed = self.within(what, timeout, peer.send_request(request));
                 self.as_ours(what, &listed.await?)?
             }
         };
