@@ -210,7 +210,8 @@ defs.update({
           "as": {"enum": ["text", "json", "list"], "default": "text", "description": "text: concatenated; json: JSON text parsed when the item closes (blank: {} or what was there); list: pushed onto a list."}}},
       "set": {"type": "object", "additionalProperties": False, "required": ["from", "to"], "description": "Set a field of an item (by key) or of the message to the event's value.", "properties": {"key": key_path, "from": path, "to": path}},
       "close": {"type": "object", "additionalProperties": False, "required": ["key"], "description": "The item is complete (a call runs now).", "properties": {"key": key_path}},
-      "end": {"type": "boolean", "description": "The stream is complete."}}},
+      "end": {"type": "boolean", "description": "The stream is complete."},
+      "settle": {"type": "string", "description": "The path of the whole items the event carries (a final response's output): an item still open that is not a call takes the entry at its key's position, and is complete."}}},
   "stream": {"type": "object", "additionalProperties": False, "required": ["framing", "events"], "description": "How a streamed response builds the assistant message and when each call is complete.", "properties": {
       "framing": {"enum": ["sse", "ndjson", "json", "eventstream"], "description": "How the bytes are cut into events."},
       "done": {"type": "string", "description": "A data payload that ends the stream, such as [DONE]."},

@@ -709,3 +709,18 @@ fn approvals_without_a_policy_and_taint_within_a_response() {
     let error = run.calls[0].error.as_ref().expect("denied once tainted");
     assert_eq!(error.kind(), mcp_adapters::ErrorKind::Denied, "{error}");
 }
+
+/// A stream that never closes some of its items (three servers listed at
+/// once): they are whole in the final response, and the assembled message
+/// and the report hold every server's tools.
+#[test]
+fn items_a_stream_never_closed_are_settled_by_its_final_response() {
+    let items = streamed(
+        "openai-responses",
+        "pydantic-ai__openai_mcp_three_servers_list_tools_stream.1.response.sse",
+    );
+    assert_eq!(items.tool_lists.len(), 3, "{items:?}");
+    for list in &items.tool_lists {
+        assert!(!list.tools.is_empty(), "{list:?}");
+    }
+}

@@ -268,10 +268,32 @@ impl<'a> Assembler<'a> {
         {
             self.close(index, out)?;
         }
+        if let Some(list) = &rule.settle {
+            self.settle(list, event);
+        }
         if rule.end {
             self.end(out)?;
         }
         Ok(())
+    }
+
+    /// Items still open that are not calls take the whole items `list`
+    /// holds at their key's position, and are complete.
+    fn settle(&mut self, list: &JsonPath, event: &Value) {
+        let Some(Value::Array(whole)) = list.get(event) else {
+            return;
+        };
+        for (position, value) in whole.iter().enumerate() {
+            let Some(index) = self.keys.get(Key::Num(position as u64)) else {
+                continue;
+            };
+            let item = &mut self.items[index];
+            if item.open && item.call.is_none() {
+                item.value = value.clone();
+                item.json.clear();
+                item.open = false;
+            }
+        }
     }
 
     /// The provider's error event, as an error naming its message.

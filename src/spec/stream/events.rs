@@ -38,6 +38,11 @@ pub(in crate::spec) struct EventRuleDoc {
     pub close: Option<KeyDoc>,
     #[serde(default)]
     pub end: Option<bool>,
+    /// The list of whole items the event carries (a final response's
+    /// output): an item still open, not a call, takes the entry at its key's
+    /// position and is complete.
+    #[serde(default)]
+    pub settle: Option<String>,
     #[serde(default)]
     pub error: Option<OneOrMany>,
 }
@@ -244,6 +249,7 @@ pub(crate) struct Rule {
     pub set: Option<Set>,
     pub close: Option<JsonPath>,
     pub end: bool,
+    pub settle: Option<JsonPath>,
     pub error: Vec<JsonPath>,
 }
 
@@ -331,6 +337,7 @@ pub(super) fn compile_rule(doc: EventRuleDoc, at: &str, unnamed: bool) -> Result
         }),
         close: doc.close.map(|k| path(&k.key)),
         end: doc.end.unwrap_or(false),
+        settle: doc.settle.as_deref().map(path),
         error: doc
             .error
             .map(|e| e.into_vec())
