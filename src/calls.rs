@@ -356,7 +356,7 @@ pub(crate) fn read_arguments(
             }
             Ok(map.clone())
         }
-        // JSON text `null` is no arguments too (Cohere sends it for a tool without parameters).
+        // JSON text `null` is no arguments too (a provider sends it for a tool without parameters).
         (Some(Value::String(text)), ArgFormat::JsonText | ArgFormat::ObjectOrJsonText)
             if missing == MissingArguments::EmptyObject && text.trim() == "null" =>
         {
