@@ -22,8 +22,10 @@ pub const MAX_DESCRIPTION_BYTES: usize = 4096;
 
 /// Whether `c` is invisible in a rendered description and must not reach a model.
 fn is_invisible(c: char) -> bool {
-    if c == '\n' || c == '\t' {
-        return false;
+    // ASCII has no format or separator characters: only its controls
+    // (not a line feed or a tab) are invisible, and most text is ASCII.
+    if c.is_ascii() {
+        return c.is_ascii_control() && c != '\n' && c != '\t';
     }
     matches!(
         c.general_category(),
@@ -78,6 +80,23 @@ pub fn sanitize_description(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ascii_shortcut_agrees_with_the_general_categories() {
+        for byte in 0u8..=0x7F {
+            let c = char::from(byte);
+            let by_category = c != '\n'
+                && c != '\t'
+                && matches!(
+                    c.general_category(),
+                    GeneralCategory::Control
+                        | GeneralCategory::Format
+                        | GeneralCategory::LineSeparator
+                        | GeneralCategory::ParagraphSeparator
+                );
+            assert_eq!(is_invisible(c), by_category, "{byte:#04x}");
+        }
+    }
 
     #[test]
     fn removes_invisible_and_keeps_newlines_and_tabs() {
