@@ -421,7 +421,6 @@ fn approval_requests_are_answered_by_the_policy_and_the_approver() {
         );
         run.approvals[0].item.clone()
     };
-    let id = "mcpr_0b3b4f5a56d7a8d100694982e38a0c81a1a8a6a8bb5baf79d6";
     let allowed = answer(Policy::allow_all(), None);
     assert_eq!(allowed["type"], "mcp_approval_response");
     assert_eq!(allowed["approve"], true);
@@ -442,7 +441,6 @@ fn approval_requests_are_answered_by_the_policy_and_the_approver() {
     let refused = answer(Policy::allow_all().ask("zip1/*").unwrap(), Some(false));
     assert_eq!(refused["approve"], false);
     assert!(refused["reason"].as_str().unwrap().contains("not today"));
-    let _ = id;
     check(&[
         Item::new("approved", "openai-responses/hosted_approval", approved),
         Item::new("refused", "openai-responses/hosted_approval", refused),
@@ -467,7 +465,6 @@ fn approval_requests_are_answered_by_the_policy_and_the_approver() {
     });
     assert!(run.ran_servers.contains("zip1"), "{:?}", run.ran_servers);
     assert_eq!(run.hosted.calls.len(), 1);
-    let _ = json!(null);
 }
 
 /// One configuration, two places, against the reference server over

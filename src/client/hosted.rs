@@ -128,7 +128,12 @@ pub async fn split_hosted(
     let defer = options
         .defer
         .iter()
-        .map(|g| crate::toolset::compile_tool_glob(g))
+        .map(|g| {
+            crate::toolset::compile_tool_glob(g).map_err(|e| {
+                let message = format!("HostedOptions::defer: {}", e.message());
+                e.with_message(message)
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     let mut filters = crate::toolset::ToolSet::hub();
     for glob in &options.allow {

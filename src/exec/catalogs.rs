@@ -23,7 +23,7 @@ use super::policy::{Action, Policy};
 use super::server::{Server, list_whole_catalog};
 use super::skills::{LOAD_SKILL, LoadArguments, SkillList, Skills};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mcp::{CallToolResult, Catalog, Content, EmbeddedResource, Tool};
+use crate::mcp::{CallToolResult, Catalog, Content, EmbeddedResource, ResourceContents, Tool};
 use crate::toolset::Filter;
 
 /// The tool that lists resources.
@@ -38,6 +38,24 @@ pub const GET_PROMPT: &str = "get_prompt";
 /// The `_meta` key under which an answer of the library's tools names the
 /// servers it holds content of: they go into the turn's `ran_servers`.
 pub(crate) const ORIGINS_KEY: &str = "mcp-adapters/servers";
+
+/// An answer of `content` from the one server `server_id`.
+fn from_server(content: Vec<Content>, server_id: &str) -> CallToolResult {
+    let result = CallToolResult {
+        content,
+        ..Default::default()
+    };
+    from_servers(result, vec![server_id.to_owned()])
+}
+
+/// A resource's contents as a content block.
+fn embedded(resource: ResourceContents) -> Content {
+    Content::Resource(EmbeddedResource {
+        resource,
+        annotations: None,
+        meta: None,
+    })
+}
 
 /// `result` marked as holding content of `servers`.
 fn from_servers(mut result: CallToolResult, servers: Vec<String>) -> CallToolResult {
@@ -248,33 +266,13 @@ impl Catalogs {
                         .held_skills
                         .read_file(id, server.as_ref(), &skill, uri)
                         .await?;
-                    let result = CallToolResult {
-                        content: vec![Content::Resource(EmbeddedResource {
-                            resource,
-                            annotations: None,
-                            meta: None,
-                        })],
-                        ..Default::default()
-                    };
-                    return Ok(from_servers(result, vec![id.to_owned()]));
+                    return Ok(from_server(vec![embedded(resource)], id));
                 }
                 let read = server.read_resource(uri).await?;
-                let content = read
-                    .contents
-                    .into_iter()
-                    .map(|resource| {
-                        Content::Resource(EmbeddedResource {
-                            resource,
-                            annotations: None,
-                            meta: None,
-                        })
-                    })
-                    .collect();
-                let result = CallToolResult {
-                    content,
-                    ..Default::default()
-                };
-                Ok(from_servers(result, vec![id.to_owned()]))
+                Ok(from_server(
+                    read.contents.into_iter().map(embedded).collect(),
+                    id,
+                ))
             }
             GET_PROMPT => {
                 let (id, server) =
@@ -301,11 +299,7 @@ impl Catalogs {
                     content.push(Content::text(format!("[{}]", message.role)));
                     content.push(message.content);
                 }
-                let result = CallToolResult {
-                    content,
-                    ..Default::default()
-                };
-                Ok(from_servers(result, vec![id.to_owned()]))
+                Ok(from_server(content, id))
             }
             LOAD_SKILL => self.load_skill(arguments, taint).await,
             other => Err(Error::new(
@@ -345,7 +339,7 @@ impl Catalogs {
             }
         }
         let (id, server) = self.server_named(&named, Kind::Skills, "skills/load", taint)?;
-        let result = match asked.file {
+        let content = match asked.file {
             None => {
                 let loaded = self
                     .held_skills
@@ -368,10 +362,7 @@ impl Catalogs {
                          Read the files it names with `file`.",
                     ),
                 }
-                CallToolResult {
-                    content: vec![Content::text(head), Content::text(loaded.text)],
-                    ..Default::default()
-                }
+                vec![Content::text(head), Content::text(loaded.text)]
             }
             Some(file) => {
                 let (skill, resource) = self
@@ -385,18 +376,11 @@ impl Catalogs {
                         skill.name
                     )));
                 }
-                content.push(Content::Resource(EmbeddedResource {
-                    resource,
-                    annotations: None,
-                    meta: None,
-                }));
-                CallToolResult {
-                    content,
-                    ..Default::default()
-                }
+                content.push(embedded(resource));
+                content
             }
         };
-        Ok(from_servers(result, vec![id.to_owned()]))
+        Ok(from_server(content, id))
     }
 
     /// The catalogue of each open server (or of the one the call names), as text.

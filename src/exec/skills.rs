@@ -157,8 +157,7 @@ impl Skill {
                 "its name {name:?} is not 1 to 64 lowercase letters, digits and single inner hyphens"
             )));
         }
-        let segment = root.trim_end_matches('/').rsplit('/').next().unwrap_or("");
-        let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+        let decoded = uri_name(uri).unwrap_or_default();
         if decoded != name {
             return Err(fail(format!(
                 "its name `{name}` is not its URI's directory `{decoded}`"
@@ -249,6 +248,12 @@ fn valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c == '-' || (c.is_alphanumeric() && !c.is_uppercase()))
+}
+
+/// The name a `SKILL.md` URI gives its skill: its directory's, percent-decoded.
+fn uri_name(uri: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let segment = skill_root(uri)?.trim_end_matches('/').rsplit('/').next()?;
+    Some(percent_encoding::percent_decode_str(segment).decode_utf8_lossy())
 }
 
 /// The skill's directory URI (with `/`) of a `SKILL.md` URI.
@@ -510,9 +515,7 @@ impl Skills {
             return Err(Error::new(ErrorKind::Unavailable, failed.error.clone()));
         }
         if let Some(refused) = list.refused.iter().find(|r| {
-            skill_root(&r.uri)
-                .and_then(|root| root.trim_end_matches('/').rsplit('/').next())
-                .is_some_and(|n| n == name)
+            uri_name(&r.uri).is_some_and(|n| n == name)
         }) {
             return Err(Error::new(
                 ErrorKind::Denied,
