@@ -13,8 +13,10 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// What kind of failure an [`Error`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What kind of failure an [`Error`] is. Serialized in `snake_case`
+/// (`unknown_tool`), as a [`TurnState`](crate::exec::TurnState) keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// A provider spec or rules file is malformed (syntax, schema or semantics).

@@ -24,7 +24,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -177,7 +177,7 @@ pub struct HostedListing {
 }
 
 /// A call the provider made to a hosted server, as its response reports it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HostedCall {
     /// The item's id, if it has one.
@@ -190,15 +190,15 @@ pub struct HostedCall {
     /// parse is kept as a string).
     pub arguments: Value,
     /// What the server answered, when the response carries it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
     /// Why it failed, when it did.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
 /// A call the provider holds until the application approves it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HostedApproval {
     /// The request's id, which the answer names.
@@ -213,7 +213,7 @@ pub struct HostedApproval {
 
 /// The answer to one of the provider's approval requests, decided by the
 /// policy and the approver.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalAnswer {
     /// The request's id.
@@ -225,7 +225,7 @@ pub struct ApprovalAnswer {
     /// Whether the call may run.
     pub approved: bool,
     /// Why not, when it may not.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The input item that answers it, in the provider's shape: send it in
     /// the next request.
@@ -233,7 +233,7 @@ pub struct ApprovalAnswer {
 }
 
 /// The tools the provider listed for a hosted server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HostedToolList {
     /// The hosted server.
@@ -241,12 +241,12 @@ pub struct HostedToolList {
     /// The tools' names.
     pub tools: Vec<String>,
     /// Why the listing failed, when it did.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
 /// A response's hosted items: nothing in them runs locally.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct HostedItems {
     /// Calls the provider made, in the response's order.

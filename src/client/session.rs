@@ -559,6 +559,12 @@ impl Session {
         let mut options = PeerRequestOptions::no_options();
         // The caller's `_meta`, and the trace this call is part of.
         let mut meta = context.meta.clone();
+        if let Some(key) = &context.idempotency_key {
+            meta.get_or_insert_default().insert(
+                crate::exec::durable::IDEMPOTENCY_KEY.to_owned(),
+                Value::String(key.clone()),
+            );
+        }
         crate::telemetry::inject_context(&mut meta);
         let mut meta = meta.map(RequestMetaObject::from);
         if self.is_modern() {

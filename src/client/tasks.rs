@@ -125,6 +125,9 @@ impl McpClient {
         if let Some(meta) = &call.context.meta {
             params["_meta"] = Value::Object(meta.clone());
         }
+        if let Some(key) = &call.context.idempotency_key {
+            params["_meta"][crate::exec::durable::IDEMPOTENCY_KEY] = Value::String(key.clone());
+        }
         let answer = call
             .session
             .peer()

@@ -17,6 +17,7 @@ use super::asks::{
     Handlers, InputAnswer, InputQuestions, Sampling, SamplingAnswer, SamplingRequest,
 };
 use super::clock::{CallClock, Halt, Paused};
+use super::durable::{Stage, Waits};
 use super::policy::{Action, Approval, ApprovalRequest, Approver};
 use crate::calls::ToolCall;
 use crate::describe::sanitize_description;
@@ -42,6 +43,9 @@ pub(super) struct CallState {
     used: Mutex<Used>,
     clock: Mutex<Option<Arc<CallClock>>>,
     halt: Halt,
+    /// Whether the call may wait for answers not available now
+    /// ([`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)).
+    suspend: bool,
 }
 
 #[derive(Default)]
@@ -56,6 +60,7 @@ impl CallState {
         max_rounds: Option<usize>,
         input_timeout: Option<Duration>,
         halt: Halt,
+        suspend: bool,
     ) -> Arc<Self> {
         Arc::new(CallState {
             info: Mutex::new(info),
@@ -64,6 +69,7 @@ impl CallState {
             used: Mutex::new(Used::default()),
             clock: Mutex::new(None),
             halt,
+            suspend,
         })
     }
 
@@ -239,6 +245,12 @@ impl Answerer {
         }
     }
 
+    /// Whether the questions may wait for answers not available now: those
+    /// of one call whose turn may be suspended.
+    fn can_wait(&self) -> bool {
+        matches!(&self.target, Target::One(state) if state.suspend)
+    }
+
     fn halt(&self) {
         for state in self.states() {
             state.halt.set();
@@ -287,6 +299,11 @@ impl Answerer {
                     })?;
                     responses.insert(key.clone(), roots.into());
                 }
+                InputRequest::Sampling(_)
+                    if self.governor.handlers.sampling.is_none() && self.can_wait() =>
+                {
+                    return Err(waits_for(asked, round));
+                }
                 InputRequest::Sampling(params) => {
                     let result = self.sample((**params).clone()).await.map_err(|e| {
                         not_completed(asked, &format!("for `{key}`: {}", e.message()))
@@ -299,10 +316,13 @@ impl Answerer {
             }
         }
         if !questions.is_empty() {
-            let answer = self
-                .ask(questions, Asking::InputRequired, round)
-                .await
-                .map_err(|why| not_completed(asked, &why))?;
+            let answer = match self.ask(questions, Asking::InputRequired, round).await {
+                Ok(answer) => answer,
+                Err(NoAnswer::Later(_)) if self.can_wait() => {
+                    return Err(waits_for(asked, round));
+                }
+                Err(why) => return Err(not_completed(asked, &why)),
+            };
             responses.extend(answer);
         }
         Ok(responses)
@@ -363,6 +383,13 @@ impl Answerer {
                 )),
             },
             Err(NoAnswer::Declined(_)) => Ok(ElicitResult::decline()),
+            Err(NoAnswer::Later(why)) => {
+                // The request lives on the connection: it cannot wait for
+                // the turn to resume in another process.
+                tracing::warn!(server = %self.server_id, call = ?self.attribution().call().map(|c| &c.call.call_id),
+                    reason = %why, "an elicitation request declined: it cannot wait for an answer that is not available now");
+                Ok(ElicitResult::decline())
+            }
             // Not answered in time: as a person who dismissed the form.
             Err(NoAnswer::Cancelled(_)) | Err(NoAnswer::Late(_)) => Ok(ElicitResult::cancel()),
             Err(NoAnswer::Refused(why)) => Err(refuse(why)),
@@ -493,6 +520,11 @@ impl Answerer {
                         self.halt();
                         Err(denied(format!("sampling denied by the approver: {reason}")))
                     }
+                    Approval::Later => Err(denied(
+                        "sampling denied: the approver gave no answer now, and a sampling \
+                         request is answered while its call waits"
+                            .into(),
+                    )),
                 }
             }
         }
@@ -540,6 +572,9 @@ impl Answerer {
         round: usize,
     ) -> std::result::Result<InputResponses, NoAnswer> {
         let Some(handler) = self.governor.handlers.input.clone() else {
+            if self.can_wait() {
+                return Err(NoAnswer::Later("no input handler is configured".into()));
+            }
             return Err(NoAnswer::Refused("no input handler is configured".into()));
         };
         let questions = InputQuestions {
@@ -556,6 +591,9 @@ impl Answerer {
             Ok(InputAnswer::Decline(reason)) => Err(NoAnswer::Declined(format!(
                 "the input handler declined: {reason}"
             ))),
+            Ok(InputAnswer::Later) => Err(NoAnswer::Later(
+                "the input handler gave no answer now, and the turn cannot be suspended".into(),
+            )),
             Ok(InputAnswer::Cancel(reason)) => {
                 self.halt();
                 tracing::warn!(server = %self.server_id, reason = %reason,
@@ -579,6 +617,8 @@ enum NoAnswer {
     Declined(String),
     Cancelled(String),
     Late(String),
+    /// No answer now: the call may wait for it.
+    Later(String),
 }
 
 impl std::ops::Deref for NoAnswer {
@@ -588,7 +628,8 @@ impl std::ops::Deref for NoAnswer {
             NoAnswer::Refused(s)
             | NoAnswer::Declined(s)
             | NoAnswer::Cancelled(s)
-            | NoAnswer::Late(s) => s,
+            | NoAnswer::Late(s)
+            | NoAnswer::Later(s) => s,
         }
     }
 }
@@ -606,6 +647,15 @@ fn shorten(text: &str, max: usize) -> String {
         Some((at, _)) => format!("{}...", &text[..at]),
         None => text.to_owned(),
     }
+}
+
+/// The error of a call whose tool's questions wait for answers not available
+/// now: the call waits at this round.
+fn waits_for(asked: &InputRequiredResult, round: usize) -> Error {
+    Waits::error(Stage::WaitingForInput {
+        round,
+        asked: asked.clone(),
+    })
 }
 
 /// The error for a call that ended while its tool still required input: why,

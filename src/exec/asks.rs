@@ -423,6 +423,13 @@ pub enum InputAnswer {
     /// The person dismissed the questions: the call ends as with `Decline`,
     /// and the turn halts (as [`Approval::DenyAndHalt`](crate::exec::Approval::DenyAndHalt)).
     Cancel(String),
+    /// No answer now: with [`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)
+    /// the call waits for the answers of an `input_required` round and the
+    /// turn is suspended, to be resumed once they are there. A question
+    /// that cannot wait (an `elicitation/create` request of a revision up to
+    /// 2025-11-25, which lives on its connection) is declined; without
+    /// `suspend`, the round is declined too, saying no answer came.
+    Later,
 }
 
 /// Answers the questions of tools that ask for input; see

@@ -56,15 +56,18 @@ impl Rounds {
         halt: &'a Halt,
         state: &'a CallState,
         retry: bool,
+        answered: usize,
     ) -> BoxFuture<'a, Result<CallToolResult>> {
         Box::pin(self.complete(
-            call, server, context, response, options, timeout, halt, state, retry,
+            call, server, context, response, options, timeout, halt, state, retry, answered,
         ))
     }
 
     /// Drives a call from its first answer to a result: asks the handlers
     /// and calls again while the server requires input. `timeout` bounds each
     /// request's server time, the options' input timeout each answer.
+    /// `answered`: the rounds already answered (a call taken up again after
+    /// its turn was suspended).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn complete(
         &self,
@@ -77,9 +80,10 @@ impl Rounds {
         halt: &Halt,
         state: &CallState,
         retry: bool,
+        answered: usize,
     ) -> Result<CallToolResult> {
         let max_rounds = options.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS);
-        let mut answered = 0usize;
+        let mut answered = answered;
         loop {
             let asked = match response {
                 CallToolResponse::Complete(result) => return Ok(result),

@@ -16,8 +16,9 @@
 // The files read downward: each imports only files on the floors below its
 // own (tests/layers.rs holds the table and checks it). From the ground up:
 //
-// - `clock`, `future`, `gate`: a call's deadline and the turn's halt; the
-//   boxed future; who may be in flight on a server at once.
+// - `clock`, `future`, `gate`, `kept`, `durable`: a call's deadline and the
+//   turn's halt; the boxed future; who may be in flight on a server at once;
+//   the texts budgets cut; a suspended turn's state.
 // - `policy`: which calls run, and the approver.
 // - `asks`: what the application configures to answer servers (handlers,
 //   sampling, roots) and what its handlers are given and answer.
@@ -30,13 +31,15 @@
 //   and the record of each call.
 // - `source`: hubs and clients.
 // - `run`: running a turn's calls.
-// - `stream`: running calls while the model streams.
+// - `stream`, `resume`: running calls while the model streams; taking up a
+//   suspended turn.
 
 mod answerer;
 mod asks;
 mod cache;
 pub mod catalogs;
 mod clock;
+pub mod durable;
 mod future;
 mod gate;
 mod hooks;
@@ -45,6 +48,7 @@ mod input;
 mod kept;
 mod options;
 mod policy;
+mod resume;
 mod run;
 mod server;
 pub mod skills;
@@ -57,6 +61,9 @@ pub use asks::{
     Asking, Attribution, CallInfo, ClientFeatures, DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS,
     DEFAULT_MAX_SAMPLING_REQUESTS, Handlers, InputAnswer, InputHandler, InputQuestions, Roots,
     Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
+};
+pub use durable::{
+    Checkpoint, IDEMPOTENCY_KEY, TURN_STATE_FORMAT, TURN_STATE_VERSION, TurnState, Wait, Waiting,
 };
 pub use future::BoxFuture;
 pub use hooks::Hooks;

@@ -1,11 +1,13 @@
 //! How one turn's calls run: [`ExecOptions`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::durable::{Checkpoint, TurnState};
+use super::policy::Approval;
 use super::server::{Progress, ProgressFn};
 use crate::results::ResultOptions;
 
@@ -49,6 +51,9 @@ pub struct ExecOptions {
     pub(super) retry_interrupted: bool,
     pub(super) output_schema: OutputSchemaCheck,
     pub(super) trace_content: bool,
+    pub(super) suspend: bool,
+    pub(super) decisions: BTreeMap<String, Approval>,
+    pub(super) checkpoint: Option<Checkpoint>,
 }
 
 impl std::fmt::Debug for ExecOptions {
@@ -69,6 +74,9 @@ impl std::fmt::Debug for ExecOptions {
             .field("retry_interrupted", &self.retry_interrupted)
             .field("output_schema", &self.output_schema)
             .field("trace_content", &self.trace_content)
+            .field("suspend", &self.suspend)
+            .field("decisions", &self.decisions)
+            .field("checkpoint", &self.checkpoint.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -210,6 +218,61 @@ impl ExecOptions {
     /// Receives progress notifications.
     pub fn progress(mut self, sink: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(sink));
+        self
+    }
+
+    /// Suspends the turn, rather than holding the process, when a call
+    /// waits for an answer that is not available now (off by default): a
+    /// policy `ask` with no approver, or whose approver answers
+    /// [`Approval::Later`]; a tool's `input_required` questions with no
+    /// handler for them, or whose input handler answers
+    /// [`InputAnswer::Later`](crate::exec::InputAnswer::Later); the
+    /// provider's approval request for a hosted call, likewise. Every other
+    /// call runs to its end; the turn then comes back as
+    /// [`Status::Suspended`](crate::exec::Status::Suspended), with its
+    /// [`TurnState`] in [`Execution::suspended`](crate::Execution::suspended),
+    /// to resume with [`Source::resume_turn`](crate::exec::Source::resume_turn).
+    ///
+    /// What cannot outlive the process is not waited on: a question a
+    /// server of a revision up to 2025-11-25 sends during a call (an
+    /// `elicitation/create` or `sampling/createMessage` request, which lives
+    /// on its connection) that no handler answers now is declined, and the
+    /// server's own result then answers the call.
+    pub fn suspend(mut self, on: bool) -> Self {
+        self.suspend = on;
+        self
+    }
+
+    /// Approves the call `call` (the provider's call id, or `#INDEX`, its
+    /// position in the response, for providers whose calls have none; for a
+    /// hosted call, its approval request's id) where the policy asks about
+    /// it: the approver is not asked. A policy that denies it still denies.
+    pub fn approve_call(mut self, call: impl Into<String>) -> Self {
+        self.decisions.insert(call.into(), Approval::Allow);
+        self
+    }
+
+    /// Denies the call `call` (named as for
+    /// [`approve_call`](Self::approve_call)) where the policy asks about
+    /// it, with `reason` for the model.
+    pub fn deny_call(mut self, call: impl Into<String>, reason: impl Into<String>) -> Self {
+        self.decisions
+            .insert(call.into(), Approval::Deny(reason.into()));
+        self
+    }
+
+    /// Receives the turn's whole state each time a call's stage changes: as
+    /// the turn starts, just before each call is sent, and as each call ends
+    /// or comes to wait. Keep the last one (a durable-execution engine's
+    /// step, a database row): if the process ends mid-turn, resuming it
+    /// with [`Source::resume_turn`](crate::exec::Source::resume_turn) runs
+    /// the calls never sent, keeps the results obtained, and answers a call
+    /// that was in flight as interrupted
+    /// ([`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted)), never
+    /// sending it again. Called on the turn's task, with the stage changes
+    /// in order: it should return quickly.
+    pub fn checkpoint(mut self, checkpoint: impl Fn(&TurnState) + Send + Sync + 'static) -> Self {
+        self.checkpoint = Some(Arc::new(checkpoint));
         self
     }
 }

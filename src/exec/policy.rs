@@ -316,6 +316,11 @@ pub enum Approval {
     Deny(String),
     /// Do not run it, and halt the agent loop after this turn.
     DenyAndHalt(String),
+    /// No answer now: with [`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)
+    /// the call waits (unsent) and the turn is suspended, to be resumed once
+    /// the answer is there; otherwise the call is denied, and the model told
+    /// it got no answer.
+    Later,
 }
 
 /// Decides calls a policy `ask`s about.

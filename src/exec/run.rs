@@ -13,6 +13,7 @@ use super::answerer::{Answerer, CallState};
 use super::asks::CallInfo;
 use super::cache::SchemaOf;
 use super::clock::{CallClock, Halt};
+use super::durable::{Ended, Journal, Stage, TurnState, Waits};
 use super::future::BoxFuture;
 use super::gate::{Pass, Slots};
 use super::kept::KeptResults;
@@ -20,13 +21,13 @@ use super::options::{ExecOptions, OutputSchemaCheck};
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, Server};
 use super::source::Source;
-use super::turn::{Answering, CallRecord, Checked, Execution, Status};
+use super::turn::{Answering, CallRecord, Checked, Execution, Status, not_run_halted};
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME};
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::{ApprovalAnswer, HostedApproval, HostedItems};
 use crate::listing::Listing;
-use crate::mcp::{CallToolResponse, CallToolResult, Tool};
+use crate::mcp::{CallToolResponse, CallToolResult, InputRequiredResult, Tool};
 use crate::spec::Provider;
 use crate::toolset::ToolSet;
 
@@ -85,7 +86,10 @@ impl Source {
         let mut extracted = extracted;
         let hosted = std::mem::take(&mut extracted.hosted);
         let toolset = listing.toolset();
-        let mut turn = Answering::new(provider, options, self.reader(listing));
+        let shared = Shared::new(options, provider);
+        let mut turn =
+            Answering::new(provider, options, self.reader(listing)).journal(shared.journal());
+        shared.begin(&extracted.calls, &hosted);
         for rejected in extracted.rejected {
             turn.rejected(rejected);
         }
@@ -93,13 +97,22 @@ impl Source {
             self.search(provider, search, listing, options, &mut turn)?;
         }
         let (limit, timeout) = options.limits();
-        let shared = Shared::new(options);
         // The hosted calls' output came before the model asked for these.
         shared.add_taint(hosted.servers());
         let halted = Halt::default();
         let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
             futures_util::stream::iter(extracted.calls)
-                .map(|call| self.guarded(call, toolset, options, &shared, timeout, &halted))
+                .map(|call| {
+                    self.guarded(
+                        call,
+                        toolset,
+                        options,
+                        &shared,
+                        timeout,
+                        &halted,
+                        Start::Fresh,
+                    )
+                })
                 .buffer_unordered(limit)
                 .collect()
                 .await;
@@ -110,7 +123,7 @@ impl Source {
         }
         let execution = turn.finish(&halted)?;
         Ok(self
-            .with_hosted(provider, hosted, options, &shared, &halted, execution)
+            .with_hosted(provider, hosted, Vec::new(), &shared, &halted, execution)
             .await)
     }
 
@@ -118,21 +131,52 @@ impl Source {
     /// its items reported, its calls' servers among those in the model's
     /// context, and its approval requests answered, under the turn's taint
     /// and those servers.
+    ///
+    /// A turn with calls (or approval requests) that wait, and not halted,
+    /// is suspended here: its state goes in the execution.
     pub(super) async fn with_hosted(
         &self,
         provider: &Provider,
         hosted: HostedItems,
-        options: &ExecOptions,
+        decided: Vec<ApprovalAnswer>,
         shared: &Shared,
         halted: &Halt,
         mut execution: Execution,
     ) -> Execution {
-        execution.approvals = self
-            .answer_hosted_approvals(provider, &hosted.approvals, options, shared, halted)
-            .await;
+        let undecided: Vec<HostedApproval> = hosted
+            .approvals
+            .iter()
+            .filter(|a| !decided.iter().any(|d| d.id == a.id))
+            .cloned()
+            .collect();
+        let mut approvals = decided;
+        approvals.extend(
+            self.answer_hosted_approvals(provider, &undecided, shared, halted)
+                .await,
+        );
         if halted.is_set() {
             execution.status = Status::Halt;
+        } else if let Some(journal) = shared.journal() {
+            let taint = shared.taint();
+            journal.update(|state| {
+                state.hosted = hosted.clone();
+                state.approvals = approvals.clone();
+                state.taint = (*taint).clone();
+            });
+            let state = journal.snapshot();
+            let waiting = state.waiting();
+            if !waiting.is_empty() {
+                execution.status = Status::Suspended;
+                execution.results.clear();
+                execution.follow_ups.clear();
+                execution.ran_servers.clear();
+                execution.waiting = waiting;
+                execution.suspended = Some(Box::new(state));
+                execution.hosted = hosted;
+                return execution;
+            }
         }
+        execution.approvals = approvals;
         execution
             .ran_servers
             .extend(hosted.servers().map(str::to_owned));
@@ -145,11 +189,13 @@ impl Source {
     /// decides, and without one they are denied), and answers each in the
     /// provider's shape. A request without an id, or whose answer the spec
     /// cannot shape, is left unanswered and logged.
+    ///
+    /// A request the turn waits on (its answer is not available now and the
+    /// turn may be suspended) is left out.
     async fn answer_hosted_approvals(
         &self,
         provider: &Provider,
         requests: &[HostedApproval],
-        options: &ExecOptions,
         shared: &Shared,
         halted: &Halt,
     ) -> Vec<ApprovalAnswer> {
@@ -172,7 +218,7 @@ impl Source {
                 server_id: call.server_id.clone(),
                 tool: call.tool.clone(),
                 call_id: call.call_id.clone(),
-                principal: options.principal.clone(),
+                principal: shared.principal.clone(),
                 taint: shared.taint(),
                 ..Default::default()
             };
@@ -183,14 +229,20 @@ impl Source {
                 // What would be judged is not what the provider would run.
                 denied("its arguments are not a JSON object")
             } else if self.policy.is_none() {
-                self.ask_approver(&call, &context, halted).await
+                match shared.decisions.get(&request.id) {
+                    Some(decision) => decided(decision.clone(), &call, halted),
+                    None => self.ask_approver(&call, &context, halted, shared).await,
+                }
             } else {
-                match self.check_policy(&call, &context, halted) {
+                match self.check_policy(&call, &context, halted, shared) {
                     Ok(Approving::Allowed) => Ok(()),
                     Ok(Approving::Asking(asking)) => asking.await,
                     Err(e) => Err(e),
                 }
             };
+            if matches!(&decided, Err(e) if Waits::of(e).is_some()) {
+                continue;
+            }
             let reason = decided.as_ref().err().map(|e| e.message().to_owned());
             match provider.answer_hosted_approval(request, decided.is_ok(), reason.as_deref()) {
                 Ok(item) => {
@@ -246,9 +298,17 @@ impl Source {
             arguments,
         };
         let (_, timeout) = options.limits();
-        let shared = Shared::for_caller(options, Caller::App);
+        let shared = Shared::for_caller(options, Caller::App, None);
         let (call, outcome) = self
-            .guarded(call, &toolset, options, &shared, timeout, &Halt::default())
+            .guarded(
+                call,
+                &toolset,
+                options,
+                &shared,
+                timeout,
+                &Halt::default(),
+                Start::Fresh,
+            )
             .await;
         let checked = self.check_output(&call, &toolset, outcome, options.output_schema);
         Ok(checked.into_record(call))
@@ -298,7 +358,9 @@ impl Source {
 
     /// One call through the pipeline, with panics caught: its first request
     /// (checks, approval and hooks included) bounded by `timeout`, then any
-    /// input rounds, each request bounded by `timeout` again.
+    /// input rounds, each request bounded by `timeout` again. `start` says
+    /// where a resumed call takes up.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn guarded(
         &self,
         mut call: ToolCall,
@@ -307,6 +369,7 @@ impl Source {
         shared: &Shared,
         timeout: Duration,
         halted: &Halt,
+        start: Start,
     ) -> (ToolCall, Result<CallToolResult>) {
         let mut context = CallContext {
             server_id: call.server_id.clone(),
@@ -320,6 +383,7 @@ impl Source {
             input_responses: None,
             request_state: None,
             answerer: None,
+            idempotency_key: Some(TurnState::key_of(&shared.turn, call.index)),
         };
         let state = CallState::new(
             CallInfo {
@@ -330,6 +394,7 @@ impl Source {
             options.max_input_rounds,
             options.input_timeout,
             halted.clone(),
+            shared.suspend,
         );
         context.answerer = Some(Answerer::for_call(
             self.governor.clone(),
@@ -360,7 +425,7 @@ impl Source {
             }
         }
         let pipeline = AssertUnwindSafe(self.pipeline(
-            &mut call, toolset, context, options, shared, timeout, halted, &state,
+            &mut call, toolset, context, options, shared, timeout, halted, &state, start,
         ))
         .catch_unwind()
         .instrument(span.clone());
@@ -382,7 +447,19 @@ impl Source {
                 Ok(_) => {}
             }
         }
-        if let Err(err) = &outcome {
+        if let Some(journal) = shared.journal() {
+            let stage = match &outcome {
+                Err(err) => Waits::of(err).cloned(),
+                Ok(_) => None,
+            };
+            journal.stage(
+                &call,
+                stage.unwrap_or_else(|| Stage::Ended(Ended::of(&outcome))),
+            );
+        }
+        if let Err(err) = &outcome
+            && Waits::of(err).is_none()
+        {
             let kind = err.kind();
             tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
                 kind = ?kind, reason = %err.message_with_causes(), "tool call not completed");
@@ -401,10 +478,18 @@ impl Source {
         timeout: Duration,
         halted: &Halt,
         state: &CallState,
+        start: Start,
     ) -> Result<CallToolResult> {
         let clock = CallClock::new(timeout);
         state.set_clock(clock.clone());
         let retry = options.retry_interrupted;
+        if let Start::Asked { round, asked } = start {
+            return self
+                .take_up(
+                    call, toolset, context, options, shared, timeout, halted, state, round, asked,
+                )
+                .await;
+        }
         let first = {
             let mut first = std::pin::pin!(self.first_request(
                 call,
@@ -448,10 +533,73 @@ impl Source {
                         halted,
                         state,
                         retry,
+                        0,
                     )
                     .await
             }
         }
+    }
+
+    /// A resumed call whose tool's questions waited: answered now, and the
+    /// call goes on from round `round` with the server's request state. Its
+    /// policy decision stands (it was sent); the server's gate is passed
+    /// again.
+    #[allow(clippy::too_many_arguments)]
+    async fn take_up(
+        &self,
+        call: &mut ToolCall,
+        toolset: &ToolSet,
+        context: CallContext,
+        options: &ExecOptions,
+        shared: &Shared,
+        timeout: Duration,
+        halted: &Halt,
+        state: &CallState,
+        round: usize,
+        asked: InputRequiredResult,
+    ) -> Result<CallToolResult> {
+        let tool = toolset
+            .resolve(&call.exposed_name)
+            .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::UnknownTool,
+                    format!(
+                        "tool `{}` is no longer offered, so its call cannot go on",
+                        call.exposed_name
+                    ),
+                )
+            })?;
+        let server = self.server(&call.server_id).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unavailable,
+                format!("server `{}` is not part of this source", call.server_id),
+            )
+        })?;
+        let retry = options.retry_interrupted && safe_to_repeat(&tool.tool);
+        let alone = self.runs_alone(&call.server_id, &call.tool);
+        let _pass = Box::pin(
+            self.gates
+                .pass(&call.server_id, alone, shared.slots.as_ref()),
+        )
+        .await;
+        if let Some(journal) = shared.journal() {
+            journal.stage(call, Stage::Sent);
+        }
+        self.rounds
+            .complete_boxed(
+                call,
+                server.as_ref(),
+                context,
+                CallToolResponse::InputRequired(asked),
+                options,
+                timeout,
+                halted,
+                state,
+                retry,
+                round.saturating_sub(1),
+            )
+            .await
     }
 
     /// A call's outcome with its result checked against the tool's
@@ -564,7 +712,7 @@ impl Source {
         self.cache
             .check_offered(&self.servers, &call.server_id, &call.tool)
             .await?;
-        if let Approving::Asking(approval) = self.check_policy(call, context, halted)? {
+        if let Approving::Asking(approval) = self.check_policy(call, context, halted, shared)? {
             approval.await?;
         }
         if self.validate {
@@ -600,6 +748,9 @@ impl Source {
         if halted.is_set() {
             return Err(not_run_halted());
         }
+        if let Some(journal) = shared.journal() {
+            journal.stage(call, Stage::Sent);
+        }
         let response = self
             .rounds
             .send(server.as_ref(), call, context, retry)
@@ -614,6 +765,7 @@ impl Source {
         call: &'a ToolCall,
         context: &'a CallContext,
         halted: &'a Halt,
+        shared: &'a Shared,
     ) -> Result<Approving<'a>> {
         let Some(policy) = &self.policy else {
             return Ok(Approving::Allowed);
@@ -628,35 +780,44 @@ impl Source {
                     None => "denied by policy (no rule allows this tool)".to_owned(),
                 },
             )),
-            Action::Ask => Ok(Approving::Asking(Box::pin(
-                self.ask_approver(call, context, halted),
-            ))),
+            Action::Ask => match shared.decision(call) {
+                Some(decision) => {
+                    decided(decision.clone(), call, halted).map(|()| Approving::Allowed)
+                }
+                None => Ok(Approving::Asking(Box::pin(
+                    self.ask_approver(call, context, halted, shared),
+                ))),
+            },
         }
     }
 
-    /// Asks the approver about a call the policy asks about.
+    /// Asks the approver about a call the policy asks about. In a turn that
+    /// may be suspended, a call no one can answer for now waits.
     async fn ask_approver(
         &self,
         call: &ToolCall,
         context: &CallContext,
         halted: &Halt,
+        shared: &Shared,
     ) -> Result<()> {
-        let denied = |reason: String| Error::new(ErrorKind::Denied, reason);
         let request = ApprovalRequest {
             call: call.clone(),
             principal: context.principal.clone(),
             taint: (*context.taint).clone(),
             sampling: None,
         };
-        match self.approve(request).await {
-            Approval::Allow => Ok(()),
-            Approval::Deny(reason) => Err(denied(format!("denied by the approver: {reason}"))),
-            Approval::DenyAndHalt(reason) => {
-                halted.set();
-                tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
-                    reason = %reason, "approver halted the turn");
-                Err(denied(format!("denied by the approver: {reason}")))
-            }
+        let approval = if shared.suspend && !self.has_approver() {
+            Approval::Later
+        } else {
+            self.approve(request).await
+        };
+        match approval {
+            Approval::Later if shared.suspend => Err(Waits::error(Stage::WaitingForApproval)),
+            Approval::Later => Err(Error::new(
+                ErrorKind::Denied,
+                "denied: the approver gave no answer now, and this turn cannot be suspended",
+            )),
+            approval => decided(approval, call, halted),
         }
     }
 
@@ -701,6 +862,34 @@ fn schema_problems(validator: &jsonschema::Validator, instance: &Value) -> Vec<S
         .collect()
 }
 
+/// A call's approval decided: `Ok` to run it, or why not (a deny-and-halt
+/// halts the turn).
+fn decided(approval: Approval, call: &ToolCall, halted: &Halt) -> Result<()> {
+    let denied = |reason: String| Error::new(ErrorKind::Denied, reason);
+    match approval {
+        Approval::Allow => Ok(()),
+        Approval::Deny(reason) => Err(denied(format!("denied by the approver: {reason}"))),
+        Approval::DenyAndHalt(reason) => {
+            halted.set();
+            tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
+                reason = %reason, "approver halted the turn");
+            Err(denied(format!("denied by the approver: {reason}")))
+        }
+        Approval::Later => Err(denied("denied: the approver gave no answer now".to_owned())),
+    }
+}
+
+/// Where a call's pipeline takes up.
+pub(super) enum Start {
+    /// From the start: checks, policy, the first request.
+    Fresh,
+    /// A resumed call whose tool asked at `round` and waits for the answers.
+    Asked {
+        round: usize,
+        asked: InputRequiredResult,
+    },
+}
+
 /// What is left of the policy's decision: nothing, or the approver's answer.
 enum Approving<'a> {
     Allowed,
@@ -729,6 +918,14 @@ fn safe_to_repeat(tool: &crate::mcp::Tool) -> bool {
 /// Per-turn values every call's context shares, the turn's slots on each
 /// server, and who makes the calls.
 pub(super) struct Shared {
+    /// The turn's id: with a call's index, its idempotency key.
+    pub(super) turn: Arc<str>,
+    /// Whether calls may wait for answers not available now.
+    pub(super) suspend: bool,
+    /// Approvals the application gave for calls by id (or `#INDEX`).
+    pub(super) decisions: std::collections::BTreeMap<String, Approval>,
+    pub(super) principal: Option<String>,
+    journal: Option<Journal>,
     assigns: Arc<Map<String, Value>>,
     /// Grows when servers the provider hosts turn out to have answered
     /// in the same response.
@@ -746,8 +943,51 @@ pub(super) enum Caller {
 }
 
 impl Shared {
-    pub(super) fn new(options: &ExecOptions) -> Self {
-        Self::for_caller(options, Caller::Model)
+    /// A model's turn answered in `provider`'s shape.
+    pub(super) fn new(options: &ExecOptions, provider: &Provider) -> Self {
+        Self::for_caller(options, Caller::Model, Some(provider.id()))
+    }
+
+    /// A model's turn taken up again from `state`: its id, taint and halt.
+    pub(super) fn resumed(options: &ExecOptions, state: TurnState) -> Self {
+        let mut shared = Self::for_caller(options, Caller::Model, None);
+        shared.turn = Arc::from(state.turn.as_str());
+        shared.add_taint(state.taint.iter().map(String::as_str));
+        shared.journal = Some(Journal::new(state, options.checkpoint.clone()));
+        shared
+    }
+
+    /// The turn's state as it goes, when it may be suspended or is checkpointed.
+    pub(super) fn journal(&self) -> Option<&Journal> {
+        self.journal.as_ref()
+    }
+
+    /// Puts the turn's calls in its state (as not yet sent), with what the
+    /// provider did with the servers it hosts.
+    pub(super) fn begin(&self, calls: &[ToolCall], hosted: &HostedItems) {
+        if let Some(journal) = &self.journal {
+            let taint = self.taint();
+            journal.update(|state| {
+                state.taint = (*taint).clone();
+                state.hosted = hosted.clone();
+                for call in calls {
+                    state
+                        .calls
+                        .push(super::durable::CallEntry::new(call, Stage::Pending));
+                }
+            });
+        }
+    }
+
+    /// The application's decision on `call`, if it gave one.
+    fn decision(&self, call: &ToolCall) -> Option<&Approval> {
+        if self.decisions.is_empty() {
+            return None;
+        }
+        call.call_id
+            .as_deref()
+            .and_then(|id| self.decisions.get(id))
+            .or_else(|| self.decisions.get(&format!("#{}", call.index)))
     }
 
     /// The servers whose output is in the model's context.
@@ -772,22 +1012,33 @@ impl Shared {
         }
     }
 
-    fn for_caller(options: &ExecOptions, caller: Caller) -> Self {
+    /// `provider`: the turn's answers' shape, when its state is kept.
+    pub(super) fn for_caller(
+        options: &ExecOptions,
+        caller: Caller,
+        provider: Option<&str>,
+    ) -> Self {
+        let turn = uuid::Uuid::new_v4().to_string();
+        let journal = provider
+            .filter(|_| options.suspend || options.checkpoint.is_some())
+            .map(|provider| {
+                Journal::new(
+                    TurnState::new(turn.clone(), provider.to_owned()),
+                    options.checkpoint.clone(),
+                )
+            });
         Shared {
+            turn: Arc::from(turn),
+            suspend: options.suspend,
+            decisions: options.decisions.clone(),
+            principal: options.principal.clone(),
+            journal,
             assigns: Arc::new(options.assigns.clone()),
             taint: std::sync::Mutex::new(Arc::new(options.taint.clone())),
             slots: options.max_concurrency_per_server.map(Slots::new),
             caller,
         }
     }
-}
-
-/// The answer to a call not sent because the turn was halted.
-fn not_run_halted() -> Error {
-    Error::new(
-        ErrorKind::Denied,
-        "not run: this turn was halted (by an approver or an input handler)",
-    )
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

@@ -111,6 +111,12 @@ pub struct CallContext {
     /// client declares its [`features`](Answerer::features) on the call where
     /// the revision declares capabilities per request.
     pub answerer: Option<Answerer>,
+    /// The call's idempotency key, the same wherever its turn is resumed:
+    /// [`McpClient`](crate::McpClient) sends it in the request's `_meta`
+    /// under [`IDEMPOTENCY_KEY`](crate::exec::durable::IDEMPOTENCY_KEY), and
+    /// a server may use it to recognise a call it has already run. Set by a
+    /// source for every call.
+    pub idempotency_key: Option<String>,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -124,6 +130,7 @@ impl std::fmt::Debug for CallContext {
             .field("input_responses", &self.input_responses)
             .field("request_state", &self.request_state)
             .field("answerer", &self.answerer)
+            .field("idempotency_key", &self.idempotency_key)
             .finish_non_exhaustive()
     }
 }

@@ -514,9 +514,11 @@ impl Skills {
         if let Some(failed) = list.failed_servers.first() {
             return Err(Error::new(ErrorKind::Unavailable, failed.error.clone()));
         }
-        if let Some(refused) = list.refused.iter().find(|r| {
-            uri_name(&r.uri).is_some_and(|n| n == name)
-        }) {
+        if let Some(refused) = list
+            .refused
+            .iter()
+            .find(|r| uri_name(&r.uri).is_some_and(|n| n == name))
+        {
             return Err(Error::new(
                 ErrorKind::Denied,
                 format!(

@@ -308,6 +308,11 @@ impl Source {
         &self.governor.handlers
     }
 
+    /// Whether an approver is configured.
+    pub(super) fn has_approver(&self) -> bool {
+        self.governor.approver.is_some()
+    }
+
     pub(super) async fn approve(&self, request: ApprovalRequest) -> Approval {
         match &self.governor.approver {
             Some(approver) => approver(request).await,

@@ -8,8 +8,9 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
 use super::clock::Halt;
+use super::durable::{Journal, Stage};
 use super::options::{CallStart, ExecOptions};
-use super::run::Shared;
+use super::run::{Shared, Start};
 use super::source::Source;
 use super::turn::{Answering, Execution};
 use crate::calls::ToolCall;
@@ -40,6 +41,7 @@ struct Sorter<'s, 'l> {
     provider: &'l Provider,
     listing: &'l Listing,
     options: &'l ExecOptions,
+    journal: Option<&'l Journal>,
 }
 
 impl Sorter<'_, '_> {
@@ -51,7 +53,12 @@ impl Sorter<'_, '_> {
     ) -> Result<()> {
         for call in completed {
             match call {
-                StreamedCall::Ready(call) => queued.push_back(call),
+                StreamedCall::Ready(call) => {
+                    if let Some(journal) = self.journal {
+                        journal.stage(&call, Stage::Pending);
+                    }
+                    queued.push_back(call);
+                }
                 StreamedCall::Rejected(rejected) => turn.rejected(rejected),
                 StreamedCall::Search(search) => {
                     self.source
@@ -102,9 +109,10 @@ impl Source {
         });
         let mut stream = std::pin::pin!(stream);
         let toolset = listing.toolset();
-        let mut turn = Answering::new(provider, options, self.reader(listing));
+        let shared = Shared::new(options, provider);
+        let mut turn =
+            Answering::new(provider, options, self.reader(listing)).journal(shared.journal());
         let (limit, timeout) = options.limits();
-        let shared = Shared::new(options);
         let halted = Halt::default();
         // A provider that hosts servers may put their output in the model's
         // context anywhere in the stream: under a policy that looks at what
@@ -126,6 +134,7 @@ impl Source {
             provider,
             listing,
             options,
+            journal: shared.journal(),
         };
         loop {
             if !wait || reader.is_none() {
@@ -133,7 +142,15 @@ impl Source {
                     let Some(call) = queued.pop_front() else {
                         break;
                     };
-                    running.push(self.guarded(call, toolset, options, &shared, timeout, &halted));
+                    running.push(self.guarded(
+                        call,
+                        toolset,
+                        options,
+                        &shared,
+                        timeout,
+                        &halted,
+                        Start::Fresh,
+                    ));
                 }
             }
             if reader.is_none() && running.is_empty() && queued.is_empty() {
@@ -179,7 +196,7 @@ impl Source {
         }
         let execution = turn.finish(&halted)?;
         let execution = self
-            .with_hosted(provider, hosted, options, &shared, &halted, execution)
+            .with_hosted(provider, hosted, Vec::new(), &shared, &halted, execution)
             .await;
         Ok(StreamedExecution {
             execution,

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::clock::Halt;
+use super::durable::{Answered, Journal, TurnState, Waiting, Waits};
 use super::kept::KeptResults;
 use super::options::ExecOptions;
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME, Reading};
@@ -26,6 +27,12 @@ pub enum Status {
     /// An approver answered deny-and-halt, or an input handler cancelled: answer
     /// the model if you like, then stop.
     Halt,
+    /// Some calls wait for answers not available now
+    /// ([`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)): the
+    /// turn is not answered yet. Keep [`Execution::suspended`] and resume it
+    /// with [`Source::resume_turn`](crate::exec::Source::resume_turn) once
+    /// the answers are there.
+    Suspended,
 }
 
 /// What happened to one call.
@@ -75,9 +82,12 @@ fn message<S: serde::Serializer>(e: &Option<Error>, s: S) -> std::result::Result
 #[derive(Debug, Clone, serde::Serialize)]
 #[non_exhaustive]
 pub struct Execution {
-    /// [`Status::Halt`] when an approver (or an input handler) halted the loop.
+    /// [`Status::Halt`] when an approver (or an input handler) halted the
+    /// loop; [`Status::Suspended`] when the turn waits.
     pub status: Status,
-    /// One answer per call, in the model's order, in the provider's shape.
+    /// One answer per call, in the model's order, in the provider's shape
+    /// (none while the turn is suspended: a provider takes a turn's answers
+    /// together).
     pub results: Vec<Value>,
     /// The media the answers could not carry, to put right after `results`
     /// (where, per provider: [`Turn`](crate::Turn)): empty unless the spec's
@@ -107,6 +117,16 @@ pub struct Execution {
     /// [`item`](ApprovalAnswer::item) in the next request's input.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub approvals: Vec<ApprovalAnswer>,
+    /// What a suspended turn waits for: each call (or hosted approval
+    /// request) and its question.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<Waiting>,
+    /// A suspended turn's whole state, to resume with
+    /// [`Source::resume_turn`](crate::exec::Source::resume_turn) (in this
+    /// process or another): [`calls`](Self::calls) then holds the records
+    /// of the calls that ended, and the others wait.
+    #[serde(skip)]
+    pub suspended: Option<Box<TurnState>>,
 }
 
 /// A call's outcome after the `outputSchema` check: the result that an
@@ -163,6 +183,10 @@ pub(super) struct Answering<'a> {
     ended: Vec<(ToolCall, Checked)>,
     /// Searches answered by the library, with the tools they found.
     searches: Vec<(CallRecord, Value, Vec<String>)>,
+    /// Calls that wait for answers not available now.
+    waiting: Vec<ToolCall>,
+    /// The turn's state as it goes, when it may be suspended or is checkpointed.
+    journal: Option<&'a Journal>,
 }
 
 impl<'a> Answering<'a> {
@@ -180,23 +204,53 @@ impl<'a> Answering<'a> {
             rejected: Vec::new(),
             ended: Vec::new(),
             searches: Vec::new(),
+            waiting: Vec::new(),
+            journal: None,
         }
+    }
+
+    /// Keeps the calls answered without a server in `journal` too.
+    pub(super) fn journal(mut self, journal: Option<&'a Journal>) -> Self {
+        self.journal = journal;
+        self
     }
 
     /// A call that was never sent.
     pub(super) fn rejected(&mut self, rejected: RejectedCall) {
+        if let Some(journal) = self.journal {
+            journal.update(|state| state.answered.push(Answered::rejected(&rejected)));
+        }
         self.rejected.push(rejected);
     }
 
     /// A search the library answered: its answer and the tools it found.
     pub(super) fn searched(&mut self, record: CallRecord, answer: Value, found: Vec<String>) {
+        if let Some(journal) = self.journal {
+            journal.update(|state| {
+                state.answered.push(Answered {
+                    index: record.index,
+                    call_id: record.call_id.clone(),
+                    exposed_name: record.exposed_name.clone(),
+                    answer: answer.clone(),
+                    error: None,
+                    found: Some(found.clone()),
+                });
+            });
+        }
         self.searches.push((record, answer, found));
     }
 
     /// A call's outcome: the server's result, or why it did not complete
     /// (and the result that error replaced, if any, for the record).
+    ///
+    /// A call that waits (its turn may be suspended) is not answered: if the
+    /// turn is halted by its end, it is answered as not run.
     pub(super) fn ended(&mut self, call: ToolCall, checked: Checked) {
-        self.ended.push((call, checked));
+        if matches!(&checked.outcome, Err(e) if Waits::of(e).is_some()) {
+            self.waiting.push(call);
+        } else {
+            self.ended.push((call, checked));
+        }
     }
 
     /// Every answer, in the model's order, and the turn's follow-ups; `halted`
@@ -206,7 +260,33 @@ impl<'a> Answering<'a> {
     ///
     /// [`ErrorKind::Input`] when the provider cannot
     /// shape an answer (a call without the id the provider requires).
-    pub(super) fn finish(self, halted: &Halt) -> Result<Execution> {
+    pub(super) fn finish(mut self, halted: &Halt) -> Result<Execution> {
+        if halted.is_set() {
+            for call in std::mem::take(&mut self.waiting) {
+                self.ended
+                    .push((call, Checked::as_it_is(Err(not_run_halted()))));
+            }
+        } else if !self.waiting.is_empty() {
+            // Suspended: the answers wait for every call; the records of
+            // those that ended say what happened so far.
+            let mut calls: Vec<CallRecord> = Vec::new();
+            for (call, checked) in self.ended {
+                calls.push(checked.into_record(call));
+            }
+            calls.sort_by_key(|record| record.index);
+            return Ok(Execution {
+                status: Status::Suspended,
+                results: Vec::new(),
+                follow_ups: Vec::new(),
+                calls,
+                ran_servers: BTreeSet::new(),
+                found: Vec::new(),
+                hosted: HostedItems::default(),
+                approvals: Vec::new(),
+                waiting: Vec::new(),
+                suspended: None,
+            });
+        }
         let mut answers: Vec<(usize, Value, CallRecord)> =
             Vec::with_capacity(self.rejected.len() + self.ended.len());
         for rejected in self.rejected {
@@ -332,8 +412,18 @@ impl<'a> Answering<'a> {
             found,
             hosted: HostedItems::default(),
             approvals: Vec::new(),
+            waiting: Vec::new(),
+            suspended: None,
         })
     }
+}
+
+/// The answer to a call not sent because the turn was halted.
+pub(super) fn not_run_halted() -> Error {
+    Error::new(
+        ErrorKind::Denied,
+        "not run: this turn was halted (by an approver or an input handler)",
+    )
 }
 
 /// The handle and offset of a call to the library's read tool.

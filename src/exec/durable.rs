@@ -1,0 +1,601 @@
+//! Turns that outlive their process: a suspended turn's whole state, as a
+//! versioned serde document that another process resumes.
+//!
+//! A turn run with [`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)
+//! does not hold its process while a call waits for an answer that is not
+//! available now (an approval, a tool's `input_required` questions): every
+//! other call runs to its end, and the turn comes back
+//! [`Suspended`](crate::exec::Status::Suspended) with a [`TurnState`]. The
+//! state goes wherever the application keeps work (a queue, a database row,
+//! a durable-execution engine's step) and is resumed with
+//! [`Source::resume_turn`](crate::exec::Source::resume_turn), by any process
+//! with the same servers, once the answers are there.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::calls::{RejectedCall, ToolCall};
+use crate::error::{Error, ErrorKind, Result};
+use crate::hosted::{ApprovalAnswer, HostedItems};
+use crate::mcp::{CallToolResult, InputRequests, InputRequiredResult};
+
+/// What a [`TurnState`] document says it is (its `format` field).
+pub const TURN_STATE_FORMAT: &str = "mcp-adapters/turn-state";
+
+/// The version of the [`TurnState`] document this library writes and reads
+/// (its `version` field). A document of another version is refused, never
+/// read as this one.
+pub const TURN_STATE_VERSION: u32 = 1;
+
+/// The key, in a `tools/call` request's `_meta`, of the call's idempotency
+/// key. MCP has no standard one: a server may use it to recognise a call it
+/// has already run. A call keeps its key when its turn is resumed
+/// elsewhere, and when it is sent once more after an interruption
+/// ([`ExecOptions::retry_interrupted`](crate::exec::ExecOptions::retry_interrupted)).
+pub const IDEMPOTENCY_KEY: &str = "mcp-adapters/idempotency-key";
+
+/// A suspended turn: what it answers, each call's stage, the answers and
+/// results already obtained, the servers' request state. Serialize it with
+/// serde (as JSON: [`to_json`](Self::to_json)) and resume it with
+/// [`Source::resume_turn`](crate::exec::Source::resume_turn).
+///
+/// Every call is at one of these stages: ended (its result or error is
+/// kept, and it is not sent again), waiting for approval (never sent),
+/// waiting for the answers to its tool's questions (sent; the server's
+/// `requestState` is kept, and the call goes on with the answers), or sent
+/// and not yet answered (only in a [checkpoint](crate::exec::ExecOptions::checkpoint)
+/// taken while it was in flight: resumed, it is answered as interrupted,
+/// never sent again).
+///
+/// Deserializing reads the `format` and `version` fields first and refuses
+/// a document of another format or version with an error that names both.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnState {
+    format: String,
+    version: u32,
+    /// The library version that wrote the document (informative).
+    library: String,
+    /// The turn's id: with a call's index, its idempotency key.
+    pub(crate) turn: String,
+    /// The provider spec whose response the turn answers.
+    pub(crate) provider: String,
+    /// Whether an approver or an input handler halted the turn.
+    pub(crate) halted: bool,
+    /// The servers whose output was in the model's context.
+    pub(crate) taint: BTreeSet<String>,
+    /// The calls that go through the pipeline, in the model's order.
+    pub(crate) calls: Vec<CallEntry>,
+    /// Calls answered without a server (rejected at extraction, searches).
+    pub(crate) answered: Vec<Answered>,
+    /// What the provider did with the servers it hosts.
+    #[serde(skip_serializing_if = "HostedItems::is_empty")]
+    pub(crate) hosted: HostedItems,
+    /// Its approval requests already decided.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) approvals: Vec<ApprovalAnswer>,
+}
+
+/// The body of a [`TurnState`], read once its format and version are known.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Body {
+    format: String,
+    version: u32,
+    library: String,
+    turn: String,
+    provider: String,
+    halted: bool,
+    taint: BTreeSet<String>,
+    calls: Vec<CallEntry>,
+    answered: Vec<Answered>,
+    #[serde(default)]
+    hosted: HostedItems,
+    #[serde(default)]
+    approvals: Vec<ApprovalAnswer>,
+}
+
+impl<'de> Deserialize<'de> for TurnState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let value = Value::deserialize(deserializer)?;
+        check_version(&value).map_err(|e| D::Error::custom(e.message()))?;
+        let body: Body = serde_json::from_value(value)
+            .map_err(|e| D::Error::custom(format!("a turn state that does not read: {e}")))?;
+        Ok(TurnState {
+            format: body.format,
+            version: body.version,
+            library: body.library,
+            turn: body.turn,
+            provider: body.provider,
+            halted: body.halted,
+            taint: body.taint,
+            calls: body.calls,
+            answered: body.answered,
+            hosted: body.hosted,
+            approvals: body.approvals,
+        })
+    }
+}
+
+/// Refuses a document that is not a turn state of [`TURN_STATE_VERSION`].
+fn check_version(value: &Value) -> Result<()> {
+    let refuse = |why: String| Error::new(ErrorKind::Input, why);
+    let Some(map) = value.as_object() else {
+        return Err(refuse("a turn state is a JSON object".into()));
+    };
+    match map.get("format").and_then(Value::as_str) {
+        Some(TURN_STATE_FORMAT) => {}
+        Some(other) => {
+            return Err(refuse(format!(
+                "this is not a turn state: its format is `{other}`, not `{TURN_STATE_FORMAT}`"
+            )));
+        }
+        None => {
+            return Err(refuse(format!(
+                "this is not a turn state: it has no `format: {TURN_STATE_FORMAT}`"
+            )));
+        }
+    }
+    let written_by = map
+        .get("library")
+        .and_then(Value::as_str)
+        .map_or_else(String::new, |v| format!(" (by mcp-adapters {v})"));
+    match map.get("version").and_then(Value::as_u64) {
+        Some(v) if v == u64::from(TURN_STATE_VERSION) => Ok(()),
+        Some(v) => Err(refuse(format!(
+            "this turn state is version {v} of the format{written_by}, and this library \
+             (mcp-adapters {}) reads version {TURN_STATE_VERSION} only: resume it with the \
+             version that suspended it",
+            env!("CARGO_PKG_VERSION")
+        ))),
+        None => Err(refuse(format!(
+            "this turn state has no `version`{written_by}; this library reads version \
+             {TURN_STATE_VERSION}"
+        ))),
+    }
+}
+
+impl TurnState {
+    pub(crate) fn new(turn: String, provider: String) -> Self {
+        TurnState {
+            format: TURN_STATE_FORMAT.to_owned(),
+            version: TURN_STATE_VERSION,
+            library: env!("CARGO_PKG_VERSION").to_owned(),
+            turn,
+            provider,
+            halted: false,
+            taint: BTreeSet::new(),
+            calls: Vec::new(),
+            answered: Vec::new(),
+            hosted: HostedItems::default(),
+            approvals: Vec::new(),
+        }
+    }
+
+    /// The document as JSON bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] if a value in it cannot be written (a result
+    /// holding a number JSON cannot carry).
+    pub fn to_json(&self) -> Result<Vec<u8>> {
+        serde_json::to_vec_pretty(self).map_err(|e| {
+            Error::new(ErrorKind::Input, "the turn state cannot be written as JSON").with_source(e)
+        })
+    }
+
+    /// Reads a document written by [`to_json`](Self::to_json).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] for bytes that are not a turn state, or one of
+    /// another format version (the message names both versions).
+    pub fn from_json(bytes: &[u8]) -> Result<Self> {
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+            Error::new(ErrorKind::Input, "the turn state is not JSON").with_source(e)
+        })?;
+        check_version(&value)?;
+        serde_json::from_value(value).map_err(|e| {
+            Error::new(
+                ErrorKind::Input,
+                format!("the turn state does not read: {e}"),
+            )
+        })
+    }
+
+    /// The turn's id, from which each call's idempotency key is made.
+    pub fn turn_id(&self) -> &str {
+        &self.turn
+    }
+
+    /// The provider whose response the turn answers (its spec id).
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+
+    /// What the turn waits for: each call (or hosted approval request)
+    /// that waits, and for what.
+    pub fn waiting(&self) -> Vec<Waiting> {
+        let mut waiting: Vec<Waiting> = self
+            .calls
+            .iter()
+            .filter_map(|entry| {
+                let what = match &entry.stage {
+                    Stage::WaitingForApproval => Wait::Approval,
+                    Stage::WaitingForInput { asked, .. } => Wait::Input {
+                        requests: asked.input_requests.clone(),
+                    },
+                    Stage::Pending | Stage::Sent | Stage::Ended(_) => return None,
+                };
+                Some(Waiting {
+                    index: entry.index,
+                    call_id: entry.call_id.clone(),
+                    exposed_name: entry.exposed_name.clone(),
+                    server_id: entry.server_id.clone(),
+                    tool: entry.tool.clone(),
+                    arguments: entry.arguments.clone(),
+                    what,
+                })
+            })
+            .collect();
+        let decided: BTreeSet<&str> = self.approvals.iter().map(|a| a.id.as_str()).collect();
+        waiting.extend(
+            self.hosted
+                .approvals
+                .iter()
+                .filter(|a| !decided.contains(a.id.as_str()))
+                .map(|a| Waiting {
+                    index: usize::MAX,
+                    call_id: Some(a.id.clone()),
+                    exposed_name: format!("{}/{}", a.server_id, a.tool),
+                    server_id: a.server_id.clone(),
+                    tool: a.tool.clone(),
+                    arguments: a.arguments.as_object().cloned().unwrap_or_default(),
+                    what: Wait::HostedApproval,
+                }),
+        );
+        waiting
+    }
+
+    /// The idempotency key of the call at `index` in this turn.
+    pub(crate) fn key_of(turn: &str, index: usize) -> String {
+        format!("{turn}#{index}")
+    }
+}
+
+/// A call (or a hosted call's approval request) a suspended turn waits on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Waiting {
+    /// The call's position in the model's response (`usize::MAX` for a
+    /// hosted call's approval request, which is not among the calls).
+    #[serde(skip_serializing_if = "is_max")]
+    pub index: usize,
+    /// The call's id: the provider's, or the approval request's. Decide it
+    /// with [`ExecOptions::approve_call`](crate::exec::ExecOptions::approve_call)
+    /// by this id (or `#INDEX` when there is none).
+    pub call_id: Option<String>,
+    /// The name the model called.
+    pub exposed_name: String,
+    /// The tool's server.
+    pub server_id: String,
+    /// The tool's MCP name.
+    pub tool: String,
+    /// The arguments the call is (or was) sent with.
+    pub arguments: Map<String, Value>,
+    /// What it waits for.
+    #[serde(flatten)]
+    pub what: Wait,
+}
+
+fn is_max(index: &usize) -> bool {
+    *index == usize::MAX
+}
+
+/// What a call waits for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "waits_for", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Wait {
+    /// An approval the policy asks for: the call was never sent.
+    Approval,
+    /// The answers to its tool's questions (`input_required`, MCP
+    /// 2026-07-28): the call was sent, and goes on with the answers.
+    Input {
+        /// The questions, keyed as the tool asked them.
+        requests: InputRequests,
+    },
+    /// The application's answer to the provider's approval request for a
+    /// call on a server it hosts.
+    HostedApproval,
+}
+
+/// A call the pipeline runs, and how far it got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CallEntry {
+    pub(crate) index: usize,
+    #[serde(default)]
+    pub(crate) call_id: Option<String>,
+    pub(crate) exposed_name: String,
+    pub(crate) server_id: String,
+    pub(crate) tool: String,
+    pub(crate) arguments: Map<String, Value>,
+    #[serde(flatten)]
+    pub(crate) stage: Stage,
+}
+
+impl CallEntry {
+    pub(crate) fn new(call: &ToolCall, stage: Stage) -> Self {
+        CallEntry {
+            index: call.index,
+            call_id: call.call_id.clone(),
+            exposed_name: call.exposed_name.clone(),
+            server_id: call.server_id.clone(),
+            tool: call.tool.clone(),
+            arguments: call.arguments.clone(),
+            stage,
+        }
+    }
+
+    pub(crate) fn call(&self) -> ToolCall {
+        ToolCall {
+            call_id: self.call_id.clone(),
+            server_id: self.server_id.clone(),
+            tool: self.tool.clone(),
+            exposed_name: self.exposed_name.clone(),
+            arguments: self.arguments.clone(),
+            index: self.index,
+        }
+    }
+}
+
+/// How far a call got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "stage", rename_all = "snake_case")]
+pub(crate) enum Stage {
+    /// Not sent yet: resumed, it runs from the start (policy included).
+    Pending,
+    /// Not sent: the policy asks, and no one answered yet.
+    WaitingForApproval,
+    /// Sent; its tool asked (round `round`) and waits for the answers.
+    WaitingForInput {
+        round: usize,
+        asked: InputRequiredResult,
+    },
+    /// Sent, and not answered when the state was taken.
+    Sent,
+    /// Ended: its result, or why it did not complete (with the result an
+    /// error replaced, if any), and the record's notes.
+    Ended(Ended),
+}
+
+/// A call's end as the server (or the pipeline) gave it: its result, or
+/// why it did not complete. The `outputSchema` check runs again when the
+/// turn is answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Ended {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) result: Option<CallToolResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<KeptError>,
+}
+
+impl Ended {
+    pub(crate) fn of(outcome: &Result<CallToolResult>) -> Self {
+        match outcome {
+            Ok(result) => Ended {
+                result: Some(result.clone()),
+                error: None,
+            },
+            Err(error) => Ended {
+                result: None,
+                error: Some(KeptError::of(error)),
+            },
+        }
+    }
+
+    pub(crate) fn outcome(&self) -> Result<CallToolResult> {
+        match (&self.error, &self.result) {
+            (Some(error), _) => Err(error.error()),
+            (None, Some(result)) => Ok(result.clone()),
+            (None, None) => Err(Error::new(
+                ErrorKind::Input,
+                "the turn state keeps neither a result nor an error for this call",
+            )),
+        }
+    }
+}
+
+/// An error as a turn state keeps it: its kind and its whole message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct KeptError {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl KeptError {
+    pub(crate) fn of(error: &Error) -> Self {
+        KeptError {
+            kind: error.kind(),
+            message: error.message_with_causes(),
+        }
+    }
+
+    pub(crate) fn error(&self) -> Error {
+        Error::new(self.kind, self.message.clone())
+    }
+}
+
+/// A call answered without a server: rejected at extraction, or a search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Answered {
+    pub(crate) index: usize,
+    #[serde(default)]
+    pub(crate) call_id: Option<String>,
+    #[serde(default)]
+    pub(crate) exposed_name: Option<String>,
+    /// The answer, in the provider's shape.
+    pub(crate) answer: Value,
+    /// Why a rejected call was not sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<KeptError>,
+    /// The tools a search found (a search has no error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) found: Option<Vec<String>>,
+}
+
+impl Answered {
+    pub(crate) fn rejected(call: &RejectedCall) -> Self {
+        Answered {
+            index: call.index,
+            call_id: call.call_id.clone(),
+            exposed_name: call.exposed_name.clone(),
+            answer: call.answer.clone(),
+            error: Some(KeptError::of(&call.error)),
+            found: None,
+        }
+    }
+}
+
+/// Receives a turn's state each time a call's stage changes; see
+/// [`ExecOptions::checkpoint`](crate::exec::ExecOptions::checkpoint).
+pub type Checkpoint = Arc<dyn Fn(&TurnState) + Send + Sync>;
+
+/// A turn's state as it goes, kept when the turn may be suspended or is
+/// checkpointed: each change is handed to the checkpoint, in order.
+pub(crate) struct Journal {
+    state: Mutex<TurnState>,
+    checkpoint: Option<Checkpoint>,
+}
+
+impl Journal {
+    pub(crate) fn new(state: TurnState, checkpoint: Option<Checkpoint>) -> Self {
+        Journal {
+            state: Mutex::new(state),
+            checkpoint,
+        }
+    }
+
+    /// Changes the state, and hands it to the checkpoint.
+    pub(crate) fn update(&self, change: impl FnOnce(&mut TurnState)) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        change(&mut state);
+        if let Some(checkpoint) = &self.checkpoint {
+            checkpoint(&state);
+        }
+    }
+
+    /// Sets the stage of the call at `index` (adding the call if it is new).
+    pub(crate) fn stage(&self, call: &ToolCall, stage: Stage) {
+        self.update(
+            |state| match state.calls.iter_mut().rev().find(|c| c.index == call.index) {
+                Some(entry) => entry.stage = stage,
+                None => {
+                    let at = state.calls.partition_point(|c| c.index < call.index);
+                    state.calls.insert(at, CallEntry::new(call, stage));
+                }
+            },
+        );
+    }
+
+    /// The state as it is now.
+    pub(crate) fn snapshot(&self) -> TurnState {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// A call that waits, on its way out of the pipeline: the error a call
+/// ends with carries it as its source.
+#[derive(Debug, Clone)]
+pub(crate) struct Waits(pub(crate) Stage);
+
+impl std::fmt::Display for Waits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Stage::WaitingForApproval => f.write_str("the call waits for approval"),
+            Stage::WaitingForInput { .. } => {
+                f.write_str("the call waits for the answers to its tool's questions")
+            }
+            Stage::Pending | Stage::Sent | Stage::Ended(_) => f.write_str("the call waits"),
+        }
+    }
+}
+
+impl std::error::Error for Waits {}
+
+impl Waits {
+    /// The error a waiting call ends its pipeline with.
+    pub(crate) fn error(stage: Stage) -> Error {
+        let waits = Waits(stage);
+        Error::new(ErrorKind::Denied, waits.to_string()).with_source(waits)
+    }
+
+    /// The stage a call's error says it waits at, if it waits.
+    pub(crate) fn of(error: &Error) -> Option<&Stage> {
+        std::error::Error::source(error)
+            .and_then(|s| s.downcast_ref::<Waits>())
+            .map(|w| &w.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_version_is_refused_by_name() {
+        let mut state = TurnState::new("t".into(), "anthropic".into());
+        state.version = 0;
+        let bytes = serde_json::to_vec(&state).unwrap();
+        let err = TurnState::from_json(&bytes).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Input);
+        assert!(err.message().contains("version 0"), "{err}");
+        assert!(err.message().contains("reads version 1"), "{err}");
+        let err = serde_json::from_slice::<TurnState>(&bytes).unwrap_err();
+        assert!(err.to_string().contains("version 0"), "{err}");
+        let err = TurnState::from_json(br#"{"format": "other"}"#).unwrap_err();
+        assert!(err.message().contains("`other`"), "{err}");
+    }
+
+    #[test]
+    fn a_state_reads_back_as_written() {
+        let mut state = TurnState::new("t".into(), "anthropic".into());
+        state.calls.push(CallEntry {
+            index: 0,
+            call_id: Some("c".into()),
+            exposed_name: "a__b".into(),
+            server_id: "a".into(),
+            tool: "b".into(),
+            arguments: Map::new(),
+            stage: Stage::WaitingForApproval,
+        });
+        state.calls.push(CallEntry {
+            index: 1,
+            call_id: None,
+            exposed_name: "a__c".into(),
+            server_id: "a".into(),
+            tool: "c".into(),
+            arguments: Map::new(),
+            stage: Stage::Ended(Ended::of(&Err(Error::new(ErrorKind::Timeout, "slow")))),
+        });
+        let bytes = state.to_json().unwrap();
+        assert_eq!(TurnState::from_json(&bytes).unwrap(), state);
+    }
+
+    #[test]
+    fn the_wait_rides_on_the_error() {
+        let err = Waits::error(Stage::WaitingForApproval);
+        assert_eq!(Waits::of(&err), Some(&Stage::WaitingForApproval));
+        assert!(Waits::of(&Error::new(ErrorKind::Denied, "no")).is_none());
+    }
+}

@@ -1,0 +1,487 @@
+//! Turns that outlive a process: suspended where a call waits, written out,
+//! read back by a new source (as another process would) and resumed, with
+//! the servers' own record of the calls they received showing each call
+//! exactly once.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use mcp_adapters::exec::*;
+use mcp_adapters::mcp::{
+    ElicitResult, Elicitation, InputRequest, InputRequiredResult, InputResponse, InputResponses,
+};
+use mcp_adapters::*;
+use serde_json::{Value, json};
+
+/// What the server received: tool, request state, idempotency key.
+type Log = Arc<Mutex<Vec<(String, Option<String>, Option<String>)>>>;
+
+fn form(message: &str, field: &str, kind: &str) -> InputRequest {
+    InputRequest::form(
+        message,
+        json!({"type": "object", "properties": {field: {"type": kind}}, "required": [field]}),
+    )
+}
+
+/// The same server in every "process": it records each request it gets.
+fn server(log: Log) -> InProcessServer {
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+    let tool = |name: &str| Tool::new(name, name, schema.clone());
+    let record = |name: &'static str, log: &Log, ctx: &CallContext| {
+        log.lock().unwrap().push((
+            name.to_owned(),
+            ctx.request_state.clone(),
+            ctx.idempotency_key.clone(),
+        ));
+    };
+    let (l1, l2, l3, l4) = (log.clone(), log.clone(), log.clone(), log);
+    InProcessServer::new()
+        .tool(tool("read"), move |args, ctx| {
+            record("read", &l1, &ctx);
+            async move { Ok(CallToolResult::text(format!("read n={}", args["n"]))) }
+        })
+        .tool(tool("delete"), move |args, ctx| {
+            record("delete", &l2, &ctx);
+            async move { Ok(CallToolResult::text(format!("deleted n={}", args["n"]))) }
+        })
+        .tool_with_input(tool("transfer"), move |_args, ctx| {
+            record("transfer", &l3, &ctx);
+            async move {
+                let answer = |key: &str| {
+                    ctx.input_response(key)
+                        .and_then(InputResponse::accepted_content)
+                        .cloned()
+                };
+                Ok(match ctx.request_state.as_deref() {
+                    None => InputRequiredResult::new()
+                        .ask("confirm", form("Send 5 to bob?", "confirm", "boolean"))
+                        .with_request_state("step1")
+                        .into(),
+                    Some("step1") => match answer("confirm") {
+                        Some(c) if c["confirm"] == true => InputRequiredResult::new()
+                            .ask("code", form("The 4-digit code?", "code", "string"))
+                            .with_request_state("step2")
+                            .into(),
+                        _ => CallToolResult::text("cancelled").into(),
+                    },
+                    Some("step2") => match answer("code") {
+                        Some(c) => CallToolResult::text(format!("sent, code {}", c["code"])).into(),
+                        None => CallToolResult::text("no code").into(),
+                    },
+                    Some(other) => CallToolResult::error(format!("bad state {other}")).into(),
+                })
+            }
+        })
+        .tool(tool("hang"), move |_args, ctx| {
+            record("hang", &l4, &ctx);
+            async move {
+                std::future::pending::<()>().await;
+                Ok(CallToolResult::text("never"))
+            }
+        })
+}
+
+fn policy() -> Policy {
+    Policy::new().ask("s/delete").unwrap().allow("s/*").unwrap()
+}
+
+/// A source as a fresh process would build it: the same server and policy.
+fn source(log: &Log, input: Option<InputHandlerFn>) -> Source {
+    let mut builder = Source::hub()
+        .server("s", server(log.clone()))
+        .policy(policy());
+    if let Some(handler) = input {
+        builder = builder.input_handler(move |q| {
+            let answer = handler(&q);
+            Box::pin(async move { answer })
+        });
+    }
+    builder.build().unwrap()
+}
+
+type InputHandlerFn = Arc<dyn Fn(&InputQuestions) -> InputAnswer + Send + Sync>;
+
+/// Accepts every form: `confirm` true, `code` 1234; `Later` for the
+/// questions named in `later`.
+fn answering(later: &'static [&'static str]) -> InputHandlerFn {
+    Arc::new(move |questions| {
+        let mut responses = InputResponses::new();
+        for (key, request) in &questions.requests {
+            if later.contains(&key.as_str()) {
+                return InputAnswer::Later;
+            }
+            let InputRequest::Elicitation(Elicitation::Form(form)) = request else {
+                return InputAnswer::Decline(format!("cannot answer {key}"));
+            };
+            let content = match form.fields().first().copied() {
+                Some("code") => json!({"code": "1234"}),
+                Some(field) => json!({field: true}),
+                None => json!({}),
+            };
+            responses.insert(key.clone(), ElicitResult::accept(content).into());
+        }
+        InputAnswer::Respond(responses)
+    })
+}
+
+fn response(calls: &[(&str, Value)]) -> Value {
+    let calls: Vec<(String, Value)> = calls
+        .iter()
+        .map(|(n, a)| (n.to_string(), a.clone()))
+        .collect();
+    model_response("anthropic", &calls)
+}
+
+fn text(answer: &Value) -> String {
+    answer["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn received(log: &Log) -> Vec<(String, Option<String>)> {
+    log.lock()
+        .unwrap()
+        .iter()
+        .map(|(tool, state, _)| (tool.clone(), state.clone()))
+        .collect()
+}
+
+/// Writes the state out and reads it back, as the hand-over between
+/// processes does.
+fn handed_over(run: &Execution) -> TurnState {
+    let state = run.suspended.as_ref().expect("the turn is suspended");
+    TurnState::from_json(&state.to_json().unwrap()).unwrap()
+}
+
+#[test]
+fn an_approval_suspends_the_turn_and_resuming_sends_each_call_once() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: Log = Arc::default();
+        let first = source(&log, None);
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let calls = response(&[
+            ("s__read", json!({"n": 1})),
+            ("s__delete", json!({"n": 2})),
+            ("s__read", json!({"n": 3})),
+        ]);
+        let run = first
+            .execute_tool_calls(p, &calls, &listing, &ExecOptions::new().suspend(true))
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Suspended);
+        assert!(run.results.is_empty(), "no answers while the turn waits");
+        assert_eq!(run.waiting.len(), 1);
+        let waiting = &run.waiting[0];
+        assert_eq!(
+            (
+                waiting.index,
+                waiting.call_id.as_deref(),
+                waiting.tool.as_str()
+            ),
+            (1, Some("call_1"), "delete")
+        );
+        assert_eq!(waiting.what, Wait::Approval);
+        assert_eq!(
+            run.calls.iter().map(|c| c.index).collect::<Vec<_>>(),
+            [0, 2],
+            "the records of the calls that ended"
+        );
+        assert_eq!(
+            received(&log),
+            [("read".into(), None), ("read".into(), None)],
+            "the call that waits is not sent"
+        );
+        let state = handed_over(&run);
+
+        // Another process: the same server, a new source, the decision given.
+        let second = source(&log, None);
+        let listing = second.tools(p, &ListOptions::new()).await.unwrap();
+        let run = second
+            .resume_turn(
+                p,
+                state.clone(),
+                &listing,
+                &ExecOptions::new().approve_call("call_1"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        let answers: Vec<String> = run.results.iter().map(text).collect();
+        assert_eq!(answers, ["read n=1", "deleted n=2", "read n=3"]);
+        assert_eq!(
+            answer_ids(&run.results, "tool_use_id"),
+            ["call_0", "call_1", "call_2"]
+        );
+        assert!(run.calls.iter().all(|c| c.ran && c.error.is_none()));
+        assert_eq!(run.ran_servers.iter().collect::<Vec<_>>(), ["s"]);
+        let tools: Vec<String> = received(&log).into_iter().map(|(t, _)| t).collect();
+        assert_eq!(tools, ["read", "read", "delete"], "each call exactly once");
+
+        // Resumed again from the same document with a denial: nothing sent.
+        log.lock().unwrap().clear();
+        let run = second
+            .resume_turn(
+                p,
+                state,
+                &listing,
+                &ExecOptions::new().deny_call("#1", "not today"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        assert!(
+            text(&run.results[1]).contains("not today"),
+            "{}",
+            run.results[1]
+        );
+        assert_eq!(text(&run.results[0]), "read n=1");
+        assert!(received(&log).is_empty(), "{:?}", received(&log));
+    });
+}
+
+#[test]
+fn a_resumed_turn_with_no_answer_yet_is_suspended_again() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: Log = Arc::default();
+        let first = source(&log, None);
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let calls = response(&[("s__delete", json!({"n": 2}))]);
+        let options = ExecOptions::new().suspend(true);
+        let run = first
+            .execute_tool_calls(p, &calls, &listing, &options)
+            .await
+            .unwrap();
+        let state = handed_over(&run);
+        let run = first
+            .resume_turn(p, state.clone(), &listing, &options)
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Suspended);
+        assert_eq!(handed_over(&run).turn_id(), state.turn_id());
+        assert!(received(&log).is_empty());
+        // Without `suspend`, a call no one approves is denied.
+        let run = first
+            .resume_turn(p, state, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        assert!(
+            text(&run.results[0]).contains("approv"),
+            "{}",
+            run.results[0]
+        );
+        assert!(received(&log).is_empty());
+    });
+}
+
+#[test]
+fn an_approver_that_answers_later_suspends_or_denies() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: Log = Arc::default();
+        let later = Source::hub()
+            .server("s", server(log.clone()))
+            .policy(policy())
+            .approver(|_| Box::pin(async { Approval::Later }))
+            .build()
+            .unwrap();
+        let listing = later.tools(p, &ListOptions::new()).await.unwrap();
+        let calls = response(&[("s__delete", json!({"n": 2}))]);
+        let run = later
+            .execute_tool_calls(p, &calls, &listing, &ExecOptions::new().suspend(true))
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Suspended);
+        let run = later
+            .execute_tool_calls(p, &calls, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        let error = run.calls[0].error.as_ref().unwrap();
+        assert_eq!(error.kind(), ErrorKind::Denied);
+        assert!(error.message().contains("cannot be suspended"), "{error}");
+        assert!(received(&log).is_empty());
+    });
+}
+
+#[test]
+fn questions_wait_and_the_call_goes_on_with_the_servers_request_state() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: Log = Arc::default();
+        let calls = response(&[("s__transfer", json!({})), ("s__read", json!({"n": 1}))]);
+        let options = ExecOptions::new().suspend(true);
+
+        // No input handler here: the first round's question waits.
+        let first = source(&log, None);
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let run = first
+            .execute_tool_calls(p, &calls, &listing, &options)
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Suspended);
+        let Wait::Input { requests } = &run.waiting[0].what else {
+            panic!("{:?}", run.waiting[0].what);
+        };
+        assert_eq!(requests.keys().collect::<Vec<_>>(), ["confirm"]);
+        let state = handed_over(&run);
+
+        // A handler that answers the first round and not yet the second.
+        let second = source(&log, Some(answering(&["code"])));
+        let run = second
+            .resume_turn(p, state, &listing, &options)
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Suspended);
+        let Wait::Input { requests } = &run.waiting[0].what else {
+            panic!("{:?}", run.waiting[0].what);
+        };
+        assert_eq!(requests.keys().collect::<Vec<_>>(), ["code"]);
+        let state = handed_over(&run);
+
+        // A third process answers the rest.
+        let third = source(&log, Some(answering(&[])));
+        let run = third
+            .resume_turn(p, state, &listing, &options)
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        let answers: Vec<String> = run.results.iter().map(text).collect();
+        assert_eq!(answers, ["sent, code \"1234\"", "read n=1"]);
+        assert_eq!(
+            received(&log),
+            [
+                ("transfer".into(), None),
+                ("read".into(), None),
+                ("transfer".into(), Some("step1".into())),
+                ("transfer".into(), Some("step2".into())),
+            ],
+            "every request once, each round with the state the server gave"
+        );
+        // One call, one key, whichever process sent its rounds.
+        let keys: Vec<Option<String>> = log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(t, _, _)| t == "transfer")
+            .map(|(_, _, key)| key.clone())
+            .collect();
+        assert!(keys[0].is_some());
+        assert!(keys.iter().all(|k| *k == keys[0]), "{keys:?}");
+        let read_key = log.lock().unwrap()[1].2.clone();
+        assert_ne!(read_key, keys[0], "each call has its own key");
+    });
+}
+
+#[test]
+fn a_call_in_flight_when_its_process_ended_is_answered_as_interrupted() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: Log = Arc::default();
+        let first = source(&log, None);
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let calls = response(&[
+            ("s__read", json!({"n": 1})),
+            ("s__hang", json!({})),
+            ("s__delete", json!({"n": 2})),
+        ]);
+        let checkpoints: Arc<Mutex<Vec<TurnState>>> = Arc::default();
+        let kept = checkpoints.clone();
+        let (sent, mut hang_sent) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let options = ExecOptions::new()
+            .max_concurrency(1)
+            .checkpoint(move |state| {
+                kept.lock().unwrap().push(state.clone());
+                let json: Value = serde_json::from_slice(&state.to_json().unwrap()).unwrap();
+                if json["calls"][1]["stage"] == "sent" {
+                    let _ = sent.send(());
+                }
+            });
+        // The process "ends" once the hanging call is on the wire.
+        tokio::select! {
+            _ = first.execute_tool_calls(p, &calls, &listing, &options) => {
+                panic!("the turn cannot end: a call hangs")
+            }
+            _ = hang_sent.recv() => {}
+        }
+        let last = checkpoints.lock().unwrap().last().cloned().unwrap();
+        let json: Value = serde_json::from_slice(&last.to_json().unwrap()).unwrap();
+        let stages: Vec<&str> = json["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["stage"].as_str().unwrap())
+            .collect();
+        assert_eq!(stages, ["ended", "sent", "pending"]);
+
+        let second = source(&log, None);
+        let run = second
+            .resume_turn(
+                p,
+                TurnState::from_json(&last.to_json().unwrap()).unwrap(),
+                &listing,
+                &ExecOptions::new().approve_call("call_2"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        assert_eq!(text(&run.results[0]), "read n=1");
+        assert_eq!(
+            run.calls[1].error.as_ref().map(Error::kind),
+            Some(ErrorKind::Interrupted)
+        );
+        assert!(
+            text(&run.results[1]).contains("not sent again"),
+            "{}",
+            run.results[1]
+        );
+        assert_eq!(text(&run.results[2]), "deleted n=2");
+        let tools: Vec<String> = received(&log).into_iter().map(|(t, _)| t).collect();
+        assert_eq!(tools, ["read", "hang", "delete"], "nothing sent twice");
+    });
+}
+
+#[test]
+fn a_state_from_another_version_or_provider_is_refused() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: Log = Arc::default();
+        let first = source(&log, None);
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let calls = response(&[("s__delete", json!({"n": 2}))]);
+        let run = first
+            .execute_tool_calls(p, &calls, &listing, &ExecOptions::new().suspend(true))
+            .await
+            .unwrap();
+        let bytes = run.suspended.as_ref().unwrap().to_json().unwrap();
+        let mut old: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(old["format"], TURN_STATE_FORMAT);
+        assert_eq!(old["version"], TURN_STATE_VERSION);
+        old["version"] = json!(0);
+        let err = TurnState::from_json(&serde_json::to_vec(&old).unwrap()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Input);
+        assert!(err.message().contains("version 0"), "{err}");
+        assert!(
+            err.message()
+                .contains(&format!("reads version {TURN_STATE_VERSION}")),
+            "{err}"
+        );
+        let err = serde_json::from_value::<TurnState>(old).unwrap_err();
+        assert!(err.to_string().contains("version 0"), "{err}");
+
+        let state = TurnState::from_json(&bytes).unwrap();
+        let other = provider("openai-chat");
+        let listing = first.tools(other, &ListOptions::new()).await.unwrap();
+        let err = first
+            .resume_turn(other, state, &listing, &ExecOptions::new())
+            .await
+            .unwrap_err();
+        assert!(err.message().contains("`anthropic`"), "{err}");
+        assert!(received(&log).is_empty());
+    });
+}
