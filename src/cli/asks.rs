@@ -25,6 +25,8 @@ pub struct Asks {
     /// The `server/tool` globs the answers file's rules name: those calls run
     /// alone on their server, so that a question can only be theirs.
     pub alone: Vec<String>,
+    /// Whether a question no rule answers waits (`run --suspend`).
+    pub suspend: bool,
     notes: Arc<Notes>,
 }
 
@@ -64,7 +66,7 @@ impl Notes {
 ///
 /// As [`read_answers`], and [`ErrorKind::Input`] naming a `--root` that does
 /// not exist or has no `file://` URI.
-pub fn read(args: &AsksArgs) -> Result<Asks> {
+pub fn read(args: &AsksArgs, suspend: bool) -> Result<Asks> {
     let answers = match &args.answers {
         Some(path) => Some(Arc::new(read_answers(path)?)),
         None => None,
@@ -75,7 +77,7 @@ pub fn read(args: &AsksArgs) -> Result<Asks> {
     if let Some(answers) = answers.as_ref().filter(|a| a.has_answers()) {
         let (answers, notes) = (answers.clone(), notes.clone());
         handlers = handlers.input(move |questions| {
-            let answer = answer_questions(&answers, &notes, &questions);
+            let answer = answer_questions(&answers, &notes, &questions, suspend);
             Box::pin(async move { answer })
         });
     }
@@ -96,6 +98,7 @@ pub fn read(args: &AsksArgs) -> Result<Asks> {
     Ok(Asks {
         handlers,
         alone,
+        suspend,
         notes,
     })
 }
@@ -189,7 +192,14 @@ fn questions_text(questions: &InputQuestions) -> String {
 
 /// Answers a round (or a request during a call) from the `answers:` rules,
 /// or declines it all when one question has no answer, saying so on stderr.
-fn answer_questions(answers: &Answers, notes: &Notes, questions: &InputQuestions) -> InputAnswer {
+/// With `suspend`, a round's questions that have no answer wait (the
+/// turn's `waiting` lists them).
+fn answer_questions(
+    answers: &Answers,
+    notes: &Notes,
+    questions: &InputQuestions,
+    suspend: bool,
+) -> InputAnswer {
     let tool = tool_of(&questions.server_id, &questions.call);
     let keyed = matches!(questions.asking, Asking::InputRequired);
     let mut responses = InputResponses::new();
@@ -218,6 +228,10 @@ fn answer_questions(answers: &Answers, notes: &Notes, questions: &InputQuestions
     }
     if unanswered.is_empty() && unfit.is_empty() {
         return InputAnswer::Respond(responses);
+    }
+    if suspend && unfit.is_empty() && keyed {
+        notes.explain(&questions.server_id, &questions.call);
+        return InputAnswer::Later;
     }
     let mut why = Vec::new();
     if !unanswered.is_empty() {

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use mcp_adapters::client::{HostedOptions, split_hosted};
-use mcp_adapters::exec::CallRecord;
+use mcp_adapters::exec::{CallRecord, TurnState, Wait};
 use mcp_adapters::stream::Framing;
 use mcp_adapters::{
     CallToolResult, Error, ErrorKind, ExecOptions, HubConfig, ListOptions, Listing, Outcome,
@@ -130,7 +130,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
                 "give tools/list files or live servers (--server, --config, --hosted), not both",
             ));
         }
-        let asks = asks::read(&args.asks)?;
+        let asks = asks::read(&args.asks, false)?;
         return block_on(hosted_tools(args, hub, provider, &options, &asks))?;
     }
     if !args.live.servers.is_empty() || args.live.config.is_some() {
@@ -141,7 +141,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
             ));
         }
         // What a server offers may depend on what the client declares.
-        let asks = asks::read(&args.asks)?;
+        let asks = asks::read(&args.asks, false)?;
         return block_on(async {
             let source = live::source(&args.live, &args.toolset.naming, None, false, &asks)
                 .await?
@@ -315,7 +315,14 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         results = results.max_turn_tokens(tokens);
     }
     list = list.read_on(results.budget());
-    let asks = asks::read(&args.asks)?;
+    let suspend = args.suspend.is_some();
+    if suspend && args.response.len() > 1 {
+        return Err(Error::new(
+            ErrorKind::Input,
+            "--suspend goes with one RESPONSE (or --stream, or --resume): a turn that waits ends the run",
+        ));
+    }
+    let asks = asks::read(&args.asks, suspend)?;
     let policy = match &args.policy {
         Some(path) => live::read_policy(path)?,
         None => {
@@ -350,7 +357,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
                         "note: no --server or --config: running against the bundled demo server"
                     );
                 }
-                demo::server(policy, args.validate, &asks.handlers)?
+                demo::server(policy, args.validate, &asks.handlers, suspend)?
             }
         };
         let listing = source.tools(provider, &list).await?;
@@ -366,6 +373,33 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         if let Some(ms) = args.call_timeout {
             options = options.call_timeout(Duration::from_millis(ms));
         }
+        options = options.suspend(suspend);
+        for id in &args.approve_calls {
+            options = options.approve_call(id);
+        }
+        for id in &args.deny_calls {
+            options = options.deny_call(id, "denied on the command line (--deny-call)");
+        }
+        if let Some(path) = &args.resume {
+            let bytes = std::fs::read(path).map_err(|e| {
+                Error::new(ErrorKind::Io, "cannot read the turn state")
+                    .with_file(path)
+                    .with_source(e)
+            })?;
+            let state = TurnState::from_json(&bytes).map_err(|e| e.with_file(path))?;
+            let run = source
+                .resume_turn(provider, state, &listing, &options)
+                .await?;
+            asks.report(&run.calls);
+            summarize(&run.calls, None);
+            summarize_hosted(&run);
+            kept_if_suspended(&run, args.suspend.as_deref())?;
+            let mut out = to_json(&run)?;
+            if let Value::Object(map) = &mut out {
+                map.insert("report".into(), to_json(&listing.report)?);
+            }
+            return Ok(out);
+        }
         if let Some(file) = &args.stream.stream {
             let bytes = read_bytes(file)?;
             let spec = provider.stream(&listing)?.framing_used();
@@ -376,6 +410,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
                 .await?;
             asks.report(&run.execution.calls);
             summarize(&run.execution.calls, None);
+            kept_if_suspended(&run.execution, args.suspend.as_deref())?;
             let mut out = to_json(&run.execution)?;
             if let Value::Object(map) = &mut out {
                 map.insert("message".into(), run.message);
@@ -405,6 +440,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         asks.report(&run.calls);
         summarize(&run.calls, None);
         summarize_hosted(&run);
+        kept_if_suspended(&run, args.suspend.as_deref())?;
         let mut out = to_json(&run)?;
         if let Value::Object(map) = &mut out {
             map.insert("report".into(), to_json(&listing.report)?);
@@ -461,6 +497,65 @@ async fn turns(
         }
     }
     Ok(Value::Array(out))
+}
+
+/// A suspended turn's state written to `file` (`--suspend`), and what it
+/// waits for on stderr: the command then exits with status 3.
+fn kept_if_suspended(run: &mcp_adapters::Execution, file: Option<&std::path::Path>) -> Result<()> {
+    let (Some(state), Some(file)) = (&run.suspended, file) else {
+        return Ok(());
+    };
+    std::fs::write(file, state.to_json()?).map_err(|e| {
+        Error::new(ErrorKind::Io, "cannot write the turn state")
+            .with_file(file)
+            .with_source(e)
+    })?;
+    for waiting in &run.waiting {
+        let id = match (&waiting.call_id, waiting.index) {
+            (Some(id), _) => id.clone(),
+            (None, index) => format!("#{index}"),
+        };
+        let what = match &waiting.what {
+            Wait::Approval => "approval (--approve-call or --deny-call)".to_owned(),
+            Wait::HostedApproval => {
+                "approval of the provider's hosted call (--approve-call or --deny-call)".to_owned()
+            }
+            Wait::Input { requests } => format!(
+                "answers (--answers) to {}",
+                requests
+                    .iter()
+                    .map(|(key, request)| format!("`{key}`: {}", request_text(request)))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            _ => "an answer".to_owned(),
+        };
+        eprintln!(
+            "waiting: call {id} (`{}/{}`) waits for {what}",
+            waiting.server_id, waiting.tool
+        );
+    }
+    eprintln!(
+        "note: the turn is suspended; its state is in {}: resume it with --resume {}",
+        file.display(),
+        file.display()
+    );
+    Ok(())
+}
+
+/// A question as one line: an elicitation's message, or its kind.
+fn request_text(request: &mcp_adapters::mcp::InputRequest) -> String {
+    use mcp_adapters::mcp::{Elicitation, InputRequest};
+    let text = match request {
+        InputRequest::Elicitation(Elicitation::Form(form)) => format!("{:?}", form.message),
+        InputRequest::Elicitation(Elicitation::Url(url)) => {
+            format!("{:?} at {}", url.message, url.url)
+        }
+        InputRequest::Sampling(_) => "a completion (sampling)".to_owned(),
+        InputRequest::ListRoots(_) => "the roots".to_owned(),
+        _ => "a question".to_owned(),
+    };
+    mcp_adapters::toolset::sanitize_description(&text).into_owned()
 }
 
 /// What the provider did with the servers it hosts, on stderr: its calls

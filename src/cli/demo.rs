@@ -29,7 +29,12 @@ pub fn tools() -> Result<Vec<Tool>> {
 }
 
 /// The "notes" server, in-process, with deterministic results.
-pub fn server(policy: Policy, validate: bool, handlers: &Handlers) -> Result<Source> {
+pub fn server(
+    policy: Policy,
+    validate: bool,
+    handlers: &Handlers,
+    suspend: bool,
+) -> Result<Source> {
     let mut server = InProcessServer::new();
     for tool in tools()? {
         let name = tool.name.clone();
@@ -42,7 +47,7 @@ pub fn server(policy: Policy, validate: bool, handlers: &Handlers) -> Result<Sou
     if validate {
         builder = builder.validate_arguments();
     }
-    unattended(builder, handlers).build()
+    unattended(builder, handlers, suspend).build()
 }
 
 fn call(tool: &str, args: &Map<String, Value>) -> CallToolResult {

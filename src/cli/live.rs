@@ -109,12 +109,16 @@ pub fn read_policy(path: &Path) -> Result<Policy> {
     Ok(policy)
 }
 
-/// The CLI's approver: there is no one to ask, so `ask` rules deny. What
-/// servers ask is answered by `handlers` (see `asks`), and nothing else.
-pub fn unattended(builder: SourceBuilder, handlers: &Handlers) -> SourceBuilder {
-    builder.handlers(handlers.clone()).approver(|request| {
+/// The CLI's approver: there is no one to ask, so `ask` rules deny, or
+/// with `suspend` (`run --suspend`) the call waits. What servers ask is
+/// answered by `handlers` (see `asks`), and nothing else.
+pub fn unattended(builder: SourceBuilder, handlers: &Handlers, suspend: bool) -> SourceBuilder {
+    builder.handlers(handlers.clone()).approver(move |request| {
+        if suspend {
+            return Box::pin(async { Approval::Later });
+        }
         let reason = format!(
-            "`{}/{}` needs approval and the command line has no approver; allow it in the policy file to run it",
+            "`{}/{}` needs approval and the command line has no approver; allow it in the policy file, or give --approve-call, to run it",
             request.call.server_id, request.call.tool
         );
         Box::pin(async move { Approval::Deny(reason) })
@@ -194,7 +198,7 @@ pub async fn source_from(
     if live.skills {
         builder = builder.skills("*");
     }
-    unattended(builder, handlers).build()
+    unattended(builder, handlers, asks.suspend).build()
 }
 
 /// Checks that the servers started (and listed their tools): an error naming

@@ -419,11 +419,33 @@ struct RunArgs {
     live: LiveArgs,
     /// A policy file (JSON or YAML): {"allow": [globs], "ask": [...], "deny": [...],
     /// "default": "allow"|"deny"}, globs over `server/tool`. `ask` is answered deny
-    /// (there is no one to ask). Without one, every offered tool may be called.
+    /// (there is no one to ask), unless --approve-call or --deny-call decides the
+    /// call, or --suspend lets it wait. Without one, every offered tool may be called.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
     #[command(flatten)]
     asks: AsksArgs,
+    /// When a call waits for an answer the command line does not have (a policy
+    /// `ask` not decided by --approve-call/--deny-call, a tool's question no
+    /// --answers rule answers), write the turn's state to FILE, list what waits
+    /// on stderr and in `waiting`, and exit with status 3. Resume it with
+    /// --resume FILE.
+    #[arg(long, value_name = "FILE")]
+    suspend: Option<PathBuf>,
+    /// Resume the turn suspended in FILE (instead of a RESPONSE), with the same
+    /// --provider and servers, the answers now given (--approve-call,
+    /// --deny-call, --answers): calls already sent are not sent again.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["response", "stream"])]
+    resume: Option<PathBuf>,
+    /// Approve the call ID where the policy asks (repeatable): the provider's call
+    /// id, `#INDEX` (its position in the response) for providers whose calls have
+    /// none, or a hosted call's approval request id.
+    #[arg(long = "approve-call", value_name = "ID")]
+    approve_calls: Vec<String>,
+    /// Deny the call ID where the policy asks (repeatable; named as for
+    /// --approve-call).
+    #[arg(long = "deny-call", value_name = "ID")]
+    deny_calls: Vec<String>,
     /// Bound on a call's first request, and on each input round's server time, in
     /// milliseconds (default 300000).
     #[arg(long, value_name = "MS")]
@@ -599,6 +621,10 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(value) => {
             print_json(&value);
+            if value.get("status").and_then(serde_json::Value::as_str) == Some("suspended") {
+                // The turn waits: its state is in the --suspend file.
+                return ExitCode::from(3);
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -270,6 +270,10 @@ impl<'a> Answering<'a> {
             // Suspended: the answers wait for every call; the records of
             // those that ended say what happened so far.
             let mut calls: Vec<CallRecord> = Vec::new();
+            for rejected in self.rejected {
+                calls.push(rejected_record(rejected));
+            }
+            calls.extend(self.searches.into_iter().map(|(record, _, _)| record));
             for (call, checked) in self.ended {
                 calls.push(checked.into_record(call));
             }
@@ -289,19 +293,10 @@ impl<'a> Answering<'a> {
         }
         let mut answers: Vec<(usize, Value, CallRecord)> =
             Vec::with_capacity(self.rejected.len() + self.ended.len());
-        for rejected in self.rejected {
-            let record = CallRecord {
-                index: rejected.index,
-                call_id: rejected.call_id,
-                exposed_name: rejected.exposed_name,
-                server_id: None,
-                ran: false,
-                error: Some(rejected.error),
-                warnings: Vec::new(),
-                ui_resource: None,
-                result: None,
-            };
-            answers.push((record.index, rejected.answer, record));
+        for mut rejected in self.rejected {
+            let answer = std::mem::take(&mut rejected.answer);
+            let record = rejected_record(rejected);
+            answers.push((record.index, answer, record));
         }
         let mut found: Vec<String> = Vec::new();
         let mut searches = self.searches;
@@ -415,6 +410,21 @@ impl<'a> Answering<'a> {
             waiting: Vec::new(),
             suspended: None,
         })
+    }
+}
+
+/// The record of a call rejected before it was sent.
+fn rejected_record(rejected: RejectedCall) -> CallRecord {
+    CallRecord {
+        index: rejected.index,
+        call_id: rejected.call_id,
+        exposed_name: rejected.exposed_name,
+        server_id: None,
+        ran: false,
+        error: Some(rejected.error),
+        warnings: Vec::new(),
+        ui_resource: None,
+        result: None,
     }
 }
 

@@ -236,6 +236,17 @@ pub fn lab() -> Result<(String, Vec<String>), String> {
     ))
 }
 
+/// `(command, args)` for the tests' probe server, which logs every
+/// `tools/call` it receives to `log` (one JSON line each).
+pub fn probe(log: &Path) -> Result<(String, Vec<String>), String> {
+    let python = python()?;
+    let script = manifest_dir().join("tests/e2e/probe_server.py");
+    Ok((
+        python.display().to_string(),
+        vec![script.display().to_string(), log.display().to_string()],
+    ))
+}
+
 /// `(command, args)` for the tests' MCP 2026-07-28 server: tools that ask for
 /// input, and a tool list that changes.
 pub fn input() -> Result<(String, Vec<String>), String> {
