@@ -8,6 +8,7 @@
 //! | [`server_requests`] | what servers ask: elicitation, sampling, roots, tasks, and sampling requests in a provider's format |
 //! | [`sign_in`] | servers behind OAuth 2.1 |
 //! | [`resilience`] | the toolset stays true, and a server that dies comes back |
+//! | [`durable_turns`] | turns suspended where a call waits, handed over and resumed in another process, nothing sent twice |
 //! | [`command_line`] | every command and flag of `mcp-adapters`, and the MCP conformance suite |
 //! | [`security`] | the threat model: what the library defends against, what it leaves to the user, its limits |
 //! | [`architecture`] | the source layout, the dependencies and what is written here instead, performance |
@@ -54,6 +55,9 @@ pub mod sign_in {}
 
 #[doc = include_str!("../docs/resilience.md")]
 pub mod resilience {}
+
+#[doc = include_str!("../docs/durable-turns.md")]
+pub mod durable_turns {}
 
 #[doc = include_str!("../docs/command-line.md")]
 pub mod command_line {}

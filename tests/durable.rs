@@ -485,3 +485,58 @@ fn a_state_from_another_version_or_provider_is_refused() {
         assert!(received(&log).is_empty());
     });
 }
+
+#[test]
+fn a_streamed_turn_is_suspended_and_resumed_as_a_whole_one() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: Log = Arc::default();
+        let first = source(&log, None);
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let tool_use = |i: usize, name: &str, input: &str| {
+            [
+                json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": format!("call_{i}"), "name": name, "input": {}}}),
+                json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": input}}),
+                json!({"type": "content_block_stop", "index": i}),
+            ]
+        };
+        let mut events =
+            vec![json!({"type": "message_start", "message": {"role": "assistant", "content": []}})];
+        events.extend(tool_use(0, "s__delete", r#"{"n": 1}"#));
+        events.extend(tool_use(1, "s__read", r#"{"n": 2}"#));
+        events.push(json!({"type": "message_stop"}));
+        let body: String = events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+            .collect();
+        let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(body.into_bytes())]);
+        let run = first
+            .execute_stream(p, chunks, &listing, &ExecOptions::new().suspend(true))
+            .await
+            .unwrap();
+        assert!(run.error.is_none(), "{:?}", run.error);
+        assert_eq!(run.execution.status, Status::Suspended);
+        assert_eq!(run.execution.waiting[0].call_id.as_deref(), Some("call_0"));
+        let state = handed_over(&run.execution);
+        let second = source(&log, None);
+        let resumed = second
+            .resume_turn(p, state, &listing, &ExecOptions::new().approve_call("call_0"))
+            .await
+            .unwrap();
+        let answers: Vec<String> = resumed.results.iter().map(text).collect();
+        assert_eq!(answers, ["deleted n=1", "read n=2"]);
+        let tools: Vec<String> = received(&log).into_iter().map(|(t, _)| t).collect();
+        assert_eq!(tools, ["read", "delete"]);
+        // The same turn whole, approved at once, answers the same.
+        let whole = second
+            .execute_tool_calls(
+                p,
+                &run.message,
+                &listing,
+                &ExecOptions::new().approve_call("call_0"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(whole.results, resumed.results);
+    });
+}
