@@ -528,6 +528,12 @@ fn kept_if_suspended(run: &mcp_adapters::Execution, file: Option<&std::path::Pat
                     .collect::<Vec<_>>()
                     .join("; ")
             ),
+            Wait::Task {
+                task_id, status, ..
+            } => format!(
+                "the end of its task `{}` ({status}) on the server: resume it later",
+                mcp_adapters::toolset::sanitize_description(task_id)
+            ),
             _ => "an answer".to_owned(),
         };
         eprintln!(

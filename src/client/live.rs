@@ -718,6 +718,34 @@ impl Server for McpClient {
         })
     }
 
+    fn resume_task(
+        &self,
+        tool: &str,
+        task_id: &str,
+        context: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResponse>> {
+        let span = self.request_span("tasks/get", Some(tool));
+        let (tool, task_id) = (tool.to_owned(), task_id.to_owned());
+        Box::pin(self.traced(span, "tasks/get", None, async move {
+            let session = self.traced_session().await?;
+            let answerer = context
+                .answerer
+                .clone()
+                .or_else(|| self.shared.calls.outside())
+                .unwrap_or_else(|| Answerer::standalone(Handlers::default(), &self.name));
+            let registration = self.shared.calls.register(answerer.clone());
+            self.take_up_task(
+                &session,
+                &tool,
+                &task_id,
+                &context,
+                &answerer,
+                &registration,
+            )
+            .await
+        }))
+    }
+
     fn read_resource(&self, uri: &str) -> BoxFuture<'_, Result<ReadResourceResult>> {
         let span = self.request_span("resources/read", Some(uri));
         if !span.is_disabled() {

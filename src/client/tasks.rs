@@ -108,6 +108,24 @@ fn custom(method: &str, params: Value) -> ClientRequest {
     ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)))
 }
 
+/// A task handed back to the runner, still running on its server.
+fn handed_back(state: &TaskState) -> CallToolResponse {
+    let status = serde_json::to_value(&state.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "working".to_owned());
+    let mut wire = json!({"resultType": "task", "taskId": state.task_id, "status": status});
+    if let Some(every) = state.poll_interval {
+        wire["pollIntervalMs"] = json!(u64::try_from(every.as_millis()).unwrap_or(u64::MAX));
+    }
+    CallToolResponse::from_value(wire).unwrap_or_else(|_| {
+        CallToolResponse::Complete(CallToolResult::error(format!(
+            "task `{}` could not be handed back",
+            sanitize_description(&state.task_id)
+        )))
+    })
+}
+
 /// A result the SDK read, as JSON.
 fn raw(result: &ServerResult) -> Value {
     serde_json::to_value(result).unwrap_or(Value::Null)
@@ -227,7 +245,16 @@ impl McpClient {
                         .collect();
                     if !asked.input_requests.is_empty() {
                         round += 1;
-                        let responses = call.answerer.answer_task_round(&asked, round).await?;
+                        let responses = match call.answerer.answer_task_round(&asked, round).await {
+                            Ok(responses) => responses,
+                            // No answer now, and the turn may be suspended:
+                            // the task keeps waiting on its server.
+                            Err(e) if crate::exec::durable::Waits::of(&e).is_some() => {
+                                running.ended = true;
+                                return Ok(handed_back(&state));
+                            }
+                            Err(e) => return Err(e),
+                        };
                         answered.extend(asked.input_requests.keys().cloned());
                         let wire = responses
                             .iter()
@@ -245,6 +272,11 @@ impl McpClient {
                         continue;
                     }
                 }
+                (TaskStatus::Working, _) if call.answerer.may_suspend() => {
+                    // The turn may be suspended: the task goes on without us.
+                    running.ended = true;
+                    return Ok(handed_back(&state));
+                }
                 (TaskStatus::Working, _) => {}
             }
             if call.answerer.is_halted() {
@@ -255,6 +287,48 @@ impl McpClient {
             state = self.get_task(call.session, &task_id, generation).await?;
         }
         unreachable!("the poll counter does not run out")
+    }
+
+    /// Takes up task `task_id` of a call of `tool` handed back in a turn
+    /// that was suspended: follows it from its state now. A task the server
+    /// no longer has is an [`ErrorKind::Interrupted`] error.
+    pub(super) async fn take_up_task(
+        &self,
+        session: &Session,
+        tool: &str,
+        task_id: &str,
+        context: &CallContext,
+        answerer: &Answerer,
+        registration: &Registration,
+    ) -> Result<CallToolResponse> {
+        let generation = if session.is_modern() {
+            Generation::Extension
+        } else {
+            Generation::Augmented
+        };
+        let state = self
+            .get_task(session, task_id, generation)
+            .await
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Interrupted,
+                    format!(
+                        "server `{}` no longer has task `{}` of the call (it may have restarted): \
+                         the call may or may not have run, and it was not sent again",
+                        self.name,
+                        sanitize_description(task_id)
+                    ),
+                )
+                .with_source(e)
+            })?;
+        let call = TaskCall {
+            name: tool,
+            session,
+            context,
+            answerer,
+            registration,
+        };
+        self.follow_task(&call, state, generation).await
     }
 
     /// Cancels a task whose turn halted; the error its call is answered with.

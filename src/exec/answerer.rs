@@ -245,10 +245,18 @@ impl Answerer {
         }
     }
 
-    /// Whether the questions may wait for answers not available now: those
-    /// of one call whose turn may be suspended.
-    fn can_wait(&self) -> bool {
+    /// Whether the call's turn may be suspended
+    /// ([`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)): its
+    /// questions may then wait for answers not available now, and a
+    /// [`Server`](crate::Server) following a task for it hands the task
+    /// back ([`CallToolResponse::Task`](crate::mcp::CallToolResponse::Task))
+    /// rather than wait for its end. Only for the questions of one call.
+    pub fn may_suspend(&self) -> bool {
         matches!(&self.target, Target::One(state) if state.suspend)
+    }
+
+    fn can_wait(&self) -> bool {
+        self.may_suspend()
     }
 
     fn halt(&self) {

@@ -230,6 +230,15 @@ impl TurnState {
                     Stage::WaitingForInput { asked, .. } => Wait::Input {
                         requests: asked.input_requests.clone(),
                     },
+                    Stage::WorkingTask {
+                        task_id,
+                        status,
+                        poll_interval_ms,
+                    } => Wait::Task {
+                        task_id: task_id.clone(),
+                        status: status.clone(),
+                        poll_interval_ms: *poll_interval_ms,
+                    },
                     Stage::Pending | Stage::Sent | Stage::Ended(_) => return None,
                 };
                 Some(Waiting {
@@ -313,6 +322,19 @@ pub enum Wait {
     /// The application's answer to the provider's approval request for a
     /// call on a server it hosts.
     HostedApproval,
+    /// The end of the task its server runs it as (MCP 2025-11-25 tasks, or
+    /// the 2026-07-28 tasks extension): the call was sent, and is taken up
+    /// by following the task. Resume once it may have ended (the server's
+    /// poll interval is a hint).
+    Task {
+        /// The task's id on its server.
+        task_id: String,
+        /// Its status when the turn was suspended (`working`, `input_required`).
+        status: String,
+        /// How often the server asks to be polled, in milliseconds.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        poll_interval_ms: Option<u64>,
+    },
 }
 
 /// A call the pipeline runs, and how far it got.
@@ -366,6 +388,15 @@ pub(crate) enum Stage {
     WaitingForInput {
         round: usize,
         asked: InputRequiredResult,
+    },
+    /// Sent; its server runs it as a task (`task_id`), still working (or
+    /// asking for input) when the turn was suspended. Resumed, the task is
+    /// followed (`tasks/get`), never the call sent again.
+    WorkingTask {
+        task_id: String,
+        status: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        poll_interval_ms: Option<u64>,
     },
     /// Sent, and not answered when the state was taken.
     Sent,
@@ -526,6 +557,7 @@ impl std::fmt::Display for Waits {
             Stage::WaitingForInput { .. } => {
                 f.write_str("the call waits for the answers to its tool's questions")
             }
+            Stage::WorkingTask { .. } => f.write_str("the call waits for its task to end"),
             Stage::Pending | Stage::Sent | Stage::Ended(_) => f.write_str("the call waits"),
         }
     }

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::answerer::{CallState, not_completed};
+use super::answerer::{Answerer, CallState, not_completed};
 use super::asks::DEFAULT_MAX_INPUT_ROUNDS;
 use super::clock::{CallClock, Halt};
+use super::durable::{Stage, Waits};
 use super::future::BoxFuture;
 use super::hooks::Hooks;
 use super::options::ExecOptions;
@@ -88,6 +89,15 @@ impl Rounds {
             let asked = match response {
                 CallToolResponse::Complete(result) => return Ok(result),
                 CallToolResponse::InputRequired(asked) => asked,
+                CallToolResponse::Task(task)
+                    if context.answerer.as_ref().is_some_and(Answerer::may_suspend) =>
+                {
+                    return Err(Waits::error(Stage::WorkingTask {
+                        task_id: task.task_id,
+                        status: task.status,
+                        poll_interval_ms: task.poll_interval_ms,
+                    }));
+                }
                 CallToolResponse::Task(task) => return Err(task_error(&task)),
                 CallToolResponse::Other(map) => return Err(unknown_result_error(&map)),
             };

@@ -227,7 +227,9 @@ impl ExecOptions {
     /// [`Approval::Later`]; a tool's `input_required` questions with no
     /// handler for them, or whose input handler answers
     /// [`InputAnswer::Later`](crate::exec::InputAnswer::Later); the
-    /// provider's approval request for a hosted call, likewise. Every other
+    /// provider's approval request for a hosted call, likewise; a call its
+    /// server runs as a task, while the task works (the task goes on, and
+    /// resuming follows it). Every other
     /// call runs to its end; the turn then comes back as
     /// [`Status::Suspended`](crate::exec::Status::Suspended), with its
     /// [`TurnState`] in [`Execution::suspended`](crate::Execution::suspended),

@@ -34,6 +34,10 @@ impl Source {
     /// - a call whose tool's questions wait is answered by the source's
     ///   handlers (its input handler, sampling and roots) and goes on with
     ///   the server's request state, from the round it reached;
+    /// - a call whose server runs it as a task still working is taken up by
+    ///   following the task ([`Server::resume_task`](crate::Server::resume_task));
+    ///   a task the server no longer has (it restarted) is answered as
+    ///   interrupted;
     /// - a call never sent (in a checkpoint) runs from the start;
     /// - a call sent and not answered when its process ended (in a
     ///   checkpoint) is answered as interrupted
@@ -128,6 +132,12 @@ impl Source {
                     Start::Asked {
                         round: *round,
                         asked: asked.clone(),
+                    },
+                )),
+                Stage::WorkingTask { task_id, .. } => to_run.push((
+                    call,
+                    Start::Task {
+                        task_id: task_id.clone(),
                     },
                 )),
             }

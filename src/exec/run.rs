@@ -483,12 +483,15 @@ impl Source {
         let clock = CallClock::new(timeout);
         state.set_clock(clock.clone());
         let retry = options.retry_interrupted;
-        if let Start::Asked { round, asked } = start {
-            return self
-                .take_up(
-                    call, toolset, context, options, shared, timeout, halted, state, round, asked,
-                )
-                .await;
+        match start {
+            Start::Fresh => {}
+            resumed => {
+                return self
+                    .take_up(
+                        call, toolset, context, options, shared, timeout, halted, state, resumed,
+                    )
+                    .await;
+            }
         }
         let first = {
             let mut first = std::pin::pin!(self.first_request(
@@ -540,10 +543,11 @@ impl Source {
         }
     }
 
-    /// A resumed call whose tool's questions waited: answered now, and the
-    /// call goes on from round `round` with the server's request state. Its
-    /// policy decision stands (it was sent); the server's gate is passed
-    /// again.
+    /// A resumed call that was sent: one whose tool's questions waited
+    /// (answered now, and the call goes on from the round it reached with
+    /// the server's request state), or one whose task was still working
+    /// (followed now). Its policy decision stands (it was sent); the
+    /// server's gate is passed again.
     #[allow(clippy::too_many_arguments)]
     async fn take_up(
         &self,
@@ -555,8 +559,7 @@ impl Source {
         timeout: Duration,
         halted: &Halt,
         state: &CallState,
-        round: usize,
-        asked: InputRequiredResult,
+        start: Start,
     ) -> Result<CallToolResult> {
         let tool = toolset
             .resolve(&call.exposed_name)
@@ -586,18 +589,41 @@ impl Source {
         if let Some(journal) = shared.journal() {
             journal.stage(call, Stage::Sent);
         }
+        let (response, answered) = match start {
+            Start::Asked { round, asked } => (
+                CallToolResponse::InputRequired(asked),
+                round.saturating_sub(1),
+            ),
+            Start::Task { task_id } => {
+                let clock = CallClock::new(timeout);
+                state.set_clock(clock.clone());
+                let following = server.resume_task(&call.tool, &task_id, context.clone());
+                let response = tokio::select! {
+                    response = following => response?,
+                    () = clock.expired() => return Err(Error::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "following task `{task_id}` took longer than {} ms and was given up",
+                            timeout.as_millis()
+                        ),
+                    )),
+                };
+                (response, 0)
+            }
+            Start::Fresh => return Err(Error::new(ErrorKind::Input, "nothing to take up")),
+        };
         self.rounds
             .complete_boxed(
                 call,
                 server.as_ref(),
                 context,
-                CallToolResponse::InputRequired(asked),
+                response,
                 options,
                 timeout,
                 halted,
                 state,
                 retry,
-                round.saturating_sub(1),
+                answered,
             )
             .await
     }
@@ -888,6 +914,8 @@ pub(super) enum Start {
         round: usize,
         asked: InputRequiredResult,
     },
+    /// A resumed call its server runs as task `task_id`.
+    Task { task_id: String },
 }
 
 /// What is left of the policy's decision: nothing, or the approver's answer.

@@ -212,6 +212,24 @@ pub trait Server: Send + Sync {
         Box::pin(async move { Err(Error::new(ErrorKind::Unavailable, message)) })
     }
 
+    /// Takes up the call of `tool` that the server runs as task `task_id`
+    /// (handed back earlier, in a turn that was then suspended): follows
+    /// the task as [`call_tool`](Self::call_tool) would have, and answers
+    /// with its result (or hands it back again, if the turn may be
+    /// suspended once more). A task the server no longer has (it
+    /// restarted) is an [`ErrorKind::Interrupted`] error. The default: the
+    /// server cannot take tasks up.
+    fn resume_task(
+        &self,
+        tool: &str,
+        task_id: &str,
+        context: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResponse>> {
+        let _ = context;
+        let message = format!("this server cannot take up task `{task_id}` of a call of `{tool}`");
+        Box::pin(async move { Err(Error::new(ErrorKind::Unavailable, message)) })
+    }
+
     /// A number that changes whenever the server announces that its tool list
     /// changed (`notifications/tools/list_changed`). A source lists the server
     /// again, for its next listing or call, when the number differs from the
@@ -396,6 +414,15 @@ impl<S: Server + ?Sized> Server for Arc<S> {
 
     fn read_resource(&self, uri: &str) -> BoxFuture<'_, Result<ReadResourceResult>> {
         (**self).read_resource(uri)
+    }
+
+    fn resume_task(
+        &self,
+        tool: &str,
+        task_id: &str,
+        context: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResponse>> {
+        (**self).resume_task(tool, task_id, context)
     }
 
     fn list_catalog(
