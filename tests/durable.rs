@@ -540,3 +540,49 @@ fn a_streamed_turn_is_suspended_and_resumed_as_a_whole_one() {
         assert_eq!(whole.results, resumed.results);
     });
 }
+
+/// The provider's approval request for a hosted call waits like a local
+/// call's approval, and is answered in its shape once decided.
+#[test]
+fn a_hosted_calls_approval_request_waits_and_is_answered_when_resumed() {
+    current_thread_runtime().block_on(async {
+        let response = read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "tests/fixtures/hosted/openai-responses/vercel__openai-mcp-tool-approval.1.json",
+        ));
+        let p = provider("openai-responses");
+        let hub = || {
+            Source::hub()
+                .server("other", InProcessServer::new())
+                .policy(Policy::new().ask("zip1/*").unwrap())
+                .build()
+                .unwrap()
+        };
+        let first = hub();
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let run = first
+            .execute_tool_calls(p, &response, &listing, &ExecOptions::new().suspend(true))
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Suspended);
+        assert!(run.approvals.is_empty());
+        let waiting = &run.waiting[0];
+        assert_eq!(waiting.what, Wait::HostedApproval);
+        assert_eq!(
+            (waiting.server_id.as_str(), waiting.tool.as_str()),
+            ("zip1", "create_short_url")
+        );
+        let id = waiting.call_id.clone().unwrap();
+        let state = handed_over(&run);
+        let second = hub();
+        let run = second
+            .resume_turn(p, state, &listing, &ExecOptions::new().approve_call(&id))
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        assert_eq!(run.approvals.len(), 1);
+        assert!(run.approvals[0].approved);
+        assert_eq!(run.approvals[0].item["type"], "mcp_approval_response");
+        assert_eq!(run.approvals[0].item["approval_request_id"], id.as_str());
+        assert_eq!(run.approvals[0].item["approve"], true);
+    });
+}

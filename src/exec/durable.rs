@@ -271,6 +271,21 @@ impl TurnState {
         waiting
     }
 
+    /// Sets the stage of `call` (adding the call if it is new), with the
+    /// arguments it is sent with (a `before` hook may have changed them).
+    pub(crate) fn set_stage(&mut self, call: &ToolCall, stage: Stage) {
+        match self.calls.iter_mut().rev().find(|c| c.index == call.index) {
+            Some(entry) => {
+                entry.arguments.clone_from(&call.arguments);
+                entry.stage = stage;
+            }
+            None => {
+                let at = self.calls.partition_point(|c| c.index < call.index);
+                self.calls.insert(at, CallEntry::new(call, stage));
+            }
+        }
+    }
+
     /// The idempotency key of the call at `index` in this turn.
     pub(crate) fn key_of(turn: &str, index: usize) -> String {
         format!("{turn}#{index}")
@@ -523,17 +538,9 @@ impl Journal {
         }
     }
 
-    /// Sets the stage of the call at `index` (adding the call if it is new).
+    /// Sets the stage of `call` (adding the call if it is new).
     pub(crate) fn stage(&self, call: &ToolCall, stage: Stage) {
-        self.update(
-            |state| match state.calls.iter_mut().rev().find(|c| c.index == call.index) {
-                Some(entry) => entry.stage = stage,
-                None => {
-                    let at = state.calls.partition_point(|c| c.index < call.index);
-                    state.calls.insert(at, CallEntry::new(call, stage));
-                }
-            },
-        );
+        self.update(|state| state.set_stage(call, stage));
     }
 
     /// The state as it is now.
