@@ -129,7 +129,9 @@ fn a_turn_suspended_in_one_process_finishes_in_others_sending_each_call_once() {
         "{err}"
     );
     assert!(err.contains("Send 5 to bob?"), "{err}");
-    assert_eq!(tools(&log), ["append", "transfer"].map(String::from));
+    let mut first_sent = tools(&log);
+    first_sent.sort();
+    assert_eq!(first_sent, ["append", "transfer"].map(String::from));
 
     // Second process: publish approved, the first question answered; the
     // code still has no answer, so the turn waits again.
@@ -143,8 +145,15 @@ fn a_turn_suspended_in_one_process_finishes_in_others_sending_each_call_once() {
         &path("confirm.yaml"),
         "--suspend",
         &again,
+        "--deny-call",
+        "toolu_9",
     ]);
     assert_eq!(out.status.code(), Some(3), "stderr: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: --deny-call toolu_9 names no call of this turn"),
+        "{}",
+        stderr(&out)
+    );
     let second = stdout(&out);
     assert_eq!(second["waiting"].as_array().unwrap().len(), 1);
     assert!(second["waiting"][0]["requests"]["code"].is_object());

@@ -415,7 +415,11 @@ fn a_call_in_flight_when_its_process_ended_is_answered_as_interrupted() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| c["stage"].as_str().unwrap())
+            .map(|c| match &c["stage"] {
+                Value::String(stage) => stage.as_str(),
+                Value::Object(stage) => stage.keys().next().unwrap().as_str(),
+                other => panic!("{other}"),
+            })
             .collect();
         assert_eq!(stages, ["ended", "sent", "pending"]);
 
@@ -584,5 +588,145 @@ fn a_hosted_calls_approval_request_waits_and_is_answered_when_resumed() {
         assert_eq!(run.approvals[0].item["type"], "mcp_approval_response");
         assert_eq!(run.approvals[0].item["approval_request_id"], id.as_str());
         assert_eq!(run.approvals[0].item["approve"], true);
+    });
+}
+
+/// A turn halted while calls wait is answered, not suspended: a call never
+/// sent as not run, one sent as stopped where it was; the checkpoint says
+/// the turn was halted, so resuming it sends nothing.
+#[test]
+fn a_halt_answers_the_calls_that_wait() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: Log = Arc::default();
+        let halting = Source::hub()
+            .server("s", server(log.clone()))
+            .policy(
+                Policy::new()
+                    .ask("s/delete")
+                    .unwrap()
+                    .ask("s/read")
+                    .unwrap()
+                    .allow("s/*")
+                    .unwrap(),
+            )
+            .approver(|request| {
+                Box::pin(async move {
+                    match request.call.tool.as_str() {
+                        "read" => Approval::DenyAndHalt("stop here".into()),
+                        _ => Approval::Later,
+                    }
+                })
+            })
+            .build()
+            .unwrap();
+        let listing = halting.tools(p, &ListOptions::new()).await.unwrap();
+        let calls = response(&[
+            ("s__delete", json!({"n": 1})),
+            ("s__transfer", json!({})),
+            ("s__read", json!({"n": 3})),
+            ("s__delete", json!({"n": 4})),
+        ]);
+        let last: Arc<Mutex<Option<TurnState>>> = Arc::default();
+        let kept = last.clone();
+        let options = ExecOptions::new()
+            .suspend(true)
+            .max_concurrency(1)
+            .checkpoint(move |state| *kept.lock().unwrap() = Some(state.clone()));
+        let run = halting
+            .execute_tool_calls(p, &calls, &listing, &options)
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Halt);
+        assert!(run.suspended.is_none() && run.waiting.is_empty());
+        let kinds: Vec<Option<ErrorKind>> = run
+            .calls
+            .iter()
+            .map(|c| c.error.as_ref().map(Error::kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                Some(ErrorKind::Denied),
+                Some(ErrorKind::InputRequired),
+                Some(ErrorKind::Denied),
+                Some(ErrorKind::Denied),
+            ]
+        );
+        assert!(
+            text(&run.results[0]).contains("halted"),
+            "{}",
+            run.results[0]
+        );
+        assert!(
+            text(&run.results[1]).contains("halted"),
+            "{}",
+            run.results[1]
+        );
+        assert!(
+            text(&run.results[2]).contains("stop here"),
+            "{}",
+            run.results[2]
+        );
+        assert_eq!(received(&log), [("transfer".into(), None)]);
+
+        let state = last.lock().unwrap().clone().unwrap();
+        let json: Value = serde_json::from_slice(&state.to_json().unwrap()).unwrap();
+        assert_eq!(json["halted"], true);
+        let resumed = source(&log, Some(answering(&[])))
+            .resume_turn(p, state, &listing, &ExecOptions::new().approve_call("#0"))
+            .await
+            .unwrap();
+        assert_eq!(resumed.status, Status::Halt);
+        assert_eq!(received(&log), [("transfer".into(), None)], "nothing sent");
+    });
+}
+
+/// What the provider's hosted calls put in the model's context is in every
+/// checkpoint, and a decision by `#INDEX` names one of the model's calls,
+/// never a hosted call's approval request.
+#[test]
+fn checkpoints_keep_the_hosted_taint_and_indexes_name_only_the_models_calls() {
+    current_thread_runtime().block_on(async {
+        let p = provider("openai-responses");
+        let log: Log = Arc::default();
+        let hub = Source::hub()
+            .server("s", server(log.clone()))
+            .policy(
+                Policy::new()
+                    .ask("zip1/*")
+                    .unwrap()
+                    .allow("s/*")
+                    .unwrap(),
+            )
+            .build()
+            .unwrap();
+        let listing = hub.tools(p, &ListOptions::new()).await.unwrap();
+        let response = json!({"output": [
+            {"type": "mcp_call", "id": "mcp_1", "server_label": "web", "name": "fetch",
+             "arguments": "{}", "output": "the page"},
+            {"type": "mcp_approval_request", "id": "mcpr_1", "server_label": "zip1",
+             "name": "create_short_url", "arguments": "{\"url\": \"https://example.com\"}"},
+            {"type": "function_call", "call_id": "call_a", "name": "s__read", "arguments": "{\"n\": 1}"}
+        ]});
+        let states: Arc<Mutex<Vec<TurnState>>> = Arc::default();
+        let kept = states.clone();
+        let options = ExecOptions::new()
+            .suspend(true)
+            .approve_call("#0")
+            .checkpoint(move |state| kept.lock().unwrap().push(state.clone()));
+        let run = hub
+            .execute_tool_calls(p, &response, &listing, &options)
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Suspended, "{:?}", run.approvals);
+        assert_eq!(run.waiting.len(), 1);
+        assert_eq!(run.waiting[0].what, Wait::HostedApproval);
+        assert_eq!(run.waiting[0].call_id.as_deref(), Some("mcpr_1"));
+        for state in states.lock().unwrap().iter() {
+            let json: Value = serde_json::from_slice(&state.to_json().unwrap()).unwrap();
+            assert_eq!(json["taint"], json!(["web"]), "{json}");
+        }
+        assert_eq!(received(&log), [("read".into(), None)]);
     });
 }

@@ -378,8 +378,9 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             options = options.approve_call(id);
         }
         for id in &args.deny_calls {
-            options = options.deny_call(id, "denied on the command line (--deny-call)");
+            options = options.deny_call(id, "the application refused it (--deny-call)");
         }
+        let decided = |run: &mcp_adapters::Execution| unmatched_decisions(args, run);
         if let Some(path) = &args.resume {
             let bytes = std::fs::read(path).map_err(|e| {
                 Error::new(ErrorKind::Io, "cannot read the turn state")
@@ -393,6 +394,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             asks.report(&run.calls);
             summarize(&run.calls, None);
             summarize_hosted(&run);
+            decided(&run);
             kept_if_suspended(&run, args.suspend.as_deref())?;
             let mut out = to_json(&run)?;
             if let Value::Object(map) = &mut out {
@@ -410,6 +412,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
                 .await?;
             asks.report(&run.execution.calls);
             summarize(&run.execution.calls, None);
+            decided(&run.execution);
             kept_if_suspended(&run.execution, args.suspend.as_deref())?;
             let mut out = to_json(&run.execution)?;
             if let Value::Object(map) = &mut out {
@@ -440,6 +443,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         asks.report(&run.calls);
         summarize(&run.calls, None);
         summarize_hosted(&run);
+        decided(&run);
         kept_if_suspended(&run, args.suspend.as_deref())?;
         let mut out = to_json(&run)?;
         if let Value::Object(map) = &mut out {
@@ -497,6 +501,32 @@ async fn turns(
         }
     }
     Ok(Value::Array(out))
+}
+
+/// A warning for each `--approve-call` / `--deny-call` that names no call
+/// of the turn (nor a hosted call's approval request): a typo would
+/// otherwise only show as the call still waiting, or denied.
+fn unmatched_decisions(args: &RunArgs, run: &mcp_adapters::Execution) {
+    let named = |id: &str| {
+        run.calls
+            .iter()
+            .any(|c| c.call_id.as_deref() == Some(id) || format!("#{}", c.index) == id)
+            || run
+                .waiting
+                .iter()
+                .any(|w| w.call_id.as_deref() == Some(id) || format!("#{}", w.index) == id)
+            || run.hosted.approvals.iter().any(|a| a.id == id)
+    };
+    for (flag, id) in args
+        .approve_calls
+        .iter()
+        .map(|id| ("--approve-call", id))
+        .chain(args.deny_calls.iter().map(|id| ("--deny-call", id)))
+    {
+        if !named(id) {
+            eprintln!("warning: {flag} {id} names no call of this turn");
+        }
+    }
 }
 
 /// A suspended turn's state written to `file` (`--suspend`), and what it

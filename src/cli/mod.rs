@@ -392,7 +392,8 @@ struct AsksArgs {
     /// CreateMessageResult} or {"tool": GLOB, "action": "decline"|"cancel"}] for
     /// completions; globs over `server/tool`, the first match answering. Declares
     /// elicitation only with `answers:` rules, sampling only with `sampling:` rules.
-    /// A question no rule answers is declined, and stderr says so.
+    /// A question no rule answers is declined, and stderr says so (with `run
+    /// --suspend`, a tool's `input_required` question waits instead).
     #[arg(long, value_name = "FILE")]
     answers: Option<PathBuf>,
     /// A directory or file servers may work in (repeatable; it must exist): declares
@@ -427,9 +428,9 @@ struct RunArgs {
     asks: AsksArgs,
     /// When a call waits for an answer the command line does not have (a policy
     /// `ask` not decided by --approve-call/--deny-call, a tool's question no
-    /// --answers rule answers), write the turn's state to FILE, list what waits
-    /// on stderr and in `waiting`, and exit with status 3. Resume it with
-    /// --resume FILE.
+    /// --answers rule answers, a task still working on a server reached over
+    /// HTTP), write the turn's state to FILE, list what waits on stderr and in
+    /// `waiting`, and exit with status 3. Resume it with --resume FILE, once.
     #[arg(long, value_name = "FILE")]
     suspend: Option<PathBuf>,
     /// Resume the turn suspended in FILE (instead of a RESPONSE), with the same

@@ -492,6 +492,13 @@ impl McpClient {
         )
     }
 
+    /// Whether the server's tasks outlive this process: those of a server
+    /// reached over HTTP do; a server this process started (stdio) ends with
+    /// it, and so do its tasks.
+    pub(super) fn tasks_outlive_process(&self) -> bool {
+        matches!(self.connector, Connector::Config(ServerConfig::Http { .. }))
+    }
+
     /// Whether a call of `tool` is sent as a task (MCP 2025-11-25).
     fn needs_task(&self, session: &Session, tool: &str) -> bool {
         self.tasks_only.lock().is_ok_and(|set| set.contains(tool)) || session.runs_as_task(tool)
@@ -837,6 +844,7 @@ impl McpClient {
                 answerer: &answerer,
                 registration: &registration,
                 session,
+                hand_back: answerer.may_suspend() && self.tasks_outlive_process(),
             };
             let legacy = !session.is_modern();
             if legacy && self.needs_task(session, name) {

@@ -53,6 +53,10 @@ pub(super) struct TaskCall<'a> {
     pub(super) context: &'a CallContext,
     pub(super) answerer: &'a Answerer,
     pub(super) registration: &'a Registration,
+    /// Whether a working task is handed back to the runner rather than
+    /// followed to its end: the call's turn may be suspended, and the task
+    /// outlives this process (its server is not one the process started).
+    pub(super) hand_back: bool,
 }
 
 /// Cancels the task on the server when dropped while it still runs.
@@ -249,9 +253,20 @@ impl McpClient {
                             Ok(responses) => responses,
                             // No answer now, and the turn may be suspended:
                             // the task keeps waiting on its server.
-                            Err(e) if crate::exec::durable::Waits::of(&e).is_some() => {
+                            Err(e)
+                                if crate::exec::durable::Waits::of(&e).is_some()
+                                    && call.hand_back =>
+                            {
                                 running.ended = true;
                                 return Ok(handed_back(&state));
+                            }
+                            Err(e) if crate::exec::durable::Waits::of(&e).is_some() => {
+                                return Err(self.task_error(
+                                    &state,
+                                    "it asks for input no handler answers now, and it cannot \
+                                     wait for the turn to resume: its server ends with this \
+                                     process",
+                                ));
                             }
                             Err(e) => return Err(e),
                         };
@@ -272,7 +287,7 @@ impl McpClient {
                         continue;
                     }
                 }
-                (TaskStatus::Working, _) if call.answerer.may_suspend() => {
+                (TaskStatus::Working, _) if call.hand_back && !call.answerer.is_halted() => {
                     // The turn may be suspended: the task goes on without us.
                     running.ended = true;
                     return Ok(handed_back(&state));
@@ -306,27 +321,39 @@ impl McpClient {
         } else {
             Generation::Augmented
         };
-        let state = self
-            .get_task(session, task_id, generation)
-            .await
-            .map_err(|e| {
-                Error::new(
+        let hand_back = answerer.may_suspend() && self.tasks_outlive_process();
+        let state = match self.get_task(session, task_id, generation).await {
+            Ok(state) => state,
+            // The server answered, and does not know the task.
+            Err(e) if e.kind() == ErrorKind::Server => {
+                return Err(Error::new(
                     ErrorKind::Interrupted,
                     format!(
-                        "server `{}` no longer has task `{}` of the call (it may have restarted): \
-                         the call may or may not have run, and it was not sent again",
+                        "server `{}` no longer has task `{}` of the call (it may have restarted, \
+                         or keep its tasks per session): the call may or may not have run, and it \
+                         was not sent again ({})",
                         self.name,
-                        sanitize_description(task_id)
+                        sanitize_description(task_id),
+                        e.message()
                     ),
-                )
-                .with_source(e)
-            })?;
+                ));
+            }
+            // Not reached now: the task may still be there, for a later resume.
+            Err(e) if hand_back => {
+                tracing::warn!(server = %self.name, task = %task_id, error = %e,
+                    "the task could not be looked at; it waits for a later resume");
+                let wire = json!({"resultType": "task", "taskId": task_id, "status": "working"});
+                return CallToolResponse::from_value(wire);
+            }
+            Err(e) => return Err(e),
+        };
         let call = TaskCall {
             name: tool,
             session,
             context,
             answerer,
             registration,
+            hand_back,
         };
         self.follow_task(&call, state, generation).await
     }

@@ -52,6 +52,14 @@ pub const IDEMPOTENCY_KEY: &str = "mcp-adapters/idempotency-key";
 ///
 /// Deserializing reads the `format` and `version` fields first and refuses
 /// a document of another format or version with an error that names both.
+/// Keep it in JSON (or another self-describing format: the fields are read
+/// by name).
+///
+/// Resume each document at most once: resuming it twice sends its waiting
+/// calls twice. Where several workers may take it up (a retried queue
+/// message), let one win (a lease, a compare-and-swap on the row); the
+/// calls' [idempotency keys](IDEMPOTENCY_KEY) let a server refuse what
+/// slips through.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnState {
     format: String,
@@ -76,6 +84,9 @@ pub struct TurnState {
     /// Its approval requests already decided.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) approvals: Vec<ApprovalAnswer>,
+    /// The ids of its approval requests that wait for an answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) hosted_waiting: Vec<String>,
 }
 
 /// The body of a [`TurnState`], read once its format and version are known.
@@ -95,6 +106,8 @@ struct Body {
     hosted: HostedItems,
     #[serde(default)]
     approvals: Vec<ApprovalAnswer>,
+    #[serde(default)]
+    hosted_waiting: Vec<String>,
 }
 
 impl<'de> Deserialize<'de> for TurnState {
@@ -118,6 +131,7 @@ impl<'de> Deserialize<'de> for TurnState {
             answered: body.answered,
             hosted: body.hosted,
             approvals: body.approvals,
+            hosted_waiting: body.hosted_waiting,
         })
     }
 }
@@ -174,6 +188,7 @@ impl TurnState {
             answered: Vec::new(),
             hosted: HostedItems::default(),
             approvals: Vec::new(),
+            hosted_waiting: Vec::new(),
         }
     }
 
@@ -230,7 +245,7 @@ impl TurnState {
                     Stage::WaitingForInput { asked, .. } => Wait::Input {
                         requests: asked.input_requests.clone(),
                     },
-                    Stage::WorkingTask {
+                    Stage::WaitingForTask {
                         task_id,
                         status,
                         poll_interval_ms,
@@ -252,12 +267,11 @@ impl TurnState {
                 })
             })
             .collect();
-        let decided: BTreeSet<&str> = self.approvals.iter().map(|a| a.id.as_str()).collect();
         waiting.extend(
             self.hosted
                 .approvals
                 .iter()
-                .filter(|a| !decided.contains(a.id.as_str()))
+                .filter(|a| self.hosted_waiting.contains(&a.id))
                 .map(|a| Waiting {
                     index: usize::MAX,
                     call_id: Some(a.id.clone()),
@@ -354,6 +368,7 @@ pub enum Wait {
 
 /// A call the pipeline runs, and how far it got.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct CallEntry {
     pub(crate) index: usize,
     #[serde(default)]
@@ -362,7 +377,6 @@ pub(crate) struct CallEntry {
     pub(crate) server_id: String,
     pub(crate) tool: String,
     pub(crate) arguments: Map<String, Value>,
-    #[serde(flatten)]
     pub(crate) stage: Stage,
 }
 
@@ -391,9 +405,12 @@ impl CallEntry {
     }
 }
 
-/// How far a call got.
+/// How far a call got: `"pending"`, `"waiting_for_approval"`, `"sent"`, or an
+/// object keyed by the stage (`{"ended": {...}}`). Externally tagged, so
+/// that reading it back buffers nothing (numbers stay numbers, whatever
+/// serde_json features the build enables).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "stage", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub(crate) enum Stage {
     /// Not sent yet: resumed, it runs from the start (policy included).
     Pending,
@@ -407,7 +424,7 @@ pub(crate) enum Stage {
     /// Sent; its server runs it as a task (`task_id`), still working (or
     /// asking for input) when the turn was suspended. Resumed, the task is
     /// followed (`tasks/get`), never the call sent again.
-    WorkingTask {
+    WaitingForTask {
         task_id: String,
         status: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -529,12 +546,19 @@ impl Journal {
         }
     }
 
-    /// Changes the state, and hands it to the checkpoint.
+    /// Changes the state, and hands it to the checkpoint (in order: under
+    /// the lock). A checkpoint that panics is logged; the turn goes on.
     pub(crate) fn update(&self, change: impl FnOnce(&mut TurnState)) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         change(&mut state);
         if let Some(checkpoint) = &self.checkpoint {
-            checkpoint(&state);
+            let kept = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                checkpoint(&state);
+            }));
+            if kept.is_err() {
+                tracing::error!(turn = %state.turn,
+                    "the turn's checkpoint panicked: this stage change was not kept");
+            }
         }
     }
 
@@ -564,7 +588,7 @@ impl std::fmt::Display for Waits {
             Stage::WaitingForInput { .. } => {
                 f.write_str("the call waits for the answers to its tool's questions")
             }
-            Stage::WorkingTask { .. } => f.write_str("the call waits for its task to end"),
+            Stage::WaitingForTask { .. } => f.write_str("the call waits for its task to end"),
             Stage::Pending | Stage::Sent | Stage::Ended(_) => f.write_str("the call waits"),
         }
     }
@@ -593,7 +617,7 @@ mod tests {
 
     #[test]
     fn another_version_is_refused_by_name() {
-        let mut state = TurnState::new("t".into(), "anthropic".into());
+        let mut state = TurnState::new("t".into(), "p".into());
         state.version = 0;
         let bytes = serde_json::to_vec(&state).unwrap();
         let err = TurnState::from_json(&bytes).unwrap_err();
@@ -608,7 +632,7 @@ mod tests {
 
     #[test]
     fn a_state_reads_back_as_written() {
-        let mut state = TurnState::new("t".into(), "anthropic".into());
+        let mut state = TurnState::new("t".into(), "p".into());
         state.calls.push(CallEntry {
             index: 0,
             call_id: Some("c".into()),

@@ -27,6 +27,9 @@ fn backoff(retry: usize) -> Duration {
     Duration::from_millis(ms.min(250))
 }
 
+/// Told a call's stage as its rounds go, for the turn's state.
+pub(super) type Mark<'a> = dyn Fn(Stage) + Send + Sync + 'a;
+
 /// A call's requests to its server, as a source sends them: each through the
 /// `after` hook, and round after round while the tool requires input.
 pub(super) struct Rounds {
@@ -58,9 +61,10 @@ impl Rounds {
         state: &'a CallState,
         retry: bool,
         answered: usize,
+        mark: Option<&'a Mark<'a>>,
     ) -> BoxFuture<'a, Result<CallToolResult>> {
         Box::pin(self.complete(
-            call, server, context, response, options, timeout, halt, state, retry, answered,
+            call, server, context, response, options, timeout, halt, state, retry, answered, mark,
         ))
     }
 
@@ -68,7 +72,8 @@ impl Rounds {
     /// and calls again while the server requires input. `timeout` bounds each
     /// request's server time, the options' input timeout each answer.
     /// `answered`: the rounds already answered (a call taken up again after
-    /// its turn was suspended).
+    /// its turn was suspended). `mark` is told the call's stage as it goes
+    /// (waiting for a round's answers, then sent), for the turn's state.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn complete(
         &self,
@@ -82,6 +87,7 @@ impl Rounds {
         state: &CallState,
         retry: bool,
         answered: usize,
+        mark: Option<&Mark<'_>>,
     ) -> Result<CallToolResult> {
         let max_rounds = options.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS);
         let mut answered = answered;
@@ -92,7 +98,7 @@ impl Rounds {
                 CallToolResponse::Task(task)
                     if context.answerer.as_ref().is_some_and(Answerer::may_suspend) =>
                 {
-                    return Err(Waits::error(Stage::WorkingTask {
+                    return Err(Waits::error(Stage::WaitingForTask {
                         task_id: task.task_id,
                         status: task.status,
                         poll_interval_ms: task.poll_interval_ms,
@@ -120,6 +126,12 @@ impl Rounds {
                     .answerer
                     .as_ref()
                     .ok_or_else(|| not_completed(&asked, "no input handler is configured"))?;
+                if let Some(mark) = mark {
+                    mark(Stage::WaitingForInput {
+                        round: answered + 1,
+                        asked: asked.clone(),
+                    });
+                }
                 Some(answerer.answer_round(&asked, answered + 1).await?)
             };
             answered += 1;
@@ -128,6 +140,9 @@ impl Rounds {
             let round = answered + 1;
             let clock = CallClock::new(timeout);
             state.set_clock(clock.clone());
+            if let Some(mark) = mark {
+                mark(Stage::Sent);
+            }
             response = tokio::select! {
                 sent = self.send(server, call, &context, retry) => sent?,
                 () = clock.expired() => return Err(Error::new(

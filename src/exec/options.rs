@@ -264,15 +264,21 @@ impl ExecOptions {
     }
 
     /// Receives the turn's whole state each time a call's stage changes: as
-    /// the turn starts, just before each call is sent, and as each call ends
-    /// or comes to wait. Keep the last one (a durable-execution engine's
-    /// step, a database row): if the process ends mid-turn, resuming it
-    /// with [`Source::resume_turn`](crate::exec::Source::resume_turn) runs
-    /// the calls never sent, keeps the results obtained, and answers a call
-    /// that was in flight as interrupted
+    /// the turn starts, just before each request goes out, while a tool's
+    /// questions wait for their answers, and as each call ends or comes to
+    /// wait. Keep the last one (a durable-execution engine's step, a
+    /// database row): if the process ends mid-turn, resuming it with
+    /// [`Source::resume_turn`](crate::exec::Source::resume_turn) runs the
+    /// calls never sent, keeps the results obtained, and answers a call that
+    /// was in flight as interrupted
     /// ([`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted)), never
-    /// sending it again. Called on the turn's task, with the stage changes
-    /// in order: it should return quickly.
+    /// sending it again.
+    ///
+    /// The state must be kept when `checkpoint` returns: the request waits
+    /// for it (a state only queued could still say "not sent" after the call
+    /// went out). It runs on the turn's task, under the turn's lock, in
+    /// order; the other calls' stage changes wait for it. A checkpoint that
+    /// panics is logged, and that change is not kept.
     pub fn checkpoint(mut self, checkpoint: impl Fn(&TurnState) + Send + Sync + 'static) -> Self {
         self.checkpoint = Some(Arc::new(checkpoint));
         self

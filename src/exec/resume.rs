@@ -134,7 +134,7 @@ impl Source {
                         asked: asked.clone(),
                     },
                 )),
-                Stage::WorkingTask { task_id, .. } => to_run.push((
+                Stage::WaitingForTask { task_id, .. } => to_run.push((
                     call,
                     Start::Task {
                         task_id: task_id.clone(),

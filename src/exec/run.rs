@@ -16,6 +16,7 @@ use super::clock::{CallClock, Halt};
 use super::durable::{Ended, Journal, Stage, TurnState, Waits};
 use super::future::BoxFuture;
 use super::gate::{Pass, Slots};
+use super::input::Mark;
 use super::kept::KeptResults;
 use super::options::{ExecOptions, OutputSchemaCheck};
 use super::policy::{Action, Approval, ApprovalRequest};
@@ -87,6 +88,8 @@ impl Source {
         let hosted = std::mem::take(&mut extracted.hosted);
         let toolset = listing.toolset();
         let shared = Shared::new(options, provider);
+        // The hosted calls' output came before the model asked for these.
+        shared.add_taint(hosted.servers());
         let mut turn =
             Answering::new(provider, options, self.reader(listing)).journal(shared.journal());
         shared.begin(&extracted.calls, &hosted);
@@ -97,8 +100,6 @@ impl Source {
             self.search(provider, search, listing, options, &mut turn)?;
         }
         let (limit, timeout) = options.limits();
-        // The hosted calls' output came before the model asked for these.
-        shared.add_taint(hosted.servers());
         let halted = Halt::default();
         let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
             futures_util::stream::iter(extracted.calls)
@@ -150,19 +151,24 @@ impl Source {
             .cloned()
             .collect();
         let mut approvals = decided;
-        approvals.extend(
-            self.answer_hosted_approvals(provider, &undecided, shared, halted)
-                .await,
-        );
-        if halted.is_set() {
-            execution.status = Status::Halt;
-        } else if let Some(journal) = shared.journal() {
+        let (answered, hosted_waiting) = self
+            .answer_hosted_approvals(provider, &undecided, shared, halted)
+            .await;
+        approvals.extend(answered);
+        if let Some(journal) = shared.journal() {
             let taint = shared.taint();
+            let halted = halted.is_set();
             journal.update(|state| {
                 state.hosted = hosted.clone();
                 state.approvals = approvals.clone();
+                state.hosted_waiting = hosted_waiting;
                 state.taint = (*taint).clone();
+                state.halted |= halted;
             });
+        }
+        if halted.is_set() {
+            execution.status = Status::Halt;
+        } else if let Some(journal) = shared.journal().filter(|_| shared.suspend) {
             let state = journal.snapshot();
             let waiting = state.waiting();
             if !waiting.is_empty() {
@@ -191,23 +197,25 @@ impl Source {
     /// cannot shape, is left unanswered and logged.
     ///
     /// A request the turn waits on (its answer is not available now and the
-    /// turn may be suspended) is left out.
+    /// turn may be suspended) is left out: its id is in the second list.
     async fn answer_hosted_approvals(
         &self,
         provider: &Provider,
         requests: &[HostedApproval],
         shared: &Shared,
         halted: &Halt,
-    ) -> Vec<ApprovalAnswer> {
+    ) -> (Vec<ApprovalAnswer>, Vec<String>) {
         let mut answers = Vec::with_capacity(requests.len());
-        for (index, request) in requests.iter().enumerate() {
+        let mut waiting = Vec::new();
+        for request in requests {
             if request.id.is_empty() {
                 tracing::warn!(server = %request.server_id, tool = %request.tool,
                     "a hosted call's approval request has no id, so it cannot be answered");
                 continue;
             }
             let call = ToolCall {
-                index,
+                // Not among the model's calls: decided by its id only.
+                index: usize::MAX,
                 call_id: Some(request.id.clone()),
                 server_id: request.server_id.clone(),
                 tool: request.tool.clone(),
@@ -229,8 +237,8 @@ impl Source {
                 // What would be judged is not what the provider would run.
                 denied("its arguments are not a JSON object")
             } else if self.policy.is_none() {
-                match shared.decisions.get(&request.id) {
-                    Some(decision) => decided(decision.clone(), &call, halted),
+                match shared.decision(&call) {
+                    Some(decision) => decided_by_application(decision, &call, halted),
                     None => self.ask_approver(&call, &context, halted, shared).await,
                 }
             } else {
@@ -241,6 +249,7 @@ impl Source {
                 }
             };
             if matches!(&decided, Err(e) if Waits::of(e).is_some()) {
+                waiting.push(request.id.clone());
                 continue;
             }
             let reason = decided.as_ref().err().map(|e| e.message().to_owned());
@@ -263,7 +272,7 @@ impl Source {
                 }
             }
         }
-        answers
+        (answers, waiting)
     }
 
     /// Calls a tool for the application itself, not for a model: any tool of
@@ -452,10 +461,12 @@ impl Source {
                 Err(err) => Waits::of(err).cloned(),
                 Ok(_) => None,
             };
-            journal.stage(
-                &call,
-                stage.unwrap_or_else(|| Stage::Ended(Ended::of(&outcome))),
-            );
+            let stage = stage.unwrap_or_else(|| Stage::Ended(Ended::of(&outcome)));
+            let halted = halted.is_set();
+            journal.update(|state| {
+                state.halted |= halted;
+                state.set_stage(&call, stage);
+            });
         }
         if let Err(err) = &outcome
             && Waits::of(err).is_none()
@@ -525,6 +536,12 @@ impl Source {
         match response {
             CallToolResponse::Complete(result) => Ok(result),
             response => {
+                let call: &ToolCall = call;
+                let mark = |stage: Stage| {
+                    if let Some(journal) = shared.journal() {
+                        journal.stage(call, stage);
+                    }
+                };
                 self.rounds
                     .complete_boxed(
                         call,
@@ -537,6 +554,7 @@ impl Source {
                         state,
                         retry,
                         0,
+                        shared.journal().map(|_| &mark as &Mark<'_>),
                     )
                     .await
             }
@@ -561,6 +579,12 @@ impl Source {
         state: &CallState,
         start: Start,
     ) -> Result<CallToolResult> {
+        let call: &ToolCall = call;
+        let mark = |stage: Stage| {
+            if let Some(journal) = shared.journal() {
+                journal.stage(call, stage);
+            }
+        };
         let tool = toolset
             .resolve(&call.exposed_name)
             .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
@@ -586,9 +610,8 @@ impl Source {
                 .pass(&call.server_id, alone, shared.slots.as_ref()),
         )
         .await;
-        if let Some(journal) = shared.journal() {
-            journal.stage(call, Stage::Sent);
-        }
+        // A call taken up keeps its stage (waiting for its answers, or for its
+        // task) until its next request goes out.
         let (response, answered) = match start {
             Start::Asked { round, asked } => (
                 CallToolResponse::InputRequired(asked),
@@ -624,6 +647,7 @@ impl Source {
                 state,
                 retry,
                 answered,
+                shared.journal().map(|_| &mark as &Mark<'_>),
             )
             .await
     }
@@ -808,7 +832,7 @@ impl Source {
             )),
             Action::Ask => match shared.decision(call) {
                 Some(decision) => {
-                    decided(decision.clone(), call, halted).map(|()| Approving::Allowed)
+                    decided_by_application(decision, call, halted).map(|()| Approving::Allowed)
                 }
                 None => Ok(Approving::Asking(Box::pin(
                     self.ask_approver(call, context, halted, shared),
@@ -905,6 +929,15 @@ fn decided(approval: Approval, call: &ToolCall, halted: &Halt) -> Result<()> {
     }
 }
 
+/// A call's approval as the application gave it in the turn's options
+/// ([`ExecOptions::approve_call`], [`ExecOptions::deny_call`]).
+fn decided_by_application(approval: &Approval, call: &ToolCall, halted: &Halt) -> Result<()> {
+    match approval {
+        Approval::Deny(reason) => Err(Error::new(ErrorKind::Denied, format!("denied: {reason}"))),
+        other => decided(other.clone(), call, halted),
+    }
+}
+
 /// Where a call's pipeline takes up.
 pub(super) enum Start {
     /// From the start: checks, policy, the first request.
@@ -981,6 +1014,9 @@ impl Shared {
         let mut shared = Self::for_caller(options, Caller::Model, None);
         shared.turn = Arc::from(state.turn.as_str());
         shared.add_taint(state.taint.iter().map(String::as_str));
+        // What the provider's hosted calls put in the model's context.
+        shared.add_taint(state.hosted.servers());
+        shared.suspend = options.suspend;
         shared.journal = Some(Journal::new(state, options.checkpoint.clone()));
         shared
     }
@@ -1007,15 +1043,21 @@ impl Shared {
         }
     }
 
-    /// The application's decision on `call`, if it gave one.
+    /// The application's decision on `call`, if it gave one: by its id, or
+    /// by `#INDEX` for one of the model's calls (a hosted call's approval
+    /// request, `usize::MAX`, goes by its id only).
     fn decision(&self, call: &ToolCall) -> Option<&Approval> {
         if self.decisions.is_empty() {
             return None;
         }
-        call.call_id
+        let by_id = call
+            .call_id
             .as_deref()
-            .and_then(|id| self.decisions.get(id))
-            .or_else(|| self.decisions.get(&format!("#{}", call.index)))
+            .and_then(|id| self.decisions.get(id));
+        if call.index == usize::MAX {
+            return by_id;
+        }
+        by_id.or_else(|| self.decisions.get(&format!("#{}", call.index)))
     }
 
     /// The servers whose output is in the model's context.
@@ -1036,6 +1078,9 @@ impl Shared {
         let before = grown.len();
         grown.extend(servers.into_iter().map(str::to_owned));
         if grown.len() != before {
+            if let Some(journal) = &self.journal {
+                journal.update(|state| state.taint.clone_from(&grown));
+            }
             *taint = Arc::new(grown);
         }
     }
@@ -1057,7 +1102,8 @@ impl Shared {
             });
         Shared {
             turn: Arc::from(turn),
-            suspend: options.suspend,
+            // A turn whose state is not kept cannot be resumed: nothing waits.
+            suspend: options.suspend && journal.is_some(),
             decisions: options.decisions.clone(),
             principal: options.principal.clone(),
             journal,

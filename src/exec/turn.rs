@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::answerer::not_completed;
 use super::clock::Halt;
-use super::durable::{Answered, Journal, TurnState, Waiting, Waits};
+use super::durable::{Answered, Journal, Stage, TurnState, Waiting, Waits};
 use super::kept::KeptResults;
 use super::options::ExecOptions;
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME, Reading};
@@ -183,8 +184,8 @@ pub(super) struct Answering<'a> {
     ended: Vec<(ToolCall, Checked)>,
     /// Searches answered by the library, with the tools they found.
     searches: Vec<(CallRecord, Value, Vec<String>)>,
-    /// Calls that wait for answers not available now.
-    waiting: Vec<ToolCall>,
+    /// Calls that wait for answers not available now, and where.
+    waiting: Vec<(ToolCall, Stage)>,
     /// The turn's state as it goes, when it may be suspended or is checkpointed.
     journal: Option<&'a Journal>,
 }
@@ -246,10 +247,9 @@ impl<'a> Answering<'a> {
     /// A call that waits (its turn may be suspended) is not answered: if the
     /// turn is halted by its end, it is answered as not run.
     pub(super) fn ended(&mut self, call: ToolCall, checked: Checked) {
-        if matches!(&checked.outcome, Err(e) if Waits::of(e).is_some()) {
-            self.waiting.push(call);
-        } else {
-            self.ended.push((call, checked));
+        match &checked.outcome {
+            Err(e) if let Some(stage) = Waits::of(e) => self.waiting.push((call, stage.clone())),
+            _ => self.ended.push((call, checked)),
         }
     }
 
@@ -262,9 +262,9 @@ impl<'a> Answering<'a> {
     /// shape an answer (a call without the id the provider requires).
     pub(super) fn finish(mut self, halted: &Halt) -> Result<Execution> {
         if halted.is_set() {
-            for call in std::mem::take(&mut self.waiting) {
-                self.ended
-                    .push((call, Checked::as_it_is(Err(not_run_halted()))));
+            for (call, stage) in std::mem::take(&mut self.waiting) {
+                let error = halted_while(&stage);
+                self.ended.push((call, Checked::as_it_is(Err(error))));
             }
         } else if !self.waiting.is_empty() {
             // Suspended: the answers wait for every call; the records of
@@ -425,6 +425,23 @@ fn rejected_record(rejected: RejectedCall) -> CallRecord {
         warnings: Vec::new(),
         ui_resource: None,
         result: None,
+    }
+}
+
+/// The answer to a call that waited when its turn was halted: not run, or,
+/// for one already sent, where it stopped.
+fn halted_while(stage: &Stage) -> Error {
+    match stage {
+        Stage::WaitingForInput { asked, .. } => not_completed(asked, "the turn was halted"),
+        Stage::WaitingForTask { task_id, .. } => Error::new(
+            ErrorKind::Interrupted,
+            format!(
+                "the turn was halted while task `{}` ran on the server for this call: it was \
+                 left running there, and its result is not read",
+                crate::describe::sanitize_description(task_id)
+            ),
+        ),
+        _ => not_run_halted(),
     }
 }
 
