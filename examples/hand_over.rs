@@ -36,7 +36,10 @@ fn source() -> mcp_adapters::Result<Source> {
             Tool::new("refund", "Refunds an order.", schema),
             |args, ctx| async move {
                 // A server may use the key to refuse a refund it already made.
-                let key = ctx.idempotency_key.unwrap_or_default();
+                let key = ctx
+                    .idempotency_key
+                    .map(|key| key.to_string())
+                    .unwrap_or_default();
                 Ok(CallToolResult::text(format!(
                     "refunded {} EUR on order {} (key {key})",
                     args["amount"], args["order"]

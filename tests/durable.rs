@@ -33,7 +33,7 @@ fn server(log: Log) -> InProcessServer {
         log.lock().unwrap().push((
             name.to_owned(),
             ctx.request_state.clone(),
-            ctx.idempotency_key.clone(),
+            ctx.idempotency_key.as_ref().map(ToString::to_string),
         ));
     };
     let (l1, l2, l3, l4) = (log.clone(), log.clone(), log.clone(), log);

@@ -562,7 +562,7 @@ impl Session {
         if let Some(key) = &context.idempotency_key {
             meta.get_or_insert_default().insert(
                 crate::exec::durable::IDEMPOTENCY_KEY.to_owned(),
-                Value::String(key.clone()),
+                Value::String(key.to_string()),
             );
         }
         crate::telemetry::inject_context(&mut meta);

@@ -148,7 +148,7 @@ impl McpClient {
             params["_meta"] = Value::Object(meta.clone());
         }
         if let Some(key) = &call.context.idempotency_key {
-            params["_meta"][crate::exec::durable::IDEMPOTENCY_KEY] = Value::String(key.clone());
+            params["_meta"][crate::exec::durable::IDEMPOTENCY_KEY] = Value::String(key.to_string());
         }
         let answer = call
             .session

@@ -37,6 +37,38 @@ pub const TURN_STATE_VERSION: u32 = 1;
 /// ([`ExecOptions::retry_interrupted`](crate::exec::ExecOptions::retry_interrupted)).
 pub const IDEMPOTENCY_KEY: &str = "mcp-adapters/idempotency-key";
 
+/// A call's idempotency key: its turn's id and its position in the turn,
+/// written `{turn}#{index}` (in a request's `_meta` under
+/// [`IDEMPOTENCY_KEY`]). The same for every round of the call and wherever
+/// its turn is resumed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey {
+    turn: Arc<str>,
+    index: usize,
+}
+
+impl IdempotencyKey {
+    pub(crate) fn new(turn: Arc<str>, index: usize) -> Self {
+        IdempotencyKey { turn, index }
+    }
+
+    /// The turn's id ([`TurnState::turn_id`]).
+    pub fn turn_id(&self) -> &str {
+        &self.turn
+    }
+
+    /// The call's position in the model's response.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+}
+
+impl std::fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}#{}", self.turn, self.index)
+    }
+}
+
 /// A suspended turn: what it answers, each call's stage, the answers and
 /// results already obtained, the servers' request state. Serialize it with
 /// serde (as JSON: [`to_json`](Self::to_json)) and resume it with
@@ -298,11 +330,6 @@ impl TurnState {
                 self.calls.insert(at, CallEntry::new(call, stage));
             }
         }
-    }
-
-    /// The idempotency key of the call at `index` in this turn.
-    pub(crate) fn key_of(turn: &str, index: usize) -> String {
-        format!("{turn}#{index}")
     }
 }
 

@@ -63,7 +63,8 @@ pub use asks::{
     Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
 };
 pub use durable::{
-    Checkpoint, IDEMPOTENCY_KEY, TURN_STATE_FORMAT, TURN_STATE_VERSION, TurnState, Wait, Waiting,
+    Checkpoint, IDEMPOTENCY_KEY, IdempotencyKey, TURN_STATE_FORMAT, TURN_STATE_VERSION, TurnState,
+    Wait, Waiting,
 };
 pub use future::BoxFuture;
 pub use hooks::Hooks;

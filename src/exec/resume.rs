@@ -131,7 +131,7 @@ impl Source {
                     call,
                     Start::Asked {
                         round: *round,
-                        asked: asked.clone(),
+                        asked: Box::new(asked.clone()),
                     },
                 )),
                 Stage::WaitingForTask { task_id, .. } => to_run.push((

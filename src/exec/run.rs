@@ -13,7 +13,7 @@ use super::answerer::{Answerer, CallState};
 use super::asks::CallInfo;
 use super::cache::SchemaOf;
 use super::clock::{CallClock, Halt};
-use super::durable::{Ended, Journal, Stage, TurnState, Waits};
+use super::durable::{Ended, IdempotencyKey, Journal, Stage, TurnState, Waits};
 use super::future::BoxFuture;
 use super::gate::{Pass, Slots};
 use super::input::Mark;
@@ -392,7 +392,7 @@ impl Source {
             input_responses: None,
             request_state: None,
             answerer: None,
-            idempotency_key: Some(TurnState::key_of(&shared.turn, call.index)),
+            idempotency_key: Some(IdempotencyKey::new(shared.turn.clone(), call.index)),
         };
         let state = CallState::new(
             CallInfo {
@@ -497,11 +497,11 @@ impl Source {
         match start {
             Start::Fresh => {}
             resumed => {
-                return self
-                    .take_up(
-                        call, toolset, context, options, shared, timeout, halted, state, resumed,
-                    )
-                    .await;
+                // Boxed: a fresh call's future need not hold a resumed one's.
+                return Box::pin(self.take_up(
+                    call, toolset, context, options, shared, timeout, halted, state, resumed,
+                ))
+                .await;
             }
         }
         let first = {
@@ -614,7 +614,7 @@ impl Source {
         // task) until its next request goes out.
         let (response, answered) = match start {
             Start::Asked { round, asked } => (
-                CallToolResponse::InputRequired(asked),
+                CallToolResponse::InputRequired(*asked),
                 round.saturating_sub(1),
             ),
             Start::Task { task_id } => {
@@ -945,7 +945,7 @@ pub(super) enum Start {
     /// A resumed call whose tool asked at `round` and waits for the answers.
     Asked {
         round: usize,
-        asked: InputRequiredResult,
+        asked: Box<InputRequiredResult>,
     },
     /// A resumed call its server runs as task `task_id`.
     Task { task_id: String },

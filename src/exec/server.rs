@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::answerer::Answerer;
 use super::asks::Handlers;
+use super::durable::IdempotencyKey;
 use super::future::BoxFuture;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{
@@ -116,7 +117,7 @@ pub struct CallContext {
     /// under [`IDEMPOTENCY_KEY`](crate::exec::durable::IDEMPOTENCY_KEY), and
     /// a server may use it to recognise a call it has already run. Set by a
     /// source for every call.
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<IdempotencyKey>,
 }
 
 impl std::fmt::Debug for CallContext {
