@@ -1,6 +1,9 @@
 //! Call extraction: the tool calls in a model response, resolved against the toolset.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
+
+use fnv::FnvBuildHasher;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -15,6 +18,9 @@ use crate::spec::Provider;
 use crate::spec::calls::{ArgFormat, MissingArguments};
 use crate::strict::strip_nulls;
 use crate::toolset::ToolSet;
+
+/// The call ids of a response read so far (a few short strings, hashed with FNV).
+pub(crate) type SeenIds = HashSet<String, FnvBuildHasher>;
 
 /// A call to a tool in the toolset, ready to be sent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -151,7 +157,7 @@ impl Provider {
             hosted: self.read_hosted(items),
             ..Default::default()
         };
-        let mut seen_ids = HashSet::new();
+        let mut seen_ids = SeenIds::default();
         for item in items {
             let index = out.len();
             if let Some(search) = self.search_item(item, index, listing) {
@@ -188,12 +194,13 @@ impl Provider {
         item: &Value,
         index: usize,
         listing: &Listing,
-        seen_ids: &mut HashSet<String>,
+        seen_ids: &mut SeenIds,
         arguments_error: Option<Error>,
     ) -> Result<Result<ToolCall, RejectedCall>> {
         let plan = &self.calls;
-        let call_id = plan.id.read_string(item);
-        let name = plan.name.read_string(item);
+        // Borrowed from the item: a call that is sent copies its id once.
+        let call_id = plan.id.read_str(item);
+        let name = plan.name.read_str(item);
         let read = self.read_call(
             item,
             call_id.as_deref(),
@@ -211,7 +218,7 @@ impl Provider {
                 Ok(Ok(call))
             }
             Err(error) => {
-                let shown = name.clone().unwrap_or_default();
+                let shown = name.as_deref().unwrap_or_default().to_owned();
                 let options = ResultOptions::default();
                 // A provider that requires ids still gets an answer for a call without one.
                 let answer = self
@@ -228,8 +235,8 @@ impl Provider {
                     reason = %error.message_with_causes(), "tool call rejected");
                 Ok(Err(RejectedCall {
                     index,
-                    call_id,
-                    exposed_name: name,
+                    call_id: call_id.map(Cow::into_owned),
+                    exposed_name: name.map(Cow::into_owned),
                     error,
                     answer,
                 }))
@@ -283,7 +290,7 @@ impl Provider {
         call_id: Option<&str>,
         name: Option<&str>,
         toolset: &ToolSet,
-        seen_ids: &mut HashSet<String>,
+        seen_ids: &mut SeenIds,
         arguments_error: Option<Error>,
     ) -> Result<ToolCall> {
         let plan = &self.calls;

@@ -1,6 +1,8 @@
 //! The `calls:` section: where a response's items are, which of them are
 //! tool calls, and how a call's id, name and arguments are read.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -114,9 +116,14 @@ pub(crate) struct Field {
 impl Field {
     /// The field's value in `item` as a string (a number is written out).
     pub(crate) fn read_string(&self, item: &Value) -> Option<String> {
+        self.read_str(item).map(Cow::into_owned)
+    }
+
+    /// [`read_string`](Self::read_string), borrowed from `item` where it can be.
+    pub(crate) fn read_str<'v>(&self, item: &'v Value) -> Option<Cow<'v, str>> {
         match self.path.get(item)? {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
+            Value::String(s) => Some(Cow::Borrowed(s)),
+            Value::Number(n) => Some(Cow::Owned(n.to_string())),
             _ => None,
         }
     }

@@ -79,6 +79,12 @@ impl JsonPath {
         Some(cur)
     }
 
+    /// Takes the value at this path out, leaving `null`, if there is one
+    /// (for a value read for the last time: moved, not copied).
+    pub fn take(&self, value: &mut Value) -> Option<Value> {
+        steps_mut(&self.0, value).map(std::mem::take)
+    }
+
     /// Removes the value at this path, if there is one.
     pub fn remove(&self, value: &mut Value) -> Option<Value> {
         let (last, parents) = self.0.split_last()?;

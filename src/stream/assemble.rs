@@ -3,14 +3,14 @@
 //! moment its item is complete.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use fnv::FnvBuildHasher;
 
 use serde_json::{Map, Value};
 
 use super::{Streamed, StreamedCall};
-use crate::calls::Extracted;
+use crate::calls::{Extracted, SeenIds};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::type_name;
 use crate::listing::Listing;
@@ -23,11 +23,11 @@ use crate::spec::stream::{
 
 /// One item of the message: a content block, an output item, a part, a call.
 #[derive(Debug)]
-struct Item {
+struct Item<'a> {
     value: Value,
     open: bool,
-    /// `as: json` text not yet parsed, per path in the item.
-    json: Vec<(JsonPath, String)>,
+    /// `as: json` text not yet parsed, per path in the item (the rule's own path).
+    json: Vec<(&'a JsonPath, String)>,
     /// The call's position among the response's calls, if the item is a call.
     call: Option<usize>,
 }
@@ -38,14 +38,14 @@ pub(crate) struct Assembler<'a> {
     plan: &'a StreamPlan,
     listing: &'a Listing,
     message: Map<String, Value>,
-    items: Vec<Item>,
+    items: Vec<Item<'a>>,
     keys: Keys,
     by_id: Keys,
     by_index: Keys,
     latest_fragment: Option<usize>,
     piece_item: Option<usize>,
     calls: usize,
-    seen_ids: HashSet<String>,
+    seen_ids: SeenIds,
     done: Vec<StreamedCall>,
     ended: bool,
     events: usize,
@@ -68,6 +68,51 @@ fn key_of(value: &Value) -> Option<Key<'_>> {
         )),
         _ => None,
     }
+}
+
+/// A key read before the event it came from is taken apart.
+enum OwnedKey {
+    Num(u64),
+    Str(String),
+}
+
+impl From<Key<'_>> for OwnedKey {
+    fn from(key: Key<'_>) -> Self {
+        match key {
+            Key::Num(n) => OwnedKey::Num(n),
+            Key::Str(s) => OwnedKey::Str(s.to_owned()),
+        }
+    }
+}
+
+impl OwnedKey {
+    fn as_key(&self) -> Key<'_> {
+        match self {
+            OwnedKey::Num(n) => Key::Num(*n),
+            OwnedKey::Str(s) => Key::Str(s),
+        }
+    }
+}
+
+/// Whether a rule keeps at most one part of the event (an item it opens or
+/// replaces, or a value it sets) and otherwise reads only keys: then, as
+/// the last rule to read an event, it can move that part instead of copying it.
+fn movable(rule: &Rule) -> bool {
+    let keeps = [
+        rule.open.is_some(),
+        rule.replace.is_some(),
+        rule.set.is_some(),
+    ]
+    .into_iter()
+    .filter(|k| *k)
+    .count();
+    keeps == 1
+        && rule.error.is_empty()
+        && rule.message.is_none()
+        && rule.fragments.is_none()
+        && rule.whole.is_none()
+        && rule.append.is_none()
+        && rule.settle.is_none()
 }
 
 /// Items by key: numbers and strings apart, so looking a key up allocates nothing.
@@ -127,7 +172,7 @@ impl<'a> Assembler<'a> {
             latest_fragment: None,
             piece_item: None,
             calls: 0,
-            seen_ids: HashSet::new(),
+            seen_ids: SeenIds::default(),
             done: Vec::new(),
             ended: false,
             events: 0,
@@ -160,8 +205,36 @@ impl<'a> Assembler<'a> {
     /// Applies every rule that matches `event`.
     pub(crate) fn event(&mut self, event: &Value, out: &mut Vec<StreamedCall>) -> Result<()> {
         self.events += 1;
-        let plan = self.plan;
-        let (name, body) = match &plan.name {
+        self.rules(event, false, out).map(|_| ())
+    }
+
+    /// Applies every rule that matches `event`, which is read for the last
+    /// time: what the last rule keeps of it is moved, not copied.
+    pub(crate) fn event_owned(
+        &mut self,
+        mut event: Value,
+        out: &mut Vec<StreamedCall>,
+    ) -> Result<()> {
+        self.events += 1;
+        if let Some(rule) = self.rules(&event, true, out)? {
+            let body = match self.plan.name {
+                EventName::Wrapper => match &mut event {
+                    Value::Object(map) if map.len() == 1 => map.values_mut().next(),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match body {
+                Some(body) => self.apply_moving(rule, body, out)?,
+                None => self.apply_moving(rule, &mut event, out)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The event's name and the body rules read.
+    fn name_and_body<'v>(&self, event: &'v Value) -> (Option<&'v str>, &'v Value) {
+        match &self.plan.name {
             EventName::None => (None, event),
             EventName::Path(path) => (path.get(event).and_then(Value::as_str), event),
             EventName::Wrapper => match event.as_object().filter(|m| m.len() == 1) {
@@ -171,13 +244,26 @@ impl<'a> Assembler<'a> {
                     .map_or((None, event), |(k, v)| (Some(k.as_str()), v)),
                 None => (None, event),
             },
-        };
+        }
+    }
+
+    /// Applies the rules that match; with `defer`, a last rule that only
+    /// keeps part of the event (see [`movable`]) is returned instead, for
+    /// [`apply_moving`](Self::apply_moving).
+    fn rules(
+        &mut self,
+        event: &Value,
+        defer: bool,
+        out: &mut Vec<StreamedCall>,
+    ) -> Result<Option<&'a Rule>> {
+        let plan = self.plan;
+        let (name, body) = self.name_and_body(event);
         let candidates = name
             .and_then(|n| plan.by_name.get(n))
             .unwrap_or(&plan.unnamed);
         // Rules often test the same path in a row: it is looked up once.
         let mut last: Option<(usize, Option<&Value>)> = None;
-        for &i in candidates {
+        for (position, &i) in candidates.iter().enumerate() {
             let rule = &plan.rules[i];
             if let Some(condition) = &rule.when {
                 let found = match last {
@@ -189,12 +275,80 @@ impl<'a> Assembler<'a> {
                     continue;
                 }
             }
+            if defer && position + 1 == candidates.len() && movable(rule) {
+                return Ok(Some(rule));
+            }
             self.apply(rule, body, out)?;
+        }
+        Ok(None)
+    }
+
+    /// [`apply`](Self::apply) for a [`movable`] rule, the last to read the
+    /// event: the keys are read first, then the values it keeps are moved
+    /// out of the event, in the order `apply` would copy them.
+    fn apply_moving(
+        &mut self,
+        rule: &'a Rule,
+        event: &mut Value,
+        out: &mut Vec<StreamedCall>,
+    ) -> Result<()> {
+        let owned_key =
+            |path: &JsonPath, event: &Value| path.get(event).and_then(key_of).map(OwnedKey::from);
+        let open_key = rule.open.as_ref().and_then(|o| owned_key(&o.key, event));
+        let replace_key = rule.replace.as_ref().and_then(|r| owned_key(&r.key, event));
+        let set_key = rule
+            .set
+            .as_ref()
+            .and_then(|s| s.key.as_ref())
+            .and_then(|k| owned_key(k, event));
+        let close_key = rule.close.as_ref().and_then(|k| owned_key(k, event));
+        if let (Some(open), Some(key)) = (&rule.open, open_key) {
+            let value = open.item.as_ref().map_or(Value::Object(Map::new()), |p| {
+                p.take(event).unwrap_or(Value::Object(Map::new()))
+            });
+            let index = self.push_item(value, true);
+            self.keys.insert(key.as_key(), index);
+        }
+        if let (Some(replace), Some(key)) = (&rule.replace, replace_key)
+            && let Some(index) = self.keys.get(key.as_key())
+            && let Some(value) = replace.item.as_ref().and_then(|p| p.take(event))
+        {
+            let item = &mut self.items[index];
+            if item.open {
+                item.value = value;
+                item.json.clear();
+            }
+        }
+        if let Some(set) = &rule.set
+            && let Some(value) = set.from.take(event)
+        {
+            match &set.key {
+                Some(_) => {
+                    if let Some(i) = set_key.and_then(|k| self.keys.get(k.as_key()))
+                        && let Some(slot) = set.to.get_or_insert(&mut self.items[i].value)
+                    {
+                        *slot = value;
+                    }
+                }
+                None => {
+                    let mut message = Value::Object(std::mem::take(&mut self.message));
+                    if let Some(slot) = set.to.get_or_insert(&mut message) {
+                        *slot = value;
+                    }
+                    self.message = into_map(message);
+                }
+            }
+        }
+        if let Some(index) = close_key.and_then(|k| self.keys.get(k.as_key())) {
+            self.close(index, out)?;
+        }
+        if rule.end {
+            self.end(out)?;
         }
         Ok(())
     }
 
-    fn apply(&mut self, rule: &Rule, event: &Value, out: &mut Vec<StreamedCall>) -> Result<()> {
+    fn apply(&mut self, rule: &'a Rule, event: &Value, out: &mut Vec<StreamedCall>) -> Result<()> {
         if !rule.error.is_empty() {
             return Err(self.reported_error(&rule.error, event));
         }
@@ -385,7 +539,7 @@ impl<'a> Assembler<'a> {
         Ok(())
     }
 
-    fn append(&mut self, append: &Append, event: &Value) {
+    fn append(&mut self, append: &'a Append, event: &Value) {
         let Some(value) = append.from.get(event) else {
             return;
         };
@@ -415,9 +569,9 @@ impl<'a> Assembler<'a> {
                     return;
                 };
                 let item = &mut self.items[i];
-                match item.json.iter_mut().find(|(p, _)| *p == append.to) {
+                match item.json.iter_mut().find(|(p, _)| **p == append.to) {
                     Some((_, buffer)) => buffer.push_str(&text),
-                    None => item.json.push((append.to.clone(), text.into_owned())),
+                    None => item.json.push((&append.to, text.into_owned())),
                 }
                 return;
             }
@@ -679,7 +833,7 @@ fn into_map(value: Value) -> Map<String, Value> {
 /// Parses an item's `as: json` text into place. Blank text leaves what the
 /// item had there (or `{}`); text that is not a JSON object leaves `{}` and
 /// is the call's arguments error.
-fn finish_json(item: &mut Item) -> Option<Error> {
+fn finish_json(item: &mut Item<'_>) -> Option<Error> {
     let mut error = None;
     for (path, text) in std::mem::take(&mut item.json) {
         let Some(slot) = path.get_or_insert(&mut item.value) else {

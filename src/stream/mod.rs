@@ -41,7 +41,7 @@ fn read_payload(
         return;
     }
     *read = match payload {
-        Payload::Json(event) => assembler.event(&event, out),
+        Payload::Json(event) => assembler.event_owned(event, out),
         Payload::Text(text) => assembler.text(&text, out),
     };
 }
