@@ -4,8 +4,8 @@
 //! frame (or several) per level. Text parsed by `serde_json` is at most 128
 //! levels deep, but a value built in memory (an in-process server's tool, a
 //! result assembled by a hook) can be nested arbitrarily deep. The library
-//! measures nesting iteratively before it copies a value of unknown origin,
-//! and refuses what is deeper than 256.
+//! measures nesting before it copies a value of unknown origin (never looking
+//! further down than the bound), and refuses what is deeper than 256.
 
 use serde_json::{Map, Value};
 
@@ -15,9 +15,31 @@ use serde_json::{Map, Value};
 pub(crate) const MAX_NESTING: usize = 256;
 
 /// Whether `value` has an array or object nested more than `cap` levels deep
-/// (the value itself, if a container, is level 1). Iterative: safe on any depth.
+/// (the value itself, if a container, is level 1). Safe on any depth: the
+/// recursion stops `cap` levels down, whatever lies below.
 pub(crate) fn deeper_than(value: &Value, cap: usize) -> bool {
-    first_too_deep(value, cap).is_some()
+    !within(value, cap)
+}
+
+/// Whether every container in `value` is at most `cap` levels deep. It
+/// recurses into containers only, at most `cap` levels (a few dozen bytes of
+/// stack a level); scalars, most of a schema, cost one comparison. Cheaper
+/// than [`first_too_deep`], which keeps the path it walks.
+fn within(value: &Value, cap: usize) -> bool {
+    match value {
+        Value::Object(map) => {
+            cap > 0 && map.values().all(|v| !is_container(v) || within(v, cap - 1))
+        }
+        Value::Array(items) => {
+            cap > 0 && items.iter().all(|v| !is_container(v) || within(v, cap - 1))
+        }
+        _ => true,
+    }
+}
+
+/// Whether a value is an array or an object.
+pub(crate) fn is_container(value: &Value) -> bool {
+    matches!(value, Value::Object(_) | Value::Array(_))
 }
 
 /// The JSON pointer of the first container (in document order) nested more
@@ -185,6 +207,25 @@ mod tests {
         assert!(!deeper_than(&json!([]), 1));
         assert!(!deeper_than(&json!({"a": [1, {"b": 2}]}), 3));
         assert!(deeper_than(&json!({"a": [1, {"b": {}}]}), 3));
+    }
+
+    #[test]
+    fn the_measure_and_the_pointer_agree() {
+        let values = [
+            json!(1),
+            json!([]),
+            json!({"a": [1, {"b": {}}], "c": [[[]]]}),
+            json!([[1, 2], {"x": [{"y": [0]}]}, "s"]),
+        ];
+        for value in &values {
+            for cap in 0..6 {
+                assert_eq!(
+                    deeper_than(value, cap),
+                    first_too_deep(value, cap).is_some(),
+                    "{value} at {cap}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -102,7 +102,8 @@
 //! Whatever the rules say, a conversion fails (never panics or overflows):
 //!
 //! - `max_depth` for any array or object nested deeper than 256 levels
-//!   (measured iteratively, so a value a million levels deep is fine to pass);
+//!   (the walk measures what it does not convert itself, never more than
+//!   256 levels down, so a value a million levels deep is fine to pass);
 //! - `max_depth` when the walk itself, across `$ref`s, goes 128 schema nodes deep;
 //! - `max_nodes` after 100,000 schema nodes (each `$ref` definition is
 //!   converted once, so fan-out bombs stop early);
@@ -117,8 +118,8 @@
 //!
 //! # Hostile input
 //!
-//! Nesting is measured iteratively before anything recursive runs (any
-//! container deeper than 256 levels fails with `max_depth`), the walk's own
+//! Nesting is measured, never more than 256 levels down, before anything
+//! is copied (any container deeper than 256 levels fails with `max_depth`), the walk's own
 //! recursion is capped, each definition is converted once, the null paths
 //! and the schema nodes visited are budgeted, and counts are checked before
 //! large maps or enums are iterated. Every input ends in an answer or an
@@ -161,12 +162,23 @@ pub struct StrictSchema {
 /// map, an untyped node, an array without `items`, a non-local, unresolvable
 /// or recursive `$ref`, or an invalid keyword value.
 pub fn convert(schema: &Value, rules: &StrictRules) -> Result<StrictSchema, StrictError> {
-    if let Some(pointer) = crate::json::first_too_deep(schema, crate::json::MAX_NESTING) {
+    // The walk measures the nesting of what it does not convert itself, and
+    // stops at the first container too deep; whatever stopped it, a schema
+    // too deep anywhere is refused for that, at its first such place in
+    // document order, as if it had been measured first.
+    let converted = convert_walked(schema, rules);
+    if converted.is_err()
+        && let Some(pointer) = crate::json::first_too_deep(schema, crate::json::MAX_NESTING)
+    {
         return Err(StrictError::new(
             &pointer,
             StrictReason::Limit(Limit::MaxDepth),
         ));
     }
+    converted
+}
+
+fn convert_walked(schema: &Value, rules: &StrictRules) -> Result<StrictSchema, StrictError> {
     check_root(schema, rules)?;
     let mut walker = Walker::new(schema, rules);
     walker.begin(DefKey::Root, true);
@@ -206,5 +218,55 @@ fn check_root(schema: &Value, rules: &StrictRules) -> Result<(), StrictError> {
         Ok(())
     } else {
         root_error(StrictReason::RootNotObject)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn nest(levels: usize, leaf: Value) -> Value {
+        (0..levels).fold(leaf, |inner, _| Value::Array(vec![inner]))
+    }
+
+    /// A schema too deep anywhere fails at the place the pre-walk would
+    /// name, whatever the walk meets first; one within the bound converts.
+    #[test]
+    fn nesting_is_refused_where_a_pre_walk_would_refuse_it() {
+        let rules = StrictRules::from_yaml_str(
+            "keywords:\n  keep: [type, properties, required, additionalProperties, items, anyOf, enum, $ref, $defs, definitions, description]\n  drop: [default]\n  unsupported: [not]\n",
+        )
+        .unwrap();
+        let mut props = json!({"type": "string"});
+        for _ in 0..120 {
+            props = json!({"type": "object", "properties": {"p": props}, "required": ["p"]});
+        }
+        let cases = [
+            json!({"type": "object", "properties": {"a": {"type": "string", "default": nest(300, json!(1))}}}),
+            json!({"type": "object", "properties": {"a": {"enum": [nest(255, json!(1))]}}}),
+            json!({"type": "object", "properties": {"a": {"enum": [nest(252, json!(1))]}}}),
+            json!({"type": "object", "$defs": {"unused": nest(300, json!(1))}}),
+            json!({"type": "object", "properties": {"a": {"not": {}}, "b": {"default": nest(300, json!(1))}}}),
+            json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string", "default": nest(260, json!(1))}}}}),
+            json!({"type": "string", "default": nest(300, json!(1))}),
+            json!({"type": "object", "properties": {"deep": props.clone()}}),
+            json!({"type": "object", "properties": {"deep": {"type": "object", "properties": {"x": props}, "description": nest(10, json!(1))}}}),
+        ];
+        for schema in &cases {
+            let expected = crate::json::first_too_deep(schema, crate::json::MAX_NESTING);
+            let got = convert(schema, &rules);
+            match expected {
+                Some(pointer) => {
+                    let err = got.expect_err("too deep");
+                    assert_eq!(err.kind().to_string(), "max_depth");
+                    assert_eq!(err.pointer(), pointer);
+                }
+                None => assert!(
+                    !matches!(&got, Err(e) if e.kind().to_string() == "max_depth" && e.pointer().len() > 500),
+                    "{got:?}"
+                ),
+            }
+        }
     }
 }

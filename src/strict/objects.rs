@@ -4,9 +4,9 @@
 use serde_json::{Map, Value};
 
 use super::error::{Limit, StrictError, StrictReason};
-use super::null_path::{NullPath, Segment};
+use super::null_path::NullPath;
 use super::rules::OptionalProperties;
-use super::walk::Walker;
+use super::walk::{Step, Token, Walker};
 use crate::json::{has_member, member, member_mut};
 
 /// Names of required properties, sorted, each once.
@@ -114,11 +114,11 @@ impl<'a> Walker<'a> {
             properties.keys().map(|k| k.chars().count()).sum(),
             "properties",
         )?;
-        let outer = self.enter("properties");
+        let outer = self.enter(Token::Key("properties"));
         let mut out = Map::with_capacity(properties.len());
         for (name, schema) in properties {
-            let len = self.enter(name);
-            self.path.push(Segment::Property(name.clone()));
+            let len = self.enter(Token::Key(name));
+            self.path.push(Step::Property(name));
             let first_null = self.nulls.len();
             let mut converted = self.node(schema)?;
             let optional = !required.contains(name.as_str());
@@ -147,7 +147,8 @@ impl<'a> Walker<'a> {
         if self.nulls.len() >= self.null_path_budget() {
             return Err(self.err(StrictReason::Limit(Limit::MaxProperties)));
         }
-        self.nulls.insert(at, NullPath(self.path.clone()));
+        let path = self.path.iter().map(|s| s.owned()).collect();
+        self.nulls.insert(at, NullPath(path));
         Ok(make_nullable(converted))
     }
 
@@ -245,15 +246,13 @@ impl<'a> Walker<'a> {
 
 /// The names sorted, each once.
 fn sorted_names<'n>(names: impl IntoIterator<Item = &'n str>) -> Value {
-    let mut names: Vec<&str> = names.into_iter().collect();
-    names.sort_unstable();
+    let mut names: Vec<Value> = names
+        .into_iter()
+        .map(|n| Value::String(n.to_owned()))
+        .collect();
+    names.sort_unstable_by(|a, b| a.as_str().cmp(&b.as_str()));
     names.dedup();
-    Value::Array(
-        names
-            .into_iter()
-            .map(|n| Value::String(n.to_owned()))
-            .collect(),
-    )
+    Value::Array(names)
 }
 
 /// Adds `null` to a converted schema: in its `type` (and `enum`), in its

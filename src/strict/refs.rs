@@ -8,7 +8,7 @@ use super::error::{Limit, StrictError, StrictReason};
 use super::null_path::NullPath;
 use super::rules::{KeywordClass, Rewrite};
 use super::walk::MAX_NODES;
-use super::walk::{DefKey, DefState, Walker, push_token};
+use super::walk::{DefKey, DefState, Token, Walker};
 
 /// Containers of definitions at the root, in the order they are attached.
 const DEF_CONTAINERS: &[&str] = &["$defs", "definitions"];
@@ -30,11 +30,15 @@ impl<'a> Walker<'a> {
                     return Err(self.err_at("$ref", StrictReason::Limit(Limit::MaxProperties)));
                 }
                 let prefix = &self.path;
-                self.nulls.extend(
-                    paths
-                        .iter()
-                        .map(|p| NullPath(prefix.iter().chain(p.0.iter()).cloned().collect())),
-                );
+                self.nulls.extend(paths.iter().map(|p| {
+                    NullPath(
+                        prefix
+                            .iter()
+                            .map(|s| s.owned())
+                            .chain(p.0.iter().cloned())
+                            .collect(),
+                    )
+                }));
             }
             _ => self.mark_cycle(key)?,
         }
@@ -104,15 +108,13 @@ impl<'a> Walker<'a> {
         Ok(paths)
     }
 
-    fn def_location(&self, key: DefKey<'a>) -> (String, &'a Value) {
+    fn def_location(&self, key: DefKey<'a>) -> (Vec<Token<'a>>, &'a Value) {
         match key {
-            DefKey::Root => (String::new(), self.root),
-            DefKey::Def(container, name) => {
-                let mut pointer = String::new();
-                push_token(&mut pointer, container);
-                push_token(&mut pointer, name);
-                (pointer, &self.root[container][name])
-            }
+            DefKey::Root => (Vec::new(), self.root),
+            DefKey::Def(container, name) => (
+                vec![Token::Key(container), Token::Key(name)],
+                &self.root[container][name],
+            ),
         }
     }
 

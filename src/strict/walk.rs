@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::error::{Limit, StrictError, StrictReason};
 use super::null_path::{NullPath, Segment};
 use super::rules::{FormatOtherwise, KeywordClass, Mode, Otherwise, Rewrite, StrictRules};
-use crate::json::{has_member, member};
+use crate::json::{MAX_NESTING, deeper_than, has_member, is_container, member};
 
 /// Deepest recursion of the walk (schema nodes, across `$ref`s). Together
 /// with the nesting pre-pass it keeps the stack bounded on any input.
@@ -23,6 +23,10 @@ const DEFAULT_NULL_PATH_BUDGET: usize = 100_000;
 const TYPES: &[&str] = &[
     "string", "number", "integer", "boolean", "object", "array", "null",
 ];
+
+/// Keywords whose every schema a kept keyword's conversion walks (or
+/// refuses): their nesting is measured node by node.
+const WALKED: &[&str] = &["properties", "items", "not", "anyOf", "allOf", "oneOf"];
 
 /// Keywords that give a node a type (a node with none of them is untyped).
 const TYPING_KEYWORDS: &[&str] = &["type", "enum", "const", "$ref", "anyOf", "allOf", "oneOf"];
@@ -52,11 +56,12 @@ pub(crate) struct Counts {
 pub(crate) struct Walker<'a> {
     pub(crate) root: &'a Value,
     pub(crate) rules: &'a StrictRules,
-    /// JSON pointer of the node being converted.
-    pub(crate) ptr: String,
+    /// JSON pointer of the node being converted, as its tokens (written out
+    /// only for an error).
+    pub(crate) ptr: Vec<Token<'a>>,
     /// Instance path of the node being converted, relative to the
-    /// definition being converted.
-    pub(crate) path: Vec<Segment>,
+    /// definition being converted (copied only into a null path).
+    pub(crate) path: Vec<Step<'a>>,
     /// Null paths found so far, relative to the definition being converted.
     pub(crate) nulls: Vec<NullPath>,
     pub(crate) defs: HashMap<DefKey<'a>, DefState>,
@@ -79,7 +84,7 @@ impl<'a> Walker<'a> {
         Walker {
             root,
             rules,
-            ptr: String::new(),
+            ptr: Vec::new(),
             path: Vec::new(),
             nulls: Vec::new(),
             defs: HashMap::new(),
@@ -120,11 +125,30 @@ impl<'a> Walker<'a> {
         if object {
             self.enter_object()?;
         }
-        // Room for the keywords kept and the three an object gains.
-        let mut out = Map::with_capacity(map.len() + 3);
+        // Room for the keywords kept and, in strict mode, the three an object
+        // is given (small maps freed whole are cheapest, so no more).
+        let gained = match object && self.strict() {
+            true => ["properties", "required", "additionalProperties"]
+                .iter()
+                .filter(|k| !has_member(map, k))
+                .count(),
+            false => 0,
+        };
+        let mut out = Map::with_capacity(map.len() + gained);
         let mut described = None;
+        // The node's level in the input; the schemas it holds are measured
+        // as they are walked, the rest here, before anything is copied.
+        let level = self.ptr.len() + 1;
+        let walks = level + 2 <= MAX_NESTING;
         for (key, value) in map {
-            match self.rules.class(key) {
+            let class = self.rules.class(key);
+            if is_container(value)
+                && !(walks && class == KeywordClass::Keep && WALKED.contains(&key.as_str()))
+                && deeper_than(value, MAX_NESTING.saturating_sub(level))
+            {
+                return Err(self.err_at(key, StrictReason::Limit(Limit::MaxDepth)));
+            }
+            match class {
                 KeywordClass::Unsupported => {
                     return Err(self.err_at(key, StrictReason::Unsupported(key.clone())));
                 }
@@ -279,8 +303,8 @@ impl<'a> Walker<'a> {
                 }
                 items
             }
-            "items" => self.child(key, Some(Segment::Items), value)?,
-            "not" => self.child(key, None, value)?,
+            "items" => self.child(Token::Key(key), Some(Step::Items), value)?,
+            "not" => self.child(Token::Key(key), None, value)?,
             "anyOf" | "allOf" | "oneOf" => self.branches(key, value)?,
             "$ref" => self.reference(value)?,
             "enum" => self.enumeration(value)?,
@@ -301,21 +325,25 @@ impl<'a> Walker<'a> {
     }
 
     /// A keyword holding one subschema (or a boolean schema), as a subset keeps it.
-    pub(crate) fn subschema(&mut self, key: &str, value: &'a Value) -> Result<Value, StrictError> {
+    pub(crate) fn subschema(
+        &mut self,
+        key: &'a str,
+        value: &'a Value,
+    ) -> Result<Value, StrictError> {
         match value {
             Value::Bool(_) => Ok(value.clone()),
-            Value::Object(_) => self.child(key, None, value),
+            Value::Object(_) => self.child(Token::Key(key), None, value),
             _ => Err(self.err_at(key, StrictReason::Invalid(key.into()))),
         }
     }
 
     /// A keyword holding a map of subschemas (`patternProperties`,
     /// `dependentSchemas`; `dependencies` also takes lists of names).
-    fn subschema_map(&mut self, key: &str, value: &'a Value) -> Result<Value, StrictError> {
+    fn subschema_map(&mut self, key: &'a str, value: &'a Value) -> Result<Value, StrictError> {
         let Value::Object(map) = value else {
             return Err(self.err_at(key, StrictReason::Invalid(key.into())));
         };
-        let outer = self.enter(key);
+        let outer = self.enter(Token::Key(key));
         let mut out = Map::new();
         for (name, schema) in map {
             let converted = match schema {
@@ -344,11 +372,11 @@ impl<'a> Walker<'a> {
     /// Converts a subschema one keyword down; `segment` extends the instance path.
     fn child(
         &mut self,
-        key: &str,
-        segment: Option<Segment>,
+        token: Token<'a>,
+        segment: Option<Step<'a>>,
         value: &'a Value,
     ) -> Result<Value, StrictError> {
-        let len = self.enter(key);
+        let len = self.enter(token);
         let pushed = segment.map(|s| self.path.push(s)).is_some();
         let out = self.node(value)?;
         if pushed {
@@ -359,14 +387,14 @@ impl<'a> Walker<'a> {
     }
 
     /// Converts the branches of a combinator; branches add no path segment.
-    fn branches(&mut self, key: &str, value: &'a Value) -> Result<Value, StrictError> {
+    fn branches(&mut self, key: &'a str, value: &'a Value) -> Result<Value, StrictError> {
         let Value::Array(list) = value else {
             return Err(self.err_at(key, StrictReason::Invalid(key.into())));
         };
-        let len = self.enter(key);
+        let len = self.enter(Token::Key(key));
         let mut out = Vec::with_capacity(list.len());
         for (index, branch) in list.iter().enumerate() {
-            out.push(self.child(&index.to_string(), None, branch)?);
+            out.push(self.child(Token::Index(index), None, branch)?);
         }
         self.ptr.truncate(len);
         Ok(Value::Array(out))
@@ -412,18 +440,30 @@ impl<'a> Walker<'a> {
     }
 
     /// Appends `/token` to the current pointer; returns the length to restore.
-    pub(crate) fn enter(&mut self, token: &str) -> usize {
+    pub(crate) fn enter(&mut self, token: Token<'a>) -> usize {
         let len = self.ptr.len();
-        push_token(&mut self.ptr, token);
+        self.ptr.push(token);
         len
     }
 
+    /// The current pointer, written out.
+    fn pointer(&self) -> String {
+        let mut pointer = String::new();
+        for token in &self.ptr {
+            match token {
+                Token::Key(key) => push_token(&mut pointer, key),
+                Token::Index(i) => push_token(&mut pointer, &i.to_string()),
+            }
+        }
+        pointer
+    }
+
     pub(crate) fn err(&self, reason: StrictReason) -> StrictError {
-        StrictError::new(&self.ptr, reason)
+        StrictError::new(&self.pointer(), reason)
     }
 
     pub(crate) fn err_at(&self, token: &str, reason: StrictReason) -> StrictError {
-        let mut pointer = self.ptr.clone();
+        let mut pointer = self.pointer();
         push_token(&mut pointer, token);
         StrictError::new(&pointer, reason)
     }
@@ -434,6 +474,29 @@ impl<'a> Walker<'a> {
             .limits
             .max_properties
             .unwrap_or(DEFAULT_NULL_PATH_BUDGET)
+    }
+}
+
+/// One token of a JSON pointer into the input.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Token<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// One step of an instance path, borrowed from the input.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Step<'a> {
+    Property(&'a str),
+    Items,
+}
+
+impl Step<'_> {
+    pub(crate) fn owned(self) -> Segment {
+        match self {
+            Step::Property(name) => Segment::Property(name.to_owned()),
+            Step::Items => Segment::Items,
+        }
     }
 }
 
