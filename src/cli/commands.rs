@@ -380,7 +380,6 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         for id in &args.deny_calls {
             options = options.deny_call(id, "the application refused it (--deny-call)");
         }
-        let decided = |run: &mcp_adapters::Execution| unmatched_decisions(args, run);
         if let Some(path) = &args.resume {
             let bytes = std::fs::read(path).map_err(|e| {
                 Error::new(ErrorKind::Io, "cannot read the turn state")
@@ -391,16 +390,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             let run = source
                 .resume_turn(provider, state, &listing, &options)
                 .await?;
-            asks.report(&run.calls);
-            summarize(&run.calls, None);
-            summarize_hosted(&run);
-            decided(&run);
-            kept_if_suspended(&run, args.suspend.as_deref())?;
-            let mut out = to_json(&run)?;
-            if let Value::Object(map) = &mut out {
-                map.insert("report".into(), to_json(&listing.report)?);
-            }
-            return Ok(out);
+            return reported(&run, &listing, args, &asks);
         }
         if let Some(file) = &args.stream.stream {
             let bytes = read_bytes(file)?;
@@ -410,17 +400,12 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             let run = source
                 .execute_stream(provider, chunks, &listing, &options)
                 .await?;
-            asks.report(&run.execution.calls);
-            summarize(&run.execution.calls, None);
-            decided(&run.execution);
-            kept_if_suspended(&run.execution, args.suspend.as_deref())?;
-            let mut out = to_json(&run.execution)?;
+            let mut out = reported(&run.execution, &listing, args, &asks)?;
             if let Value::Object(map) = &mut out {
                 map.insert("message".into(), run.message);
                 if let Some(error) = &run.error {
                     map.insert("stream_error".into(), json!(format!("{error:#}")));
                 }
-                map.insert("report".into(), to_json(&listing.report)?);
             }
             return Ok(out);
         }
@@ -440,18 +425,12 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         let run = source
             .execute_tool_calls(provider, &response, &listing, &options)
             .await?;
-        asks.report(&run.calls);
-        summarize(&run.calls, None);
-        summarize_hosted(&run);
-        decided(&run);
-        kept_if_suspended(&run, args.suspend.as_deref())?;
-        let mut out = to_json(&run)?;
-        if let Value::Object(map) = &mut out {
-            map.insert("report".into(), to_json(&listing.report)?);
-            if args.response.is_empty() {
-                map.insert("tools".into(), json!(listing.tools));
-                map.insert("response".into(), response);
-            }
+        let mut out = reported(&run, &listing, args, &asks)?;
+        if let Value::Object(map) = &mut out
+            && args.response.is_empty()
+        {
+            map.insert("tools".into(), json!(listing.tools));
+            map.insert("response".into(), response);
         }
         Ok(out)
     })?
@@ -501,6 +480,28 @@ async fn turns(
         }
     }
     Ok(Value::Array(out))
+}
+
+/// One turn's output: what was asked and answered, the summary, the
+/// provider's hosted calls and the decisions that named nothing on stderr;
+/// a suspended turn's state in its `--suspend` file; the execution as JSON
+/// with the listing's report.
+fn reported(
+    run: &mcp_adapters::Execution,
+    listing: &Listing,
+    args: &RunArgs,
+    asks: &asks::Asks,
+) -> Result<Value> {
+    asks.report(&run.calls);
+    summarize(&run.calls, None);
+    summarize_hosted(run);
+    unmatched_decisions(args, run);
+    kept_if_suspended(run, args.suspend.as_deref())?;
+    let mut out = to_json(run)?;
+    if let Value::Object(map) = &mut out {
+        map.insert("report".into(), to_json(&listing.report)?);
+    }
+    Ok(out)
 }
 
 /// A warning for each `--approve-call` / `--deny-call` that names no call

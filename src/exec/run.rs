@@ -537,11 +537,7 @@ impl Source {
             CallToolResponse::Complete(result) => Ok(result),
             response => {
                 let call: &ToolCall = call;
-                let mark = |stage: Stage| {
-                    if let Some(journal) = shared.journal() {
-                        journal.stage(call, stage);
-                    }
-                };
+                let mark = shared.marker(call);
                 self.rounds
                     .complete_boxed(
                         call,
@@ -580,11 +576,7 @@ impl Source {
         start: Start,
     ) -> Result<CallToolResult> {
         let call: &ToolCall = call;
-        let mark = |stage: Stage| {
-            if let Some(journal) = shared.journal() {
-                journal.stage(call, stage);
-            }
-        };
+        let mark = shared.marker(call);
         let tool = toolset
             .resolve(&call.exposed_name)
             .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
@@ -1024,6 +1016,15 @@ impl Shared {
     /// The turn's state as it goes, when it may be suspended or is checkpointed.
     pub(super) fn journal(&self) -> Option<&Journal> {
         self.journal.as_ref()
+    }
+
+    /// Keeps `call`'s stage in the turn's state, if it is kept.
+    fn marker<'a>(&'a self, call: &'a ToolCall) -> impl Fn(Stage) + Send + Sync + 'a {
+        move |stage| {
+            if let Some(journal) = &self.journal {
+                journal.stage(call, stage);
+            }
+        }
     }
 
     /// Puts the turn's calls in its state (as not yet sent), with what the
