@@ -433,9 +433,11 @@ impl Source {
                 );
             }
         }
-        let pipeline = AssertUnwindSafe(self.pipeline(
+        // Boxed: every call's future is moved into the turn's set of running
+        // calls, and a pointer moves faster than the pipeline's state.
+        let pipeline = AssertUnwindSafe(Box::pin(self.pipeline(
             &mut call, toolset, context, options, shared, timeout, halted, &state, start,
-        ))
+        )))
         .catch_unwind()
         .instrument(span.clone());
         let outcome = match pipeline.await {
