@@ -396,11 +396,12 @@ fn a_call_in_flight_when_its_process_ended_is_answered_as_interrupted() {
         let options = ExecOptions::new()
             .max_concurrency(1)
             .checkpoint(move |state| {
-                kept.lock().unwrap().push(state.clone());
                 let json: Value = serde_json::from_slice(&state.to_json().unwrap()).unwrap();
                 if json["calls"][1]["stage"] == "sent" {
                     let _ = sent.send(());
                 }
+                kept.lock().unwrap().push(state);
+                Box::pin(async { Ok(()) })
             });
         // The process "ends" once the hanging call is on the wire.
         tokio::select! {
@@ -632,7 +633,10 @@ fn a_halt_answers_the_calls_that_wait() {
         let options = ExecOptions::new()
             .suspend(true)
             .max_concurrency(1)
-            .checkpoint(move |state| *kept.lock().unwrap() = Some(state.clone()));
+            .checkpoint(move |state| {
+                *kept.lock().unwrap() = Some(state);
+                Box::pin(async { Ok(()) })
+            });
         let run = halting
             .execute_tool_calls(p, &calls, &listing, &options)
             .await
@@ -714,7 +718,10 @@ fn checkpoints_keep_the_hosted_taint_and_indexes_name_only_the_models_calls() {
         let options = ExecOptions::new()
             .suspend(true)
             .approve_call("#0")
-            .checkpoint(move |state| kept.lock().unwrap().push(state.clone()));
+            .checkpoint(move |state| {
+                kept.lock().unwrap().push(state);
+                Box::pin(async { Ok(()) })
+            });
         let run = hub
             .execute_tool_calls(p, &response, &listing, &options)
             .await
@@ -728,5 +735,54 @@ fn checkpoints_keep_the_hosted_taint_and_indexes_name_only_the_models_calls() {
             assert_eq!(json["taint"], json!(["web"]), "{json}");
         }
         assert_eq!(received(&log), [("read".into(), None)]);
+    });
+}
+
+/// A request goes out only once the state that says it is sent is kept: a
+/// checkpoint that fails keeps the call from being sent, and says why.
+#[test]
+fn a_call_is_not_sent_when_its_checkpoint_fails() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: Log = Arc::default();
+        let first = source(&log, None);
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let kept: Arc<Mutex<Vec<TurnState>>> = Arc::default();
+        let seen = kept.clone();
+        // The store takes the turn's first state, then fails.
+        let options = ExecOptions::new().checkpoint(move |state| {
+            let mut seen = seen.lock().unwrap();
+            let full = !seen.is_empty();
+            seen.push(state);
+            Box::pin(async move {
+                if full {
+                    Err(Error::new(ErrorKind::Io, "the store is full"))
+                } else {
+                    Ok(())
+                }
+            })
+        });
+        let run = first
+            .execute_tool_calls(
+                p,
+                &response(&[("s__read", json!({"n": 1}))]),
+                &listing,
+                &options,
+            )
+            .await
+            .unwrap();
+        let error = run.calls[0].error.as_ref().expect("not sent");
+        assert_eq!(error.kind(), ErrorKind::Unavailable);
+        assert!(
+            error
+                .message()
+                .contains("not sent: the turn's checkpoint failed: the store is full"),
+            "{error}"
+        );
+        assert!(received(&log).is_empty());
+        // The first state it kept says the call was not sent.
+        let first_kept: Value =
+            serde_json::from_slice(&kept.lock().unwrap()[0].to_json().unwrap()).unwrap();
+        assert_eq!(first_kept["calls"][0]["stage"], "pending");
     });
 }

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::future::BoxFuture;
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::{ApprovalAnswer, HostedItems};
@@ -554,38 +555,89 @@ impl Answered {
     }
 }
 
-/// Receives a turn's state each time a call's stage changes; see
-/// [`ExecOptions::checkpoint`](crate::exec::ExecOptions::checkpoint).
-pub type Checkpoint = Arc<dyn Fn(&TurnState) + Send + Sync>;
+/// Keeps a turn's state where the process's end cannot reach it; see
+/// [`ExecOptions::checkpoint`](crate::exec::ExecOptions::checkpoint). `Ok`
+/// once it is kept.
+pub type Checkpoint = Arc<dyn Fn(TurnState) -> BoxFuture<'static, Result<()>> + Send + Sync>;
 
 /// A turn's state as it goes, kept when the turn may be suspended or is
-/// checkpointed: each change is handed to the checkpoint, in order.
+/// checkpointed. Changes are made at once; [`flush`](Self::flush) hands the
+/// state to the checkpoint, one at a time, each later state holding every
+/// change of the earlier ones.
 pub(crate) struct Journal {
-    state: Mutex<TurnState>,
+    state: Mutex<(TurnState, u64)>,
     checkpoint: Option<Checkpoint>,
+    /// Held while the checkpoint keeps a state: the number of the last
+    /// change it kept.
+    kept: tokio::sync::Mutex<u64>,
 }
 
 impl Journal {
     pub(crate) fn new(state: TurnState, checkpoint: Option<Checkpoint>) -> Self {
         Journal {
-            state: Mutex::new(state),
+            state: Mutex::new((state, 0)),
             checkpoint,
+            kept: tokio::sync::Mutex::new(0),
         }
     }
 
-    /// Changes the state, and hands it to the checkpoint (in order: under
-    /// the lock). A checkpoint that panics is logged; the turn goes on.
+    /// Changes the state (the next [`flush`](Self::flush) keeps it).
     pub(crate) fn update(&self, change: impl FnOnce(&mut TurnState)) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        change(&mut state);
-        if let Some(checkpoint) = &self.checkpoint {
-            let kept = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                checkpoint(&state);
-            }));
-            if kept.is_err() {
-                tracing::error!(turn = %state.turn,
-                    "the turn's checkpoint panicked: this stage change was not kept");
+        change(&mut state.0);
+        state.1 += 1;
+    }
+
+    /// Hands the state, with every change made so far, to the checkpoint
+    /// and waits until it is kept. Nothing to do without a checkpoint, or
+    /// when a later flush already kept these changes.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unavailable`] when the checkpoint failed (or panicked):
+    /// the state is not kept.
+    pub(crate) async fn flush(&self) -> Result<()> {
+        let Some(checkpoint) = &self.checkpoint else {
+            return Ok(());
+        };
+        let mut kept = self.kept.lock().await;
+        let (state, change) = {
+            let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if state.1 == *kept {
+                return Ok(());
             }
+            (state.0.clone(), state.1)
+        };
+        let turn = state.turn.clone();
+        let keeping = std::panic::AssertUnwindSafe(checkpoint(state));
+        match futures_util::FutureExt::catch_unwind(keeping).await {
+            Ok(Ok(())) => {
+                *kept = change;
+                Ok(())
+            }
+            Ok(Err(error)) => Err(Error::new(
+                ErrorKind::Unavailable,
+                format!(
+                    "the turn's checkpoint failed: {}",
+                    error.message_with_causes()
+                ),
+            )),
+            Err(_) => {
+                tracing::error!(turn = %turn, "the turn's checkpoint panicked");
+                Err(Error::new(
+                    ErrorKind::Unavailable,
+                    "the turn's checkpoint panicked",
+                ))
+            }
+        }
+    }
+
+    /// [`flush`](Self::flush), where a failure is only logged (the change
+    /// it would have kept is kept by the next flush, or lost with the
+    /// process).
+    pub(crate) async fn flush_or_log(&self) {
+        if let Err(error) = self.flush().await {
+            tracing::warn!(error = %error, "a stage change of the turn was not kept");
         }
     }
 
@@ -599,6 +651,7 @@ impl Journal {
         self.state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .0
             .clone()
     }
 }

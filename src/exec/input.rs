@@ -27,8 +27,9 @@ fn backoff(retry: usize) -> Duration {
     Duration::from_millis(ms.min(250))
 }
 
-/// Told a call's stage as its rounds go, for the turn's state.
-pub(super) type Mark<'a> = dyn Fn(Stage) + Send + Sync + 'a;
+/// Told a call's stage as its rounds go, for the turn's state: an error
+/// when the request must not go out.
+pub(super) type Mark<'a> = dyn Fn(Stage) -> BoxFuture<'a, Result<()>> + Send + Sync + 'a;
 
 /// A call's requests to its server, as a source sends them: each through the
 /// `after` hook, and round after round while the tool requires input.
@@ -49,7 +50,7 @@ impl Rounds {
     /// [`complete`](Self::complete), boxed: most calls complete at once, and
     /// their futures need not hold the rounds' machinery.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn complete_boxed<'a>(
+    pub(super) fn complete_boxed<'a, 'm: 'a>(
         &'a self,
         call: &'a ToolCall,
         server: &'a dyn Server,
@@ -61,7 +62,7 @@ impl Rounds {
         state: &'a CallState,
         retry: bool,
         answered: usize,
-        mark: Option<&'a Mark<'a>>,
+        mark: Option<&'a Mark<'m>>,
     ) -> BoxFuture<'a, Result<CallToolResult>> {
         Box::pin(self.complete(
             call, server, context, response, options, timeout, halt, state, retry, answered, mark,
@@ -130,7 +131,8 @@ impl Rounds {
                     mark(Stage::WaitingForInput {
                         round: answered + 1,
                         asked: asked.clone(),
-                    });
+                    })
+                    .await?;
                 }
                 Some(answerer.answer_round(&asked, answered + 1).await?)
             };
@@ -141,7 +143,7 @@ impl Rounds {
             let clock = CallClock::new(timeout);
             state.set_clock(clock.clone());
             if let Some(mark) = mark {
-                mark(Stage::Sent);
+                mark(Stage::Sent).await?;
             }
             response = tokio::select! {
                 sent = self.send(server, call, &context, retry) => sent?,

@@ -16,10 +16,11 @@
 // The files read downward: each imports only files on the floors below its
 // own (tests/layers.rs holds the table and checks it). From the ground up:
 //
-// - `clock`, `future`, `gate`, `kept`, `durable`: a call's deadline and the
-//   turn's halt; the boxed future; who may be in flight on a server at once;
-//   the texts budgets cut; a suspended turn's state.
-// - `policy`: which calls run, and the approver.
+// - `clock`, `future`, `gate`, `kept`: a call's deadline and the turn's
+//   halt; the boxed future; who may be in flight on a server at once; the
+//   texts budgets cut.
+// - `policy`, `durable`: which calls run, and the approver; a suspended
+//   turn's state.
 // - `asks`: what the application configures to answer servers (handlers,
 //   sampling, roots) and what its handlers are given and answer.
 // - `answerer`: the machinery that answers, under the source's rules.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::durable::{Checkpoint, TurnState};
+use super::future::BoxFuture;
 use super::policy::Approval;
 use super::server::{Progress, ProgressFn};
 use crate::results::ResultOptions;
@@ -263,23 +264,42 @@ impl ExecOptions {
         self
     }
 
-    /// Receives the turn's whole state each time a call's stage changes: as
-    /// the turn starts, just before each request goes out, while a tool's
+    /// Keeps the turn's whole state as it goes: `checkpoint` is handed it as
+    /// the turn starts, before each request goes out, while a tool's
     /// questions wait for their answers, and as each call ends or comes to
     /// wait. Keep the last one (a durable-execution engine's step, a
-    /// database row): if the process ends mid-turn, resuming it with
+    /// database row) and answer `Ok` once it is kept: if the process ends
+    /// mid-turn, resuming it with
     /// [`Source::resume_turn`](crate::exec::Source::resume_turn) runs the
-    /// calls never sent, keeps the results obtained, and answers a call that
-    /// was in flight as interrupted
+    /// calls never sent, keeps the results obtained, takes up the calls
+    /// whose questions or tasks waited, and answers a call that was in
+    /// flight as interrupted
     /// ([`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted)), never
     /// sending it again.
     ///
-    /// The state must be kept when `checkpoint` returns: the request waits
-    /// for it (a state only queued could still say "not sent" after the call
-    /// went out). It runs on the turn's task, under the turn's lock, in
-    /// order; the other calls' stage changes wait for it. A checkpoint that
-    /// panics is logged, and that change is not kept.
-    pub fn checkpoint(mut self, checkpoint: impl Fn(&TurnState) + Send + Sync + 'static) -> Self {
+    /// A request goes out only once the state that says so is kept: when
+    /// the checkpoint fails (or panics), the call is not sent and is
+    /// answered with the failure ([`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)).
+    /// States are kept one at a time, each holding every change of the ones
+    /// before (the calls' changes made meanwhile wait for the next); a
+    /// failure to keep any other change is logged.
+    ///
+    /// ```
+    /// use mcp_adapters::ExecOptions;
+    ///
+    /// let options = ExecOptions::new().checkpoint(|state| {
+    ///     Box::pin(async move {
+    ///         let document = state.to_json()?;
+    ///         // ... write `document` to the turn's row, and await it ...
+    ///         # let _ = document;
+    ///         Ok(())
+    ///     })
+    /// });
+    /// ```
+    pub fn checkpoint<F>(mut self, checkpoint: F) -> Self
+    where
+        F: Fn(TurnState) -> BoxFuture<'static, crate::Result<()>> + Send + Sync + 'static,
+    {
         self.checkpoint = Some(Arc::new(checkpoint));
         self
     }

@@ -156,6 +156,9 @@ impl Source {
             }
             turn.ended(call, Checked::as_it_is(outcome));
         }
+        if let Some(journal) = shared.journal() {
+            journal.flush_or_log().await;
+        }
         let (limit, timeout) = options.limits();
         let outcomes: Vec<_> = futures_util::stream::iter(to_run)
             .map(|(call, start)| {

@@ -99,6 +99,9 @@ impl Source {
         for search in &extracted.searches {
             self.search(provider, search, listing, options, &mut turn)?;
         }
+        if let Some(journal) = shared.journal() {
+            journal.flush_or_log().await;
+        }
         let (limit, timeout) = options.limits();
         let halted = Halt::default();
         let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
@@ -165,6 +168,7 @@ impl Source {
                 state.taint = (*taint).clone();
                 state.halted |= halted;
             });
+            journal.flush_or_log().await;
         }
         if halted.is_set() {
             execution.status = Status::Halt;
@@ -469,6 +473,7 @@ impl Source {
                 state.halted |= halted;
                 state.set_stage(&call, stage);
             });
+            journal.flush_or_log().await;
         }
         if let Err(err) = &outcome
             && Waits::of(err).is_none()
@@ -794,6 +799,8 @@ impl Source {
         }
         if let Some(journal) = shared.journal() {
             journal.stage(call, Stage::Sent);
+            // Sent only once the state that says so is kept.
+            journal.flush().await.map_err(not_sent)?;
         }
         let response = self
             .rounds
@@ -923,6 +930,13 @@ fn decided(approval: Approval, call: &ToolCall, halted: &Halt) -> Result<()> {
     }
 }
 
+/// The error of a call not sent because the state saying it is sent could
+/// not be kept.
+fn not_sent(error: Error) -> Error {
+    let message = format!("not sent: {}", error.message());
+    error.with_message(message)
+}
+
 /// A call's approval as the application gave it in the turn's options
 /// ([`ExecOptions::approve_call`], [`ExecOptions::deny_call`]).
 fn decided_by_application(approval: &Approval, call: &ToolCall, halted: &Halt) -> Result<()> {
@@ -1020,12 +1034,27 @@ impl Shared {
         self.journal.as_ref()
     }
 
-    /// Keeps `call`'s stage in the turn's state, if it is kept.
-    fn marker<'a>(&'a self, call: &'a ToolCall) -> impl Fn(Stage) + Send + Sync + 'a {
+    /// Keeps `call`'s stage in the turn's state, if it is kept: a call's
+    /// next request goes out only once the state that says it is sent is
+    /// kept (the error says why it was not).
+    fn marker<'a>(
+        &'a self,
+        call: &'a ToolCall,
+    ) -> impl Fn(Stage) -> BoxFuture<'a, Result<()>> + Send + Sync + 'a {
         move |stage| {
-            if let Some(journal) = &self.journal {
+            Box::pin(async move {
+                let Some(journal) = &self.journal else {
+                    return Ok(());
+                };
+                let sent = matches!(stage, Stage::Sent);
                 journal.stage(call, stage);
-            }
+                if sent {
+                    journal.flush().await.map_err(not_sent)
+                } else {
+                    journal.flush_or_log().await;
+                    Ok(())
+                }
+            })
         }
     }
 
