@@ -248,9 +248,11 @@ impl Answerer {
     /// Whether the call's turn may be suspended
     /// ([`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)): its
     /// questions may then wait for answers not available now, and a
-    /// [`Server`](crate::Server) following a task for it hands the task
+    /// [`Server`](crate::Server) following a task for it may hand the task
     /// back ([`CallToolResponse::Task`](crate::mcp::CallToolResponse::Task))
-    /// rather than wait for its end. Only for the questions of one call.
+    /// rather than wait for its end, when the task outlives this process
+    /// ([`McpClient`](crate::McpClient) does for a server reached over
+    /// HTTP). Only for the questions of one call.
     pub fn may_suspend(&self) -> bool {
         matches!(&self.target, Target::One(state) if state.suspend)
     }
