@@ -773,16 +773,153 @@ fn a_call_is_not_sent_when_its_checkpoint_fails() {
             .unwrap();
         let error = run.calls[0].error.as_ref().expect("not sent");
         assert_eq!(error.kind(), ErrorKind::Unavailable);
-        assert!(
-            error
-                .message()
-                .contains("not sent: the turn's checkpoint failed: the store is full"),
-            "{error}"
+        assert_eq!(
+            error.message(),
+            "not sent: the turn's state could not be kept",
+            "the store's own error stays out of the model's answer"
         );
         assert!(received(&log).is_empty());
         // The first state it kept says the call was not sent.
         let first_kept: Value =
             serde_json::from_slice(&kept.lock().unwrap()[0].to_json().unwrap()).unwrap();
         assert_eq!(first_kept["calls"][0]["stage"], "pending");
+    });
+}
+
+/// A checkpoint that takes its time: each request arrives only once a kept
+/// state says its call is sent, whichever call's flush kept it; one that
+/// panics keeps its call from being sent, and the turn goes on.
+#[test]
+fn requests_wait_for_their_state_to_be_kept() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let kept: Arc<Mutex<Option<Value>>> = Arc::default();
+        let at_server = kept.clone();
+        let violations: Arc<Mutex<Vec<String>>> = Arc::default();
+        let seen = violations.clone();
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let probe = InProcessServer::new().tool(Tool::new("read", "", schema), move |_, ctx| {
+            let sent = at_server.lock().unwrap().clone().is_some_and(|state| {
+                state["calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|c| c["call_id"] == json!(ctx.call_id) && c["stage"] == "sent")
+            });
+            if !sent {
+                seen.lock()
+                    .unwrap()
+                    .push(format!("{:?} arrived unkept", ctx.call_id));
+            }
+            async { Ok(CallToolResult::text("ok")) }
+        });
+        let source = Source::hub().server("s", probe).build().unwrap();
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let writes = Arc::new(Mutex::new(0usize));
+        let counted = writes.clone();
+        let options = ExecOptions::new()
+            .max_concurrency(4)
+            .checkpoint(move |state| {
+                let (kept, counted) = (kept.clone(), counted.clone());
+                Box::pin(async move {
+                    for _ in 0..3 {
+                        tokio::task::yield_now().await;
+                    }
+                    *kept.lock().unwrap() =
+                        Some(serde_json::from_slice(&state.to_json().unwrap()).unwrap());
+                    *counted.lock().unwrap() += 1;
+                    Ok(())
+                })
+            });
+        let calls = response(&[
+            ("s__read", json!({"n": 1})),
+            ("s__read", json!({"n": 2})),
+            ("s__read", json!({"n": 3})),
+            ("s__read", json!({"n": 4})),
+        ]);
+        let run = source
+            .execute_tool_calls(p, &calls, &listing, &options)
+            .await
+            .unwrap();
+        assert!(run.calls.iter().all(|c| c.ran), "{:?}", run.calls);
+        assert!(
+            violations.lock().unwrap().is_empty(),
+            "{:?}",
+            violations.lock().unwrap()
+        );
+        // The calls' changes are kept together: fewer writes than changes.
+        assert!(
+            *writes.lock().unwrap() < 1 + 4 * 2,
+            "{}",
+            writes.lock().unwrap()
+        );
+
+        let log: Log = Arc::default();
+        let panicking = source_with(&log, |_| panic!("the store's driver panicked"));
+        let listing = panicking.0.tools(p, &ListOptions::new()).await.unwrap();
+        let run = panicking
+            .0
+            .execute_tool_calls(
+                p,
+                &response(&[("s__read", json!({"n": 1}))]),
+                &listing,
+                &panicking.1,
+            )
+            .await
+            .unwrap();
+        let error = run.calls[0].error.as_ref().expect("not sent");
+        assert_eq!(error.kind(), ErrorKind::Unavailable);
+        assert!(error.message().contains("panicked"), "{error}");
+        assert!(received(&log).is_empty());
+    });
+}
+
+/// The probe server with checkpoint options.
+fn source_with(
+    log: &Log,
+    checkpoint: impl Fn(TurnState) -> BoxFuture<'static, mcp_adapters::Result<()>>
+    + Send
+    + Sync
+    + 'static,
+) -> (Source, ExecOptions) {
+    (source(log, None), ExecOptions::new().checkpoint(checkpoint))
+}
+
+/// A failure to keep the state of an input round's request keeps that
+/// request from going out: the server saw the first round only.
+#[test]
+fn a_rounds_request_is_not_sent_when_its_state_cannot_be_kept() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: Log = Arc::default();
+        let source = source(&log, Some(answering(&[])));
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let asked = Arc::new(Mutex::new(false));
+        let options = ExecOptions::new().checkpoint(move |state| {
+            let json: Value = serde_json::from_slice(&state.to_json().unwrap()).unwrap();
+            let stage = json["calls"][0]["stage"].clone();
+            let mut asked = asked.lock().unwrap();
+            *asked |= stage.get("waiting_for_input").is_some();
+            let refuse = *asked && stage == "sent";
+            Box::pin(async move {
+                if refuse {
+                    Err(Error::new(ErrorKind::Io, "the store is gone"))
+                } else {
+                    Ok(())
+                }
+            })
+        });
+        let run = source
+            .execute_tool_calls(
+                p,
+                &response(&[("s__transfer", json!({}))]),
+                &listing,
+                &options,
+            )
+            .await
+            .unwrap();
+        let error = run.calls[0].error.as_ref().expect("not sent");
+        assert!(error.message().starts_with("not sent"), "{error}");
+        assert_eq!(received(&log), [("transfer".into(), None)]);
     });
 }

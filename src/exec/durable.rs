@@ -581,11 +581,13 @@ impl Journal {
         }
     }
 
-    /// Changes the state (the next [`flush`](Self::flush) keeps it).
-    pub(crate) fn update(&self, change: impl FnOnce(&mut TurnState)) {
+    /// Changes the state (the next [`flush`](Self::flush) keeps it), and
+    /// answers the change's number.
+    pub(crate) fn update(&self, change: impl FnOnce(&mut TurnState)) -> u64 {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         change(&mut state.0);
         state.1 += 1;
+        state.1
     }
 
     /// Hands the state, with every change made so far, to the checkpoint
@@ -597,39 +599,58 @@ impl Journal {
     /// [`ErrorKind::Unavailable`] when the checkpoint failed (or panicked):
     /// the state is not kept.
     pub(crate) async fn flush(&self) -> Result<()> {
+        let change = self.state.lock().unwrap_or_else(PoisonError::into_inner).1;
+        self.flush_through(change).await
+    }
+
+    /// [`flush`](Self::flush) until change `through` is kept: a state kept
+    /// meanwhile for another call's change that holds it is enough (the
+    /// calls' changes are kept together).
+    ///
+    /// # Errors
+    ///
+    /// As [`flush`](Self::flush).
+    pub(crate) async fn flush_through(&self, through: u64) -> Result<()> {
         let Some(checkpoint) = &self.checkpoint else {
             return Ok(());
         };
         let mut kept = self.kept.lock().await;
+        if *kept >= through {
+            return Ok(());
+        }
         let (state, change) = {
             let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            if state.1 == *kept {
-                return Ok(());
-            }
             (state.0.clone(), state.1)
         };
         let turn = state.turn.clone();
-        let keeping = std::panic::AssertUnwindSafe(checkpoint(state));
-        match futures_util::FutureExt::catch_unwind(keeping).await {
+        // The checkpoint itself, and the future it answers, may panic.
+        let keeping = std::panic::AssertUnwindSafe(async move { checkpoint(state).await });
+        let failed = match futures_util::FutureExt::catch_unwind(keeping).await {
             Ok(Ok(())) => {
                 *kept = change;
-                Ok(())
+                return Ok(());
             }
-            Ok(Err(error)) => Err(Error::new(
-                ErrorKind::Unavailable,
-                format!(
-                    "the turn's checkpoint failed: {}",
-                    error.message_with_causes()
-                ),
-            )),
-            Err(_) => {
-                tracing::error!(turn = %turn, "the turn's checkpoint panicked");
-                Err(Error::new(
+            // The cause is the application's (a store's error may name its
+            // hosts): in the log, not in what the model is told.
+            Ok(Err(error)) => {
+                tracing::error!(turn = %turn, error = %error.message_with_causes(),
+                    "the turn's checkpoint failed");
+                Error::new(ErrorKind::Unavailable, "the turn's state could not be kept")
+            }
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(turn = %turn, panic = %why, "the turn's checkpoint panicked");
+                Error::new(
                     ErrorKind::Unavailable,
-                    "the turn's checkpoint panicked",
-                ))
+                    "the turn's state could not be kept (its checkpoint panicked)",
+                )
             }
-        }
+        };
+        Err(failed)
     }
 
     /// [`flush`](Self::flush), where a failure is only logged (the change
@@ -641,9 +662,10 @@ impl Journal {
         }
     }
 
-    /// Sets the stage of `call` (adding the call if it is new).
-    pub(crate) fn stage(&self, call: &ToolCall, stage: Stage) {
-        self.update(|state| state.set_stage(call, stage));
+    /// Sets the stage of `call` (adding the call if it is new), and answers
+    /// the change's number.
+    pub(crate) fn stage(&self, call: &ToolCall, stage: Stage) -> u64 {
+        self.update(|state| state.set_stage(call, stage))
     }
 
     /// The state as it is now.

@@ -140,11 +140,20 @@ impl Rounds {
             context.input_responses = responses;
             context.request_state = asked.request_state;
             let round = answered + 1;
-            let clock = CallClock::new(timeout);
-            state.set_clock(clock.clone());
+            // Sent only once the state that says so is kept, and not once
+            // the turn was halted meanwhile.
             if let Some(mark) = mark {
                 mark(Stage::Sent).await?;
             }
+            if halt.is_set() {
+                return Err(Error::new(
+                    ErrorKind::InputRequired,
+                    "the tool asked for input and the call did not complete: the turn was halted \
+                     before its answers were sent",
+                ));
+            }
+            let clock = CallClock::new(timeout);
+            state.set_clock(clock.clone());
             response = tokio::select! {
                 sent = self.send(server, call, &context, retry) => sent?,
                 () = clock.expired() => return Err(Error::new(

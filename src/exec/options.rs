@@ -279,10 +279,11 @@ impl ExecOptions {
     ///
     /// A request goes out only once the state that says so is kept: when
     /// the checkpoint fails (or panics), the call is not sent and is
-    /// answered with the failure ([`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)).
-    /// States are kept one at a time, each holding every change of the ones
-    /// before (the calls' changes made meanwhile wait for the next); a
-    /// failure to keep any other change is logged.
+    /// answered [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)
+    /// (the failure itself goes to the log, not to the model). States are
+    /// kept one at a time, each holding every change of the ones before, so
+    /// one write keeps the changes of several calls; a failure to keep any
+    /// other change is logged. The future is dropped with the turn.
     ///
     /// ```
     /// use mcp_adapters::ExecOptions;

@@ -473,7 +473,7 @@ impl Source {
                 state.halted |= halted;
                 state.set_stage(&call, stage);
             });
-            journal.flush_or_log().await;
+            Box::pin(journal.flush_or_log()).await;
         }
         if let Err(err) = &outcome
             && Waits::of(err).is_none()
@@ -798,9 +798,16 @@ impl Source {
             return Err(not_run_halted());
         }
         if let Some(journal) = shared.journal() {
-            journal.stage(call, Stage::Sent);
-            // Sent only once the state that says so is kept.
-            journal.flush().await.map_err(not_sent)?;
+            let change = journal.stage(call, Stage::Sent);
+            // Sent only once the state that says so is kept; keeping it is
+            // not the call's time.
+            let _paused = clock.pause();
+            Box::pin(journal.flush_through(change))
+                .await
+                .map_err(not_sent)?;
+            if halted.is_set() {
+                return Err(not_run_halted());
+            }
         }
         let response = self
             .rounds
@@ -931,7 +938,8 @@ fn decided(approval: Approval, call: &ToolCall, halted: &Halt) -> Result<()> {
 }
 
 /// The error of a call not sent because the state saying it is sent could
-/// not be kept.
+/// not be kept (the cause, the application's own, is in the log, not in
+/// what the model is told).
 fn not_sent(error: Error) -> Error {
     let message = format!("not sent: {}", error.message());
     error.with_message(message)
@@ -1047,9 +1055,9 @@ impl Shared {
                     return Ok(());
                 };
                 let sent = matches!(stage, Stage::Sent);
-                journal.stage(call, stage);
+                let change = journal.stage(call, stage);
                 if sent {
-                    journal.flush().await.map_err(not_sent)
+                    journal.flush_through(change).await.map_err(not_sent)
                 } else {
                     journal.flush_or_log().await;
                     Ok(())
