@@ -492,11 +492,25 @@ impl McpClient {
         )
     }
 
-    /// Whether the server's tasks outlive this process: those of a server
-    /// reached over HTTP do; a server this process started (stdio) ends with
-    /// it, and so do its tasks.
-    pub(super) fn tasks_outlive_process(&self) -> bool {
-        matches!(self.connector, Connector::Config(ServerConfig::Http { .. }))
+    /// Whether a working task of a call answered by `answerer` is handed
+    /// back rather than followed: the call's turn may be suspended, and the
+    /// server's tasks outlive this process (those of a server reached over
+    /// HTTP do; a server this process started, over stdio, ends with it,
+    /// and so do its tasks).
+    pub(super) fn hands_back(&self, answerer: &Answerer) -> bool {
+        answerer.may_suspend()
+            && matches!(self.connector, Connector::Config(ServerConfig::Http { .. }))
+    }
+
+    /// Who answers what the server asks during a call made with `context`:
+    /// the call's answerer, else the one attached for questions outside
+    /// calls, else none but the defaults.
+    fn answerer_for(&self, context: &CallContext) -> Answerer {
+        context
+            .answerer
+            .clone()
+            .or_else(|| self.shared.calls.outside())
+            .unwrap_or_else(|| Answerer::standalone(Handlers::default(), &self.name))
     }
 
     /// Whether a call of `tool` is sent as a task (MCP 2025-11-25).
@@ -735,11 +749,7 @@ impl Server for McpClient {
         let (tool, task_id) = (tool.to_owned(), task_id.to_owned());
         Box::pin(self.traced(span, "tasks/get", None, async move {
             let session = self.traced_session().await?;
-            let answerer = context
-                .answerer
-                .clone()
-                .or_else(|| self.shared.calls.outside())
-                .unwrap_or_else(|| Answerer::standalone(Handlers::default(), &self.name));
+            let answerer = self.answerer_for(&context);
             let registration = self.shared.calls.register(answerer.clone());
             self.take_up_task(
                 &session,
@@ -831,11 +841,7 @@ impl McpClient {
         context: &CallContext,
     ) -> Result<CallToolResponse> {
         {
-            let answerer = context
-                .answerer
-                .clone()
-                .or_else(|| self.shared.calls.outside())
-                .unwrap_or_else(|| Answerer::standalone(Handlers::default(), &self.name));
+            let answerer = self.answerer_for(context);
             // Registered before it is sent: the server may ask at once.
             let registration = self.shared.calls.register(answerer.clone());
             let call = TaskCall {
@@ -844,7 +850,7 @@ impl McpClient {
                 answerer: &answerer,
                 registration: &registration,
                 session,
-                hand_back: answerer.may_suspend() && self.tasks_outlive_process(),
+                hand_back: self.hands_back(&answerer),
             };
             let legacy = !session.is_modern();
             if legacy && self.needs_task(session, name) {

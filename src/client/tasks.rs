@@ -113,21 +113,16 @@ fn custom(method: &str, params: Value) -> ClientRequest {
 }
 
 /// A task handed back to the runner, still running on its server.
-fn handed_back(state: &TaskState) -> CallToolResponse {
-    let status = serde_json::to_value(&state.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "working".to_owned());
-    let mut wire = json!({"resultType": "task", "taskId": state.task_id, "status": status});
-    if let Some(every) = state.poll_interval {
+fn handed_back(
+    task_id: &str,
+    status: &TaskStatus,
+    poll: Option<Duration>,
+) -> Result<CallToolResponse> {
+    let mut wire = json!({"resultType": "task", "taskId": task_id, "status": status});
+    if let Some(every) = poll {
         wire["pollIntervalMs"] = json!(u64::try_from(every.as_millis()).unwrap_or(u64::MAX));
     }
-    CallToolResponse::from_value(wire).unwrap_or_else(|_| {
-        CallToolResponse::Complete(CallToolResult::error(format!(
-            "task `{}` could not be handed back",
-            sanitize_description(&state.task_id)
-        )))
-    })
+    CallToolResponse::from_value(wire)
 }
 
 /// A result the SDK read, as JSON.
@@ -258,7 +253,7 @@ impl McpClient {
                                     && call.hand_back =>
                             {
                                 running.ended = true;
-                                return Ok(handed_back(&state));
+                                return handed_back(&task_id, &state.status, state.poll_interval);
                             }
                             Err(e) if crate::exec::durable::Waits::of(&e).is_some() => {
                                 return Err(self.task_error(
@@ -290,7 +285,7 @@ impl McpClient {
                 (TaskStatus::Working, _) if call.hand_back && !call.answerer.is_halted() => {
                     // The turn may be suspended: the task goes on without us.
                     running.ended = true;
-                    return Ok(handed_back(&state));
+                    return handed_back(&task_id, &state.status, state.poll_interval);
                 }
                 (TaskStatus::Working, _) => {}
             }
@@ -321,7 +316,7 @@ impl McpClient {
         } else {
             Generation::Augmented
         };
-        let hand_back = answerer.may_suspend() && self.tasks_outlive_process();
+        let hand_back = self.hands_back(answerer);
         let state = match self.get_task(session, task_id, generation).await {
             Ok(state) => state,
             // The server answered, and does not know the task.
@@ -342,8 +337,7 @@ impl McpClient {
             Err(e) if hand_back => {
                 tracing::warn!(server = %self.name, task = %task_id, error = %e,
                     "the task could not be looked at; it waits for a later resume");
-                let wire = json!({"resultType": "task", "taskId": task_id, "status": "working"});
-                return CallToolResponse::from_value(wire);
+                return handed_back(task_id, &TaskStatus::Working, None);
             }
             Err(e) => return Err(e),
         };

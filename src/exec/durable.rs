@@ -149,9 +149,21 @@ impl<'de> Deserialize<'de> for TurnState {
     ) -> std::result::Result<Self, D::Error> {
         use serde::de::Error as _;
         let value = Value::deserialize(deserializer)?;
-        check_version(&value).map_err(|e| D::Error::custom(e.message()))?;
-        let body: Body = serde_json::from_value(value)
-            .map_err(|e| D::Error::custom(format!("a turn state that does not read: {e}")))?;
+        TurnState::read(value).map_err(|e| D::Error::custom(e.message()))
+    }
+}
+
+impl TurnState {
+    /// A document read as a turn state of [`TURN_STATE_VERSION`], its format
+    /// and version checked first.
+    fn read(value: Value) -> Result<Self> {
+        check_version(&value)?;
+        let body: Body = serde_json::from_value(value).map_err(|e| {
+            Error::new(
+                ErrorKind::Input,
+                format!("the turn state does not read: {e}"),
+            )
+        })?;
         Ok(TurnState {
             format: body.format,
             version: body.version,
@@ -247,13 +259,7 @@ impl TurnState {
         let value: Value = serde_json::from_slice(bytes).map_err(|e| {
             Error::new(ErrorKind::Input, "the turn state is not JSON").with_source(e)
         })?;
-        check_version(&value)?;
-        serde_json::from_value(value).map_err(|e| {
-            Error::new(
-                ErrorKind::Input,
-                format!("the turn state does not read: {e}"),
-            )
-        })
+        Self::read(value)
     }
 
     /// The turn's id, from which each call's idempotency key is made.

@@ -1,8 +1,6 @@
 //! Resuming a suspended turn: each call taken up where it stopped, and
 //! nothing sent twice.
 
-use futures_util::StreamExt;
-
 use super::clock::Halt;
 use super::durable::{Ended, Stage, TurnState};
 use super::options::ExecOptions;
@@ -159,18 +157,8 @@ impl Source {
         if let Some(journal) = shared.journal() {
             journal.flush_or_log().await;
         }
-        let (limit, timeout) = options.limits();
-        let outcomes: Vec<_> = futures_util::stream::iter(to_run)
-            .map(|(call, start)| {
-                self.guarded(call, toolset, options, &shared, timeout, &halted, start)
-            })
-            .buffer_unordered(limit)
-            .collect()
+        self.run_calls(to_run, toolset, options, &shared, &halted, &mut turn)
             .await;
-        for (call, outcome) in outcomes {
-            let checked = self.check_output(&call, toolset, outcome, options.output_schema);
-            turn.ended(call, checked);
-        }
         let execution = turn.finish(&halted)?;
         Ok(self
             .with_hosted(provider, hosted, decided, &shared, &halted, execution)

@@ -102,33 +102,40 @@ impl Source {
         if let Some(journal) = shared.journal() {
             journal.flush_or_log().await;
         }
-        let (limit, timeout) = options.limits();
         let halted = Halt::default();
-        let outcomes: Vec<(ToolCall, Result<CallToolResult>)> =
-            futures_util::stream::iter(extracted.calls)
-                .map(|call| {
-                    self.guarded(
-                        call,
-                        toolset,
-                        options,
-                        &shared,
-                        timeout,
-                        &halted,
-                        Start::Fresh,
-                    )
-                })
-                .buffer_unordered(limit)
-                .collect()
-                .await;
-        // Answered in the model's order: follow-ups and request limits go by it.
-        for (call, outcome) in outcomes {
-            let checked = self.check_output(&call, toolset, outcome, options.output_schema);
-            turn.ended(call, checked);
-        }
+        let calls = extracted.calls.into_iter().map(|call| (call, Start::Fresh));
+        self.run_calls(calls, toolset, options, &shared, &halted, &mut turn)
+            .await;
         let execution = turn.finish(&halted)?;
         Ok(self
             .with_hosted(provider, hosted, Vec::new(), &shared, &halted, execution)
             .await)
+    }
+
+    /// Runs `calls`, each from where it takes up, at most `max_concurrency`
+    /// at once, and hands each outcome to `turn`, checked against its
+    /// tool's `outputSchema` (the turn answers them in the model's order).
+    pub(super) async fn run_calls(
+        &self,
+        calls: impl IntoIterator<Item = (ToolCall, Start)>,
+        toolset: &ToolSet,
+        options: &ExecOptions,
+        shared: &Shared,
+        halted: &Halt,
+        turn: &mut Answering<'_>,
+    ) {
+        let (limit, timeout) = options.limits();
+        let outcomes: Vec<(ToolCall, Result<CallToolResult>)> = futures_util::stream::iter(calls)
+            .map(|(call, start)| {
+                self.guarded(call, toolset, options, shared, timeout, halted, start)
+            })
+            .buffer_unordered(limit)
+            .collect()
+            .await;
+        for (call, outcome) in outcomes {
+            let checked = self.check_output(&call, toolset, outcome, options.output_schema);
+            turn.ended(call, checked);
+        }
     }
 
     /// `execution` with what the provider did with the servers it hosts:
