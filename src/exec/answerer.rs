@@ -6,6 +6,7 @@
 //! When a tool's questions go unanswered, [`not_completed`] tells the model
 //! what it asked for and why.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,7 +17,7 @@ use super::asks::{
     Asking, Attribution, CallInfo, ClientFeatures, DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS,
     Handlers, InputAnswer, InputQuestions, Sampling, SamplingAnswer, SamplingRequest,
 };
-use super::clock::{CallClock, Halt, Paused};
+use super::clock::{CallClock, Clocked, Halt, Paused};
 use super::durable::{Stage, Waits};
 use super::policy::{Action, Approval, ApprovalRequest, Approver};
 use crate::calls::ToolCall;
@@ -37,11 +38,15 @@ pub(super) struct Governor {
 /// One call's share of the rules: its description, its bounds and what it
 /// has used of them, its clock and its turn's halt.
 pub(super) struct CallState {
-    info: Mutex<CallInfo>,
+    /// The call, shared with the pipeline that runs it (replaced when the
+    /// `before` hook changes its arguments).
+    call: Mutex<Arc<ToolCall>>,
+    principal: Option<String>,
+    taint: Arc<BTreeSet<String>>,
     max_rounds: usize,
     input_timeout: Duration,
     used: Mutex<Used>,
-    clock: Mutex<Option<Arc<CallClock>>>,
+    clock: CallClock,
     halt: Halt,
     /// Whether the call may wait for answers not available now
     /// ([`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)).
@@ -54,42 +59,72 @@ struct Used {
     samplings: usize,
 }
 
+impl Clocked for CallState {
+    fn clock(&self) -> &CallClock {
+        &self.clock
+    }
+}
+
 impl CallState {
+    /// The state of a call whose first request runs out `timeout` from now.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
-        info: CallInfo,
+        call: Arc<ToolCall>,
+        principal: Option<String>,
+        taint: Arc<BTreeSet<String>>,
+        timeout: Duration,
         max_rounds: Option<usize>,
         input_timeout: Option<Duration>,
         halt: Halt,
         suspend: bool,
     ) -> Arc<Self> {
         Arc::new(CallState {
-            info: Mutex::new(info),
+            call: Mutex::new(call),
+            principal,
+            taint,
             max_rounds: max_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
             input_timeout: input_timeout.unwrap_or(DEFAULT_INPUT_TIMEOUT),
             used: Mutex::new(Used::default()),
-            clock: Mutex::new(None),
+            clock: CallClock::new(timeout),
             halt,
             suspend,
         })
     }
 
+    fn call(&self) -> std::sync::MutexGuard<'_, Arc<ToolCall>> {
+        self.call
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The servers whose output was in the model's context when the call was made.
+    pub(super) fn taint(&self) -> &Arc<BTreeSet<String>> {
+        &self.taint
+    }
+
+    /// The call as handlers see it: built when a question comes, not for
+    /// every call.
     fn info(&self) -> CallInfo {
-        match self.info.lock() {
-            Ok(info) => info.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
+        CallInfo {
+            call: ToolCall::clone(&self.call()),
+            principal: self.principal.clone(),
+            taint: (*self.taint).clone(),
         }
     }
 
-    /// The clock of the call's request now on the wire.
-    pub(super) fn set_clock(&self, clock: Arc<CallClock>) {
-        if let Ok(mut slot) = self.clock.lock() {
-            *slot = Some(clock);
-        }
+    /// Starts timing the call's next request, which runs out `timeout` from now.
+    pub(super) fn start_clock(&self, timeout: Duration) {
+        self.clock.start(timeout);
     }
 
-    fn pause(&self) -> Option<Paused> {
-        let clock = self.clock.lock().ok()?.clone()?;
-        Some(clock.pause())
+    /// Completes when the request now on the wire has run out of time.
+    pub(super) async fn expired(&self) {
+        self.clock.expired().await;
+    }
+
+    /// Stops the clock of the call's request until the guard is dropped.
+    pub(super) fn pause(self: &Arc<Self>) -> Paused<CallState> {
+        CallClock::pause(self)
     }
 
     /// Counts one more of a kind; `false` when that goes past `max`.
@@ -199,10 +234,11 @@ impl Answerer {
 
     /// The arguments as sent, once the `before` hook changed them.
     pub(super) fn set_arguments(&self, arguments: &Map<String, Value>) {
-        if let Target::One(state) = &self.target
-            && let Ok(mut info) = state.info.lock()
-        {
-            info.call.arguments = arguments.clone();
+        if let Target::One(state) = &self.target {
+            let mut call = state.call();
+            let mut changed = ToolCall::clone(&call);
+            changed.arguments = arguments.clone();
+            *call = Arc::new(changed);
         }
     }
 
@@ -268,8 +304,8 @@ impl Answerer {
     }
 
     /// Stops the clocks of the calls concerned while the application answers.
-    fn pause(&self) -> Vec<Paused> {
-        self.states().iter().filter_map(|s| s.pause()).collect()
+    fn pause(&self) -> Vec<Paused<CallState>> {
+        self.states().into_iter().map(CallState::pause).collect()
     }
 
     fn input_timeout(&self) -> Duration {

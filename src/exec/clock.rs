@@ -2,18 +2,22 @@
 //! answers what the server asked, so that `call_timeout` bounds the server
 //! and `input_timeout` the person (or model) answering.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
-/// The deadline of one request to a server, which pauses while a question it
-/// asked is being answered.
+/// The deadline of the request of a call now on the wire, which pauses while
+/// a question it asked is being answered. One clock serves each of the
+/// call's requests in turn ([`start`](Self::start)); it lives inside what
+/// holds it, so a call that completes at once costs no allocation for it.
 #[derive(Debug)]
 pub(super) struct CallClock {
-    state: watch::Sender<ClockState>,
+    state: Mutex<ClockState>,
+    /// Woken whenever the deadline or the pause count changes.
+    changed: Notify,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -22,77 +26,131 @@ struct ClockState {
     /// Questions being answered right now, and since when the first one.
     paused: usize,
     since: Instant,
+    /// Which request the clock times: a pause taken for an earlier request
+    /// does not restart this one's clock.
+    request: u64,
+}
+
+/// What holds a [`CallClock`] (shared, so that a pause can outlive the
+/// borrow that took it).
+pub(super) trait Clocked: Send + Sync {
+    fn clock(&self) -> &CallClock;
 }
 
 impl CallClock {
     /// A clock that runs out `timeout` from now.
-    pub(super) fn new(timeout: Duration) -> Arc<Self> {
+    pub(super) fn new(timeout: Duration) -> Self {
         let now = Instant::now();
-        let deadline = now
-            .checked_add(timeout)
-            .unwrap_or(now + Duration::from_secs(86_400 * 365));
-        Arc::new(CallClock {
-            state: watch::Sender::new(ClockState {
-                deadline,
+        CallClock {
+            state: Mutex::new(ClockState {
+                deadline: deadline(now, timeout),
                 paused: 0,
                 since: now,
+                request: 0,
             }),
-        })
+            changed: Notify::new(),
+        }
     }
 
-    /// Stops the clock until the guard is dropped; the time it was stopped
-    /// is added to the deadline.
-    pub(super) fn pause(self: &Arc<Self>) -> Paused {
-        self.state.send_modify(|s| {
-            if s.paused == 0 {
-                s.since = Instant::now();
+    fn lock(&self) -> MutexGuard<'_, ClockState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Starts timing a new request, which runs out `timeout` from now.
+    pub(super) fn start(&self, timeout: Duration) {
+        let now = Instant::now();
+        {
+            let mut state = self.lock();
+            *state = ClockState {
+                deadline: deadline(now, timeout),
+                paused: 0,
+                since: now,
+                request: state.request.wrapping_add(1),
+            };
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// Stops the clock of `holder` until the guard is dropped; the time it
+    /// was stopped is added to the deadline.
+    pub(super) fn pause<T: Clocked>(holder: &Arc<T>) -> Paused<T> {
+        let request = {
+            let mut state = holder.clock().lock();
+            if state.paused == 0 {
+                state.since = Instant::now();
             }
-            s.paused += 1;
-        });
-        Paused(self.clone())
+            state.paused += 1;
+            state.request
+        };
+        holder.clock().changed.notify_waiters();
+        Paused {
+            holder: holder.clone(),
+            request,
+        }
     }
 
     /// Completes when the clock has run out (never while it is paused).
     pub(super) async fn expired(&self) {
-        let mut rx = self.state.subscribe();
         loop {
-            let state = *rx.borrow_and_update();
+            let changed = self.changed.notified();
+            let mut changed = std::pin::pin!(changed);
+            // Registered before the state is read, so no change is missed.
+            changed.as_mut().enable();
+            let state = *self.lock();
             if state.paused > 0 {
-                if rx.changed().await.is_err() {
-                    return std::future::pending().await;
-                }
+                changed.await;
                 continue;
             }
             tokio::select! {
                 () = tokio::time::sleep_until(state.deadline) => {
-                    let now = *rx.borrow();
+                    let now = *self.lock();
                     if now.paused == 0 && Instant::now() >= now.deadline {
                         return;
                     }
                 }
-                changed = rx.changed() => {
-                    if changed.is_err() {
-                        return std::future::pending().await;
-                    }
-                }
+                () = changed => {}
             }
         }
     }
 }
 
-/// Keeps a [`CallClock`] stopped; dropping it starts the clock again.
-#[derive(Debug)]
-pub(super) struct Paused(Arc<CallClock>);
+fn deadline(now: Instant, timeout: Duration) -> Instant {
+    now.checked_add(timeout)
+        .unwrap_or(now + Duration::from_secs(86_400 * 365))
+}
 
-impl Drop for Paused {
+/// Keeps a [`CallClock`] stopped; dropping it starts the clock again.
+pub(super) struct Paused<T: Clocked> {
+    holder: Arc<T>,
+    request: u64,
+}
+
+impl<T: Clocked> std::fmt::Debug for Paused<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Paused")
+            .field("request", &self.request)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Clocked> Drop for Paused<T> {
     fn drop(&mut self) {
-        self.0.state.send_modify(|s| {
+        let clock = self.holder.clock();
+        {
+            let mut s = clock.lock();
+            if s.request != self.request {
+                // Taken for a request that has ended: this one's clock runs on.
+                return;
+            }
             s.paused = s.paused.saturating_sub(1);
             if s.paused == 0 {
                 let stopped = Instant::now().saturating_duration_since(s.since);
                 s.deadline += stopped;
             }
-        });
+        }
+        clock.changed.notify_waiters();
     }
 }
 
@@ -116,6 +174,12 @@ impl Halt {
 mod tests {
     use super::*;
 
+    impl Clocked for CallClock {
+        fn clock(&self) -> &CallClock {
+            self
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn runs_out_after_its_timeout() {
         let clock = CallClock::new(Duration::from_secs(5));
@@ -126,15 +190,15 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_pause_moves_the_deadline() {
-        let clock = CallClock::new(Duration::from_secs(5));
+        let clock = Arc::new(CallClock::new(Duration::from_secs(5)));
         let started = Instant::now();
         let waiter = {
             let clock = clock.clone();
             tokio::spawn(async move { clock.expired().await })
         };
         tokio::time::sleep(Duration::from_secs(2)).await;
-        let outer = clock.pause();
-        let inner = clock.pause();
+        let outer = CallClock::pause(&clock);
+        let inner = CallClock::pause(&clock);
         tokio::time::sleep(Duration::from_secs(10)).await;
         drop(inner);
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -143,5 +207,23 @@ mod tests {
         waiter.await.unwrap();
         // 2 s before the pause, 11 s paused, 3 s after.
         assert_eq!(started.elapsed(), Duration::from_secs(16));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_new_request_is_timed_afresh_and_an_old_pause_leaves_it_running() {
+        let clock = Arc::new(CallClock::new(Duration::from_secs(5)));
+        let stale = CallClock::pause(&clock);
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        clock.start(Duration::from_secs(5));
+        let started = Instant::now();
+        let waiter = {
+            let clock = clock.clone();
+            tokio::spawn(async move { clock.expired().await })
+        };
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        // The first request's pause ends: the second request's deadline stays.
+        drop(stale);
+        waiter.await.unwrap();
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
     }
 }

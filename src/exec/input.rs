@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::answerer::{Answerer, CallState, not_completed};
 use super::asks::DEFAULT_MAX_INPUT_ROUNDS;
-use super::clock::{CallClock, Halt};
+use super::clock::Halt;
 use super::durable::{Stage, Waits};
 use super::future::BoxFuture;
 use super::hooks::Hooks;
@@ -152,11 +152,10 @@ impl Rounds {
                      before its answers were sent",
                 ));
             }
-            let clock = CallClock::new(timeout);
-            state.set_clock(clock.clone());
+            state.start_clock(timeout);
             response = tokio::select! {
                 sent = self.send(server, call, &context, retry) => sent?,
-                () = clock.expired() => return Err(Error::new(
+                () = state.expired() => return Err(Error::new(
                     ErrorKind::Timeout,
                     format!(
                         "round {round} of the call took longer than {} ms and was cancelled",
@@ -164,6 +163,30 @@ impl Rounds {
                     ),
                 )),
             };
+        }
+    }
+
+    /// A call's first request, as [`send`](Self::send) makes it; where no
+    /// hook and no retry needs the context again, it is handed to the
+    /// server rather than copied (and `context` is left empty: build it
+    /// again for the rounds that follow).
+    pub(super) async fn send_first(
+        &self,
+        server: &dyn Server,
+        call: &ToolCall,
+        context: &mut CallContext,
+        retry: bool,
+    ) -> Result<CallToolResponse> {
+        if retry || self.hooks.is_some() {
+            return self.send(server, call, context, retry).await;
+        }
+        let context = std::mem::take(context);
+        match server
+            .call_tool(&call.tool, call.arguments.clone(), context)
+            .await?
+        {
+            CallToolResponse::Complete(result) if !is_complete(&result) => reread(&result),
+            response => Ok(response),
         }
     }
 

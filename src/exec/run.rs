@@ -10,9 +10,8 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use super::answerer::{Answerer, CallState};
-use super::asks::CallInfo;
 use super::cache::SchemaOf;
-use super::clock::{CallClock, Halt};
+use super::clock::Halt;
 use super::durable::{Ended, IdempotencyKey, Journal, Stage, TurnState, Waits};
 use super::future::BoxFuture;
 use super::gate::{Pass, Slots};
@@ -125,14 +124,16 @@ impl Source {
         turn: &mut Answering<'_>,
     ) {
         let (limit, timeout) = options.limits();
-        let outcomes: Vec<(ToolCall, Result<CallToolResult>)> = futures_util::stream::iter(calls)
+        let calls = calls.into_iter();
+        turn.expect(calls.size_hint().0);
+        // Each outcome goes to the turn as its call ends: nothing is
+        // gathered on the way.
+        let mut running = futures_util::stream::iter(calls)
             .map(|(call, start)| {
                 self.guarded(call, toolset, options, shared, timeout, halted, start)
             })
-            .buffer_unordered(limit)
-            .collect()
-            .await;
-        for (call, outcome) in outcomes {
+            .buffer_unordered(limit);
+        while let Some((call, outcome)) = running.next().await {
             let checked = self.check_output(&call, toolset, outcome, options.output_schema);
             turn.ended(call, checked);
         }
@@ -383,7 +384,7 @@ impl Source {
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn guarded(
         &self,
-        mut call: ToolCall,
+        call: ToolCall,
         toolset: &ToolSet,
         options: &ExecOptions,
         shared: &Shared,
@@ -391,36 +392,20 @@ impl Source {
         halted: &Halt,
         start: Start,
     ) -> (ToolCall, Result<CallToolResult>) {
-        let mut context = CallContext {
-            server_id: call.server_id.clone(),
-            tool: call.tool.clone(),
-            call_id: call.call_id.clone(),
-            principal: options.principal.clone(),
-            assigns: shared.assigns.clone(),
-            taint: shared.taint(),
-            meta: options.meta.clone(),
-            progress: options.progress.clone(),
-            input_responses: None,
-            request_state: None,
-            answerer: None,
-            idempotency_key: Some(IdempotencyKey::new(shared.turn.clone(), call.index)),
-        };
+        // Shared with the call's state, which shows it to the handlers of
+        // the questions its server asks: moved, not copied.
+        let mut call = Arc::new(call);
         let state = CallState::new(
-            CallInfo {
-                call: call.clone(),
-                principal: options.principal.clone(),
-                taint: (*context.taint).clone(),
-            },
+            call.clone(),
+            options.principal.clone(),
+            shared.taint(),
+            timeout,
             options.max_input_rounds,
             options.input_timeout,
             halted.clone(),
             shared.suspend,
         );
-        context.answerer = Some(Answerer::for_call(
-            self.governor.clone(),
-            call.server_id.clone(),
-            state.clone(),
-        ));
+        let context = self.call_context(&call, options, shared, &state);
         let span = tracing::info_span!(
             "execute_tool",
             otel.name = tracing::field::Empty,
@@ -489,24 +474,55 @@ impl Source {
             tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
                 kind = ?kind, reason = %err.message_with_causes(), "tool call not completed");
         }
+        // The call's state (and every answerer that held it) is gone by now,
+        // unless a server kept one: then the call is copied.
+        drop(state);
+        let call = Arc::try_unwrap(call).unwrap_or_else(|shared| ToolCall::clone(&shared));
         (call, outcome)
+    }
+
+    /// What the server is told of `call` besides its arguments, with the
+    /// answerer of its questions.
+    fn call_context(
+        &self,
+        call: &ToolCall,
+        options: &ExecOptions,
+        shared: &Shared,
+        state: &Arc<CallState>,
+    ) -> CallContext {
+        CallContext {
+            server_id: call.server_id.clone(),
+            tool: call.tool.clone(),
+            call_id: call.call_id.clone(),
+            principal: options.principal.clone(),
+            assigns: shared.assigns.clone(),
+            taint: state.taint().clone(),
+            meta: options.meta.clone(),
+            progress: options.progress.clone(),
+            input_responses: None,
+            request_state: None,
+            answerer: Some(Answerer::for_call(
+                self.governor.clone(),
+                call.server_id.clone(),
+                state.clone(),
+            )),
+            idempotency_key: Some(IdempotencyKey::new(shared.turn.clone(), call.index)),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
     async fn pipeline(
         &self,
-        call: &mut ToolCall,
+        call: &mut Arc<ToolCall>,
         toolset: &ToolSet,
         mut context: CallContext,
         options: &ExecOptions,
         shared: &Shared,
         timeout: Duration,
         halted: &Halt,
-        state: &CallState,
+        state: &Arc<CallState>,
         start: Start,
     ) -> Result<CallToolResult> {
-        let clock = CallClock::new(timeout);
-        state.set_clock(clock.clone());
         let retry = options.retry_interrupted;
         match start {
             Start::Fresh => {}
@@ -526,7 +542,7 @@ impl Source {
                 halted,
                 retry,
                 shared,
-                &clock
+                state
             ));
             // A call that completes at once never sets a timer; what each
             // call's future holds stays small, and the rest is boxed when it
@@ -536,7 +552,7 @@ impl Source {
                 std::task::Poll::Pending => tokio::select! {
                     biased;
                     first = first => first,
-                    () = expiry(&clock) => Err(Error::new(
+                    () = expiry(state) => Err(Error::new(
                         ErrorKind::Timeout,
                         format!(
                             "the call took longer than {} ms and was cancelled",
@@ -551,6 +567,10 @@ impl Source {
             CallToolResponse::Complete(result) => Ok(result),
             response => {
                 let call: &ToolCall = call;
+                // The first request may have taken the context with it.
+                if context.answerer.is_none() {
+                    context = self.call_context(call, options, shared, state);
+                }
                 let mark = shared.marker(call);
                 self.rounds
                     .complete_boxed(
@@ -579,7 +599,7 @@ impl Source {
     #[allow(clippy::too_many_arguments)]
     async fn take_up(
         &self,
-        call: &mut ToolCall,
+        call: &mut Arc<ToolCall>,
         toolset: &ToolSet,
         context: CallContext,
         options: &ExecOptions,
@@ -624,12 +644,11 @@ impl Source {
                 round.saturating_sub(1),
             ),
             Start::Task { task_id } => {
-                let clock = CallClock::new(timeout);
-                state.set_clock(clock.clone());
+                state.start_clock(timeout);
                 let following = server.resume_task(&call.tool, &task_id, context.clone());
                 let response = tokio::select! {
                     response = following => response?,
-                    () = clock.expired() => return Err(Error::new(
+                    () = state.expired() => return Err(Error::new(
                         ErrorKind::Timeout,
                         format!(
                             "following task `{task_id}` took longer than {} ms and was given up",
@@ -742,13 +761,13 @@ impl Source {
     #[allow(clippy::too_many_arguments)]
     async fn first_request(
         &self,
-        call: &mut ToolCall,
+        call: &mut Arc<ToolCall>,
         toolset: &ToolSet,
         context: &mut CallContext,
         halted: &Halt,
         retry_interrupted: bool,
         shared: &Shared,
-        clock: &Arc<CallClock>,
+        state: &Arc<CallState>,
     ) -> Result<(&Arc<dyn Server>, CallToolResponse, bool, Pass)> {
         let tool = match shared.caller {
             Caller::Model => toolset
@@ -775,7 +794,7 @@ impl Source {
             self.check_arguments(call, &tool.tool.input_schema)?;
         }
         if let Some(hooks) = self.rounds.hooks() {
-            hooks.before(call, context).await?;
+            hooks.before(Arc::make_mut(call), context).await?;
             // The handlers see the arguments as sent.
             if let Some(answerer) = &context.answerer {
                 answerer.set_arguments(&call.arguments);
@@ -797,7 +816,7 @@ impl Source {
             Some(pass) => pass,
             None => {
                 // Waiting for the server is not the call's time.
-                let _paused = clock.pause();
+                let _paused = state.pause();
                 Box::pin(self.gates.pass(&call.server_id, alone, slots)).await
             }
         };
@@ -808,7 +827,7 @@ impl Source {
             let change = journal.stage(call, Stage::Sent);
             // Sent only once the state that says so is kept; keeping it is
             // not the call's time.
-            let _paused = clock.pause();
+            let _paused = state.pause();
             Box::pin(journal.flush_through(change))
                 .await
                 .map_err(not_sent)?;
@@ -818,7 +837,7 @@ impl Source {
         }
         let response = self
             .rounds
-            .send(server.as_ref(), call, context, retry)
+            .send_first(server.as_ref(), call, context, retry)
             .await?;
         Ok((server, response, retry, pass))
     }
@@ -982,8 +1001,8 @@ enum Approving<'a> {
 
 /// The call's clock running out, boxed: set only for a call still in
 /// flight after its first poll.
-fn expiry(clock: &CallClock) -> BoxFuture<'_, ()> {
-    Box::pin(clock.expired())
+fn expiry(state: &CallState) -> BoxFuture<'_, ()> {
+    Box::pin(state.expired())
 }
 
 /// Whether a tool says calling it twice does no harm (`readOnlyHint` or

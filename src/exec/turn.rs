@@ -216,6 +216,12 @@ impl<'a> Answering<'a> {
         self
     }
 
+    /// Room for `calls` more calls' outcomes, so that keeping them as they
+    /// end moves none of the earlier ones.
+    pub(super) fn expect(&mut self, calls: usize) {
+        self.ended.reserve(calls);
+    }
+
     /// A call that was never sent.
     pub(super) fn rejected(&mut self, rejected: RejectedCall) {
         if let Some(journal) = self.journal {
@@ -359,7 +365,7 @@ impl<'a> Answering<'a> {
             // questions, and one whose result broke its schema with what broke
             // it: their text is in the model's context too.
             let quoted = matches!(&checked.outcome, Err(e) if matches!(e.kind(), ErrorKind::InputRequired | ErrorKind::InvalidResult));
-            if checked.outcome.is_ok() || quoted {
+            if (checked.outcome.is_ok() || quoted) && !ran_servers.contains(&call.server_id) {
                 ran_servers.insert(call.server_id.clone());
             }
             // What the library's catalogue tools answered came from the servers they name.
