@@ -180,7 +180,22 @@ impl Rounds {
         if retry || self.hooks.is_some() {
             return self.send(server, call, context, retry).await;
         }
-        let context = std::mem::take(context);
+        // What is left holds the shared parts only: nothing is allocated for it.
+        let hollow = CallContext {
+            server_id: String::new(),
+            tool: String::new(),
+            call_id: None,
+            principal: None,
+            assigns: context.assigns.clone(),
+            taint: context.taint.clone(),
+            meta: None,
+            progress: None,
+            input_responses: None,
+            request_state: None,
+            answerer: None,
+            idempotency_key: None,
+        };
+        let context = std::mem::replace(context, hollow);
         match server
             .call_tool(&call.tool, call.arguments.clone(), context)
             .await?

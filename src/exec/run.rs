@@ -126,16 +126,29 @@ impl Source {
         let (limit, timeout) = options.limits();
         let calls = calls.into_iter();
         turn.expect(calls.size_hint().0);
-        // Each outcome goes to the turn as its call ends: nothing is
-        // gathered on the way.
-        let mut running = futures_util::stream::iter(calls)
-            .map(|(call, start)| {
-                self.guarded(call, toolset, options, shared, timeout, halted, start)
-            })
-            .buffer_unordered(limit);
-        while let Some((call, outcome)) = running.next().await {
+        let mut running = futures_util::stream::FuturesUnordered::new();
+        let mut end = |(call, outcome): (ToolCall, Result<CallToolResult>)| {
             let checked = self.check_output(&call, toolset, outcome, options.output_schema);
             turn.ended(call, checked);
+        };
+        for (call, start) in calls {
+            if running.len() >= limit
+                && let Some(ended) = running.next().await
+            {
+                end(ended);
+            }
+            running.push(self.guarded(call, toolset, options, shared, timeout, halted, start));
+            // Each call starts as soon as it is pushed, and one that ends at
+            // once is answered now: a turn of quick calls holds one call's
+            // state at a time, not every call's.
+            while let std::task::Poll::Ready(Some(ended)) = futures_util::poll!(running.next()) {
+                end(ended);
+            }
+        }
+        // Each outcome goes to the turn as its call ends: nothing is
+        // gathered on the way.
+        while let Some(ended) = running.next().await {
+            end(ended);
         }
     }
 
@@ -749,7 +762,7 @@ impl Source {
         );
         Checked {
             outcome: Err(error),
-            kept: Some(result),
+            kept: Some(Box::new(result)),
             warning: None,
             ui_resource: None,
         }

@@ -134,7 +134,8 @@ pub struct Execution {
 /// error replaced, and the warning a result passed on with.
 pub(super) struct Checked {
     pub(super) outcome: Result<CallToolResult>,
-    pub(super) kept: Option<CallToolResult>,
+    /// Boxed: rare, and each ended call waits in the turn until all have.
+    pub(super) kept: Option<Box<CallToolResult>>,
     pub(super) warning: Option<String>,
     pub(super) ui_resource: Option<String>,
 }
@@ -145,7 +146,7 @@ impl Checked {
         let ran = self.outcome.is_ok() || self.kept.is_some();
         let (result, error) = match self.outcome {
             Ok(result) => (Some(result), None),
-            Err(err) => (self.kept, Some(err)),
+            Err(err) => (self.kept.map(|kept| *kept), Some(err)),
         };
         CallRecord {
             index: call.index,
@@ -297,8 +298,11 @@ impl<'a> Answering<'a> {
                 suspended: None,
             });
         }
+        let total = self.rejected.len() + self.searches.len() + self.ended.len();
+        // The calls answered without a server, merged in the model's order
+        // with the others as those are answered.
         let mut answers: Vec<(usize, Value, CallRecord)> =
-            Vec::with_capacity(self.rejected.len() + self.ended.len());
+            Vec::with_capacity(self.rejected.len() + self.searches.len());
         for mut rejected in self.rejected {
             let answer = std::mem::take(&mut rejected.answer);
             let record = rejected_record(rejected);
@@ -315,6 +319,10 @@ impl<'a> Answering<'a> {
             }
             answers.push((record.index, answer, record));
         }
+        answers.sort_by_key(|(index, _, _)| *index);
+        let mut answers = answers.into_iter().peekable();
+        let mut results = Vec::with_capacity(total);
+        let mut calls = Vec::with_capacity(total);
         let mut ended = self.ended;
         ended.sort_by_key(|(call, _)| call.index);
         let mut turn = self
@@ -394,11 +402,19 @@ impl<'a> Answering<'a> {
                     "the answer was cut to its budget of {allowance} tokens; the record holds the whole result"
                 ));
             }
-            answers.push((record.index, answer, record));
+            let index = record.index;
+            while let Some((_, earlier, its_record)) = answers.next_if(|(i, _, _)| *i < index) {
+                results.push(earlier);
+                calls.push(its_record);
+            }
+            results.push(answer);
+            calls.push(record);
+        }
+        for (_, answer, record) in answers {
+            results.push(answer);
+            calls.push(record);
         }
         let follow_ups = turn.finish()?;
-        answers.sort_by_key(|(index, _, _)| *index);
-        let (results, calls) = answers.into_iter().map(|(_, a, r)| (a, r)).unzip();
         let status = if halted.is_set() {
             Status::Halt
         } else {
