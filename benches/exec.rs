@@ -124,23 +124,37 @@ fn bench(c: &mut Criterion) {
     };
     let baseline = || rt.block_on(spawn_join(1000));
     let rounds = support::rounds();
-    let total = support::median_ratio(rounds, execute, baseline);
-    let floor = support::median_ratio(rounds, read_and_shape, baseline);
-    support::report(
-        "execute 1000 instant calls / spawn+join 1000 no-op tasks",
-        total,
-        None,
-    );
-    support::report(
-        "  reading the calls and shaping the answers alone / the same baseline",
-        floor,
-        None,
-    );
-    support::report(
-        "  the execution machinery (the difference) / the same baseline",
-        total - floor,
-        Some(1.0),
-    );
+    let measure = |how: &str| {
+        let total = support::median_ratio(rounds, execute, baseline);
+        let floor = support::median_ratio(rounds, read_and_shape, baseline);
+        support::report(
+            &format!("execute 1000 instant calls / spawn+join 1000 no-op tasks{how}"),
+            total,
+            None,
+        );
+        support::report(
+            "  reading the calls and shaping the answers alone / the same baseline",
+            floor,
+            None,
+        );
+        support::report(
+            "  the execution machinery (the difference) / the same baseline",
+            total - floor,
+            Some(1.0),
+        );
+    };
+    measure("");
+    // glibc hands the top of its heap back to the system when a free leaves
+    // more than its trim threshold there, and raises that threshold each time
+    // it frees a block it had mapped: whether a turn's memory is faulted in
+    // again at the next turn depends on which blocks the process freed
+    // before. The same turns, with trimming held off for both sides:
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallopt only sets a malloc parameter; no allocation is in flight.
+        unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30) };
+        measure(", heap trimming held off");
+    }
 
     let rt = runtime();
     let sleepy = response("s__sleep", 64);

@@ -36,7 +36,8 @@ type Handler = Arc<
 #[derive(Clone, Default)]
 pub struct InProcessServer {
     tools: Vec<Tool>,
-    handlers: HashMap<String, Handler>,
+    /// By tool name, hashed with FNV: names are short and every call looks one up.
+    handlers: HashMap<String, Handler, fnv::FnvBuildHasher>,
     page_size: Option<usize>,
     resources: Vec<ResourceContents>,
     prompts: Vec<(Object, GetPromptResult)>,

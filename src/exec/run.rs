@@ -825,7 +825,8 @@ impl Source {
         let retry = retry_interrupted && safe_to_repeat(&tool.tool);
         let alone = self.runs_alone(&call.server_id, &call.tool);
         let slots = shared.slots.as_ref();
-        let pass = match self.gates.try_pass(&call.server_id, alone, slots) {
+        let ungated = self.alone.is_empty();
+        let pass = match self.gates.try_pass(&call.server_id, alone, slots, ungated) {
             Some(pass) => pass,
             None => {
                 // Waiting for the server is not the call's time.
