@@ -17,6 +17,7 @@
 //! handed out.
 
 mod assemble;
+mod event;
 mod framing;
 
 use serde_json::Value;
@@ -33,7 +34,7 @@ use framing::{Decoder, Payload};
 /// stream, the rest are cut (the bytes must still frame) but not read.
 fn read_payload(
     assembler: &mut Assembler<'_>,
-    payload: Payload,
+    payload: Payload<'_>,
     out: &mut Vec<StreamedCall>,
     read: &mut Result<()>,
 ) {
@@ -41,8 +42,8 @@ fn read_payload(
         return;
     }
     *read = match payload {
-        Payload::Json(event) => assembler.event_owned(event, out),
-        Payload::Text(text) => assembler.text(&text, out),
+        Payload::Json(event) => assembler.event(&event, out),
+        Payload::Text(text) => assembler.text(text, out),
     };
 }
 
@@ -210,7 +211,7 @@ impl<'a> CallStream<'a> {
             return Err(error);
         }
         let mut out = Vec::new();
-        let read = self.assembler.event(event, &mut out);
+        let read = self.assembler.event(&event::borrow(event), &mut out);
         self.handed(out, Ok(()), read)
     }
 
