@@ -9,7 +9,7 @@ use fnv::FnvBuildHasher;
 
 use serde_json::{Map, Value};
 
-use super::event::{self, Event};
+use super::event::{self, Event, Num};
 use super::{Streamed, StreamedCall};
 use crate::calls::{Extracted, SeenIds};
 use crate::error::{Error, ErrorKind, Result};
@@ -62,11 +62,11 @@ enum Key<'a> {
 fn key_of<'v>(value: &'v Event<'_>) -> Option<Key<'v>> {
     match value {
         Event::Str(s) if !s.is_empty() => Some(Key::Str(s)),
-        Event::Number(n) => Some(Key::Num(
-            n.as_u64()
-                .or_else(|| n.as_i64().map(|i| i as u64))
-                .unwrap_or_else(|| n.as_f64().map_or(0, f64::to_bits)),
-        )),
+        Event::Number(n) => Some(Key::Num(match *n {
+            Num::Pos(u) => u,
+            Num::Neg(i) => i as u64,
+            Num::Float(f) => f.to_bits(),
+        })),
         _ => None,
     }
 }
@@ -165,7 +165,7 @@ impl<'a> Assembler<'a> {
     }
 
     /// The event's name and the body rules read.
-    fn name_and_body<'v, 't>(&self, event: &'v Event<'t>) -> (Option<&'v str>, &'v Event<'t>) {
+    fn name_and_body<'v>(&self, event: &'v Event<'v>) -> (Option<&'v str>, &'v Event<'v>) {
         match &self.plan.name {
             EventName::None => (None, event),
             EventName::Path(path) => (event::get(path, event).and_then(Event::as_str), event),
@@ -173,7 +173,7 @@ impl<'a> Assembler<'a> {
                 Some(map) => map
                     .iter()
                     .next()
-                    .map_or((None, event), |(k, v)| (Some(k), v)),
+                    .map_or((None, event), |(k, v)| (Some(*k), v)),
                 None => (None, event),
             },
         }
@@ -245,7 +245,7 @@ impl<'a> Assembler<'a> {
             && let Some(found) = event::get(&whole.list, event)
         {
             let elements = match found {
-                Event::Array(items) => items.as_slice(),
+                Event::Array(items) => items,
                 other => std::slice::from_ref(other),
             };
             for element in elements {
@@ -317,7 +317,7 @@ impl<'a> Assembler<'a> {
     /// The provider's error event, as an error naming its message.
     fn reported_error(&self, paths: &[JsonPath], event: &Event<'_>) -> Error {
         let message = paths.iter().find_map(|p| match event::get(p, event)? {
-            Event::Str(s) => Some(s.to_string()),
+            Event::Str(s) => Some((*s).to_owned()),
             Event::Null => None,
             other => Some(event::to_value(other).to_string()),
         });
@@ -373,17 +373,18 @@ impl<'a> Assembler<'a> {
                     _ => None,
                 });
                 for (key, value) in fields.iter() {
-                    match (Some(key) == items_key, value) {
+                    match (Some(*key) == items_key, value) {
                         // Items the message already holds are whole items.
                         (true, Event::Array(items)) => {
-                            for item in items {
+                            for item in items.iter() {
                                 let index = self.push_item(event::to_value(item), true);
                                 self.close(index, out)?;
                             }
                         }
                         (true, _) => {}
                         (false, value) => {
-                            self.message.insert(key.to_owned(), event::to_value(value));
+                            self.message
+                                .insert((*key).to_owned(), event::to_value(value));
                         }
                     }
                 }
@@ -455,7 +456,7 @@ impl<'a> Assembler<'a> {
         let Some(Event::Array(entries)) = event::get(&plan.list, event) else {
             return;
         };
-        for entry in entries {
+        for entry in entries.iter() {
             let id = plan
                 .id
                 .as_ref()
@@ -528,7 +529,9 @@ impl<'a> Assembler<'a> {
         let list_key = plan.list_key.as_deref();
         let more = matches!(event::member(at, &plan.more), Some(Event::Bool(true)));
         let pieces = event::get_in(&plan.list, at).and_then(Event::as_array);
-        let other_keys = at.keys().any(|k| Some(k) != list_key && k != plan.more);
+        let other_keys = at
+            .iter()
+            .any(|(k, _)| Some(*k) != list_key && *k != plan.more);
         if at.is_empty() {
             // The terminal element: the item is complete.
             if let Some(i) = self.piece_item.take() {
@@ -569,7 +572,7 @@ impl<'a> Assembler<'a> {
                     p.iter()
                         .find(|(k, _)| *k != plan.path && *k != plan.more)
                         .map(|(k, v)| match &plan.null {
-                            Some(null) if k == null => Value::Null,
+                            Some(null) if *k == null => Value::Null,
                             _ => event::to_value(v),
                         })
                 });

@@ -12,14 +12,17 @@
 //!   header.
 //!
 //! Each event is handed out as soon as it is cut, as an [`Event`] that
-//! borrows from the bytes it was read from (see `event.rs`): nothing of an
-//! event is copied before a rule keeps it.
+//! borrows from the bytes it was read from and from the decoder's arena,
+//! emptied before the next event (see `event.rs`): nothing of an event is
+//! copied before a rule keeps it. The arena keeps the room the stream's
+//! largest event took until the stream is dropped.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use bumpalo::Bump;
 use bytes::Bytes;
 use futures_util::Stream;
 
@@ -152,6 +155,7 @@ pub(crate) struct SseDecoder {
     parser: Pin<Box<sse_stream::SseByteStream<FeedStream>>>,
     /// Bytes pushed since the last complete event.
     pending: usize,
+    arena: Bump,
 }
 
 impl SseDecoder {
@@ -162,6 +166,7 @@ impl SseDecoder {
             feed,
             parser,
             pending: 0,
+            arena: Bump::new(),
         }
     }
 
@@ -198,7 +203,8 @@ impl SseDecoder {
             if text.is_empty() {
                 continue;
             }
-            out(match event::parse(text) {
+            self.arena.reset();
+            out(match event::parse(text, &self.arena) {
                 Ok(value) => Payload::Json(value),
                 Err(_) => Payload::Text(text),
             });
@@ -213,6 +219,7 @@ impl SseDecoder {
 #[derive(Debug, Default)]
 pub(crate) struct LineSplitter {
     buf: Vec<u8>,
+    arena: Bump,
 }
 
 impl LineSplitter {
@@ -224,11 +231,11 @@ impl LineSplitter {
         let mut rest = bytes;
         while let Some(end) = memchr::memchr(b'\n', rest) {
             if self.buf.is_empty() {
-                line(&rest[..end], out)?;
+                line(&rest[..end], &mut self.arena, out)?;
             } else {
                 // The buffer is kept for the next line cut across pushes.
                 self.buf.extend_from_slice(&rest[..end]);
-                let read = line(&self.buf, out);
+                let read = line(&self.buf, &mut self.arena, out);
                 self.buf.clear();
                 read?;
             }
@@ -242,14 +249,18 @@ impl LineSplitter {
     }
 
     fn finish(&mut self, out: &mut impl FnMut(Payload<'_>)) -> Result<(), FramingError> {
-        let read = line(&self.buf, out);
+        let read = line(&self.buf, &mut self.arena, out);
         self.buf.clear();
         read
     }
 }
 
 /// One line of newline-delimited JSON.
-fn line(bytes: &[u8], out: &mut impl FnMut(Payload<'_>)) -> Result<(), FramingError> {
+fn line(
+    bytes: &[u8],
+    arena: &mut Bump,
+    out: &mut impl FnMut(Payload<'_>),
+) -> Result<(), FramingError> {
     let bytes = bytes.trim_ascii();
     if bytes.is_empty() {
         return Ok(());
@@ -257,20 +268,21 @@ fn line(bytes: &[u8], out: &mut impl FnMut(Payload<'_>)) -> Result<(), FramingEr
     if !matches!(bytes[0], b'{' | b'[') {
         return Err(FramingError::NotJson { byte: bytes[0] });
     }
-    hand_out(parse(bytes)?, out);
+    arena.reset();
+    hand_out(parse(bytes, arena)?, out);
     Ok(())
 }
 
 /// Reads JSON bytes. The text is checked as UTF-8 once, whole (faster than
 /// string by string); bytes that are not UTF-8 get serde_json's own error.
-fn parse(bytes: &[u8]) -> Result<Event<'_>, FramingError> {
-    event::parse_slice(bytes).map_err(FramingError::Json)
+fn parse<'x>(bytes: &'x [u8], arena: &'x Bump) -> Result<Event<'x>, FramingError> {
+    event::parse_slice(bytes, arena).map_err(FramingError::Json)
 }
 
 /// A JSON value read from the bytes: an event, or a list of events.
 fn hand_out(value: Event<'_>, out: &mut impl FnMut(Payload<'_>)) {
     match value {
-        Event::Array(events) => events.into_iter().map(Payload::Json).for_each(out),
+        Event::Array(events) => events.iter().copied().map(Payload::Json).for_each(out),
         other => out(Payload::Json(other)),
     }
 }
@@ -286,6 +298,7 @@ pub(crate) struct JsonSplitter {
     depth: usize,
     in_string: bool,
     escaped: bool,
+    arena: Bump,
 }
 
 impl JsonSplitter {
@@ -319,7 +332,8 @@ impl JsonSplitter {
                     self.depth -= 1;
                     if self.depth == 0 {
                         let start = self.start.take().unwrap_or_default();
-                        hand_out(parse(&self.buf[start..self.pos])?, out);
+                        self.arena.reset();
+                        hand_out(parse(&self.buf[start..self.pos], &self.arena)?, out);
                     }
                 }
                 b' ' | b'\t' | b'\r' | b'\n' => {}
@@ -357,6 +371,7 @@ impl JsonSplitter {
 pub(crate) struct EventStreamDecoder {
     buf: bytes::BytesMut,
     frames: aws_smithy_eventstream::frame::MessageFrameDecoder,
+    arena: Bump,
 }
 
 #[cfg(feature = "eventstream")]
@@ -380,14 +395,15 @@ impl EventStreamDecoder {
                     let headers =
                         parse_response_headers(&message).map_err(FramingError::EventStream)?;
                     let name = headers.smithy_type.as_str();
+                    self.arena.reset();
                     let payload = if message.payload().is_empty() {
-                        event::empty_object()
+                        Event::Object(&[])
                     } else {
-                        event::parse_slice(message.payload())
+                        event::parse_slice(message.payload(), &self.arena)
                             .map_err(FramingError::EventStreamJson)?
                     };
-                    let wrapped = Event::Object(vec![(name, payload)].into());
-                    out(Payload::Json(wrapped));
+                    let wrapped = [(name, payload)];
+                    out(Payload::Json(Event::Object(&wrapped)));
                 }
             }
         }

@@ -91,6 +91,8 @@ pub struct CallStream<'a> {
     framing: Framing,
     bytes: u64,
     error: Option<Error>,
+    /// Where an event an SDK decoded is read as an [`event::Event`].
+    arena: bumpalo::Bump,
 }
 
 impl std::fmt::Debug for CallStream<'_> {
@@ -132,6 +134,7 @@ impl Provider {
             framing: plan.framing,
             bytes: 0,
             error: None,
+            arena: bumpalo::Bump::new(),
         })
     }
 }
@@ -211,7 +214,10 @@ impl<'a> CallStream<'a> {
             return Err(error);
         }
         let mut out = Vec::new();
-        let read = self.assembler.event(&event::borrow(event), &mut out);
+        self.arena.reset();
+        let read = self
+            .assembler
+            .event(&event::borrow(event, &self.arena), &mut out);
         self.handed(out, Ok(()), read)
     }
 
