@@ -15,6 +15,13 @@
 //! at the end of the stream: never because its arguments so far happen to
 //! parse as JSON. A call still incomplete when a stream breaks is never
 //! handed out.
+//!
+//! Each event is read as soon as it is cut, in place: serde_json's parser
+//! reads it into a tree whose strings borrow from the bytes and whose lists
+//! live in an arena emptied before the next event, and only what the
+//! message keeps (an item, a value, a fragment) is copied out of it. A
+//! stream holds the arena as large as its largest event (events are capped
+//! at 16 MiB) until it is dropped.
 
 mod assemble;
 mod event;
