@@ -169,12 +169,16 @@ impl<'a> Assembler<'a> {
         match &self.plan.name {
             EventName::None => (None, event),
             EventName::Path(path) => (event::get(path, event).and_then(Event::as_str), event),
-            EventName::Wrapper => match event.as_object().filter(|m| m.len() == 1) {
-                Some(map) => map
-                    .iter()
-                    .next()
-                    .map_or((None, event), |(k, v)| (Some(*k), v)),
-                None => (None, event),
+            // One key (a key repeated counts once, its last value kept, as
+            // serde_json reads the object).
+            EventName::Wrapper => match event.as_object() {
+                Some(members @ [(name, _), .., (_, body)])
+                    if members.iter().all(|(k, _)| k == name) =>
+                {
+                    (Some(*name), body)
+                }
+                Some([(name, body)]) => (Some(*name), body),
+                _ => (None, event),
             },
         }
     }
