@@ -9,7 +9,8 @@
 //! - **AWS event stream** binary frames (feature `eventstream`), through
 //!   `aws-smithy-eventstream`: each frame becomes `{"<event type>": payload}`,
 //!   the payload read in place from the frame and the name borrowed from its
-//!   header.
+//!   header (the SDK's decoder copies the frame's headers and payload out of
+//!   the buffer as it checks the CRC).
 //!
 //! Each event is handed out as soon as it is cut, as an [`Event`] that
 //! borrows from the bytes it was read from and from the decoder's arena,
