@@ -35,15 +35,6 @@ impl JsonPath {
         steps_get(&self.0, value)
     }
 
-    /// The value at this path inside `map` (the path's first step is a key of it).
-    pub fn get_in<'v>(&self, map: &'v Map<String, Value>) -> Option<&'v Value> {
-        match self.0.split_first() {
-            Some((Step::Key(k), rest)) => steps_get(rest, member(map, k)?),
-            Some((Step::Index(i), rest)) => steps_get(rest, map.get(&i.to_string())?),
-            None => None,
-        }
-    }
-
     /// The value at this path, created as `null` (with objects on the way,
     /// and a list where an index meets nothing) where it is missing; an index
     /// may add the next element of a list. `None` when a step meets a value
@@ -77,12 +68,6 @@ impl JsonPath {
             };
         }
         Some(cur)
-    }
-
-    /// Takes the value at this path out, leaving `null`, if there is one
-    /// (for a value read for the last time: moved, not copied).
-    pub fn take(&self, value: &mut Value) -> Option<Value> {
-        steps_mut(&self.0, value).map(std::mem::take)
     }
 
     /// Removes the value at this path, if there is one.

@@ -9,6 +9,7 @@ use fnv::FnvBuildHasher;
 
 use serde_json::{Map, Value};
 
+use super::event::{self, Event, Num};
 use super::{Streamed, StreamedCall};
 use crate::calls::{Extracted, SeenIds};
 use crate::error::{Error, ErrorKind, Result};
@@ -58,61 +59,16 @@ enum Key<'a> {
     Str(&'a str),
 }
 
-fn key_of(value: &Value) -> Option<Key<'_>> {
+fn key_of<'v>(value: &'v Event<'_>) -> Option<Key<'v>> {
     match value {
-        Value::String(s) if !s.is_empty() => Some(Key::Str(s)),
-        Value::Number(n) => Some(Key::Num(
-            n.as_u64()
-                .or_else(|| n.as_i64().map(|i| i as u64))
-                .unwrap_or_else(|| n.as_f64().map_or(0, f64::to_bits)),
-        )),
+        Event::Str(s) if !s.is_empty() => Some(Key::Str(s)),
+        Event::Number(n) => Some(Key::Num(match *n {
+            Num::Pos(u) => u,
+            Num::Neg(i) => i as u64,
+            Num::Float(f) => f.to_bits(),
+        })),
         _ => None,
     }
-}
-
-/// A key read before the event it came from is taken apart.
-enum OwnedKey {
-    Num(u64),
-    Str(String),
-}
-
-impl From<Key<'_>> for OwnedKey {
-    fn from(key: Key<'_>) -> Self {
-        match key {
-            Key::Num(n) => OwnedKey::Num(n),
-            Key::Str(s) => OwnedKey::Str(s.to_owned()),
-        }
-    }
-}
-
-impl OwnedKey {
-    fn as_key(&self) -> Key<'_> {
-        match self {
-            OwnedKey::Num(n) => Key::Num(*n),
-            OwnedKey::Str(s) => Key::Str(s),
-        }
-    }
-}
-
-/// Whether a rule keeps at most one part of the event (an item it opens or
-/// replaces, or a value it sets) and otherwise reads only keys: then, as
-/// the last rule to read an event, it can move that part instead of copying it.
-fn movable(rule: &Rule) -> bool {
-    let keeps = [
-        rule.open.is_some(),
-        rule.replace.is_some(),
-        rule.set.is_some(),
-    ]
-    .into_iter()
-    .filter(|k| *k)
-    .count();
-    keeps == 1
-        && rule.error.is_empty()
-        && rule.message.is_none()
-        && rule.fragments.is_none()
-        && rule.whole.is_none()
-        && rule.append.is_none()
-        && rule.settle.is_none()
 }
 
 /// Items by key: numbers and strings apart, so looking a key up allocates nothing.
@@ -143,17 +99,17 @@ impl Keys {
 }
 
 /// Text to append: strings as they are, other values as their JSON text.
-fn fragment_text(value: &Value) -> Option<Cow<'_, str>> {
+fn fragment_text<'v>(value: &'v Event<'_>) -> Option<Cow<'v, str>> {
     match value {
-        Value::Null => None,
-        Value::String(s) => Some(Cow::Borrowed(s)),
-        other => Some(Cow::Owned(other.to_string())),
+        Event::Null => None,
+        Event::Str(s) => Some(Cow::Borrowed(s)),
+        other => Some(Cow::Owned(event::to_value(other).to_string())),
     }
 }
 
-fn holds(condition: &Condition, found: Option<&Value>) -> bool {
+fn holds(condition: &Condition, found: Option<&Event<'_>>) -> bool {
     match &condition.equals {
-        Some(want) => found == Some(want),
+        Some(want) => found.is_some_and(|v| event::equals(v, want)),
         None => found.is_some_and(|v| !v.is_null()),
     }
 }
@@ -203,152 +159,62 @@ impl<'a> Assembler<'a> {
     }
 
     /// Applies every rule that matches `event`.
-    pub(crate) fn event(&mut self, event: &Value, out: &mut Vec<StreamedCall>) -> Result<()> {
+    pub(crate) fn event(&mut self, event: &Event<'_>, out: &mut Vec<StreamedCall>) -> Result<()> {
         self.events += 1;
-        self.rules(event, false, out).map(|_| ())
-    }
-
-    /// Applies every rule that matches `event`, which is read for the last
-    /// time: what the last rule keeps of it is moved, not copied.
-    pub(crate) fn event_owned(
-        &mut self,
-        mut event: Value,
-        out: &mut Vec<StreamedCall>,
-    ) -> Result<()> {
-        self.events += 1;
-        if let Some(rule) = self.rules(&event, true, out)? {
-            let body = match self.plan.name {
-                EventName::Wrapper => match &mut event {
-                    Value::Object(map) if map.len() == 1 => map.values_mut().next(),
-                    _ => None,
-                },
-                _ => None,
-            };
-            match body {
-                Some(body) => self.apply_moving(rule, body, out)?,
-                None => self.apply_moving(rule, &mut event, out)?,
-            }
-        }
-        Ok(())
+        self.rules(event, out)
     }
 
     /// The event's name and the body rules read.
-    fn name_and_body<'v>(&self, event: &'v Value) -> (Option<&'v str>, &'v Value) {
+    fn name_and_body<'v>(&self, event: &'v Event<'v>) -> (Option<&'v str>, &'v Event<'v>) {
         match &self.plan.name {
             EventName::None => (None, event),
-            EventName::Path(path) => (path.get(event).and_then(Value::as_str), event),
-            EventName::Wrapper => match event.as_object().filter(|m| m.len() == 1) {
-                Some(map) => map
-                    .iter()
-                    .next()
-                    .map_or((None, event), |(k, v)| (Some(k.as_str()), v)),
-                None => (None, event),
+            EventName::Path(path) => (event::get(path, event).and_then(Event::as_str), event),
+            // One key (a key repeated counts once, its last value kept, as
+            // serde_json reads the object).
+            EventName::Wrapper => match event.as_object() {
+                Some(members @ [(name, _), .., (_, body)])
+                    if members.iter().all(|(k, _)| k == name) =>
+                {
+                    (Some(*name), body)
+                }
+                Some([(name, body)]) => (Some(*name), body),
+                _ => (None, event),
             },
         }
     }
 
-    /// Applies the rules that match; with `defer`, a last rule that only
-    /// keeps part of the event (see [`movable`]) is returned instead, for
-    /// [`apply_moving`](Self::apply_moving).
-    fn rules(
-        &mut self,
-        event: &Value,
-        defer: bool,
-        out: &mut Vec<StreamedCall>,
-    ) -> Result<Option<&'a Rule>> {
+    /// Applies the rules that match.
+    fn rules(&mut self, event: &Event<'_>, out: &mut Vec<StreamedCall>) -> Result<()> {
         let plan = self.plan;
         let (name, body) = self.name_and_body(event);
         let candidates = name
             .and_then(|n| plan.by_name.get(n))
             .unwrap_or(&plan.unnamed);
         // Rules often test the same path in a row: it is looked up once.
-        let mut last: Option<(usize, Option<&Value>)> = None;
-        for (position, &i) in candidates.iter().enumerate() {
+        let mut last: Option<(usize, Option<&Event<'_>>)> = None;
+        for &i in candidates {
             let rule = &plan.rules[i];
             if let Some(condition) = &rule.when {
                 let found = match last {
                     Some((slot, found)) if slot == condition.slot => found,
-                    _ => condition.path.get(body),
+                    _ => event::get(&condition.path, body),
                 };
                 last = Some((condition.slot, found));
                 if !holds(condition, found) {
                     continue;
                 }
             }
-            if defer && position + 1 == candidates.len() && movable(rule) {
-                return Ok(Some(rule));
-            }
             self.apply(rule, body, out)?;
-        }
-        Ok(None)
-    }
-
-    /// [`apply`](Self::apply) for a [`movable`] rule, the last to read the
-    /// event: the keys are read first, then the values it keeps are moved
-    /// out of the event, in the order `apply` would copy them.
-    fn apply_moving(
-        &mut self,
-        rule: &'a Rule,
-        event: &mut Value,
-        out: &mut Vec<StreamedCall>,
-    ) -> Result<()> {
-        let owned_key =
-            |path: &JsonPath, event: &Value| path.get(event).and_then(key_of).map(OwnedKey::from);
-        let open_key = rule.open.as_ref().and_then(|o| owned_key(&o.key, event));
-        let replace_key = rule.replace.as_ref().and_then(|r| owned_key(&r.key, event));
-        let set_key = rule
-            .set
-            .as_ref()
-            .and_then(|s| s.key.as_ref())
-            .and_then(|k| owned_key(k, event));
-        let close_key = rule.close.as_ref().and_then(|k| owned_key(k, event));
-        if let (Some(open), Some(key)) = (&rule.open, open_key) {
-            let value = open.item.as_ref().map_or(Value::Object(Map::new()), |p| {
-                p.take(event).unwrap_or(Value::Object(Map::new()))
-            });
-            let index = self.push_item(value, true);
-            self.keys.insert(key.as_key(), index);
-        }
-        if let (Some(replace), Some(key)) = (&rule.replace, replace_key)
-            && let Some(index) = self.keys.get(key.as_key())
-            && let Some(value) = replace.item.as_ref().and_then(|p| p.take(event))
-        {
-            let item = &mut self.items[index];
-            if item.open {
-                item.value = value;
-                item.json.clear();
-            }
-        }
-        if let Some(set) = &rule.set
-            && let Some(value) = set.from.take(event)
-        {
-            match &set.key {
-                Some(_) => {
-                    if let Some(i) = set_key.and_then(|k| self.keys.get(k.as_key()))
-                        && let Some(slot) = set.to.get_or_insert(&mut self.items[i].value)
-                    {
-                        *slot = value;
-                    }
-                }
-                None => {
-                    let mut message = Value::Object(std::mem::take(&mut self.message));
-                    if let Some(slot) = set.to.get_or_insert(&mut message) {
-                        *slot = value;
-                    }
-                    self.message = into_map(message);
-                }
-            }
-        }
-        if let Some(index) = close_key.and_then(|k| self.keys.get(k.as_key())) {
-            self.close(index, out)?;
-        }
-        if rule.end {
-            self.end(out)?;
         }
         Ok(())
     }
 
-    fn apply(&mut self, rule: &'a Rule, event: &Value, out: &mut Vec<StreamedCall>) -> Result<()> {
+    fn apply(
+        &mut self,
+        rule: &'a Rule,
+        event: &Event<'_>,
+        out: &mut Vec<StreamedCall>,
+    ) -> Result<()> {
         if !rule.error.is_empty() {
             return Err(self.reported_error(&rule.error, event));
         }
@@ -356,21 +222,23 @@ impl<'a> Assembler<'a> {
             self.merge_message(merge, event, out)?;
         }
         if let Some(open) = &rule.open
-            && let Some(key) = open.key.get(event).and_then(key_of)
+            && let Some(key) = event::get(&open.key, event).and_then(key_of)
         {
-            let value = open.item.as_ref().map_or(Value::Object(Map::new()), |p| {
-                p.get(event).cloned().unwrap_or(Value::Object(Map::new()))
-            });
+            let value = open
+                .item
+                .as_ref()
+                .and_then(|p| event::get(p, event))
+                .map_or(Value::Object(Map::new()), event::to_value);
             let index = self.push_item(value, true);
             self.keys.insert(key, index);
         }
         if let Some(replace) = &rule.replace
             && let Some(index) = self.keyed(&replace.key, event)
-            && let Some(value) = replace.item.as_ref().and_then(|p| p.get(event))
+            && let Some(value) = replace.item.as_ref().and_then(|p| event::get(p, event))
         {
             let item = &mut self.items[index];
             if item.open {
-                item.value = value.clone();
+                item.value = event::to_value(value);
                 item.json.clear();
             }
         }
@@ -378,17 +246,17 @@ impl<'a> Assembler<'a> {
             self.fragments(fragments, event);
         }
         if let Some(whole) = &rule.whole
-            && let Some(found) = whole.list.get(event)
+            && let Some(found) = event::get(&whole.list, event)
         {
-            let elements: Vec<&Value> = match found {
-                Value::Array(items) => items.iter().collect(),
-                other => vec![other],
+            let elements = match found {
+                Event::Array(items) => items,
+                other => std::slice::from_ref(other),
             };
             for element in elements {
                 match &whole.pieces {
                     Some(pieces) if self.piece(pieces, element, out)? => {}
                     _ => {
-                        let index = self.push_item(element.clone(), true);
+                        let index = self.push_item(event::to_value(element), true);
                         self.close(index, out)?;
                     }
                 }
@@ -398,20 +266,20 @@ impl<'a> Assembler<'a> {
             self.append(append, event);
         }
         if let Some(set) = &rule.set
-            && let Some(value) = set.from.get(event)
+            && let Some(value) = event::get(&set.from, event)
         {
             match &set.key {
                 Some(key) => {
                     if let Some(i) = self.keyed(key, event)
                         && let Some(slot) = set.to.get_or_insert(&mut self.items[i].value)
                     {
-                        *slot = value.clone();
+                        *slot = event::to_value(value);
                     }
                 }
                 None => {
                     let mut message = Value::Object(std::mem::take(&mut self.message));
                     if let Some(slot) = set.to.get_or_insert(&mut message) {
-                        *slot = value.clone();
+                        *slot = event::to_value(value);
                     }
                     self.message = into_map(message);
                 }
@@ -433,8 +301,8 @@ impl<'a> Assembler<'a> {
 
     /// Items still open that are not calls take the whole items `list`
     /// holds at their key's position, and are complete.
-    fn settle(&mut self, list: &JsonPath, event: &Value) {
-        let Some(Value::Array(whole)) = list.get(event) else {
+    fn settle(&mut self, list: &JsonPath, event: &Event<'_>) {
+        let Some(Event::Array(whole)) = event::get(list, event) else {
             return;
         };
         for (position, value) in whole.iter().enumerate() {
@@ -443,7 +311,7 @@ impl<'a> Assembler<'a> {
             };
             let item = &mut self.items[index];
             if item.open && item.call.is_none() {
-                item.value = value.clone();
+                item.value = event::to_value(value);
                 item.json.clear();
                 item.open = false;
             }
@@ -451,14 +319,14 @@ impl<'a> Assembler<'a> {
     }
 
     /// The provider's error event, as an error naming its message.
-    fn reported_error(&self, paths: &[JsonPath], event: &Value) -> Error {
-        let message = paths.iter().find_map(|p| match p.get(event)? {
-            Value::String(s) => Some(s.clone()),
-            Value::Null => None,
-            other => Some(other.to_string()),
+    fn reported_error(&self, paths: &[JsonPath], event: &Event<'_>) -> Error {
+        let message = paths.iter().find_map(|p| match event::get(p, event)? {
+            Event::Str(s) => Some((*s).to_owned()),
+            Event::Null => None,
+            other => Some(event::to_value(other).to_string()),
         });
         let message = message.unwrap_or_else(|| {
-            let text = event.to_string();
+            let text = event::to_value(event).to_string();
             text.chars().take(500).collect()
         });
         Error::new(
@@ -470,8 +338,8 @@ impl<'a> Assembler<'a> {
         )
     }
 
-    fn keyed(&self, key: &JsonPath, event: &Value) -> Option<usize> {
-        key.get(event)
+    fn keyed(&self, key: &JsonPath, event: &Event<'_>) -> Option<usize> {
+        event::get(key, event)
             .and_then(key_of)
             .and_then(|k| self.keys.get(k))
     }
@@ -496,30 +364,31 @@ impl<'a> Assembler<'a> {
     fn merge_message(
         &mut self,
         merge: &MessageMerge,
-        event: &Value,
+        event: &Event<'_>,
         out: &mut Vec<StreamedCall>,
     ) -> Result<()> {
         match merge {
             MessageMerge::Object(path) => {
-                let Some(Value::Object(fields)) = path.get(event) else {
+                let Some(Event::Object(fields)) = event::get(path, event) else {
                     return Ok(());
                 };
                 let items_key = self.plan.items.as_ref().and_then(|p| match p.0.as_slice() {
                     [crate::spec::path::Step::Key(k)] => Some(k.as_str()),
                     _ => None,
                 });
-                for (key, value) in fields {
-                    match (Some(key.as_str()) == items_key, value) {
+                for (key, value) in fields.iter() {
+                    match (Some(*key) == items_key, value) {
                         // Items the message already holds are whole items.
-                        (true, Value::Array(items)) => {
-                            for item in items {
-                                let index = self.push_item(item.clone(), true);
+                        (true, Event::Array(items)) => {
+                            for item in items.iter() {
+                                let index = self.push_item(event::to_value(item), true);
                                 self.close(index, out)?;
                             }
                         }
                         (true, _) => {}
                         (false, value) => {
-                            self.message.insert(key.clone(), value.clone());
+                            self.message
+                                .insert((*key).to_owned(), event::to_value(value));
                         }
                     }
                 }
@@ -528,9 +397,9 @@ impl<'a> Assembler<'a> {
                 let mut message = Value::Object(std::mem::take(&mut self.message));
                 for (to, from) in fields {
                     if let (Some(value), Some(slot)) =
-                        (from.get(event), to.get_or_insert(&mut message))
+                        (event::get(from, event), to.get_or_insert(&mut message))
                     {
-                        *slot = value.clone();
+                        *slot = event::to_value(value);
                     }
                 }
                 self.message = into_map(message);
@@ -539,14 +408,14 @@ impl<'a> Assembler<'a> {
         Ok(())
     }
 
-    fn append(&mut self, append: &'a Append, event: &Value) {
-        let Some(value) = append.from.get(event) else {
+    fn append(&mut self, append: &'a Append, event: &Event<'_>) {
+        let Some(value) = event::get(&append.from, event) else {
             return;
         };
         let index = match &append.key {
             None => None,
             Some(key) => {
-                let Some(k) = key.get(event).and_then(key_of) else {
+                let Some(k) = event::get(key, event).and_then(key_of) else {
                     return;
                 };
                 Some(match self.keys.get(k) {
@@ -587,23 +456,27 @@ impl<'a> Assembler<'a> {
     /// call (even at an index already used), a known id continues its call,
     /// then an index continues the call last given it, then a fragment with
     /// neither continues the latest call.
-    fn fragments(&mut self, plan: &Fragments, event: &Value) {
-        let Some(Value::Array(entries)) = plan.list.get(event) else {
+    fn fragments(&mut self, plan: &Fragments, event: &Event<'_>) {
+        let Some(Event::Array(entries)) = event::get(&plan.list, event) else {
             return;
         };
-        for entry in entries {
-            let id = plan.id.as_ref().and_then(|p| p.get(entry)).and_then(key_of);
+        for entry in entries.iter() {
+            let id = plan
+                .id
+                .as_ref()
+                .and_then(|p| event::get(p, entry))
+                .and_then(key_of);
             let index = plan
                 .index
                 .as_ref()
-                .and_then(|p| p.get(entry))
+                .and_then(|p| event::get(p, entry))
                 .and_then(key_of);
             let known = match (id, index) {
                 (Some(id), _) => self.by_id.get(id),
                 (None, Some(index)) => self.by_index.get(index),
                 (None, None) => self.latest_fragment,
             };
-            let mut fragment = entry.clone();
+            let mut fragment = event::to_value(entry);
             for path in &plan.drop {
                 path.remove(&mut fragment);
             }
@@ -632,7 +505,7 @@ impl<'a> Assembler<'a> {
             self.latest_fragment = Some(target);
             for (path, value) in appended {
                 let value = value.unwrap_or(Value::Null);
-                append_value(&mut self.items[target].value, path, &value, AppendAs::Text);
+                append_owned(&mut self.items[target].value, path, &value);
             }
             // An item opened by a fragment is a call once it looks like one.
             let value = &self.items[target].value;
@@ -651,18 +524,18 @@ impl<'a> Assembler<'a> {
     fn piece(
         &mut self,
         plan: &Pieces,
-        element: &Value,
+        element: &Event<'_>,
         out: &mut Vec<StreamedCall>,
     ) -> Result<bool> {
-        let Some(Value::Object(at)) = plan.at.get(element) else {
+        let Some(Event::Object(at)) = event::get(&plan.at, element) else {
             return Ok(false);
         };
         let list_key = plan.list_key.as_deref();
-        let more = at.get(&plan.more) == Some(&Value::Bool(true));
-        let pieces = plan.list.get_in(at).and_then(Value::as_array);
+        let more = matches!(event::member(at, &plan.more), Some(Event::Bool(true)));
+        let pieces = event::get_in(&plan.list, at).and_then(Event::as_array);
         let other_keys = at
-            .keys()
-            .any(|k| Some(k.as_str()) != list_key && *k != plan.more);
+            .iter()
+            .any(|(k, _)| Some(*k) != list_key && *k != plan.more);
         if at.is_empty() {
             // The terminal element: the item is complete.
             if let Some(i) = self.piece_item.take() {
@@ -678,7 +551,7 @@ impl<'a> Assembler<'a> {
             if let Some(i) = self.piece_item.take() {
                 self.close(i, out)?;
             }
-            let mut value = element.clone();
+            let mut value = event::to_value(element);
             if let Some(Value::Object(obj)) = plan.at.get_or_insert(&mut value) {
                 if let Some(k) = list_key {
                     obj.shift_remove(k);
@@ -695,16 +568,16 @@ impl<'a> Assembler<'a> {
         let mut piece_more = false;
         if let (Some(pieces), Some(i)) = (pieces, self.piece_item) {
             for piece in pieces {
-                piece_more |= piece.get(&plan.more) == Some(&Value::Bool(true));
-                let Some(path) = piece.get(&plan.path).and_then(Value::as_str) else {
+                piece_more |= matches!(event::field(piece, &plan.more), Some(Event::Bool(true)));
+                let Some(path) = event::field(piece, &plan.path).and_then(Event::as_str) else {
                     continue;
                 };
                 let value = piece.as_object().and_then(|p| {
                     p.iter()
-                        .find(|(k, _)| **k != plan.path && **k != plan.more)
+                        .find(|(k, _)| *k != plan.path && *k != plan.more)
                         .map(|(k, v)| match &plan.null {
-                            Some(null) if k == null => Value::Null,
-                            _ => v.clone(),
+                            Some(null) if *k == null => Value::Null,
+                            _ => event::to_value(v),
                         })
                 });
                 if let (Some(value), Some(args)) =
@@ -875,30 +748,47 @@ fn finish_json(item: &mut Item<'_>) -> Option<Error> {
 }
 
 /// Appends `value` at `path` in `target`: to a string, or to a list.
-fn append_value(target: &mut Value, path: &JsonPath, value: &Value, as_: AppendAs) {
+fn append_value(target: &mut Value, path: &JsonPath, value: &Event<'_>, as_: AppendAs) {
     let Some(slot) = path.get_or_insert(target) else {
         return;
     };
     match as_ {
         AppendAs::List => match slot {
-            Value::Array(items) => items.push(value.clone()),
-            Value::Null => *slot = Value::Array(vec![value.clone()]),
+            Value::Array(items) => items.push(event::to_value(value)),
+            Value::Null => *slot = Value::Array(vec![event::to_value(value)]),
             _ => {}
         },
-        AppendAs::Text | AppendAs::Json => {
-            let Some(text) = fragment_text(value) else {
-                if slot.is_null() {
-                    *slot = Value::String(String::new());
-                }
-                return;
-            };
-            match slot {
-                Value::String(s) => s.push_str(&text),
-                Value::Null => *slot = Value::String(text.into_owned()),
-                _ => {}
-            }
-        }
+        AppendAs::Text | AppendAs::Json => append_text(slot, fragment_text(value)),
     }
+}
+
+/// Appends a fragment's text to the string in `slot` (an absent fragment
+/// leaves at least an empty string).
+fn append_text(slot: &mut Value, text: Option<Cow<'_, str>>) {
+    let Some(text) = text else {
+        if slot.is_null() {
+            *slot = Value::String(String::new());
+        }
+        return;
+    };
+    match slot {
+        Value::String(s) => s.push_str(&text),
+        Value::Null => *slot = Value::String(text.into_owned()),
+        _ => {}
+    }
+}
+
+/// Appends a value taken out of a call fragment at `path` in `target`, as text.
+fn append_owned(target: &mut Value, path: &JsonPath, value: &Value) {
+    let Some(slot) = path.get_or_insert(target) else {
+        return;
+    };
+    let text = match value {
+        Value::Null => None,
+        Value::String(s) => Some(Cow::Borrowed(s.as_str())),
+        other => Some(Cow::Owned(other.to_string())),
+    };
+    append_text(slot, text);
 }
 
 /// Merges `over` into `base`: objects key by key; an empty string or `null`

@@ -7,30 +7,40 @@
 //!   finds where each top-level value ends, then serde_json reads it. Work is
 //!   linear in the bytes however they are cut.
 //! - **AWS event stream** binary frames (feature `eventstream`), through
-//!   `aws-smithy-eventstream`: each frame becomes `{"<event type>": payload}`.
+//!   `aws-smithy-eventstream`: each frame becomes `{"<event type>": payload}`,
+//!   the payload read in place from the frame and the name borrowed from its
+//!   header (the SDK's decoder copies the frame's headers and payload out of
+//!   the buffer as it checks the CRC).
+//!
+//! Each event is handed out as soon as it is cut, as an [`Event`] that
+//! borrows from the bytes it was read from and from the decoder's arena,
+//! emptied before the next event (see `event.rs`): nothing of an event is
+//! copied before a rule keeps it. The arena keeps the room the stream's
+//! largest event took until the stream is dropped.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use bumpalo::Bump;
 use bytes::Bytes;
 use futures_util::Stream;
-use serde_json::Value;
 
+use super::event::{self, Event};
 use crate::spec::Framing;
 
 /// The largest event read, in bytes: a stream whose event (or line) grows
 /// past it is refused instead of buffered without end.
 pub(crate) const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
-/// One event cut from the bytes.
+/// One event cut from the bytes, borrowing from them.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Payload {
-    /// A JSON event, with its SSE event name if it had one.
-    Json(Value),
+pub(crate) enum Payload<'t> {
+    /// A JSON event.
+    Json(Event<'t>),
     /// A data payload that is not JSON (such as `[DONE]`).
-    Text(String),
+    Text(&'t str),
 }
 
 /// Why bytes could not be cut into events.
@@ -87,7 +97,7 @@ impl Decoder {
     pub(crate) fn push(
         &mut self,
         bytes: &[u8],
-        out: &mut impl FnMut(Payload),
+        out: &mut impl FnMut(Payload<'_>),
     ) -> Result<(), FramingError> {
         match self {
             Decoder::Sse(d) => d.push(bytes, out),
@@ -101,7 +111,7 @@ impl Decoder {
     }
 
     /// The end of the bytes: hands out what they complete.
-    pub(crate) fn finish(&mut self, out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
+    pub(crate) fn finish(&mut self, out: &mut impl FnMut(Payload<'_>)) -> Result<(), FramingError> {
         match self {
             Decoder::Sse(d) => d.finish(out),
             Decoder::Lines(d) => d.finish(out),
@@ -146,6 +156,7 @@ pub(crate) struct SseDecoder {
     parser: Pin<Box<sse_stream::SseByteStream<FeedStream>>>,
     /// Bytes pushed since the last complete event.
     pending: usize,
+    arena: Bump,
 }
 
 impl SseDecoder {
@@ -156,10 +167,15 @@ impl SseDecoder {
             feed,
             parser,
             pending: 0,
+            arena: Bump::new(),
         }
     }
 
-    fn push(&mut self, bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
+    fn push(
+        &mut self,
+        bytes: &[u8],
+        out: &mut impl FnMut(Payload<'_>),
+    ) -> Result<(), FramingError> {
         if !bytes.is_empty() {
             let mut feed = self.feed.lock().unwrap_or_else(|p| p.into_inner());
             feed.chunks.push_back(Bytes::copy_from_slice(bytes));
@@ -173,12 +189,12 @@ impl SseDecoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
+    fn finish(&mut self, out: &mut impl FnMut(Payload<'_>)) -> Result<(), FramingError> {
         self.feed.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
         self.drain(out)
     }
 
-    fn drain(&mut self, out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
+    fn drain(&mut self, out: &mut impl FnMut(Payload<'_>)) -> Result<(), FramingError> {
         let mut cx = Context::from_waker(std::task::Waker::noop());
         while let Poll::Ready(Some(event)) = self.parser.as_mut().poll_next(&mut cx) {
             let event = event.map_err(FramingError::Sse)?;
@@ -188,9 +204,10 @@ impl SseDecoder {
             if text.is_empty() {
                 continue;
             }
-            out(match serde_json::from_str::<Value>(text) {
+            self.arena.reset();
+            out(match event::parse(text, &self.arena) {
                 Ok(value) => Payload::Json(value),
-                Err(_) => Payload::Text(text.to_owned()),
+                Err(_) => Payload::Text(text),
             });
         }
         Ok(())
@@ -203,18 +220,25 @@ impl SseDecoder {
 #[derive(Debug, Default)]
 pub(crate) struct LineSplitter {
     buf: Vec<u8>,
+    arena: Bump,
 }
 
 impl LineSplitter {
-    fn push(&mut self, bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
+    fn push(
+        &mut self,
+        bytes: &[u8],
+        out: &mut impl FnMut(Payload<'_>),
+    ) -> Result<(), FramingError> {
         let mut rest = bytes;
         while let Some(end) = memchr::memchr(b'\n', rest) {
             if self.buf.is_empty() {
-                line(&rest[..end], out)?;
+                line(&rest[..end], &mut self.arena, out)?;
             } else {
+                // The buffer is kept for the next line cut across pushes.
                 self.buf.extend_from_slice(&rest[..end]);
-                let whole = std::mem::take(&mut self.buf);
-                line(&whole, out)?;
+                let read = line(&self.buf, &mut self.arena, out);
+                self.buf.clear();
+                read?;
             }
             rest = &rest[end + 1..];
         }
@@ -225,14 +249,19 @@ impl LineSplitter {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
-        let last = std::mem::take(&mut self.buf);
-        line(&last, out)
+    fn finish(&mut self, out: &mut impl FnMut(Payload<'_>)) -> Result<(), FramingError> {
+        let read = line(&self.buf, &mut self.arena, out);
+        self.buf.clear();
+        read
     }
 }
 
 /// One line of newline-delimited JSON.
-fn line(bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
+fn line(
+    bytes: &[u8],
+    arena: &mut Bump,
+    out: &mut impl FnMut(Payload<'_>),
+) -> Result<(), FramingError> {
     let bytes = bytes.trim_ascii();
     if bytes.is_empty() {
         return Ok(());
@@ -240,24 +269,21 @@ fn line(bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError>
     if !matches!(bytes[0], b'{' | b'[') {
         return Err(FramingError::NotJson { byte: bytes[0] });
     }
-    hand_out(parse(bytes)?, out);
+    arena.reset();
+    hand_out(parse(bytes, arena)?, out);
     Ok(())
 }
 
 /// Reads JSON bytes. The text is checked as UTF-8 once, whole (faster than
 /// string by string); bytes that are not UTF-8 get serde_json's own error.
-fn parse(bytes: &[u8]) -> Result<Value, FramingError> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(bytes),
-    }
-    .map_err(FramingError::Json)
+fn parse<'x>(bytes: &'x [u8], arena: &'x Bump) -> Result<Event<'x>, FramingError> {
+    event::parse_slice(bytes, arena).map_err(FramingError::Json)
 }
 
 /// A JSON value read from the bytes: an event, or a list of events.
-fn hand_out(value: Value, out: &mut impl FnMut(Payload)) {
+fn hand_out(value: Event<'_>, out: &mut impl FnMut(Payload<'_>)) {
     match value {
-        Value::Array(events) => events.into_iter().map(Payload::Json).for_each(out),
+        Event::Array(events) => events.iter().copied().map(Payload::Json).for_each(out),
         other => out(Payload::Json(other)),
     }
 }
@@ -273,10 +299,15 @@ pub(crate) struct JsonSplitter {
     depth: usize,
     in_string: bool,
     escaped: bool,
+    arena: Bump,
 }
 
 impl JsonSplitter {
-    fn push(&mut self, bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
+    fn push(
+        &mut self,
+        bytes: &[u8],
+        out: &mut impl FnMut(Payload<'_>),
+    ) -> Result<(), FramingError> {
         self.buf.extend_from_slice(bytes);
         while self.pos < self.buf.len() {
             let b = self.buf[self.pos];
@@ -302,7 +333,8 @@ impl JsonSplitter {
                     self.depth -= 1;
                     if self.depth == 0 {
                         let start = self.start.take().unwrap_or_default();
-                        hand_out(parse(&self.buf[start..self.pos])?, out);
+                        self.arena.reset();
+                        hand_out(parse(&self.buf[start..self.pos], &self.arena)?, out);
                     }
                 }
                 b' ' | b'\t' | b'\r' | b'\n' => {}
@@ -340,11 +372,16 @@ impl JsonSplitter {
 pub(crate) struct EventStreamDecoder {
     buf: bytes::BytesMut,
     frames: aws_smithy_eventstream::frame::MessageFrameDecoder,
+    arena: Bump,
 }
 
 #[cfg(feature = "eventstream")]
 impl EventStreamDecoder {
-    fn push(&mut self, bytes: &[u8], out: &mut impl FnMut(Payload)) -> Result<(), FramingError> {
+    fn push(
+        &mut self,
+        bytes: &[u8],
+        out: &mut impl FnMut(Payload<'_>),
+    ) -> Result<(), FramingError> {
         use aws_smithy_eventstream::frame::DecodedFrame;
         use aws_smithy_eventstream::smithy::parse_response_headers;
         self.buf.extend_from_slice(bytes);
@@ -358,16 +395,16 @@ impl EventStreamDecoder {
                 DecodedFrame::Complete(message) => {
                     let headers =
                         parse_response_headers(&message).map_err(FramingError::EventStream)?;
-                    let name = headers.smithy_type.as_str().to_owned();
-                    let payload: Value = if message.payload().is_empty() {
-                        Value::Object(Default::default())
+                    let name = headers.smithy_type.as_str();
+                    self.arena.reset();
+                    let payload = if message.payload().is_empty() {
+                        Event::Object(&[])
                     } else {
-                        serde_json::from_slice(message.payload())
+                        event::parse_slice(message.payload(), &self.arena)
                             .map_err(FramingError::EventStreamJson)?
                     };
-                    let mut event = serde_json::Map::new();
-                    event.insert(name, payload);
-                    out(Payload::Json(Value::Object(event)));
+                    let wrapped = [(name, payload)];
+                    out(Payload::Json(Event::Object(&wrapped)));
                 }
             }
         }
@@ -385,28 +422,47 @@ impl EventStreamDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
-    fn cut_everywhere(framing: Framing, text: &[u8]) -> Vec<Payload> {
+    /// A payload as a test keeps it, after the bytes it borrowed from are gone.
+    #[derive(Debug, PartialEq)]
+    enum Seen {
+        Json(Value),
+        Text(String),
+    }
+
+    fn seen(payload: Payload<'_>) -> Seen {
+        match payload {
+            Payload::Json(event) => Seen::Json(event::to_value(&event)),
+            Payload::Text(text) => Seen::Text(text.to_owned()),
+        }
+    }
+
+    fn cut_everywhere(framing: Framing, text: &[u8]) -> Vec<Seen> {
         let mut whole = Vec::new();
         let mut d = Decoder::new(framing);
-        d.push(text, &mut |p| whole.push(p)).unwrap();
-        d.finish(&mut |p| whole.push(p)).unwrap();
+        d.push(text, &mut |p: Payload<'_>| whole.push(seen(p)))
+            .unwrap();
+        d.finish(&mut |p: Payload<'_>| whole.push(seen(p))).unwrap();
         for cut in 0..=text.len() {
             let mut out = Vec::new();
             let mut d = Decoder::new(framing);
-            d.push(&text[..cut], &mut |p| out.push(p)).unwrap();
-            d.push(&text[cut..], &mut |p| out.push(p)).unwrap();
-            d.finish(&mut |p| out.push(p)).unwrap();
+            d.push(&text[..cut], &mut |p: Payload<'_>| out.push(seen(p)))
+                .unwrap();
+            d.push(&text[cut..], &mut |p: Payload<'_>| out.push(seen(p)))
+                .unwrap();
+            d.finish(&mut |p: Payload<'_>| out.push(seen(p))).unwrap();
             assert_eq!(out, whole, "cut at {cut}");
         }
         let mut out = Vec::new();
         let mut d = Decoder::new(framing);
         for b in text {
-            d.push(std::slice::from_ref(b), &mut |p| out.push(p))
-                .unwrap();
+            d.push(std::slice::from_ref(b), &mut |p: Payload<'_>| {
+                out.push(seen(p))
+            })
+            .unwrap();
         }
-        d.finish(&mut |p| out.push(p)).unwrap();
+        d.finish(&mut |p: Payload<'_>| out.push(seen(p))).unwrap();
         assert_eq!(out, whole, "byte by byte");
         whole
     }
@@ -418,9 +474,9 @@ mod tests {
         assert_eq!(
             events,
             [
-                Payload::Json(json!({"x": "é"})),
-                Payload::Json(json!({"y": 2})),
-                Payload::Text("[DONE]".into())
+                Seen::Json(json!({"x": "é"})),
+                Seen::Json(json!({"y": 2})),
+                Seen::Text("[DONE]".into())
             ]
         );
     }
@@ -432,10 +488,10 @@ mod tests {
         assert_eq!(
             events,
             [
-                Payload::Json(json!({"a": "}{\""})),
-                Payload::Json(json!({"b": [1, {"c": null}]})),
-                Payload::Json(json!({"d": 1})),
-                Payload::Json(json!({"e": 2}))
+                Seen::Json(json!({"a": "}{\""})),
+                Seen::Json(json!({"b": [1, {"c": null}]})),
+                Seen::Json(json!({"d": 1})),
+                Seen::Json(json!({"e": 2}))
             ]
         );
     }
@@ -447,10 +503,10 @@ mod tests {
         assert_eq!(
             events,
             [
-                Payload::Json(json!({"a": "\n"})),
-                Payload::Json(json!({"b": 1})),
-                Payload::Json(json!({"c": 2})),
-                Payload::Json(json!({"d": "é"}))
+                Seen::Json(json!({"a": "\n"})),
+                Seen::Json(json!({"b": 1})),
+                Seen::Json(json!({"c": 2})),
+                Seen::Json(json!({"d": "é"}))
             ]
         );
     }
@@ -458,7 +514,7 @@ mod tests {
     #[test]
     fn bad_json_is_an_error_and_a_cut_value_is_unfinished() {
         let mut d = Decoder::new(Framing::Json);
-        let mut out = |_| {};
+        let mut out = |_: Payload<'_>| {};
         assert!(matches!(
             d.push(b"42", &mut out),
             Err(FramingError::NotJson { byte: b'4' })

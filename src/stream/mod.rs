@@ -15,8 +15,16 @@
 //! at the end of the stream: never because its arguments so far happen to
 //! parse as JSON. A call still incomplete when a stream breaks is never
 //! handed out.
+//!
+//! Each event is read as soon as it is cut, in place: serde_json's parser
+//! reads it into a tree whose strings borrow from the bytes and whose lists
+//! live in an arena emptied before the next event, and only what the
+//! message keeps (an item, a value, a fragment) is copied out of it. A
+//! stream holds the arena as large as its largest event (events are capped
+//! at 16 MiB) until it is dropped.
 
 mod assemble;
+mod event;
 mod framing;
 
 use serde_json::Value;
@@ -33,7 +41,7 @@ use framing::{Decoder, Payload};
 /// stream, the rest are cut (the bytes must still frame) but not read.
 fn read_payload(
     assembler: &mut Assembler<'_>,
-    payload: Payload,
+    payload: Payload<'_>,
     out: &mut Vec<StreamedCall>,
     read: &mut Result<()>,
 ) {
@@ -41,8 +49,8 @@ fn read_payload(
         return;
     }
     *read = match payload {
-        Payload::Json(event) => assembler.event_owned(event, out),
-        Payload::Text(text) => assembler.text(&text, out),
+        Payload::Json(event) => assembler.event(&event, out),
+        Payload::Text(text) => assembler.text(text, out),
     };
 }
 
@@ -90,6 +98,8 @@ pub struct CallStream<'a> {
     framing: Framing,
     bytes: u64,
     error: Option<Error>,
+    /// Where an event an SDK decoded is read as an [`event::Event`].
+    arena: bumpalo::Bump,
 }
 
 impl std::fmt::Debug for CallStream<'_> {
@@ -131,6 +141,7 @@ impl Provider {
             framing: plan.framing,
             bytes: 0,
             error: None,
+            arena: bumpalo::Bump::new(),
         })
     }
 }
@@ -210,7 +221,10 @@ impl<'a> CallStream<'a> {
             return Err(error);
         }
         let mut out = Vec::new();
-        let read = self.assembler.event(event, &mut out);
+        self.arena.reset();
+        let read = self
+            .assembler
+            .event(&event::borrow(event, &self.arena), &mut out);
         self.handed(out, Ok(()), read)
     }
 
