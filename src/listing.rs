@@ -22,7 +22,20 @@ use crate::toolset::{ExposedTool, ToolSet, ToolSetReport};
 
 mod kept;
 
-use kept::{Converted, Descriptions, Schemas, WithTool};
+use kept::{Converted, Descriptions, Schemas, Which, WithTool};
+
+/// The kept conversion of the toolset's tool number `index` (one that is kept).
+fn converted_again<'k>(
+    kept: &'k Option<Arc<Schemas>>,
+    index: Option<usize>,
+    tool: &ExposedTool,
+    rules: (Option<&StrictRules>, Option<&StrictRules>),
+) -> &'k Converted {
+    match (kept, index) {
+        (Some(kept), Some(i)) => kept.get(i, tool, rules.0, rules.1),
+        _ => unreachable!("only a kept schema is looked up again"),
+    }
+}
 
 /// Null paths per exposed tool name, from a [`Listing`].
 pub type NullPaths = BTreeMap<String, Vec<NullPath>>;
@@ -277,7 +290,9 @@ impl Marks {
 /// definition does not look it up again.
 #[derive(Clone, Default)]
 struct KeptRefs {
-    schemas: Option<Arc<Schemas>>,
+    /// The schemas and whether this listing takes from them (a listing
+    /// that made the entry does not: it converts and keeps nothing).
+    schemas: Option<(Arc<Schemas>, bool)>,
     descriptions: Option<Arc<Descriptions>>,
 }
 
@@ -288,19 +303,21 @@ impl std::fmt::Debug for KeptRefs {
 }
 
 impl KeptRefs {
-    /// The schemas kept with `toolset` for these rules.
+    /// The schemas kept with `toolset` for these rules; `None` when this
+    /// listing is the first with them, which keeps nothing.
     fn schemas(
         &mut self,
         toolset: &ToolSet,
         subset: Option<&Arc<StrictRules>>,
         strict: Option<&Arc<StrictRules>>,
-    ) -> Arc<Schemas> {
+    ) -> Option<Arc<Schemas>> {
         match &self.schemas {
-            Some(kept) if kept.is_for(subset, strict) => kept.clone(),
-            _ => self
-                .schemas
-                .insert(Schemas::of(toolset, subset, strict))
-                .clone(),
+            Some((kept, keep)) if kept.is_for(subset, strict) => keep.then(|| kept.clone()),
+            _ => {
+                let (kept, made_now) = Schemas::of(toolset, subset, strict);
+                self.schemas = Some((kept.clone(), !made_now));
+                (!made_now).then_some(kept)
+            }
         }
     }
 
@@ -422,11 +439,13 @@ impl Provider {
     /// spec's rules make it (per set of `schema:` and strict rules: the
     /// converted schema, its null paths, or why it cannot be converted) and
     /// its cleaned description and title. The first listing of a toolset
-    /// for a set of rules converts the schemas it lists; every later one, of
-    /// the same toolset or a clone of it, copies them, and reports,
-    /// warns and marks exactly as the first did. A toolset built anew
-    /// shares nothing with another; what is kept goes with the last clone of
-    /// the toolset.
+    /// for a set of rules converts the schemas and moves them into its
+    /// definitions, keeping nothing (a toolset listed once costs no more
+    /// than before); the second converts them again and keeps them; every
+    /// later one, of the same toolset or a clone of it, copies them, and
+    /// reports, warns and marks exactly as the first did. A toolset built
+    /// anew shares nothing with another; what is kept goes with the last
+    /// clone of the toolset.
     ///
     /// # Errors
     ///
@@ -520,36 +539,37 @@ impl Provider {
         listing: &mut Listing,
     ) -> Result<Option<Value>> {
         let (subset_rules, strict_rules) = self.rules_for(mode);
-        // A tool of the toolset is converted once and kept with it; any
-        // other (the search tool) each time.
+        let rules = (subset_rules.map(|r| &**r), strict_rules.map(|r| &**r));
+        // A tool of the toolset is converted once and kept with it, from
+        // the second listing of the toolset with these rules on (a toolset
+        // listed once keeps nothing); any other tool (the search tool) is
+        // converted each time. A schema converted for this listing alone
+        // is moved into the definition, not copied.
         let index = listing.toolset.index_of(tool);
-        let (fresh, kept);
-        let converted = match index {
-            Some(i) => {
-                kept = listing
-                    .kept
-                    .schemas(&listing.toolset, subset_rules, strict_rules);
-                kept.get(
-                    i,
-                    tool,
-                    subset_rules.map(|r| &**r),
-                    strict_rules.map(|r| &**r),
-                )
-            }
-            None => {
-                fresh =
-                    Converted::new(tool, subset_rules.map(|r| &**r), strict_rules.map(|r| &**r));
-                &fresh
-            }
+        let kept = match index {
+            Some(_) => listing
+                .kept
+                .schemas(&listing.toolset, subset_rules, strict_rules),
+            None => None,
         };
-        let subset = match &converted.subset {
-            Ok(Some(rewritten)) => {
+        let mut fresh = match (&kept, index) {
+            (Some(_), Some(_)) => None,
+            _ => Some(Converted::new(tool, rules.0, rules.1)),
+        };
+        let converted = match (&kept, index, &fresh) {
+            (Some(kept), Some(i), _) => kept.get(i, tool, rules.0, rules.1),
+            (_, _, Some(fresh)) => fresh,
+            _ => unreachable!("a schema is either kept or converted now"),
+        };
+        let mut which = Which::Written;
+        match &converted.subset {
+            Ok(Some(_)) => {
                 listing
                     .rewritten
                     .mark(index, &tool.exposed_name, &listing.toolset);
-                rewritten
+                which = Which::Subset;
             }
-            Ok(None) => &tool.tool.input_schema,
+            Ok(None) => {}
             Err(err) => {
                 let issue = issue(tool, err);
                 let rules = self
@@ -563,15 +583,15 @@ impl Provider {
                 return Ok(None);
             }
         };
-        let (schema, strict) = match &converted.strict {
-            None => (subset, false),
+        match &converted.strict {
+            None => {}
             Some(Ok(converted)) => {
                 if !converted.null_paths.is_empty() {
                     listing
                         .null_paths
                         .insert(tool.exposed_name.clone(), converted.null_paths.clone());
                 }
-                (&converted.schema, true)
+                which = Which::Strict;
             }
             Some(Err(err)) => {
                 let issue = issue(tool, err);
@@ -584,7 +604,16 @@ impl Provider {
                 tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
                 path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool sent non-strict");
                 listing.report.fallbacks.push(issue);
-                (subset, false)
+            }
+        };
+        let strict = which == Which::Strict;
+        let original = &tool.tool.input_schema;
+        let schema: Cow<'_, Value> = match fresh.take() {
+            Some(fresh) => fresh
+                .into_schema(which)
+                .map_or(Cow::Borrowed(original), Cow::Owned),
+            None => {
+                Cow::Borrowed(converted_again(&kept, index, tool, rules).schema(which, original))
             }
         };
         let missing = self.tools.missing_description;
@@ -614,8 +643,12 @@ impl Provider {
         let mut vars: Vec<(&str, Var<'_>)> = vec![
             ("name", Var::Str(&tool.exposed_name)),
             ("strict", Var::Json(Cow::Borrowed(&strict_flag))),
-            ("schema", Var::Json(Cow::Borrowed(schema))),
         ];
+        let mut owned = Vec::new();
+        match schema {
+            Cow::Owned(schema) => owned.push(("schema", Some(schema))),
+            Cow::Borrowed(schema) => vars.push(("schema", Var::Json(Cow::Borrowed(schema)))),
+        }
         if let Some(d) = &description {
             vars.push(("description", Var::Str(d)));
         }
@@ -629,7 +662,7 @@ impl Provider {
         }
         self.tools
             .definition
-            .render(vars.as_slice())
+            .render_moving(vars.as_slice(), &mut owned)
             .map(Some)
             .map_err(|missing| {
             Error::new(

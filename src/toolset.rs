@@ -157,8 +157,9 @@ pub struct ToolSetReport {
 /// was listed with, at most 16, an entry dropped with its rules), its cleaned
 /// description and title, and the toolset with the library's read tool
 /// added ([`ListOptions::read_on`](crate::ListOptions::read_on)). Build the
-/// toolset once and list it every turn: the first listing converts, the
-/// others copy (see [`Provider::list_tools`](crate::Provider::list_tools)).
+/// toolset once and list it every turn: from the third listing with the
+/// same rules on, schemas are copied, not converted (see
+/// [`Provider::list_tools`](crate::Provider::list_tools)).
 ///
 /// A [`ToolSet`] is built from `(server id, tools)` pairs. Each tool gets an
 /// *exposed name* that satisfies every built-in provider at once,

@@ -1,7 +1,10 @@
 //! What listings keep with their toolset: each tool's schema as a set of
 //! rules makes it, and its cleaned description and title. A toolset never
-//! changes, and none of these depend on a listing's options, so every
-//! listing after the first copies them instead of making them again.
+//! changes, and none of these depend on a listing's options, so listings
+//! copy them instead of making them again: schemas from the third listing
+//! with the same rules on (the first keeps nothing, so that a toolset listed
+//! once pays nothing for it; the second converts and keeps), descriptions
+//! from the second.
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock, Weak};
@@ -47,6 +50,39 @@ impl Converted {
     }
 }
 
+/// Which schema a definition carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Which {
+    /// The schema as written.
+    Written,
+    /// The schema in the provider's subset.
+    Subset,
+    /// The strict schema.
+    Strict,
+}
+
+impl Converted {
+    /// The schema `which` names (`original`: the schema as written).
+    pub(super) fn schema<'a>(&'a self, which: Which, original: &'a Value) -> &'a Value {
+        let subset = || self.subset.as_ref().ok().and_then(Option::as_ref);
+        let strict = || self.strict.as_ref().and_then(|s| s.as_ref().ok());
+        match which {
+            Which::Written => original,
+            Which::Subset => subset().unwrap_or(original),
+            Which::Strict => strict().map_or(original, |s| &s.schema),
+        }
+    }
+
+    /// The schema `which` names, moved out; `None` for the schema as written.
+    pub(super) fn into_schema(self, which: Which) -> Option<Value> {
+        match which {
+            Which::Written => None,
+            Which::Subset => self.subset.ok().flatten(),
+            Which::Strict => self.strict.and_then(Result::ok).map(|s| s.schema),
+        }
+    }
+}
+
 /// Whether `key` names the same rules as `rules` (both absent, or the very
 /// same rules: a kept weak reference keeps their address from being reused).
 fn same_rules(key: &Option<Weak<StrictRules>>, rules: Option<&Arc<StrictRules>>) -> bool {
@@ -76,21 +112,26 @@ impl Kept for Schemas {
 }
 
 impl Schemas {
-    /// The schemas kept with `toolset` for these rules (a new, empty entry
-    /// the first time).
+    /// The schemas kept with `toolset` for these rules, and whether the
+    /// entry was made now (empty, the first time the rules are asked for).
     pub(super) fn of(
         toolset: &ToolSet,
         subset: Option<&Arc<StrictRules>>,
         strict: Option<&Arc<StrictRules>>,
-    ) -> Arc<Schemas> {
-        toolset.memo().get_or_insert(
+    ) -> (Arc<Schemas>, bool) {
+        let mut made = false;
+        let kept = toolset.memo().get_or_insert(
             |kept: &Schemas| kept.is_for(subset, strict),
-            || Schemas {
-                subset: subset.map(Arc::downgrade),
-                strict: strict.map(Arc::downgrade),
-                tools: (0..toolset.len()).map(|_| OnceLock::new()).collect(),
+            || {
+                made = true;
+                Schemas {
+                    subset: subset.map(Arc::downgrade),
+                    strict: strict.map(Arc::downgrade),
+                    tools: (0..toolset.len()).map(|_| OnceLock::new()).collect(),
+                }
             },
-        )
+        );
+        (kept, made)
     }
 
     /// Whether these are the schemas for the rules `subset` and `strict`.
