@@ -73,6 +73,22 @@ impl Converted {
         }
     }
 
+    /// The same, copied into blocks allocated one after the other: the
+    /// conversion's own allocations are scattered among its scratch, and
+    /// every later listing walks the kept copy.
+    fn compact(self) -> Converted {
+        let strict = self.strict.map(|r| {
+            r.map(|s| StrictSchema {
+                schema: s.schema.clone(),
+                null_paths: s.null_paths.clone(),
+            })
+        });
+        // A copy, then the converted value is dropped.
+        let copy = |v: &Value| -> Value { v.clone() };
+        let subset = self.subset.map(|v| v.as_ref().map(copy));
+        Converted { subset, strict }
+    }
+
     /// The schema `which` names, moved out; `None` for the schema as written.
     pub(super) fn into_schema(self, which: Which) -> Option<Value> {
         match which {
@@ -152,7 +168,7 @@ impl Schemas {
         subset: Option<&StrictRules>,
         strict: Option<&StrictRules>,
     ) -> &Converted {
-        self.tools[index].get_or_init(|| Converted::new(tool, subset, strict))
+        self.tools[index].get_or_init(|| Converted::new(tool, subset, strict).compact())
     }
 }
 
