@@ -17,8 +17,25 @@ pub use crate::spec::strict::StrictMode;
 use crate::spec::template::Var;
 use crate::spec::tools::MissingDescription;
 use crate::spec::{Provider, merge_object};
-use crate::strict::{self, NullPath};
+use crate::strict::{self, NullPath, StrictRules};
 use crate::toolset::{ExposedTool, ToolSet, ToolSetReport};
+
+mod kept;
+
+use kept::{Converted, Descriptions, Schemas, Which, WithTool};
+
+/// The kept conversion of the toolset's tool number `index` (one that is kept).
+fn converted_again<'k>(
+    kept: &'k Option<Arc<Schemas>>,
+    index: Option<usize>,
+    tool: &ExposedTool,
+    rules: (Option<&StrictRules>, Option<&StrictRules>),
+) -> &'k Converted {
+    match (kept, index) {
+        (Some(kept), Some(i)) => kept.get(i, tool, rules.0, rules.1),
+        _ => unreachable!("only a kept schema is looked up again"),
+    }
+}
 
 /// Null paths per exposed tool name, from a [`Listing`].
 pub type NullPaths = BTreeMap<String, Vec<NullPath>>;
@@ -227,11 +244,99 @@ pub struct Listing {
     #[serde(skip)]
     provider: String,
     #[serde(skip)]
-    strict: BTreeSet<String>,
+    strict: Marks,
     #[serde(skip)]
-    rewritten: BTreeSet<String>,
+    rewritten: Marks,
     #[serde(skip)]
     pub(crate) deferral: Deferral,
+    #[serde(skip)]
+    kept: KeptRefs,
+}
+
+/// The tools a listing marks (strict, rewritten): the toolset's by their
+/// position, any other (the search tool) by name.
+#[derive(Debug, Clone, Default)]
+struct Marks {
+    tools: Vec<bool>,
+    others: BTreeSet<String>,
+}
+
+impl Marks {
+    /// Marks the tool exposed as `name`, the toolset's tool number `index` if any.
+    fn mark(&mut self, index: Option<usize>, name: &str, toolset: &ToolSet) {
+        match index {
+            Some(i) => {
+                if self.tools.len() <= i {
+                    self.tools.resize(toolset.len().max(i + 1), false);
+                }
+                self.tools[i] = true;
+            }
+            None => {
+                self.others.insert(name.to_owned());
+            }
+        }
+    }
+
+    /// Whether the tool exposed as `name` is marked.
+    fn contains(&self, name: &str, toolset: &ToolSet) -> bool {
+        let by_position = toolset
+            .position(name)
+            .is_some_and(|i| self.tools.get(i).copied().unwrap_or(false));
+        by_position || self.others.contains(name)
+    }
+}
+
+/// What this listing found kept with its toolset, so that each tool's
+/// definition does not look it up again.
+#[derive(Clone, Default)]
+struct KeptRefs {
+    /// The schemas and whether this listing takes from them (a listing
+    /// that made the entry does not: it converts and keeps nothing).
+    schemas: Option<(Arc<Schemas>, bool)>,
+    descriptions: Option<Arc<Descriptions>>,
+}
+
+impl std::fmt::Debug for KeptRefs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeptRefs")
+    }
+}
+
+impl KeptRefs {
+    /// The schemas kept with `toolset` for these rules; `None` when this
+    /// listing is the first with them, which keeps nothing.
+    fn schemas(
+        &mut self,
+        toolset: &ToolSet,
+        subset: Option<&Arc<StrictRules>>,
+        strict: Option<&Arc<StrictRules>>,
+    ) -> Option<Arc<Schemas>> {
+        match &self.schemas {
+            Some((kept, keep)) if kept.is_for(subset, strict) => keep.then(|| kept.clone()),
+            _ => {
+                let (kept, made_now) = Schemas::of(toolset, subset, strict);
+                self.schemas = Some((kept.clone(), !made_now));
+                (!made_now).then_some(kept)
+            }
+        }
+    }
+
+    /// The descriptions kept with `toolset`.
+    fn descriptions(&mut self, toolset: &ToolSet) -> Arc<Descriptions> {
+        self.descriptions
+            .get_or_insert_with(|| Descriptions::of(toolset))
+            .clone()
+    }
+}
+
+/// `toolset` with the library's read tool after its tools, made once per
+/// toolset and kept with it (so that what listings keep of it is kept too).
+fn with_read_tool(toolset: &ToolSet) -> Result<ToolSet> {
+    let kept = toolset.memo().get_or_try_insert(
+        |_: &WithTool| true,
+        || toolset.with_tool(read_exposed_tool()).map(WithTool),
+    )?;
+    Ok(kept.0.clone())
 }
 
 /// What a listing with deferred tools remembers for the searches.
@@ -259,13 +364,13 @@ impl Listing {
 
     /// Whether the tool exposed as `name` was listed with a strict schema.
     pub fn is_strict(&self, name: &str) -> bool {
-        self.strict.contains(name)
+        self.strict.contains(name, &self.toolset)
     }
 
     /// Whether the provider's schema rules (the spec's `schema:` section)
     /// changed the schema of the tool exposed as `name`.
     pub fn is_rewritten(&self, name: &str) -> bool {
-        self.rewritten.contains(name)
+        self.rewritten.contains(name, &self.toolset)
     }
 
     /// An empty listing of the same toolset and provider, for definitions
@@ -277,9 +382,10 @@ impl Listing {
             report: ListingReport::default(),
             toolset: of.toolset.clone(),
             provider: of.provider.clone(),
-            strict: BTreeSet::new(),
-            rewritten: BTreeSet::new(),
+            strict: Marks::default(),
+            rewritten: Marks::default(),
             deferral: Default::default(),
+            kept: KeptRefs::default(),
         }
     }
 
@@ -326,37 +432,20 @@ fn issue(tool: &ExposedTool, err: &strict::StrictError) -> StrictIssue {
 }
 
 impl Provider {
-    /// The tool's schema in the provider's subset of JSON Schema (the
-    /// schema as written for a spec without `schema:` rules); `None` when
-    /// the subset cannot express it, reported as unsupported.
-    fn subset_schema<'t>(
-        &self,
-        tool: &'t ExposedTool,
-        listing: &mut Listing,
-    ) -> Option<Cow<'t, Value>> {
-        let original = &tool.tool.input_schema;
-        let Some(plan) = &self.schema else {
-            return Some(Cow::Borrowed(original));
-        };
-        match strict::convert(original, &plan.rules) {
-            Ok(converted) => {
-                if converted.schema != *original {
-                    listing.rewritten.insert(tool.exposed_name.clone());
-                }
-                Some(Cow::Owned(converted.schema))
-            }
-            Err(err) => {
-                let issue = issue(tool, &err);
-                tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
-                    path = %issue.path, reason = %issue.reason, rules = %plan.rules_id,
-                    "the provider's schema rules cannot express the tool's schema; tool left out");
-                listing.report.unsupported.push(issue);
-                None
-            }
-        }
-    }
-
     /// Lists `toolset`'s tools in this provider's format.
+    ///
+    /// What does not depend on the options is made once per toolset and
+    /// kept with it ([`ToolSet`] never changes): each tool's schema as this
+    /// spec's rules make it (per set of `schema:` and strict rules: the
+    /// converted schema, its null paths, or why it cannot be converted) and
+    /// its cleaned description and title. The first listing of a toolset
+    /// for a set of rules converts the schemas and moves them into its
+    /// definitions, keeping nothing (a toolset listed once costs no more
+    /// than before); the second converts them again and keeps them; every
+    /// later one, of the same toolset or a clone of it, copies them, and
+    /// reports, warns and marks exactly as the first did. A toolset built
+    /// anew shares nothing with another; what is kept goes with the last
+    /// clone of the toolset.
     ///
     /// # Errors
     ///
@@ -367,7 +456,7 @@ impl Provider {
         let with_reader;
         let toolset = match options.read_on {
             true => {
-                with_reader = toolset.with_tool(read_exposed_tool())?;
+                with_reader = with_read_tool(toolset)?;
                 &with_reader
             }
             false => toolset,
@@ -386,9 +475,10 @@ impl Provider {
             },
             toolset: toolset.clone(),
             provider: self.id().to_owned(),
-            strict: BTreeSet::new(),
-            rewritten: BTreeSet::new(),
+            strict: Marks::default(),
+            rewritten: Marks::default(),
             deferral: Default::default(),
+            kept: KeptRefs::default(),
         };
         listing.deferral.mode = mode;
         if !options.defer.is_empty() {
@@ -429,46 +519,122 @@ impl Provider {
             .collect()
     }
 
+    /// The rules `mode` converts schemas by: the spec's `schema:` rules,
+    /// then its strict rules (none when strict mode is off).
+    fn rules_for(
+        &self,
+        mode: StrictMode,
+    ) -> (Option<&Arc<StrictRules>>, Option<&Arc<StrictRules>>) {
+        let strict = match (&self.strict, mode) {
+            (Some(plan), StrictMode::Auto | StrictMode::On) => Some(&plan.rules),
+            _ => None,
+        };
+        (self.schema.as_ref().map(|plan| &plan.rules), strict)
+    }
+
     pub(crate) fn definition(
         &self,
         tool: &ExposedTool,
         mode: StrictMode,
         listing: &mut Listing,
     ) -> Result<Option<Value>> {
-        let Some(subset) = self.subset_schema(tool, listing) else {
-            return Ok(None);
+        let (subset_rules, strict_rules) = self.rules_for(mode);
+        let rules = (subset_rules.map(|r| &**r), strict_rules.map(|r| &**r));
+        // A tool of the toolset is converted once and kept with it, from
+        // the second listing of the toolset with these rules on (a toolset
+        // listed once keeps nothing); any other tool (the search tool) is
+        // converted each time. A schema converted for this listing alone
+        // is moved into the definition, not copied.
+        let index = listing.toolset.index_of(tool);
+        let kept = match index {
+            Some(_) => listing
+                .kept
+                .schemas(&listing.toolset, subset_rules, strict_rules),
+            None => None,
         };
-        let (schema, strict) = match (&self.strict, mode) {
-            (Some(plan), StrictMode::Auto | StrictMode::On) => {
-                match strict::convert(subset.as_ref(), &plan.rules) {
-                    Ok(converted) => {
-                        if !converted.null_paths.is_empty() {
-                            listing
-                                .null_paths
-                                .insert(tool.exposed_name.clone(), converted.null_paths);
-                        }
-                        (Cow::Owned(converted.schema), true)
-                    }
-                    Err(err) => {
-                        let issue = issue(tool, &err);
-                        if mode == StrictMode::On {
-                            tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
-                            path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool excluded");
-                            listing.report.excluded.push(issue);
-                            return Ok(None);
-                        }
-                        tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
-                        path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool sent non-strict");
-                        listing.report.fallbacks.push(issue);
-                        (subset, false)
-                    }
-                }
+        let mut fresh = match (&kept, index) {
+            (Some(_), Some(_)) => None,
+            _ => Some(Converted::new(tool, rules.0, rules.1)),
+        };
+        let converted = match (&kept, index, &fresh) {
+            (Some(kept), Some(i), _) => kept.get(i, tool, rules.0, rules.1),
+            (_, _, Some(fresh)) => fresh,
+            _ => unreachable!("a schema is either kept or converted now"),
+        };
+        let mut which = Which::Written;
+        match &converted.subset {
+            Ok(Some(_)) => {
+                listing
+                    .rewritten
+                    .mark(index, &tool.exposed_name, &listing.toolset);
+                which = Which::Subset;
             }
-            _ => (subset, false),
+            Ok(None) => {}
+            Err(err) => {
+                let issue = issue(tool, err);
+                let rules = self
+                    .schema
+                    .as_ref()
+                    .map_or("", |plan| plan.rules_id.as_str());
+                tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
+                    path = %issue.path, reason = %issue.reason, rules = %rules,
+                    "the provider's schema rules cannot express the tool's schema; tool left out");
+                listing.report.unsupported.push(issue);
+                return Ok(None);
+            }
+        };
+        match &converted.strict {
+            None => {}
+            Some(Ok(converted)) => {
+                if !converted.null_paths.is_empty() {
+                    listing
+                        .null_paths
+                        .insert(tool.exposed_name.clone(), converted.null_paths.clone());
+                }
+                which = Which::Strict;
+            }
+            Some(Err(err)) => {
+                let issue = issue(tool, err);
+                if mode == StrictMode::On {
+                    tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
+                    path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool excluded");
+                    listing.report.excluded.push(issue);
+                    return Ok(None);
+                }
+                tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
+                path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool sent non-strict");
+                listing.report.fallbacks.push(issue);
+            }
+        };
+        let strict = which == Which::Strict;
+        let original = &tool.tool.input_schema;
+        let schema: Cow<'_, Value> = match fresh.take() {
+            Some(fresh) => fresh
+                .into_schema(which)
+                .map_or(Cow::Borrowed(original), Cow::Owned),
+            None => {
+                Cow::Borrowed(converted_again(&kept, index, tool, rules).schema(which, original))
+            }
         };
         let missing = self.tools.missing_description;
-        let description = match tool.tool.description.as_deref() {
-            Some(d) => Some(sanitize_description(d))
+        let cleaned;
+        let (description, title) = match index {
+            Some(i) => {
+                cleaned = listing.kept.descriptions(&listing.toolset);
+                cleaned.get(i, tool)
+            }
+            None => (None, None),
+        };
+        let (description, title) = match index {
+            Some(_) => (description.map(Cow::Borrowed), title.map(Cow::Borrowed)),
+            // A title comes from the server too: cleaned like a description.
+            None => (
+                tool.tool.description.as_deref().map(sanitize_description),
+                tool.tool.title.as_deref().map(sanitize_description),
+            ),
+        };
+        let description = match description {
+            Some(d) => Some(d)
                 .filter(|d| !(missing == MissingDescription::OmitBlank && d.trim().is_empty())),
             None if missing == MissingDescription::EmptyString => Some(Cow::Borrowed("")),
             None => None,
@@ -478,7 +644,6 @@ impl Provider {
             ("name", Var::Str(&tool.exposed_name)),
             ("strict", Var::Json(Cow::Borrowed(&strict_flag))),
         ];
-        // A schema converted for this listing is moved into the definition, not copied.
         let mut owned = Vec::new();
         match schema {
             Cow::Owned(schema) => owned.push(("schema", Some(schema))),
@@ -487,13 +652,13 @@ impl Provider {
         if let Some(d) = &description {
             vars.push(("description", Var::Str(d)));
         }
-        // A title comes from the server too: cleaned like a description.
-        let title = tool.tool.title.as_deref().map(sanitize_description);
         if let Some(t) = &title {
             vars.push(("title", Var::Str(t)));
         }
         if strict {
-            listing.strict.insert(tool.exposed_name.clone());
+            listing
+                .strict
+                .mark(index, &tool.exposed_name, &listing.toolset);
         }
         self.tools
             .definition

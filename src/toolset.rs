@@ -11,6 +11,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
 
+mod memo;
+pub(crate) use memo::{Kept, Memo};
+
 /// The longest exposed name.
 pub(crate) const MAX_NAME_LEN: usize = 64;
 const HASH_LEN: usize = 8;
@@ -148,6 +151,16 @@ pub struct ToolSetReport {
 /// to clone (the tools are shared), so a [`Listing`](crate::Listing) keeps
 /// the toolset it was made from.
 ///
+/// Listings keep with the toolset what they made of its tools that no
+/// option changes, shared by its clones: each tool's schema converted by a
+/// spec's schema and strict rules (one entry per set of rules the toolset
+/// was listed with, at most 16, an entry dropped with its rules), its cleaned
+/// description and title, and the toolset with the library's read tool
+/// added ([`ListOptions::read_on`](crate::ListOptions::read_on)). Build the
+/// toolset once and list it every turn: from the third listing with the
+/// same rules on, schemas are copied, not converted (see
+/// [`Provider::list_tools`](crate::Provider::list_tools)).
+///
 /// A [`ToolSet`] is built from `(server id, tools)` pairs. Each tool gets an
 /// *exposed name* that satisfies every built-in provider at once,
 /// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, and resolves back to its server and MCP
@@ -202,6 +215,9 @@ struct Inner {
     /// The tools for the app's interface only, by server and MCP name:
     /// never offered to the model, callable by the application.
     app_only: Vec<ExposedTool>,
+    /// What the listing layer keeps of these tools (converted schemas,
+    /// cleaned descriptions); a clone starts empty.
+    memo: Memo,
 }
 
 impl ToolSet {
@@ -294,6 +310,26 @@ impl ToolSet {
     /// What was renamed or left out, and why.
     pub fn report(&self) -> &ToolSetReport {
         &self.inner.report
+    }
+
+    /// What is kept with this toolset for the listings made from it.
+    pub(crate) fn memo(&self) -> &Memo {
+        &self.inner.memo
+    }
+
+    /// The position in [`tools`](Self::tools) of the tool exposed as `exposed_name`.
+    pub(crate) fn position(&self, exposed_name: &str) -> Option<usize> {
+        self.inner.by_exposed.get(exposed_name).copied()
+    }
+
+    /// The position of `tool` in [`tools`](Self::tools), when it is one of
+    /// them (the very value, not an equal one).
+    pub(crate) fn index_of(&self, tool: &ExposedTool) -> Option<usize> {
+        let tools = &self.inner.tools;
+        let size = std::mem::size_of::<ExposedTool>();
+        let offset = (tool as *const ExposedTool as usize).checked_sub(tools.as_ptr() as usize)?;
+        let index = offset / size;
+        (offset % size == 0 && index < tools.len()).then_some(index)
     }
 
     /// The number of tools.

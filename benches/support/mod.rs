@@ -63,6 +63,58 @@ pub fn median_ratio<A: FnMut() -> RA, RA, B: FnMut() -> RB, RB>(
     ratios[ratios.len() / 2]
 }
 
+/// Median over `rounds` interleaved rounds of time(candidate) /
+/// time(baseline), as [`median_ratio`], where every run of either side takes
+/// an input of its own that `setup` makes before the timed part and that is
+/// dropped after it (each side's output is dropped inside it).
+#[allow(dead_code)] // only some benches time a run apart from its setup
+pub fn median_ratio_with_setup<I, S, A, RA, B, RB>(
+    rounds: usize,
+    mut setup: S,
+    mut candidate: A,
+    mut baseline: B,
+) -> f64
+where
+    S: FnMut() -> I,
+    A: FnMut(&I) -> RA,
+    B: FnMut(&I) -> RB,
+{
+    fn timed<I, R>(inputs: &[I], f: &mut impl FnMut(&I) -> R) -> Duration {
+        let start = Instant::now();
+        for input in inputs {
+            black_box(f(input));
+        }
+        start.elapsed()
+    }
+    let target = Duration::from_millis(20);
+    let mut iterations = |f: &mut dyn FnMut(&[I]) -> Duration| {
+        let one = f(&[setup()]).max(Duration::from_nanos(1));
+        (target.as_nanos() / one.as_nanos()).clamp(1, 10_000) as usize
+    };
+    let ia = iterations(&mut |inputs| timed(inputs, &mut candidate));
+    let ib = iterations(&mut |inputs| timed(inputs, &mut baseline));
+    let mut ratios: Vec<f64> = (0..rounds)
+        .map(|round| {
+            let (inputs_a, inputs_b): (Vec<I>, Vec<I>) = (
+                (0..ia).map(|_| setup()).collect(),
+                (0..ib).map(|_| setup()).collect(),
+            );
+            // Alternate which side goes first so that neither always runs on a warmer cache.
+            let (ta, tb) = if round % 2 == 0 {
+                let ta = timed(&inputs_a, &mut candidate);
+                (ta, timed(&inputs_b, &mut baseline))
+            } else {
+                let tb = timed(&inputs_b, &mut baseline);
+                (timed(&inputs_a, &mut candidate), tb)
+            };
+            drop((inputs_a, inputs_b));
+            (ta.as_secs_f64() / ia as f64) / (tb.as_secs_f64() / ib as f64)
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
+}
+
 /// Prints `ratio <what>: X.XXx (goal <= G.Gx: met)`, marking a missed goal;
 /// outside a benchmark run (one unoptimized round) no verdict is given.
 pub fn report(what: &str, ratio: f64, goal: Option<f64>) {
