@@ -24,21 +24,25 @@ mod kept;
 
 use kept::{Converted, Descriptions, Schemas, Which, WithTool};
 
-/// The kept conversion of the toolset's tool number `index` (one that is kept).
-fn converted_again<'k>(
-    kept: &'k Option<Arc<Schemas>>,
-    index: Option<usize>,
-    tool: &ExposedTool,
-    rules: (Option<&StrictRules>, Option<&StrictRules>),
-) -> &'k Converted {
-    match (kept, index) {
-        (Some(kept), Some(i)) => kept.get(i, tool, rules.0, rules.1),
-        _ => unreachable!("only a kept schema is looked up again"),
+/// A tool's schemas as one listing has them: kept with the toolset, or
+/// converted for this listing alone (and then moved into its definition).
+enum Conversion<'k> {
+    Kept(&'k Converted),
+    Fresh(Converted),
+}
+
+impl Conversion<'_> {
+    fn converted(&self) -> &Converted {
+        match self {
+            Conversion::Kept(converted) => converted,
+            Conversion::Fresh(converted) => converted,
+        }
     }
 }
 
-/// Null paths per exposed tool name, from a [`Listing`].
-pub type NullPaths = BTreeMap<String, Vec<NullPath>>;
+/// Null paths per exposed tool name, from a [`Listing`]; each tool's are
+/// shared with the toolset's kept conversion (see [`Provider::list_tools`]).
+pub type NullPaths = BTreeMap<String, Arc<[NullPath]>>;
 
 /// Options for [`Provider::list_tools`] and [`Source::tools`](crate::Source::tools).
 #[derive(Debug, Clone, Default)]
@@ -552,15 +556,11 @@ impl Provider {
                 .schemas(&listing.toolset, subset_rules, strict_rules),
             None => None,
         };
-        let mut fresh = match (&kept, index) {
-            (Some(_), Some(_)) => None,
-            _ => Some(Converted::new(tool, rules.0, rules.1)),
+        let conversion = match (&kept, index) {
+            (Some(kept), Some(i)) => Conversion::Kept(kept.get(i, tool, rules.0, rules.1)),
+            _ => Conversion::Fresh(Converted::new(tool, rules.0, rules.1)),
         };
-        let converted = match (&kept, index, &fresh) {
-            (Some(kept), Some(i), _) => kept.get(i, tool, rules.0, rules.1),
-            (_, _, Some(fresh)) => fresh,
-            _ => unreachable!("a schema is either kept or converted now"),
-        };
+        let converted = conversion.converted();
         let mut which = Which::Written;
         match &converted.subset {
             Ok(Some(_)) => {
@@ -608,13 +608,11 @@ impl Provider {
         };
         let strict = which == Which::Strict;
         let original = &tool.tool.input_schema;
-        let schema: Cow<'_, Value> = match fresh.take() {
-            Some(fresh) => fresh
+        let schema: Cow<'_, Value> = match conversion {
+            Conversion::Fresh(fresh) => fresh
                 .into_schema(which)
                 .map_or(Cow::Borrowed(original), Cow::Owned),
-            None => {
-                Cow::Borrowed(converted_again(&kept, index, tool, rules).schema(which, original))
-            }
+            Conversion::Kept(kept) => Cow::Borrowed(kept.schema(which, original)),
         };
         let missing = self.tools.missing_description;
         let cleaned;

@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use serde_json::Value;
 
 use crate::describe::sanitize_description;
-use crate::strict::{self, StrictError, StrictRules, StrictSchema};
+use crate::strict::{self, NullPath, StrictError, StrictRules};
 use crate::toolset::{ExposedTool, Kept, ToolSet};
 
 /// One tool's schema as a spec's rules make it.
@@ -24,7 +24,15 @@ pub(super) struct Converted {
     pub subset: Result<Option<Value>, StrictError>,
     /// The subset schema made strict, when strict rules were asked for and
     /// the subset could express the schema.
-    pub strict: Option<Result<StrictSchema, StrictError>>,
+    pub strict: Option<Result<Strict, StrictError>>,
+}
+
+/// A strict schema and the paths its optional properties were made
+/// nullable at, shared by every listing that carries them.
+#[derive(Debug)]
+pub(super) struct Strict {
+    pub schema: Value,
+    pub null_paths: Arc<[NullPath]>,
 }
 
 impl Converted {
@@ -41,9 +49,12 @@ impl Converted {
                 .map(|c| (c.schema != *original).then_some(c.schema)),
         };
         let strict = match (&subset, strict) {
-            (Ok(schema), Some(rules)) => {
-                Some(strict::convert(schema.as_ref().unwrap_or(original), rules))
-            }
+            (Ok(schema), Some(rules)) => Some(
+                strict::convert(schema.as_ref().unwrap_or(original), rules).map(|s| Strict {
+                    schema: s.schema,
+                    null_paths: s.null_paths.into(),
+                }),
+            ),
             _ => None,
         };
         Converted { subset, strict }
@@ -78,9 +89,9 @@ impl Converted {
     /// every later listing walks the kept copy.
     fn compact(self) -> Converted {
         let strict = self.strict.map(|r| {
-            r.map(|s| StrictSchema {
+            r.map(|s| Strict {
                 schema: s.schema.clone(),
-                null_paths: s.null_paths.clone(),
+                null_paths: s.null_paths,
             })
         });
         // A copy, then the converted value is dropped.
