@@ -619,12 +619,9 @@ impl Provider {
         let (description, title) = match index {
             Some(i) => {
                 cleaned = listing.kept.descriptions(&listing.toolset);
-                cleaned.get(i, tool)
+                let (description, title) = cleaned.get(i, tool);
+                (description.map(Cow::Borrowed), title.map(Cow::Borrowed))
             }
-            None => (None, None),
-        };
-        let (description, title) = match index {
-            Some(_) => (description.map(Cow::Borrowed), title.map(Cow::Borrowed)),
             // A title comes from the server too: cleaned like a description.
             None => (
                 tool.tool.description.as_deref().map(sanitize_description),

@@ -180,23 +180,25 @@ impl<'de: 'b, 'b> Visitor<'de> for KeySeed<'b> {
 
 /// Parses one event from its text into `arena`, with serde_json's errors.
 pub(crate) fn parse<'x>(text: &'x str, arena: &'x Bump) -> serde_json::Result<Event<'x>> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let event = Seed(arena).deserialize(&mut de)?;
-    de.end()?;
-    Ok(event)
+    read(serde_json::Deserializer::from_str(text), arena)
 }
 
 /// Parses one event from bytes that may not be UTF-8 (serde_json then says where).
 pub(crate) fn parse_slice<'x>(bytes: &'x [u8], arena: &'x Bump) -> serde_json::Result<Event<'x>> {
     match std::str::from_utf8(bytes) {
         Ok(text) => parse(text, arena),
-        Err(_) => {
-            let mut de = serde_json::Deserializer::from_slice(bytes);
-            let event = Seed(arena).deserialize(&mut de)?;
-            de.end()?;
-            Ok(event)
-        }
+        Err(_) => read(serde_json::Deserializer::from_slice(bytes), arena),
     }
+}
+
+/// One whole value from `de` (nothing but whitespace after it).
+fn read<'x, R: serde_json::de::Read<'x>>(
+    mut de: serde_json::Deserializer<R>,
+    arena: &'x Bump,
+) -> serde_json::Result<Event<'x>> {
+    let event = Seed(arena).deserialize(&mut de)?;
+    de.end()?;
+    Ok(event)
 }
 
 /// The member `key` of an object; of several members with that key, the
