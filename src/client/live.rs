@@ -27,6 +27,7 @@ use super::options::ClientOptions;
 use super::session::{Process, Session, Shared};
 use super::stdio::{self, Tap};
 use super::tasks::{Generation, TaskCall};
+use futures_util::FutureExt;
 use tracing::Instrument;
 
 use crate::config::ServerConfig;
@@ -407,6 +408,14 @@ impl McpClient {
         if let Some(current) = self.current().filter(|s| !s.is_closed()) {
             return Ok(current);
         }
+        // Starting a session is a large future: boxed, so that every
+        // request's own future stays small while the session lives.
+        Box::pin(self.restart_session()).await
+    }
+
+    /// [`McpClient::live_session`] once the current session has ended: a
+    /// new one, started by one caller at a time.
+    async fn restart_session(&self) -> Result<Arc<Session>> {
         let _one = self.restarting.lock().await;
         let current = self.current();
         if let Some(current) = current.clone().filter(|s| !s.is_closed()) {
@@ -652,25 +661,33 @@ impl McpClient {
         span
     }
 
-    /// `request` in `span`, its failure and its duration recorded.
-    async fn traced<T>(
+    /// `request` in `span`, its failure and its duration recorded. A
+    /// combinator rather than an `async fn`, so that the request's future is
+    /// held once, not once as an argument and again as it is awaited.
+    fn traced<'a, T: 'a>(
         &self,
         span: tracing::Span,
         method: &'static str,
-        tool: Option<&str>,
-        request: impl std::future::Future<Output = Result<T>>,
-    ) -> Result<T> {
+        tool: Option<String>,
+        request: impl std::future::Future<Output = Result<T>> + 'a,
+    ) -> impl std::future::Future<Output = Result<T>> + 'a {
         let started = std::time::Instant::now();
-        let result = request.instrument(span.clone()).await;
-        if !span.is_disabled() {
-            if let Err(e) = &result {
-                crate::telemetry::record_failure(&span, e);
+        let recorder = span.clone();
+        request.instrument(span).inspect(move |result| {
+            if !recorder.is_disabled() {
+                if let Err(e) = result {
+                    crate::telemetry::record_failure(&recorder, e);
+                }
+                recorder.in_scope(|| {
+                    crate::telemetry::operation_duration(
+                        method,
+                        tool.as_deref(),
+                        started,
+                        result.as_ref().err(),
+                    );
+                });
             }
-            span.in_scope(|| {
-                crate::telemetry::operation_duration(method, tool, started, result.as_ref().err());
-            });
-        }
-        result
+        })
     }
 
     /// The session to send on, its protocol version recorded on the current span.
@@ -715,28 +732,27 @@ impl Server for McpClient {
         if !span.is_disabled() {
             span.record("gen_ai.tool.name", name);
         }
+        // The tool's name is kept for telemetry only when it is recorded.
+        let tool = (!span.is_disabled()).then(|| name.to_owned());
         let name = name.to_owned();
-        Box::pin(async move {
-            let tool = name.clone();
-            self.traced(span, "tools/call", Some(&tool), async move {
-                let session = self.traced_session().await?;
-                match self
-                    .call_on(&session, &name, arguments.clone(), &context)
-                    .await
-                {
-                    // The server refused the session before it ran the call: send
-                    // it on a new session, once.
-                    Err(_) if session.refused() => {
-                        tracing::info!(server = %self.name, tool = %name,
+        let zz = self.traced(span, "tools/call", tool, async move {
+            let session = self.traced_session().await?;
+            // Bound first, so that the first call's future is gone before a
+            // second one is made.
+            let first = self.call_on(&session, &name, &arguments, &context).await;
+            match first {
+                // The server refused the session before it ran the call: send
+                // it on a new session, once.
+                Err(_) if session.refused() => {
+                    tracing::info!(server = %self.name, tool = %name,
                         "the server no longer knows the session; calling again on a new one");
-                        let session = self.live_session().await?;
-                        self.call_on(&session, &name, arguments, &context).await
-                    }
-                    other => other,
+                    let session = self.live_session().await?;
+                    self.call_on(&session, &name, &arguments, &context).await
                 }
-            })
-            .await
-        })
+                other => other,
+            }
+        });
+        Box::pin(zz)
     }
 
     fn resume_task(
@@ -837,7 +853,7 @@ impl McpClient {
         &self,
         session: &Session,
         name: &str,
-        arguments: Map<String, Value>,
+        arguments: &Map<String, Value>,
         context: &CallContext,
     ) -> Result<CallToolResponse> {
         {
@@ -854,7 +870,7 @@ impl McpClient {
             };
             let legacy = !session.is_modern();
             if legacy && self.needs_task(session, name) {
-                return self.call_as_task(&call, arguments).await;
+                return Box::pin(self.call_as_task(&call, arguments.clone())).await;
             }
             let what = format!("tools/call `{name}`");
             let answer = match session.call_once(&call, arguments.clone()).await {
@@ -866,7 +882,7 @@ impl McpClient {
                 {
                     tracing::debug!(server = %self.name, tool = %name,
                         "a plain call was refused with -32601; calling it as a task");
-                    return self.call_as_task(&call, arguments).await;
+                    return Box::pin(self.call_as_task(&call, arguments.clone())).await;
                 }
                 Err((e, sent)) => return Err(session.error(&what, e, sent)),
             };
@@ -878,7 +894,7 @@ impl McpClient {
                 CallToolResponse::Task(task) => {
                     let state =
                         TaskState::from_value(&serde_json::to_value(&task).unwrap_or_default())?;
-                    self.follow_task(&call, state, Generation::Extension).await
+                    Box::pin(self.follow_task(&call, state, Generation::Extension)).await
                 }
                 other => Ok(other),
             }
