@@ -215,18 +215,7 @@ impl TryFrom<CallToolResultWire> for CallToolResult {
     type Error = String;
 
     fn try_from(wire: CallToolResultWire) -> std::result::Result<Self, String> {
-        match wire.extra.get("resultType") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) if s == "complete" => {}
-            Some(other) => {
-                let shown = other
-                    .as_str()
-                    .map_or_else(|| other.to_string(), str::to_owned);
-                return Err(format!(
-                    "resultType `{shown}` is not a completed tool result (read it as a CallToolResponse)"
-                ));
-            }
-        }
+        CallToolResult::check_complete(&wire.extra)?;
         Ok(CallToolResult {
             content: wire.content,
             structured_content: wire.structured_content,
@@ -238,6 +227,22 @@ impl TryFrom<CallToolResultWire> for CallToolResult {
 }
 
 impl CallToolResult {
+    /// Refuses fields whose `resultType` says the result is not complete.
+    pub(crate) fn check_complete(extra: &Object) -> std::result::Result<(), String> {
+        match extra.get("resultType") {
+            None | Some(Value::Null) => Ok(()),
+            Some(Value::String(s)) if s == "complete" => Ok(()),
+            Some(other) => {
+                let shown = other
+                    .as_str()
+                    .map_or_else(|| other.to_string(), str::to_owned);
+                Err(format!(
+                    "resultType `{shown}` is not a completed tool result (read it as a CallToolResponse)"
+                ))
+            }
+        }
+    }
+
     /// A successful result with one text block.
     pub fn text(text: impl Into<String>) -> Self {
         CallToolResult {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::mcp::{CallToolResponse, CallToolResult, Content, Tool};
+use crate::mcp::{CallToolResponse, CallToolResult, Content, Object, Tool};
 
 /// Re-reads `value` as a `U` through its JSON form.
 fn via_json<T: Serialize, U: DeserializeOwned>(value: &T, what: &str) -> Result<U> {
@@ -42,10 +42,45 @@ impl TryFrom<Tool> for rmcp::model::Tool {
     }
 }
 
+/// Field by field rather than through JSON: each content block is moved
+/// across, a text block without annotations or `_meta` as it is, any other
+/// through [`Content::from`].
 impl TryFrom<rmcp::model::CallToolResult> for CallToolResult {
     type Error = Error;
     fn try_from(result: rmcp::model::CallToolResult) -> Result<Self> {
-        via_json(&result, "tool result")
+        let rmcp::model::CallToolResult {
+            result_type,
+            content,
+            structured_content,
+            is_error,
+            meta,
+            ..
+        } = result;
+        let mut extra = Object::new();
+        if let Some(result_type) = result_type {
+            extra.insert(
+                "resultType".into(),
+                serde_json::Value::String(result_type.as_str().to_owned()),
+            );
+        }
+        CallToolResult::check_complete(&extra).map_err(|e| {
+            Error::new(
+                ErrorKind::Input,
+                format!("cannot convert the tool result: {e}"),
+            )
+        })?;
+        let meta = match meta {
+            Some(meta) => Some(via_json(&meta, "tool result's _meta")?),
+            None => None,
+        };
+        Ok(CallToolResult {
+            content: content.into_iter().map(Content::from).collect(),
+            // An explicit `null` reads as no structured content.
+            structured_content: structured_content.filter(|v| !v.is_null()),
+            is_error: is_error.unwrap_or(false),
+            meta,
+            extra,
+        })
     }
 }
 
@@ -67,12 +102,19 @@ impl TryFrom<CallToolResult> for rmcp::model::CallToolResult {
 /// [`Content::Unknown`]), so this direction cannot fail.
 impl From<rmcp::model::ContentBlock> for Content {
     fn from(block: rmcp::model::ContentBlock) -> Self {
-        match serde_json::to_value(&block) {
-            Ok(value) => Content::from_value(value),
-            Err(e) => Content::Unknown(serde_json::json!({
-                "type": "unknown",
-                "error": format!("cannot serialize the content block: {e}"),
-            })),
+        match block {
+            rmcp::model::ContentBlock::Text(text)
+                if text.meta.is_none() && text.annotations.is_none() =>
+            {
+                Content::text(text.text)
+            }
+            block => match serde_json::to_value(&block) {
+                Ok(value) => Content::from_value(value),
+                Err(e) => Content::Unknown(serde_json::json!({
+                    "type": "unknown",
+                    "error": format!("cannot serialize the content block: {e}"),
+                })),
+            },
         }
     }
 }
@@ -123,5 +165,52 @@ pub(crate) fn call_tool_response(answer: rmcp::model::ServerResult) -> Result<Ca
             ErrorKind::Server,
             "the answer is not a tools/call result",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The field-by-field conversion reads a result as its JSON would be read.
+    #[test]
+    fn a_result_converts_as_its_json_reads() {
+        let results = [
+            json!({"content": [{"type": "text", "text": "plain"}]}),
+            json!({"content": [], "isError": true}),
+            json!({"content": [{"type": "text", "text": "t", "annotations": {"audience": ["user"], "priority": 0.5}}],
+                   "structuredContent": {"n": 1}, "_meta": {"k": "v"}, "resultType": "complete"}),
+            json!({"content": [{"type": "text", "text": "t", "_meta": {"a": 1}},
+                               {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+                               {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"},
+                               {"type": "resource_link", "uri": "file:///a", "name": "a"},
+                               {"type": "resource", "resource": {"uri": "file:///b", "text": "b"}}],
+                   "structuredContent": null}),
+            json!({"content": [{"type": "text", "text": "x"}], "structuredContent": [1, 2]}),
+        ];
+        for value in results {
+            let sdk: rmcp::model::CallToolResult = serde_json::from_value(value.clone()).unwrap();
+            let expected: CallToolResult = via_json(&sdk, "tool result").unwrap();
+            let converted = CallToolResult::try_from(sdk).unwrap();
+            assert_eq!(converted, expected, "{value}");
+        }
+    }
+
+    /// A result whose `resultType` is not `complete` is refused, as when read from JSON.
+    #[test]
+    fn an_incomplete_result_type_is_refused() {
+        let mut sdk: rmcp::model::CallToolResult =
+            serde_json::from_value(json!({"content": []})).unwrap();
+        sdk.result_type = Some(rmcp::model::ResultType::INPUT_REQUIRED);
+        let via: Result<CallToolResult> = via_json(&sdk, "tool result");
+        let err = CallToolResult::try_from(sdk).unwrap_err();
+        assert!(via.is_err());
+        assert_eq!(err.kind(), ErrorKind::Input);
+        assert!(
+            err.message().contains("input_required"),
+            "{}",
+            err.message()
+        );
     }
 }

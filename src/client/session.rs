@@ -515,21 +515,7 @@ impl Session {
     /// `taskSupport` says `required`, or `optional` on a server that takes
     /// task-augmented calls.
     pub(super) fn runs_as_task(&self, tool: &str) -> bool {
-        let Some(tap) = &self.tap else {
-            return false;
-        };
-        let support = tap.execution(tool);
-        match support
-            .as_ref()
-            .and_then(|e| e.get("taskSupport"))
-            .and_then(Value::as_str)
-        {
-            Some("required") => true,
-            Some("optional") => tap
-                .tasks()
-                .is_some_and(|t| t.pointer("/requests/tools/call").is_some()),
-            _ => false,
-        }
+        self.tap.as_ref().is_some_and(|tap| tap.runs_as_task(tool))
     }
 
     /// One `tools/call` on the wire, with a round's answers and state. The

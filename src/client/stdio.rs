@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -110,15 +110,45 @@ impl Tap {
     }
 
     /// The server's `tasks` capability.
+    #[cfg(test)]
     pub(crate) fn tasks(&self) -> Option<Value> {
         self.0.lock().ok()?.tasks.clone()
+    }
+
+    /// Whether a call of `tool` is sent task-augmented: its listed
+    /// `execution.taskSupport` says `required`, or `optional` on a server
+    /// whose `tasks` capability takes task-augmented `tools/call`. Read in
+    /// place, for every call.
+    pub(crate) fn runs_as_task(&self, tool: &str) -> bool {
+        let Ok(noted) = self.0.lock() else {
+            return false;
+        };
+        let support = noted
+            .execution
+            .get(tool)
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str);
+        match support {
+            Some("required") => true,
+            Some("optional") => noted
+                .tasks
+                .as_ref()
+                .is_some_and(|t| t.pointer("/requests/tools/call").is_some()),
+            _ => false,
+        }
     }
 
     /// Looks at one complete message; only those that may carry the fields
     /// are parsed.
     pub(crate) fn note_message(&self, line: &[u8]) {
-        let finder = |needle: &[u8]| memchr::memmem::find(line, needle).is_some();
-        if !finder(b"\"execution\"") && !finder(b"\"tasks\"") && !finder(b"\"protocolVersion\"") {
+        static KEYS: LazyLock<[memchr::memmem::Finder<'static>; 3]> = LazyLock::new(|| {
+            [
+                memchr::memmem::Finder::new(b"\"execution\""),
+                memchr::memmem::Finder::new(b"\"tasks\""),
+                memchr::memmem::Finder::new(b"\"protocolVersion\""),
+            ]
+        });
+        if KEYS.iter().all(|key| key.find(line).is_none()) {
             return;
         }
         let Ok(message) = serde_json::from_slice::<Value>(line) else {
@@ -176,8 +206,13 @@ impl<R> TapReader<R> {
             match memchr::memchr(b'\n', bytes) {
                 Some(end) => {
                     if !self.skipping {
-                        self.line.extend_from_slice(&bytes[..end]);
-                        self.tap.note_message(&self.line);
+                        if self.line.is_empty() {
+                            // A whole line in this read: looked at where it lies.
+                            self.tap.note_message(&bytes[..end]);
+                        } else {
+                            self.line.extend_from_slice(&bytes[..end]);
+                            self.tap.note_message(&self.line);
+                        }
                     }
                     self.line.clear();
                     self.skipping = false;
@@ -208,8 +243,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for TapReader<R> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = polled {
-            let read = buf.filled()[before..].to_vec();
-            self.look(&read);
+            self.look(&buf.filled()[before..]);
         }
         polled
     }
