@@ -130,7 +130,69 @@ fn assembling(c: &mut Criterion) {
             Some(1.3),
         );
     }
+    #[cfg(feature = "eventstream")]
+    {
+        // Bedrock's events as its HTTP body carries them: binary frames,
+        // each named by its `:event-type` header, the payload the event's
+        // value; the baseline parses those payloads.
+        let (provider, file, _, names) = RECORDINGS[4];
+        let events = recording(file);
+        let (bytes, payloads) = event_stream_body(&events);
+        let listing = listing(provider, names);
+        let parse = || {
+            payloads
+                .iter()
+                .map(|p| serde_json::from_slice::<Value>(p).unwrap())
+                .collect::<Vec<_>>()
+        };
+        group.bench_function("bedrock-converse-eventstream", |b| {
+            b.iter(|| assemble(provider, &listing, black_box(&bytes), Framing::EventStream))
+        });
+        let ratio = support::median_ratio(
+            rounds,
+            || assemble(provider, &listing, &bytes, Framing::EventStream),
+            parse,
+        );
+        support::report(
+            &format!(
+                "assembling {provider} {file} as event-stream frames ({} events) / serde_json parsing their payloads",
+                events.len()
+            ),
+            ratio,
+            Some(1.3),
+        );
+    }
     group.finish();
+}
+
+/// The events as `application/vnd.amazon.eventstream` frames, written by the
+/// AWS SDK's codec, and each frame's payload.
+#[cfg(feature = "eventstream")]
+fn event_stream_body(events: &[String]) -> (Vec<u8>, Vec<Vec<u8>>) {
+    use aws_smithy_eventstream::frame::write_message_to;
+    use aws_smithy_types::event_stream::{Header, HeaderValue, Message};
+    let mut bytes = Vec::new();
+    let mut payloads = Vec::new();
+    for event in events {
+        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(event) else {
+            panic!("a Bedrock event is an object: {event}");
+        };
+        let (name, value) = event.into_iter().next().expect("one member");
+        let payload = serde_json::to_vec(&value).unwrap();
+        let message = Message::new(payload.clone())
+            .add_header(Header::new(":event-type", HeaderValue::String(name.into())))
+            .add_header(Header::new(
+                ":content-type",
+                HeaderValue::String("application/json".into()),
+            ))
+            .add_header(Header::new(
+                ":message-type",
+                HeaderValue::String("event".into()),
+            ));
+        write_message_to(&message, &mut bytes).unwrap();
+        payloads.push(payload);
+    }
+    (bytes, payloads)
 }
 
 /// An Anthropic stream of `calls` tool_use blocks, each as its start, two

@@ -6,11 +6,12 @@
 //! - **JSON values** one after another (newline-delimited or not): a scanner
 //!   finds where each top-level value ends, then serde_json reads it. Work is
 //!   linear in the bytes however they are cut.
-//! - **AWS event stream** binary frames (feature `eventstream`), through
-//!   `aws-smithy-eventstream`: each frame becomes `{"<event type>": payload}`,
-//!   the payload read in place from the frame and the name borrowed from its
-//!   header (the SDK's decoder copies the frame's headers and payload out of
-//!   the buffer as it checks the CRC).
+//! - **AWS event stream** binary frames (feature `eventstream`): each frame
+//!   becomes `{"<event type>": payload}`, its CRC-32s checked (`crc32fast`),
+//!   its payload read where it lies and its name borrowed from its header.
+//!   The frames are read here rather than by `aws-smithy-eventstream`, whose
+//!   decoder copies every header and payload out of the buffer; the tests
+//!   hold this reader to that decoder on generated and corrupted frames.
 //!
 //! Each event is handed out as soon as it is cut, as an [`Event`] that
 //! borrows from the bytes it was read from and from the decoder's arena,
@@ -57,8 +58,8 @@ pub(crate) enum FramingError {
     #[error("an event is over {MAX_EVENT_BYTES} bytes")]
     TooLarge,
     #[cfg(feature = "eventstream")]
-    #[error("not a valid AWS event-stream frame")]
-    EventStream(#[source] aws_smithy_eventstream::error::Error),
+    #[error("not a valid AWS event-stream frame: {0}")]
+    EventStream(&'static str),
     #[cfg(feature = "eventstream")]
     #[error("an event-stream frame's payload is not valid JSON")]
     EventStreamJson(#[source] serde_json::Error),
@@ -366,14 +367,30 @@ impl JsonSplitter {
     }
 }
 
-/// AWS event-stream frames, decoded by the AWS SDK's own decoder.
+/// AWS event-stream frames (`application/vnd.amazon.eventstream`), read
+/// where they lie: a frame whole in the pushed bytes is checked and parsed
+/// there, and only a frame cut across pushes is gathered in a buffer first.
+/// Each frame's CRC-32s are checked; its name comes from its `:event-type`
+/// header (or `:exception-type` on an exception frame), borrowed from the
+/// bytes.
 #[cfg(feature = "eventstream")]
 #[derive(Debug, Default)]
 pub(crate) struct EventStreamDecoder {
-    buf: bytes::BytesMut,
-    frames: aws_smithy_eventstream::frame::MessageFrameDecoder,
+    /// The start of a frame cut across pushes.
+    buf: Vec<u8>,
     arena: Bump,
 }
+
+/// A frame's fixed start: its total length, its headers' length and the
+/// CRC-32 of those two.
+#[cfg(feature = "eventstream")]
+const PRELUDE_LEN: usize = 12;
+/// The prelude and the CRC-32 that ends every frame.
+#[cfg(feature = "eventstream")]
+const MIN_FRAME_LEN: usize = PRELUDE_LEN + 4;
+/// The largest headers section the format allows.
+#[cfg(feature = "eventstream")]
+const MAX_HEADERS_LEN: usize = 128 * 1024;
 
 #[cfg(feature = "eventstream")]
 impl EventStreamDecoder {
@@ -382,32 +399,34 @@ impl EventStreamDecoder {
         bytes: &[u8],
         out: &mut impl FnMut(Payload<'_>),
     ) -> Result<(), FramingError> {
-        use aws_smithy_eventstream::frame::DecodedFrame;
-        use aws_smithy_eventstream::smithy::parse_response_headers;
-        self.buf.extend_from_slice(bytes);
-        loop {
-            match self
-                .frames
-                .decode_frame(&mut self.buf)
-                .map_err(FramingError::EventStream)?
-            {
-                DecodedFrame::Incomplete => return Ok(()),
-                DecodedFrame::Complete(message) => {
-                    let headers =
-                        parse_response_headers(&message).map_err(FramingError::EventStream)?;
-                    let name = headers.smithy_type.as_str();
-                    self.arena.reset();
-                    let payload = if message.payload().is_empty() {
-                        Event::Object(&[])
-                    } else {
-                        event::parse_slice(message.payload(), &self.arena)
-                            .map_err(FramingError::EventStreamJson)?
-                    };
-                    let wrapped = [(name, payload)];
-                    out(Payload::Json(Event::Object(&wrapped)));
-                }
+        let mut rest = bytes;
+        // First the frame begun in an earlier push: its prelude, then the rest.
+        while !self.buf.is_empty() && !rest.is_empty() {
+            let want = if self.buf.len() < PRELUDE_LEN {
+                PRELUDE_LEN
+            } else {
+                frame_len(&self.buf)?
+            };
+            let take = (want - self.buf.len()).min(rest.len());
+            self.buf.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if self.buf.len() >= PRELUDE_LEN && self.buf.len() == frame_len(&self.buf)? {
+                let read = frame(&self.buf, &mut self.arena, out);
+                self.buf.clear();
+                read?;
             }
         }
+        // Then every frame whole in the bytes, where it lies.
+        while rest.len() >= PRELUDE_LEN {
+            let len = frame_len(rest)?;
+            if rest.len() < len {
+                break;
+            }
+            frame(&rest[..len], &mut self.arena, out)?;
+            rest = &rest[len..];
+        }
+        self.buf.extend_from_slice(rest);
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<(), FramingError> {
@@ -416,6 +435,142 @@ impl EventStreamDecoder {
         } else {
             Err(FramingError::Unfinished(self.buf.len()))
         }
+    }
+}
+
+/// A big-endian `u32` at `at` (the caller checked the length).
+#[cfg(feature = "eventstream")]
+fn be_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+/// The length of the frame whose prelude starts `bytes` (at least
+/// [`PRELUDE_LEN`] of them), once its checksum and lengths are checked.
+#[cfg(feature = "eventstream")]
+fn frame_len(bytes: &[u8]) -> Result<usize, FramingError> {
+    let total = be_u32(bytes, 0) as usize;
+    let headers = be_u32(bytes, 4) as usize;
+    let crc = be_u32(bytes, 8);
+    if crc32fast::hash(&bytes[..8]) != crc {
+        return Err(FramingError::EventStream(
+            "the prelude's checksum does not match",
+        ));
+    }
+    if total < MIN_FRAME_LEN {
+        return Err(FramingError::EventStream(
+            "the frame is shorter than its prelude and checksum",
+        ));
+    }
+    if total > MAX_EVENT_BYTES {
+        return Err(FramingError::TooLarge);
+    }
+    if headers > MAX_HEADERS_LEN || headers > total - MIN_FRAME_LEN {
+        return Err(FramingError::EventStream(
+            "the headers' length does not fit the frame",
+        ));
+    }
+    Ok(total)
+}
+
+/// One whole frame: its checksum checked, its name read from its headers,
+/// its payload parsed as JSON and handed out as `{"<name>": payload}`.
+#[cfg(feature = "eventstream")]
+fn frame(
+    bytes: &[u8],
+    arena: &mut Bump,
+    out: &mut impl FnMut(Payload<'_>),
+) -> Result<(), FramingError> {
+    let end = bytes.len() - 4;
+    if crc32fast::hash(&bytes[..end]) != be_u32(bytes, end) {
+        return Err(FramingError::EventStream(
+            "the frame's checksum does not match",
+        ));
+    }
+    let headers_end = PRELUDE_LEN + be_u32(bytes, 4) as usize;
+    let name = frame_name(&bytes[PRELUDE_LEN..headers_end])?;
+    let payload = &bytes[headers_end..end];
+    arena.reset();
+    let payload = if payload.is_empty() {
+        Event::Object(&[])
+    } else {
+        event::parse_slice(payload, arena).map_err(FramingError::EventStreamJson)?
+    };
+    let wrapped = [(name, payload)];
+    out(Payload::Json(Event::Object(&wrapped)));
+    Ok(())
+}
+
+/// The frame's name: its `:event-type` when its `:message-type` is `event`,
+/// its `:exception-type` when it is `exception`.
+#[cfg(feature = "eventstream")]
+fn frame_name(mut headers: &[u8]) -> Result<&str, FramingError> {
+    let bad = FramingError::EventStream;
+    // Each header read: `Some(Some(text))` for a string, `Some(None)` for
+    // a value of another type.
+    let (mut message_type, mut event_type, mut exception_type) = (None, None, None);
+    while !headers.is_empty() {
+        let name_len = usize::from(headers[0]);
+        if headers.len() < 2 + name_len {
+            return Err(bad("a header's name is cut short"));
+        }
+        let name = &headers[1..1 + name_len];
+        let value_type = headers[1 + name_len];
+        let value = &headers[2 + name_len..];
+        // The value's length by its type: booleans have none, strings and
+        // byte arrays a 16-bit length first.
+        let (len, skip) = match value_type {
+            0 | 1 => (0, 0),
+            2 => (1, 0),
+            3 => (2, 0),
+            4 => (4, 0),
+            5 | 8 => (8, 0),
+            9 => (16, 0),
+            6 | 7 => {
+                if value.len() < 2 {
+                    return Err(bad("a header's value is cut short"));
+                }
+                (usize::from(u16::from_be_bytes([value[0], value[1]])), 2)
+            }
+            _ => return Err(bad("a header's value has an unknown type")),
+        };
+        if value.len() < skip + len {
+            return Err(bad("a header's value is cut short"));
+        }
+        let text = if value_type == 7 {
+            Some(
+                std::str::from_utf8(&value[skip..skip + len])
+                    .map_err(|_| bad("a header's string value is not UTF-8"))?,
+            )
+        } else {
+            None
+        };
+        match name {
+            b":message-type" => message_type = Some(text),
+            b":event-type" => event_type = Some(text),
+            b":exception-type" => exception_type = Some(text),
+            b":content-type" if text.is_none() => {
+                return Err(bad("the `:content-type` header is not a string"));
+            }
+            // The names above are ASCII; any other is checked.
+            b":content-type" => {}
+            _ if std::str::from_utf8(name).is_err() => {
+                return Err(bad("a header's name is not UTF-8"));
+            }
+            _ => {}
+        }
+        headers = &value[skip + len..];
+    }
+    match message_type.flatten() {
+        Some("event") => event_type
+            .flatten()
+            .ok_or(bad("an event frame has no `:event-type` string header")),
+        Some("exception") => exception_type.flatten().ok_or(bad(
+            "an exception frame has no `:exception-type` string header",
+        )),
+        Some(_) => Err(bad(
+            "the frame's `:message-type` is neither `event` nor `exception`",
+        )),
+        None => Err(bad("the frame has no `:message-type` string header")),
     }
 }
 
@@ -530,5 +685,205 @@ mod tests {
             d.push(b"{\"a\" 1}", &mut out),
             Err(FramingError::Json(_))
         ));
+    }
+
+    /// The AWS SDK's codec, which writes the frames and whose decoder this
+    /// reader is held to.
+    #[cfg(feature = "eventstream")]
+    mod event_stream {
+        use super::*;
+        use aws_smithy_eventstream::frame::{DecodedFrame, MessageFrameDecoder, write_message_to};
+        use aws_smithy_eventstream::smithy::parse_response_headers;
+        use aws_smithy_types::event_stream::{Header, HeaderValue, Message};
+        use proptest::prelude::*;
+
+        fn encode(messages: &[Message]) -> Vec<u8> {
+            let mut bytes = Vec::new();
+            for message in messages {
+                write_message_to(message, &mut bytes).unwrap();
+            }
+            bytes
+        }
+
+        fn event(name: &str, payload: &str) -> Message {
+            Message::new(payload.as_bytes().to_vec())
+                .add_header(Header::new(
+                    ":message-type",
+                    HeaderValue::String("event".into()),
+                ))
+                .add_header(Header::new(
+                    ":event-type",
+                    HeaderValue::String(name.to_owned().into()),
+                ))
+                .add_header(Header::new(
+                    ":content-type",
+                    HeaderValue::String("application/json".into()),
+                ))
+        }
+
+        /// What this reader reads from `bytes`, or that it refused them.
+        fn ours(bytes: &[u8]) -> Option<Vec<Seen>> {
+            let mut out = Vec::new();
+            let mut d = Decoder::new(Framing::EventStream);
+            d.push(bytes, &mut |p: Payload<'_>| out.push(seen(p)))
+                .ok()?;
+            d.finish(&mut |p: Payload<'_>| out.push(seen(p))).ok()?;
+            Some(out)
+        }
+
+        /// What the SDK's decoder reads from `bytes`, wrapped the same way.
+        fn sdk(bytes: &[u8]) -> Option<Vec<Seen>> {
+            let mut buf = bytes::BytesMut::from(bytes);
+            let mut decoder = MessageFrameDecoder::new();
+            let mut out = Vec::new();
+            loop {
+                // The decoder takes a frame's prelude in before the frame is
+                // whole: bytes left at the last call are a cut frame.
+                let left = !buf.is_empty();
+                match decoder.decode_frame(&mut buf).ok()? {
+                    DecodedFrame::Incomplete => return (!left).then_some(out),
+                    DecodedFrame::Complete(message) => {
+                        let headers = parse_response_headers(&message).ok()?;
+                        let payload = if message.payload().is_empty() {
+                            json!({})
+                        } else {
+                            serde_json::from_slice(message.payload()).ok()?
+                        };
+                        out.push(Seen::Json(json!({ headers.smithy_type.as_str(): payload })));
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn frames_whatever_the_cut() {
+            let bytes = encode(&[
+                event("messageStart", r#"{"role":"assistant"}"#),
+                event(
+                    "contentBlockDelta",
+                    r#"{"delta":{"text":"h\u00e9"},"contentBlockIndex":0}"#,
+                ),
+                event("messageStop", ""),
+                Message::new(&br#"{"message":"slow down"}"#[..])
+                    .add_header(Header::new(
+                        ":message-type",
+                        HeaderValue::String("exception".into()),
+                    ))
+                    .add_header(Header::new(
+                        ":exception-type",
+                        HeaderValue::String("throttlingException".into()),
+                    )),
+            ]);
+            let events = cut_everywhere(Framing::EventStream, &bytes);
+            assert_eq!(Some(&events), sdk(&bytes).as_ref());
+            assert_eq!(
+                events,
+                vec![
+                    Seen::Json(json!({"messageStart": {"role": "assistant"}})),
+                    Seen::Json(
+                        json!({"contentBlockDelta": {"delta": {"text": "hé"}, "contentBlockIndex": 0}})
+                    ),
+                    Seen::Json(json!({"messageStop": {}})),
+                    Seen::Json(json!({"throttlingException": {"message": "slow down"}})),
+                ]
+            );
+        }
+
+        #[test]
+        fn a_bad_frame_is_named() {
+            let mut bytes = encode(&[event("messageStart", "{}")]);
+            let last = bytes.len() - 1;
+            bytes[last] ^= 1;
+            let mut d = Decoder::new(Framing::EventStream);
+            let err = d.push(&bytes, &mut |_| {}).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "not a valid AWS event-stream frame: the frame's checksum does not match"
+            );
+            let unknown = encode(&[Message::new(&b"{}"[..]).add_header(Header::new(
+                ":message-type",
+                HeaderValue::String("error".into()),
+            ))]);
+            let err = Decoder::new(Framing::EventStream)
+                .push(&unknown, &mut |_| {})
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("neither `event` nor `exception`"),
+                "{err}"
+            );
+        }
+
+        fn header_value() -> impl Strategy<Value = HeaderValue> {
+            prop_oneof![
+                any::<bool>().prop_map(HeaderValue::Bool),
+                any::<i8>().prop_map(HeaderValue::Byte),
+                any::<i16>().prop_map(HeaderValue::Int16),
+                any::<i32>().prop_map(HeaderValue::Int32),
+                any::<i64>().prop_map(HeaderValue::Int64),
+                proptest::collection::vec(any::<u8>(), 0..8)
+                    .prop_map(|b| HeaderValue::ByteArray(b.into())),
+                "[a-zé]{0,8}".prop_map(|s| HeaderValue::String(s.into())),
+                any::<u128>().prop_map(HeaderValue::Uuid),
+            ]
+        }
+
+        fn header_name() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just(":message-type".to_owned()),
+                Just(":event-type".to_owned()),
+                Just(":exception-type".to_owned()),
+                Just(":content-type".to_owned()),
+                "[a-z:-]{0,12}",
+            ]
+        }
+
+        fn message() -> impl Strategy<Value = Message> {
+            let kind = prop_oneof![Just("event"), Just("exception"), Just("other")];
+            let payload = prop_oneof![
+                Just(String::new()),
+                Just(r#"{"a":1}"#.to_owned()),
+                Just(r#"{"delta":{"toolUse":{"input":"{\"x\""}}}"#.to_owned()),
+                Just("not json".to_owned()),
+            ];
+            let extra = proptest::collection::vec((header_name(), header_value()), 0..4);
+            (kind, "[a-zA-Z]{1,12}", payload, extra).prop_map(|(kind, name, payload, extra)| {
+                let mut message = Message::new(payload.into_bytes()).add_header(Header::new(
+                    ":message-type",
+                    HeaderValue::String(kind.into()),
+                ));
+                let key = if kind == "exception" {
+                    ":exception-type"
+                } else {
+                    ":event-type"
+                };
+                message = message.add_header(Header::new(key, HeaderValue::String(name.into())));
+                for (name, value) in extra {
+                    message = message.add_header(Header::new(name, value));
+                }
+                message
+            })
+        }
+
+        proptest! {
+            /// Generated frames, whole, corrupted at one byte, or cut short:
+            /// this reader refuses what the SDK's decoder refuses and reads
+            /// the same events from the rest.
+            #[test]
+            fn reads_what_the_sdk_reads(
+                messages in proptest::collection::vec(message(), 1..4),
+                flip in proptest::option::of((any::<prop::sample::Index>(), 1u8..=255)),
+                cut in proptest::option::of(any::<prop::sample::Index>()),
+            ) {
+                let mut bytes = encode(&messages);
+                if let Some((at, mask)) = flip {
+                    let at = at.index(bytes.len());
+                    bytes[at] ^= mask;
+                }
+                if let Some(at) = cut {
+                    bytes.truncate(at.index(bytes.len()));
+                }
+                prop_assert_eq!(ours(&bytes), sdk(&bytes));
+            }
+        }
     }
 }
