@@ -1,6 +1,6 @@
 //! The toolset: the tools a model is offered, under names every provider accepts.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
@@ -206,8 +206,10 @@ pub struct ToolSet {
 #[derive(Debug, Clone, Default)]
 struct Inner {
     tools: Vec<ExposedTool>,
-    by_exposed: HashMap<String, usize>,
-    by_mcp: HashMap<(String, String), usize>,
+    /// Looked up for every call, with foldhash (seeded per process, so a
+    /// server's tool names cannot be chosen to collide).
+    by_exposed: foldhash::HashMap<String, usize>,
+    by_mcp: foldhash::HashMap<(String, String), usize>,
     report: ToolSetReport,
     /// The start of each failed server's exposed names (every name, for a
     /// client's one server), to tell a call to its tools from an unknown one.
