@@ -93,7 +93,15 @@ fn main() {
                 .await
         })
     };
-    let ratio = support::median_ratio(support::rounds(), through_library, with_rmcp);
+    // Batches of about 250 ms (a dozen turns or more): a 20 ms batch is a
+    // few turns, and one garbage collection in either server process moves
+    // its ratio by a third.
+    let batch = if support::full_run() {
+        std::time::Duration::from_millis(250)
+    } else {
+        std::time::Duration::from_millis(20)
+    };
+    let ratio = support::median_ratio_batched(support::rounds(), batch, through_library, with_rmcp);
     support::report(
         &format!(
             "{CALLS} echo calls over stdio at concurrency {CONCURRENCY}, library / rmcp directly"

@@ -735,7 +735,7 @@ impl Server for McpClient {
         // The tool's name is kept for telemetry only when it is recorded.
         let tool = (!span.is_disabled()).then(|| name.to_owned());
         let name = name.to_owned();
-        let zz = self.traced(span, "tools/call", tool, async move {
+        Box::pin(self.traced(span, "tools/call", tool, async move {
             let session = self.traced_session().await?;
             // Bound first, so that the first call's future is gone before a
             // second one is made.
@@ -751,8 +751,7 @@ impl Server for McpClient {
                 }
                 other => other,
             }
-        });
-        Box::pin(zz)
+        }))
     }
 
     fn resume_task(
@@ -872,7 +871,7 @@ impl McpClient {
             if legacy && self.needs_task(session, name) {
                 return Box::pin(self.call_as_task(&call, arguments.clone())).await;
             }
-            let what = format!("tools/call `{name}`");
+            let what = || format!("tools/call `{name}`");
             let answer = match session.call_once(&call, arguments.clone()).await {
                 Ok(answer) => answer,
                 // A 2025-11-25 tool whose task support is `required` refuses a
@@ -884,10 +883,15 @@ impl McpClient {
                         "a plain call was refused with -32601; calling it as a task");
                     return Box::pin(self.call_as_task(&call, arguments.clone())).await;
                 }
-                Err((e, sent)) => return Err(session.error(&what, e, sent)),
+                Err((e, sent)) => return Err(session.error(&what(), e, sent)),
             };
             let response = call_tool_response(answer).map_err(|e| {
-                let message = format!("server `{}` answered {what}: {}", self.name, e.message());
+                let message = format!(
+                    "server `{}` answered {}: {}",
+                    self.name,
+                    what(),
+                    e.message()
+                );
                 e.with_message(message)
             })?;
             match response {
