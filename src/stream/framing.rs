@@ -508,6 +508,7 @@ fn frame_name(mut headers: &[u8]) -> Result<&str, FramingError> {
     // Each header read: `Some(Some(text))` for a string, `Some(None)` for
     // a value of another type.
     let (mut message_type, mut event_type, mut exception_type) = (None, None, None);
+    let mut content_type = None;
     while !headers.is_empty() {
         let name_len = usize::from(headers[0]);
         if headers.len() < 2 + name_len {
@@ -548,17 +549,18 @@ fn frame_name(mut headers: &[u8]) -> Result<&str, FramingError> {
             b":message-type" => message_type = Some(text),
             b":event-type" => event_type = Some(text),
             b":exception-type" => exception_type = Some(text),
-            b":content-type" if text.is_none() => {
-                return Err(bad("the `:content-type` header is not a string"));
-            }
+            b":content-type" => content_type = Some(text),
             // The names above are ASCII; any other is checked.
-            b":content-type" => {}
             _ if std::str::from_utf8(name).is_err() => {
                 return Err(bad("a header's name is not UTF-8"));
             }
             _ => {}
         }
         headers = &value[skip + len..];
+    }
+    // As for every header, the last of a name counts.
+    if content_type == Some(None) {
+        return Err(bad("the `:content-type` header is not a string"));
     }
     match message_type.flatten() {
         Some("event") => event_type
@@ -864,7 +866,26 @@ mod tests {
             })
         }
 
+        /// Of two headers of one name the last counts, as in the SDK: a
+        /// `:content-type` that is not a string is refused only if no string
+        /// one follows it.
+        #[test]
+        fn the_last_header_of_a_name_counts() {
+            let frame = |first: HeaderValue, last: HeaderValue| {
+                encode(&[event("A", "{}")
+                    .add_header(Header::new(":content-type", first))
+                    .add_header(Header::new(":content-type", last))])
+            };
+            let read = frame(HeaderValue::Bool(false), HeaderValue::String("".into()));
+            assert_eq!(ours(&read), sdk(&read));
+            assert_eq!(ours(&read), Some(vec![Seen::Json(json!({"A": {}}))]));
+            let refused = frame(HeaderValue::String("".into()), HeaderValue::Bool(false));
+            assert_eq!(ours(&refused), None);
+            assert_eq!(sdk(&refused), None);
+        }
+
         proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2048))]
             /// Generated frames, whole, corrupted at one byte, or cut short:
             /// this reader refuses what the SDK's decoder refuses and reads
             /// the same events from the rest.
