@@ -32,7 +32,14 @@ pub(crate) enum Template {
         last: bool,
     },
     Text(Vec<Piece>),
-    Object(Vec<(String, Template)>),
+    /// `shape` holds the same keys in the same order, each literal's value in
+    /// place and `null` for the others. Rendering clones it and fills the
+    /// other values in: a map's clone keeps its keys' hashes, where inserting
+    /// them one by one hashes each anew.
+    Object {
+        entries: Vec<(String, Template)>,
+        shape: Map<String, Value>,
+    },
     Array(Vec<Template>),
 }
 
@@ -130,7 +137,7 @@ impl Template {
             Template::Text(pieces) => pieces
                 .iter()
                 .any(|p| matches!(p, Piece::Var { name: n, .. } if n == name)),
-            Template::Object(entries) => entries.iter().any(|(_, t)| t.uses(name)),
+            Template::Object { entries, .. } => entries.iter().any(|(_, t)| t.uses(name)),
             Template::Array(items) => items.iter().any(|t| t.uses(name)),
             Template::Literal(_) => false,
         }
@@ -151,7 +158,7 @@ impl Template {
                     }
                 }
             }
-            Template::Object(entries) => entries
+            Template::Object { entries, .. } => entries
                 .iter_mut()
                 .rev()
                 .for_each(|(_, t)| t.mark_last_uses(seen)),
@@ -206,12 +213,24 @@ impl Template {
                     owned: &*owned,
                 },
             )?),
-            Template::Object(entries) => {
-                let mut map = Map::with_capacity(entries.len());
-                for (key, t) in entries {
-                    if let Some(v) = t.render_opt(vars, owned)? {
-                        map.insert(key.clone(), v);
+            Template::Object { entries, shape } => {
+                let mut map = shape.clone();
+                let mut vanished = Vanished::default();
+                for (i, (slot, (_, t))) in map.values_mut().zip(entries).enumerate() {
+                    if matches!(t, Template::Literal(_)) {
+                        continue;
                     }
+                    match t.render_opt(vars, owned)? {
+                        Some(v) => *slot = v,
+                        None => vanished.add(i),
+                    }
+                }
+                if vanished.any() {
+                    let mut i = 0;
+                    map.retain(|_, _| {
+                        i += 1;
+                        !vanished.has(i - 1)
+                    });
                 }
                 Value::Object(map)
             }
@@ -223,6 +242,35 @@ impl Template {
                 Value::Array(out)
             }
         }))
+    }
+}
+
+/// The positions of an object's entries that rendered to nothing.
+#[derive(Default)]
+struct Vanished {
+    first: u64,
+    rest: Vec<usize>,
+}
+
+impl Vanished {
+    fn add(&mut self, i: usize) {
+        if i < 64 {
+            self.first |= 1 << i;
+        } else {
+            self.rest.push(i);
+        }
+    }
+
+    fn any(&self) -> bool {
+        self.first != 0 || !self.rest.is_empty()
+    }
+
+    fn has(&self, i: usize) -> bool {
+        if i < 64 {
+            self.first & (1 << i) != 0
+        } else {
+            self.rest.contains(&i)
+        }
     }
 }
 
@@ -288,14 +336,23 @@ pub(crate) fn render_string(
 fn compile_node(value: &Value, known: &[&str], at: &str) -> Result<Template, Problem> {
     Ok(match value {
         Value::String(s) => compile_string(s, known).map_err(|e| Problem::at(at, e))?,
-        Value::Object(map) => Template::Object(
-            map.iter()
+        Value::Object(map) => {
+            let entries: Vec<(String, Template)> = map
+                .iter()
                 .map(|(k, v)| {
                     let child = pointer_child(at, k);
                     Ok::<_, Problem>((k.clone(), compile_node(v, known, &child)?))
                 })
-                .collect::<Result<_, _>>()?,
-        ),
+                .collect::<Result<_, _>>()?;
+            let shape = entries
+                .iter()
+                .map(|(k, t)| match t {
+                    Template::Literal(v) => (k.clone(), v.clone()),
+                    _ => (k.clone(), Value::Null),
+                })
+                .collect();
+            Template::Object { entries, shape }
+        }
         Value::Array(items) => Template::Array(
             items
                 .iter()
@@ -399,6 +456,39 @@ mod tests {
         let vars = [("list", Var::Json(Cow::Borrowed(&empty)))];
         let t = json!({"a": "${a?}", "l": "${list?}", "arr": ["${a?}", 1], "keep": "x"});
         assert_eq!(render(&t, &vars).unwrap(), json!({"arr": [1], "keep": "x"}));
+    }
+
+    #[test]
+    fn objects_keep_their_order_when_entries_vanish() {
+        let null = Value::Null;
+        let vars = [("b", Var::Json(Cow::Borrowed(&null)))];
+        // 70 entries: the first, the 65th and the last vanish; a required
+        // `null` stays.
+        let mut t = Map::new();
+        for i in 0..70 {
+            let v = match i {
+                0 | 64 | 69 => json!("${a?}"),
+                1 => json!("${b}"),
+                _ => json!(i),
+            };
+            t.insert(format!("k{i}"), v);
+        }
+        let out = render(&Value::Object(t), &vars).unwrap();
+        let keys: Vec<&str> = out
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let expected: Vec<String> = (1..69)
+            .filter(|i| *i != 64)
+            .map(|i| format!("k{i}"))
+            .collect();
+        assert_eq!(keys, expected);
+        assert_eq!(out["k1"], Value::Null);
+        assert_eq!(out["k68"], json!(68));
+        // The rendered map is a working map: lookups find every key.
+        assert!(expected.iter().all(|k| out.get(k).is_some()));
     }
 
     #[test]
