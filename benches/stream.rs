@@ -161,6 +161,35 @@ fn assembling(c: &mut Criterion) {
             ratio,
             Some(1.3),
         );
+        // What reading the frames by hand costs: the AWS SDK's decoder
+        // (each frame checked and its headers read) and serde_json.
+        let by_hand = || {
+            use aws_smithy_eventstream::frame::{DecodedFrame, MessageFrameDecoder};
+            use aws_smithy_eventstream::smithy::parse_response_headers;
+            let mut buf = bytes::BytesMut::from(&bytes[..]);
+            let mut decoder = MessageFrameDecoder::new();
+            let mut read = Vec::new();
+            while let DecodedFrame::Complete(message) = decoder.decode_frame(&mut buf).unwrap() {
+                let headers = parse_response_headers(&message).unwrap();
+                let value = serde_json::from_slice::<Value>(message.payload()).unwrap();
+                read.push((headers.smithy_type.as_str().to_owned(), value));
+            }
+            assert_eq!(read.len(), payloads.len());
+            read
+        };
+        let ratio = support::median_ratio(
+            rounds,
+            || assemble(provider, &listing, &bytes, Framing::EventStream),
+            by_hand,
+        );
+        support::report(
+            &format!(
+                "assembling {provider} {file} as event-stream frames ({} events) / the AWS SDK's decoder and serde_json reading them",
+                events.len()
+            ),
+            ratio,
+            None,
+        );
     }
     group.finish();
 }
