@@ -780,41 +780,39 @@ impl TurnAnswers<'_> {
                 _ => parts.insert(0, Part::Text(Cow::Owned(prefix.trim_end().to_owned()))),
             }
         }
-        let mut attachments = Vec::new();
-        let mut body = Vec::with_capacity(parts.len());
-        for part in parts {
-            match part {
-                Part::Attach(v) => attachments.push(v),
-                other => body.push(other),
-            }
-        }
+        let attachments = parts
+            .extract_if(.., |p| matches!(p, Part::Attach(_)))
+            .filter_map(|p| match p {
+                Part::Attach(v) => Some(v),
+                _ => None,
+            })
+            .collect();
         // Content and attachments may carry large payloads: moved into the answer, not copied.
         let mut owned = [
-            ("content", Some(self.content_value(body)?)),
+            ("content", Some(self.content_value(parts)?)),
             ("attachments", Some(Value::Array(attachments))),
         ];
-        let mut vars: Vec<(&str, Var<'_>)> = vec![("name", Var::Str(name))];
-        if let Some(id) = call_id {
-            vars.push(("call_id", Var::Str(id)));
-        }
+        let both = [
+            ("name", Var::Str(name)),
+            ("call_id", Var::Str(call_id.unwrap_or_default())),
+        ];
+        let vars = &both[..if call_id.is_some() { 2 } else { 1 }];
         let template = if is_error {
             plan.error_envelope.as_ref().unwrap_or(&plan.envelope)
         } else {
             &plan.envelope
         };
-        template
-            .render_moving(vars.as_slice(), &mut owned)
-            .map_err(|missing| {
-                Error::new(
-                    ErrorKind::Input,
-                    format!(
-                        "provider `{}` answers need `{}`, which the call lacks",
-                        self.provider.id(),
-                        missing.0
-                    ),
-                )
-                .with_tool(name)
-            })
+        template.render_moving(vars, &mut owned).map_err(|missing| {
+            Error::new(
+                ErrorKind::Input,
+                format!(
+                    "provider `{}` answers need `{}`, which the call lacks",
+                    self.provider.id(),
+                    missing.0
+                ),
+            )
+            .with_tool(name)
+        })
     }
 
     fn content_value(&self, mut body: Vec<Part<'_>>) -> Result<Value> {
