@@ -51,6 +51,8 @@ pub(super) struct CallState {
     /// Whether the call may wait for answers not available now
     /// ([`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)).
     suspend: bool,
+    /// Whether a request of the call went out (or is going out).
+    sent: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -88,7 +90,19 @@ impl CallState {
             clock: CallClock::new(timeout),
             halt,
             suspend,
+            sent: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Notes that a request of the call goes out: cut off from now on, it
+    /// may have run.
+    pub(super) fn mark_sent(&self) {
+        self.sent.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a request of the call went out.
+    pub(super) fn was_sent(&self) -> bool {
+        self.sent.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn call(&self) -> std::sync::MutexGuard<'_, Arc<ToolCall>> {

@@ -293,7 +293,9 @@ impl TurnState {
                         status: status.clone(),
                         poll_interval_ms: *poll_interval_ms,
                     },
-                    Stage::Pending | Stage::Sent | Stage::Ended(_) => return None,
+                    // Not sent: the turn was interrupted before it.
+                    Stage::Pending => Wait::Resume,
+                    Stage::Sent | Stage::Ended(_) => return None,
                 };
                 Some(Waiting {
                     index: entry.index,
@@ -398,6 +400,11 @@ pub enum Wait {
         #[serde(skip_serializing_if = "Option::is_none")]
         poll_interval_ms: Option<u64>,
     },
+    /// Nothing but the turn's resumption: the call was not sent, because
+    /// the application interrupted the turn first
+    /// ([`Interrupt`](crate::exec::Interrupt)). Resuming sends it (the
+    /// policy and the approver decide it then).
+    Resume,
 }
 
 /// A call the pipeline runs, and how far it got.
@@ -697,7 +704,8 @@ impl std::fmt::Display for Waits {
                 f.write_str("the call waits for the answers to its tool's questions")
             }
             Stage::WaitingForTask { .. } => f.write_str("the call waits for its task to end"),
-            Stage::Pending | Stage::Sent | Stage::Ended(_) => f.write_str("the call waits"),
+            Stage::Pending => f.write_str("the call was not sent: the turn was interrupted first"),
+            Stage::Sent | Stage::Ended(_) => f.write_str("the call waits"),
         }
     }
 }

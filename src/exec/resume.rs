@@ -78,7 +78,7 @@ impl Source {
             ));
         }
         let toolset = listing.toolset();
-        let halted = Halt::default();
+        let halted = Halt::for_turn(options.interrupt.as_ref(), options.suspend);
         if state.halted {
             halted.set();
         }

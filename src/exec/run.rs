@@ -21,7 +21,7 @@ use super::options::{ExecOptions, OutputSchemaCheck};
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, Server};
 use super::source::Source;
-use super::turn::{Answering, CallRecord, Checked, Execution, Status, not_run_halted};
+use super::turn::{Answering, CallRecord, Checked, Execution, Status, cut_off, unsent};
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME};
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
@@ -101,7 +101,7 @@ impl Source {
         if let Some(journal) = shared.journal() {
             journal.flush_or_log().await;
         }
-        let halted = Halt::default();
+        let halted = Halt::for_turn(options.interrupt.as_ref(), shared.suspend);
         let calls = extracted.calls.into_iter().map(|call| (call, Start::Fresh));
         self.run_calls(calls, toolset, options, &shared, &halted, &mut turn)
             .await;
@@ -449,6 +449,18 @@ impl Source {
         )))
         .catch_unwind()
         .instrument(span.clone());
+        // Cut off by the application's interrupt, the call's request is
+        // dropped (a real client tells its server).
+        let pipeline = async {
+            match halted.interrupt() {
+                Some(interrupt) => tokio::select! {
+                    biased;
+                    outcome = pipeline => outcome,
+                    () = interrupt.cut_off() => Ok(Err(cut_off(state.was_sent(), halted))),
+                },
+                None => pipeline.await,
+            }
+        };
         let outcome = match pipeline.await {
             Ok(result) => result,
             Err(panic) => Err(Error::new(
@@ -538,6 +550,8 @@ impl Source {
     ) -> Result<CallToolResult> {
         let retry = options.retry_interrupted;
         match start {
+            // Interrupted before it started: not asked about, not sent.
+            Start::Fresh if halted.interrupted() => return Err(unsent(halted)),
             Start::Fresh => {}
             resumed => {
                 // Boxed: a fresh call's future need not hold a resumed one's.
@@ -624,6 +638,8 @@ impl Source {
     ) -> Result<CallToolResult> {
         let call: &ToolCall = call;
         let mark = shared.marker(call);
+        // Sent in an earlier process.
+        state.mark_sent();
         let tool = toolset
             .resolve(&call.exposed_name)
             .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
@@ -813,8 +829,8 @@ impl Source {
                 answerer.set_arguments(&call.arguments);
             }
         }
-        if halted.is_set() {
-            return Err(not_run_halted());
+        if halted.stops_sending() {
+            return Err(unsent(halted));
         }
         let server = self.server(&call.server_id).ok_or_else(|| {
             Error::new(
@@ -834,8 +850,8 @@ impl Source {
                 Box::pin(self.gates.pass(&call.server_id, alone, slots)).await
             }
         };
-        if halted.is_set() {
-            return Err(not_run_halted());
+        if halted.stops_sending() {
+            return Err(unsent(halted));
         }
         if let Some(journal) = shared.journal() {
             let change = journal.stage(call, Stage::Sent);
@@ -845,10 +861,11 @@ impl Source {
             Box::pin(journal.flush_through(change))
                 .await
                 .map_err(not_sent)?;
-            if halted.is_set() {
-                return Err(not_run_halted());
+            if halted.stops_sending() {
+                return Err(unsent(halted));
             }
         }
+        state.mark_sent();
         let response = self
             .rounds
             .send_first(server.as_ref(), call, context, retry)

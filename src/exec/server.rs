@@ -268,6 +268,15 @@ pub trait Server: Send + Sync {
     fn state(&self) -> ServerState {
         ServerState::Up
     }
+
+    /// Ends the connection once what the client still owes the server has
+    /// gone out (the cancel notices of calls whose futures were dropped):
+    /// [`McpClient`](crate::McpClient) then asks a server it spawned to exit
+    /// (and kills it if it does not). A later listing or call may start the
+    /// connection again. The default does nothing.
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// The most pages [`list_all_tools`] follows, against a server that never stops paginating.

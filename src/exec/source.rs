@@ -303,6 +303,16 @@ impl Source {
             .collect()
     }
 
+    /// Closes every server's connection, all at once ([`Server::close`]):
+    /// what is owed to each (the cancel notices of calls cut off by a
+    /// timeout or an [`Interrupt`](crate::exec::Interrupt)) goes out first,
+    /// and a server the source spawned is asked to exit. Call it before the
+    /// process ends: a notice still on its way when the process exits never
+    /// reaches its server.
+    pub async fn close(&self) {
+        futures_util::future::join_all(self.servers.iter().map(|(_, server)| server.close())).await;
+    }
+
     /// The handlers that answer what servers ask.
     pub fn handlers(&self) -> &Handlers {
         &self.governor.handlers

@@ -113,7 +113,7 @@ impl Source {
         let mut turn =
             Answering::new(provider, options, self.reader(listing)).journal(shared.journal());
         let (limit, timeout) = options.limits();
-        let halted = Halt::default();
+        let halted = Halt::for_turn(options.interrupt.as_ref(), shared.suspend);
         // A provider that hosts servers may put their output in the model's
         // context anywhere in the stream: under a policy that looks at what
         // the conversation has seen, calls wait for the stream's end.

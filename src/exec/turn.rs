@@ -467,6 +467,35 @@ fn halted_while(stage: &Stage) -> Error {
     }
 }
 
+/// Why a call is not sent once `halted` stops the turn sending: halted, or
+/// interrupted (then, where the turn may be suspended, it waits to be sent
+/// when the turn is resumed).
+pub(super) fn unsent(halted: &Halt) -> Error {
+    if halted.holds_back() {
+        Waits::error(Stage::Pending)
+    } else if halted.interrupted() {
+        Error::new(
+            ErrorKind::Denied,
+            "not run: the turn was interrupted before this call was sent",
+        )
+    } else {
+        not_run_halted()
+    }
+}
+
+/// The answer to a call cut off by the application's interrupt: one sent
+/// may or may not have run; one not sent is answered as [`unsent`].
+pub(super) fn cut_off(sent: bool, halted: &Halt) -> Error {
+    if !sent {
+        return unsent(halted);
+    }
+    Error::new(
+        ErrorKind::Interrupted,
+        "the turn was interrupted before the call's answer came: it may or may not have run, \
+         and it was not sent again",
+    )
+}
+
 /// The answer to a call not sent because the turn was halted.
 pub(super) fn not_run_halted() -> Error {
     Error::new(
