@@ -272,6 +272,14 @@ impl TurnState {
         &self.provider
     }
 
+    /// The servers whose output was in the model's context when it made
+    /// the turn's calls: with the resumed turn's
+    /// [`Execution::ran_servers`](crate::Execution::ran_servers), the next
+    /// turn's taint ([`ExecOptions::taint`](crate::exec::ExecOptions::taint)).
+    pub fn taint(&self) -> &BTreeSet<String> {
+        &self.taint
+    }
+
     /// What the turn waits for: each call (or hosted approval request)
     /// that waits, and for what.
     pub fn waiting(&self) -> Vec<Waiting> {

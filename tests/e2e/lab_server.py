@@ -29,14 +29,24 @@ def beep() -> Audio:
     return Audio(data=_wav(), format="wav")
 
 
+def cancel_requested(ctx: Context) -> bool:
+    """Whether the client sent `notifications/cancelled` for this request (rather
+    than the session ending under it). The SDK keeps the flag on the request's
+    dispatch context, which its per-request session holds."""
+    outbound = getattr(ctx.request_context.session, "_request_outbound", None)
+    event = getattr(outbound, "cancel_requested", None)
+    return bool(event is not None and event.is_set())
+
+
 @server.tool()
-async def slow(seconds: float, marker: str) -> str:
-    """Sleeps; writes `cancelled` to the file `marker` if the call is cancelled."""
+async def slow(seconds: float, marker: str, ctx: Context) -> str:
+    """Sleeps; writes `cancelled` to the file `marker` if the client cancels the
+    call (`notifications/cancelled`), `ended` if the session ends under it."""
     try:
         await asyncio.sleep(seconds)
     except BaseException:
         with open(marker, "w", encoding="utf-8") as f:
-            f.write("cancelled")
+            f.write("cancelled" if cancel_requested(ctx) else "ended")
         raise
     return f"slept {seconds} s"
 
