@@ -394,8 +394,10 @@ struct AsksArgs {
     /// "content": {...}}] for elicitations (forms get their declared defaults for the
     /// fields `content` leaves out), and `sampling:` [{"tool": GLOB, "result":
     /// CreateMessageResult} or {"tool": GLOB, "action": "decline"|"cancel"}] for
-    /// completions; globs over `server/tool`, the first match answering. Declares
-    /// elicitation only with `answers:` rules, sampling only with `sampling:` rules.
+    /// completions; globs over `server/tool`, the first match answering. `decline`
+    /// answers the question; `cancel` halts the turn, in either section and at any
+    /// revision. Declares elicitation only with `answers:` rules, sampling only
+    /// with `sampling:` rules.
     /// A question no rule answers is declined, and stderr says so (with `run
     /// --suspend`, a tool's `input_required` question waits instead).
     #[arg(long, value_name = "FILE")]

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use mcp_adapters::exec::Interrupt;
 use mcp_adapters::{Error, ErrorKind, Result};
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
 /// How long the calls in flight have to end once a signal stopped the run.
@@ -63,20 +62,12 @@ impl Signals {
         let cannot = |e: std::io::Error| {
             Error::new(ErrorKind::Io, "cannot listen for SIGINT and SIGTERM").with_source(e)
         };
-        let mut int = signal(SignalKind::interrupt()).map_err(cannot)?;
-        let mut term = signal(SignalKind::terminate()).map_err(cannot)?;
+        let mut signals = caught_signals().map_err(cannot)?;
         let (tell, caught) = watch::channel(None);
         let interrupt = Interrupt::new();
         let cutting = interrupt.clone();
         let listener = tokio::spawn(async move {
-            let mut next = async || {
-                tokio::select! {
-                    Some(()) = int.recv() => Caught::Int,
-                    Some(()) = term.recv() => Caught::Term,
-                    else => std::future::pending::<Caught>().await,
-                }
-            };
-            let first = next().await;
+            let first = signals.next().await;
             eprintln!(
                 "note: {}: no new turn or call is started; the calls in flight have {} s to end (a second signal ends them now)",
                 first.name(),
@@ -86,7 +77,7 @@ impl Signals {
             let _ = tell.send(Some(first));
             tokio::select! {
                 () = tokio::time::sleep(GRACE) => {}
-                _ = next() => {}
+                _ = signals.next() => {}
             }
             if !cutting.is_cut() {
                 eprintln!(
@@ -94,7 +85,7 @@ impl Signals {
                 );
                 cutting.cut();
             }
-            next().await;
+            signals.next().await;
             at_once();
             std::process::exit(i32::from(match first {
                 Caught::Int => 130u8,
@@ -125,6 +116,44 @@ impl Signals {
             Ok(first) => first.unwrap_or(Caught::Term),
             // The listener ended without a signal: never.
             Err(_) => std::future::pending().await,
+        }
+    }
+}
+
+/// SIGINT and SIGTERM (Ctrl-C where there are no Unix signals), caught.
+struct Listening {
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+}
+
+fn caught_signals() -> std::io::Result<Listening> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Listening {
+            int: signal(SignalKind::interrupt())?,
+            term: signal(SignalKind::terminate())?,
+        })
+    }
+    #[cfg(not(unix))]
+    Ok(Listening {})
+}
+
+impl Listening {
+    /// The next signal.
+    async fn next(&mut self) -> Caught {
+        #[cfg(unix)]
+        tokio::select! {
+            Some(()) = self.int.recv() => Caught::Int,
+            Some(()) = self.term.recv() => Caught::Term,
+            else => std::future::pending::<Caught>().await,
+        }
+        #[cfg(not(unix))]
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => Caught::Int,
+            Err(_) => std::future::pending::<Caught>().await,
         }
     }
 }

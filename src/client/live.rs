@@ -731,6 +731,7 @@ impl Server for McpClient {
                 Ok(mut session) => session.take(),
                 Err(poisoned) => poisoned.into_inner().take(),
             };
+            // Held elsewhere (a call still running), it ends when released.
             if let Some(Ok(session)) = session.map(Arc::try_unwrap) {
                 session.close().await;
             }

@@ -470,4 +470,8 @@ impl<S: Server + ?Sized> Server for Arc<S> {
     fn state(&self) -> ServerState {
         (**self).state()
     }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        (**self).close()
+    }
 }
