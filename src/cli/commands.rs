@@ -143,11 +143,9 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
             let source = live::source(&args.live, &args.toolset.naming, None, false, &asks)
                 .await?
                 .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
-            live::check_started(&source, &args.live).await?;
-            if args.raw {
-                return raw_tools(&source.toolset().await?);
-            }
-            listing_json(&source.tools(provider, &options).await?)
+            let listed = listed(&source, args, provider, &options).await;
+            source.close().await;
+            listed
         })?;
     }
     if args.asks.given() {
@@ -165,6 +163,21 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
         return raw_tools(&toolset);
     }
     listing_json(&provider.list_tools(&toolset, &options)?)
+}
+
+/// `tools` on live servers, once they started: the listing, or one
+/// server's tools as MCP lists them.
+async fn listed(
+    source: &mcp_adapters::Source,
+    args: &ToolsArgs,
+    provider: &Provider,
+    options: &ListOptions,
+) -> Result<Value> {
+    live::check_started(source, &args.live).await?;
+    if args.raw {
+        return raw_tools(&source.toolset().await?);
+    }
+    listing_json(&source.tools(provider, options).await?)
 }
 
 /// The servers of `--server`, `--config` and `--hosted`, when any asks to be
@@ -238,8 +251,13 @@ async fn hosted_tools(
             asks,
         )
         .await?;
-        live::check_started(&source, &args.live).await?;
-        source.tools(provider, options).await?
+        let started = live::check_started(&source, &args.live).await;
+        let listing = match started {
+            Ok(()) => source.tools(provider, options).await,
+            Err(e) => Err(e),
+        };
+        source.close().await;
+        listing?
     };
     let mut value = listing_json(&listing)?;
     if let Value::Object(map) = &mut value {
