@@ -40,17 +40,59 @@ fn defer_options(mut options: ListOptions, args: &DeferArgs) -> Result<ListOptio
 }
 
 /// A listing as printed: with the deferred tools and who searches, when any is deferred.
-fn listing_json(listing: &Listing) -> Result<Value> {
-    let mut value = to_json(listing)?;
-    if let (Some(search), Value::Object(map)) = (listing.tool_search(), &mut value) {
-        map.insert("tool_search".into(), to_json(search)?);
-        map.insert(
-            "deferred".into(),
-            json!(listing.deferred().collect::<Vec<_>>()),
-        );
-        map.insert("found".into(), json!(listing.found()));
+#[derive(serde::Serialize)]
+struct PrintedListing<'a> {
+    #[serde(flatten)]
+    listing: &'a Listing,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_search: Option<&'a mcp_adapters::listing::ToolSearch>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deferred: Option<Vec<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    found: Option<&'a [String]>,
+}
+
+impl<'a> PrintedListing<'a> {
+    fn of(listing: &'a Listing) -> Self {
+        let search = listing.tool_search();
+        PrintedListing {
+            listing,
+            tool_search: search,
+            deferred: search.map(|_| listing.deferred().collect()),
+            found: search.map(|_| listing.found()),
+        }
     }
-    Ok(value)
+}
+
+/// A listing as printed, as JSON to add to.
+fn listing_json(listing: &Listing) -> Result<Value> {
+    to_json(PrintedListing::of(listing))
+}
+
+/// What `tools` prints: a listing, written out as it is serialized (never
+/// copied into a JSON tree first: a server's 20,000 tools are a large
+/// listing), or other JSON.
+pub enum Printed {
+    Listing(Box<Listing>),
+    Json(Value),
+}
+
+impl Printed {
+    /// Writes it to stdout, pretty; a closed stdout (`| head`) ends quietly.
+    pub fn print(&self) {
+        use std::io::Write;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let written = match self {
+            Printed::Listing(listing) => {
+                serde_json::to_writer_pretty(&mut out, &PrintedListing::of(listing))
+            }
+            Printed::Json(value) => serde_json::to_writer_pretty(&mut out, value),
+        };
+        if written.is_ok() {
+            let _ = writeln!(out);
+            let _ = out.flush();
+        }
+    }
 }
 
 /// The tools of `args.tools` ranked for `args.query`.
@@ -108,7 +150,7 @@ pub(super) fn telemetry(live: &LiveArgs) -> Result<Option<mcp_adapters::telemetr
     mcp_adapters::telemetry::export_otlp(live.otlp_endpoint.as_deref()).map(Some)
 }
 
-pub fn tools(args: &ToolsArgs) -> Result<Value> {
+pub fn tools(args: &ToolsArgs) -> Result<Printed> {
     let _telemetry = telemetry(&args.live)?;
     let registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
@@ -128,7 +170,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
             ));
         }
         let asks = asks::read(&args.asks, false)?;
-        return block_on(hosted_tools(args, hub, provider, &options, &asks))?;
+        return block_on(hosted_tools(args, hub, provider, &options, &asks))?.map(Printed::Json);
     }
     if !args.live.servers.is_empty() || args.live.config.is_some() {
         if !args.files.is_empty() {
@@ -160,9 +202,11 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
     };
     let toolset = toolset(&args.toolset.naming, servers)?;
     if args.raw {
-        return raw_tools(&toolset);
+        return raw_tools(&toolset).map(Printed::Json);
     }
-    listing_json(&provider.list_tools(&toolset, &options)?)
+    let listing = provider.list_tools(&toolset, &options)?;
+    drop(toolset);
+    Ok(Printed::Listing(Box::new(listing)))
 }
 
 /// `tools` on live servers, once they started: the listing, or one
@@ -172,12 +216,15 @@ async fn listed(
     args: &ToolsArgs,
     provider: &Provider,
     options: &ListOptions,
-) -> Result<Value> {
-    live::check_started(source, &args.live).await?;
+) -> Result<Printed> {
     if args.raw {
-        return raw_tools(&source.toolset().await?);
+        let toolset = source.toolset().await?;
+        live::check_started(source, toolset.report(), &args.live).await?;
+        return raw_tools(&toolset).map(Printed::Json);
     }
-    listing_json(&source.tools(provider, options).await?)
+    let listing = source.tools(provider, options).await?;
+    live::check_started(source, &listing.report.toolset, &args.live).await?;
+    Ok(Printed::Listing(Box::new(listing)))
 }
 
 /// The servers of `--server`, `--config` and `--hosted`, when any asks to be
@@ -251,9 +298,10 @@ async fn hosted_tools(
             asks,
         )
         .await?;
-        let started = live::check_started(&source, &args.live).await;
-        let listing = match started {
-            Ok(()) => source.tools(provider, options).await,
+        let listing = match source.tools(provider, options).await {
+            Ok(listing) => live::check_started(&source, &listing.report.toolset, &args.live)
+                .await
+                .map(|()| listing),
             Err(e) => Err(e),
         };
         source.close().await;
@@ -297,7 +345,7 @@ fn raw_tools(toolset: &ToolSet) -> Result<Value> {
             ),
         ));
     }
-    let tools: Vec<&mcp_adapters::Tool> = toolset.tools().iter().map(|t| &t.tool).collect();
+    let tools: Vec<&mcp_adapters::Tool> = toolset.tools().iter().map(|t| &*t.tool).collect();
     Ok(json!({"tools": tools}))
 }
 

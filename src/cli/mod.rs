@@ -603,7 +603,13 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Providers { specs } => commands::providers(&specs),
-        Command::Tools(args) => commands::tools(&args),
+        Command::Tools(args) => match commands::tools(&args) {
+            Ok(printed) => {
+                printed.print();
+                return ExitCode::SUCCESS;
+            }
+            Err(e) => Err(e),
+        },
         Command::SearchTools(args) => commands::search_tools(&args),
         Command::Calls(args) => commands::calls(&args),
         Command::Run(args) => return run::main(&args),

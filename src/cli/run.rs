@@ -218,8 +218,8 @@ fn options(args: &RunArgs) -> Result<(ListOptions, ExecOptions)> {
     Ok((list, options))
 }
 
-/// The servers of `--server` / `--config`, started and checked, or the
-/// bundled demo server.
+/// The servers of `--server` / `--config`, started (the first listing
+/// checks that they did), or the bundled demo server.
 async fn start(args: &RunArgs, policy: Policy, asks: &asks::Asks) -> Result<Source> {
     let no_filters = NamingArgs {
         hub: false,
@@ -236,10 +236,7 @@ async fn start(args: &RunArgs, policy: Policy, asks: &asks::Asks) -> Result<Sour
     )
     .await?;
     match source {
-        Some(source) => {
-            live::check_started(&source, &args.live).await?;
-            Ok(source)
-        }
+        Some(source) => Ok(source),
         None => {
             if !args.response.is_empty() || args.resume.is_some() || args.stream.stream.is_some() {
                 eprintln!("note: no --server or --config: running against the bundled demo server");
@@ -258,6 +255,8 @@ impl Run<'_> {
         let Some(mut listing) = self.listing(source).await? else {
             return Ok(false);
         };
+        // The servers started, as the first listing says.
+        live::check_started(source, &listing.report.toolset, &self.args.live).await?;
         // Every response is read as one before the first turn runs.
         for step in &steps {
             if let Step::Response { path, response } = step {

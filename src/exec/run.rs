@@ -721,7 +721,7 @@ impl Source {
             .resolve(&call.exposed_name)
             .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
             .or_else(|| toolset.app_tool(&call.server_id, &call.tool))
-            .map(|t| &t.tool);
+            .map(|t| &*t.tool);
         let mut checked = self.check_schema(call, tool, outcome, check);
         checked.ui_resource = tool.and_then(Tool::ui_resource_uri).map(str::to_owned);
         checked

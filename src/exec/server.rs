@@ -285,7 +285,8 @@ pub(super) const MAX_PAGES: usize = 1000;
 /// A server's whole tool list, with the cache hints of its pages merged.
 #[derive(Debug, Clone, Default)]
 pub(super) struct ToolList {
-    pub(super) tools: Vec<Tool>,
+    /// Shared with the toolsets built from the list.
+    pub(super) tools: Vec<Arc<Tool>>,
     /// The shortest page TTL; a page without one counts as 0 when others
     /// have one, and `None` means no page had a hint.
     pub(super) ttl: Option<Duration>,
@@ -305,7 +306,7 @@ pub(super) async fn list_all_tools(server: &dyn Server) -> Result<ToolList> {
     let mut seen = BTreeSet::new();
     for page_index in 0..MAX_PAGES {
         let page = server.list_tools(cursor.take()).await?;
-        list.tools.extend(page.tools);
+        list.tools.extend(page.tools.into_iter().map(Arc::new));
         list.ttl = match (page_index, list.ttl, page.ttl) {
             (0, _, ttl) => ttl,
             (_, None, None) => None,

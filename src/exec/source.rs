@@ -123,7 +123,7 @@ impl Source {
             toolset = toolset.with_tool(crate::toolset::ExposedTool {
                 exposed_name: tool.name.clone(),
                 server_id: LIBRARY_SERVER.to_owned(),
-                tool,
+                tool: Arc::new(tool),
             })?;
         }
         let mut listing = provider.list_tools(&toolset, options)?;
