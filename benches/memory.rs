@@ -16,73 +16,23 @@
 //!
 //!     cargo bench --bench memory --features rmcp
 
+#[path = "support/counting.rs"]
+mod counting;
 #[path = "../tests/common/install.rs"]
 #[allow(dead_code)]
 mod install;
 #[path = "../tests/common/servers.rs"]
 mod servers;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use counting::{Counting, peak_of};
 use mcp_adapters::{HubConfig, ListOptions, Registry, ServerConfig};
 use serde_json::{Value, json};
 
 /// The tools listed.
 const TOOLS: usize = 20_000;
-
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = CURRENT.fetch_add(by, Ordering::Relaxed) + by;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; only counters are updated.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -99,14 +49,6 @@ impl Write for Counted {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-/// The peak heap `f` reaches above what was allocated before it.
-fn peak_of<T>(f: impl FnOnce() -> T) -> (usize, T) {
-    let before = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let value = black_box(f());
-    (PEAK.load(Ordering::Relaxed).saturating_sub(before), value)
 }
 
 /// The tools: each a name, a sentence, and a schema of two properties.
@@ -185,7 +127,7 @@ fn main() {
     let size = text.len() as f64;
     let mb = |bytes: usize| bytes as f64 / 1e6;
 
-    let (parsed, _) = peak_of(|| serde_json::from_str::<Value>(&text).unwrap());
+    let (parsed, _, _) = peak_of(|| serde_json::from_str::<Value>(&text).unwrap());
     println!(
         "memory: the tools/list result of {TOOLS} tools is {:.2} MB; serde_json alone peaks at {:.1} MB ({:.2}x)",
         mb(text.len()),
@@ -204,7 +146,7 @@ fn main() {
     );
     for provider in ["anthropic", "openai-chat"] {
         let provider = registry.get(provider).unwrap();
-        let (peak, written) = peak_of(|| {
+        let (peak, _, written) = peak_of(|| {
             let listing = runtime.block_on(async {
                 let source = config.connect().await.unwrap().build().unwrap();
                 // Listed once: whether the server started is read from the

@@ -122,6 +122,26 @@ fn text(answer: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// The probe server, logging the calls it receives to `log`.
+fn probe(log: &Path) -> String {
+    server(
+        "probe",
+        common::servers::probe(log).unwrap_or_else(|e| panic!("{e}")),
+    )
+}
+
+/// The tools the probe was called for, in order.
+fn called(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let entry: Value = serde_json::from_str(line).unwrap();
+            entry["tool"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect()
+}
+
 fn everything() -> String {
     server(
         "everything",
@@ -178,72 +198,46 @@ fn sampling_cancel_at_2025_refuses_the_request_and_halts_the_turn() {
     );
 }
 
-#[test]
-fn answers_cancel_at_2026_calls_the_tool_no_more_and_halts_the_turn() {
+/// The probe's `transfer` (which asks to confirm, then for a code) then an
+/// `append`, replayed with `rule` answering the confirmation: the turns,
+/// stderr, the answers file and the tools the probe was called for.
+fn transfer_with(rule: &str) -> (Vec<Value>, String, String, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("probe.jsonl");
-    let probe = server(
-        "probe",
-        common::servers::probe(&log).unwrap_or_else(|e| panic!("{e}")),
-    );
     let answers = write(
         dir.path(),
         "answers.yaml",
-        "answers:\n  - {tool: transfer, key: confirm, action: cancel}\n",
+        &format!("answers:\n  - {{tool: transfer, key: confirm, {rule}}}\n"),
     );
     let responses = responses(
         dir.path(),
         ("transfer", json!({"amount": 5, "to": "bob"})),
         ("append", json!({"text": "after"})),
     );
-    let (turns, stderr) = replay(&probe, &["--answers", &answers], &responses);
+    let (turns, stderr) = replay(&probe(&log), &["--answers", &answers], &responses);
+    (turns, stderr, answers, called(&log))
+}
+
+#[test]
+fn answers_cancel_at_2026_calls_the_tool_no_more_and_halts_the_turn() {
+    let (turns, stderr, answers, tools) = transfer_with("action: cancel");
     halted(&turns, &stderr, &answers);
     let record = &turns[0]["calls"][0];
     let error = record["error"].as_str().unwrap();
     assert!(error.starts_with("InputRequired"), "{record}");
     assert!(error.contains("the answers file cancels it"), "{record}");
-    let tools: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap()["tool"].to_string())
-        .collect();
-    assert_eq!(
-        tools,
-        ["\"transfer\""],
-        "called once, never with the cancel"
-    );
+    assert_eq!(tools, ["transfer"], "called once, never with the cancel");
 }
 
 #[test]
 fn answers_decline_at_2026_answers_the_question_and_the_turn_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("probe.jsonl");
-    let probe = server(
-        "probe",
-        common::servers::probe(&log).unwrap_or_else(|e| panic!("{e}")),
-    );
-    let answers = write(
-        dir.path(),
-        "answers.yaml",
-        "answers:\n  - {tool: transfer, key: confirm, action: decline}\n",
-    );
-    let responses = responses(
-        dir.path(),
-        ("transfer", json!({"amount": 5, "to": "bob"})),
-        ("append", json!({"text": "after"})),
-    );
-    let (turns, stderr) = replay(&probe, &["--answers", &answers], &responses);
+    let (turns, stderr, _, tools) = transfer_with("action: decline");
     assert_eq!(turns.len(), 2, "{stderr}");
     assert_eq!(turns[0]["status"], "ok");
     assert_eq!(text(&turns[0]["results"][0]), "Transfer cancelled");
-    let tools: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap()["tool"].to_string())
-        .collect();
     assert_eq!(
         tools,
-        ["\"transfer\"", "\"transfer\"", "\"append\"", "\"append\""],
+        ["transfer", "transfer", "append", "append"],
         "called again with the decline, and both turns ran"
     );
 }

@@ -22,11 +22,14 @@ mod common;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+/// One call at a time, so that a held call keeps the ones after it unsent.
+const ONE_AT_A_TIME: &[&str] = &["--max-concurrency", "1"];
 
 /// A hang guard: no test waits longer than this for what it drives.
 const PATIENCE: Duration = Duration::from_secs(120);
@@ -37,17 +40,65 @@ fn bin() -> Command {
     command
 }
 
-/// The probe server's `--server` argument, logging to `log`.
-fn probe(log: &Path) -> String {
-    let (python, args) = common::servers::probe(log).unwrap_or_else(|e| panic!("{e}"));
-    format!("probe={python} {}", args.join(" "))
+/// A test's folder, with the probe server logging into it.
+struct Probe {
+    dir: tempfile::TempDir,
+    log: PathBuf,
+    server: String,
+}
+
+impl Probe {
+    fn new() -> Probe {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("probe.jsonl");
+        let (python, args) = common::servers::probe(&log).unwrap_or_else(|e| panic!("{e}"));
+        let server = format!("probe={python} {}", args.join(" "));
+        Probe { dir, log, server }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `run --provider anthropic --server PROBE`, `flags`, then `responses`.
+    fn args<'a>(&'a self, flags: &[&'a str], responses: &'a [String]) -> Vec<&'a str> {
+        let mut args = vec!["run", "--provider", "anthropic", "--server", &self.server];
+        args.extend_from_slice(flags);
+        args.extend(responses.iter().map(String::as_str));
+        args
+    }
+
+    /// Runs `run` with `flags` on `responses` to its end.
+    fn run(&self, flags: &[&str], responses: &[String]) -> Output {
+        bin()
+            .args(self.args(flags, responses))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    /// Starts `run` with `flags` on `responses`, and waits until the probe
+    /// has received the call `held`.
+    fn start_held(&self, flags: &[&str], responses: &[String], held: &str) -> Running {
+        let mut running = Running::start(&self.args(flags, responses), self.path("out.json"));
+        wait_for_call(&self.log, held, &mut running.child);
+        running
+    }
+
+    /// The probe's log.
+    fn log(&self) -> (Vec<(String, String)>, Vec<String>) {
+        log(&self.log)
+    }
 }
 
 /// The probe's log: the calls it received (tool, text) and the texts of
-/// the calls the client cancelled.
+/// the calls the client cancelled. A line the server is still writing (no
+/// newline yet) is left for the next read.
 fn log(log: &Path) -> (Vec<(String, String)>, Vec<String>) {
     let (mut received, mut cancelled) = (Vec::new(), Vec::new());
-    for line in std::fs::read_to_string(log).unwrap_or_default().lines() {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+    for line in whole.lines() {
         let entry: Value = serde_json::from_str(line).unwrap();
         match entry["cancelled"].as_str() {
             Some(text) => cancelled.push(text.to_owned()),
@@ -214,18 +265,14 @@ fn accounted(turns: &[Value], received: &[(String, String)]) {
 
 #[test]
 fn a_malformed_third_response_fails_the_run_before_anything_is_sent() {
-    let dir = tempfile::tempdir().unwrap();
-    let probe_log = dir.path().join("probe.jsonl");
-    let server = probe(&probe_log);
-    let paths = write_responses(dir.path(), &conversation(4, 0, dir.path()));
+    let probe = Probe::new();
+    let paths = write_responses(probe.dir.path(), &conversation(4, 0, probe.dir.path()));
     for (third, why) in [
         ("{\"content\": [", "invalid JSON"),
         ("{\"choices\": []}", "not a `anthropic` response"),
     ] {
         std::fs::write(&paths[2], third).unwrap();
-        let mut args = vec!["run", "--provider", "anthropic", "--server", &server];
-        args.extend(paths.iter().map(String::as_str));
-        let out = bin().args(&args).stdin(Stdio::null()).output().unwrap();
+        let out = probe.run(&[], &paths);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(
@@ -237,45 +284,20 @@ fn a_malformed_third_response_fails_the_run_before_anything_is_sent() {
             stderr.contains(&paths[2]) && stderr.contains(why),
             "{stderr}"
         );
-        assert_eq!(log(&probe_log), (vec![], vec![]), "nothing was sent");
+        assert_eq!(probe.log(), (vec![], vec![]), "nothing was sent");
     }
     // Stdin cannot be read as two responses.
-    let out = bin()
-        .args([
-            "run",
-            "--provider",
-            "anthropic",
-            "--server",
-            &server,
-            "-",
-            "-",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = probe.run(&[], &["-".to_owned(), "-".to_owned()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("more than once"));
 }
 
 #[test]
 fn sigterm_halfway_through_200_turns_leaves_the_finished_turns_accounted_for() {
-    let dir = tempfile::tempdir().unwrap();
-    let probe_log = dir.path().join("probe.jsonl");
-    let release = dir.path().join("release");
-    let server = probe(&probe_log);
-    let paths = write_responses(dir.path(), &conversation(200, 100, &release));
-    let mut args = vec![
-        "run",
-        "--provider",
-        "anthropic",
-        "--max-concurrency",
-        "1",
-        "--server",
-        &server,
-    ];
-    args.extend(paths.iter().map(String::as_str));
-    let mut running = Running::start(&args, dir.path().join("out.json"));
-    wait_for_call(&probe_log, "t100.hold", &mut running.child);
+    let probe = Probe::new();
+    let release = probe.path("release");
+    let paths = write_responses(probe.dir.path(), &conversation(200, 100, &release));
+    let mut running = probe.start_held(ONE_AT_A_TIME, &paths, "t100.hold");
     running.signal(libc::SIGTERM);
     running.wait_stderr("note: SIGTERM: no new turn or call is started");
     // The call in flight ends within the grace the command gives it.
@@ -314,7 +336,7 @@ fn sigterm_halfway_through_200_turns_leaves_the_finished_turns_accounted_for() {
         )),
         "{stderr}"
     );
-    let (received, cancelled) = log(&probe_log);
+    let (received, cancelled) = probe.log();
     assert_eq!(received.len(), 99 * 3 + 2);
     assert!(cancelled.is_empty());
     accounted(&turns, &received);
@@ -322,27 +344,13 @@ fn sigterm_halfway_through_200_turns_leaves_the_finished_turns_accounted_for() {
 
 #[test]
 fn with_suspend_the_interrupted_turn_resumes_and_no_call_is_sent_twice() {
-    let dir = tempfile::tempdir().unwrap();
-    let probe_log = dir.path().join("probe.jsonl");
-    let release = dir.path().join("release");
-    let state = dir.path().join("state.json");
-    let server = probe(&probe_log);
-    let paths = write_responses(dir.path(), &conversation(200, 100, &release));
-    let mut args = vec![
-        "run",
-        "--provider",
-        "anthropic",
-        "--max-concurrency",
-        "1",
-        "--server",
-        &server,
-        "--suspend",
-        state.to_str().unwrap(),
-    ];
-    let base = args.clone();
-    args.extend(paths.iter().map(String::as_str));
-    let mut running = Running::start(&args, dir.path().join("out.json"));
-    wait_for_call(&probe_log, "t100.hold", &mut running.child);
+    let probe = Probe::new();
+    let release = probe.path("release");
+    let state = probe.path("state.json");
+    let state = state.to_str().unwrap();
+    let paths = write_responses(probe.dir.path(), &conversation(200, 100, &release));
+    let suspend = [ONE_AT_A_TIME, &["--suspend", state]].concat();
+    let mut running = probe.start_held(&suspend, &paths, "t100.hold");
     running.signal(libc::SIGTERM);
     running.wait_stderr("note: SIGTERM: no new turn or call is started");
     std::fs::write(&release, "").unwrap();
@@ -368,23 +376,19 @@ fn with_suspend_the_interrupted_turn_resumes_and_no_call_is_sent_twice() {
         stderr.contains("summary (turn 100): 4 call(s): 2 ran, 0 rejected before sending, 0 denied, 0 failed, 2 waiting"),
         "{stderr}"
     );
-    assert!(state.exists());
+    assert!(Path::new(state).exists());
     let interrupted = stderr;
-    let (received, _) = log(&probe_log);
+    let (received, _) = probe.log();
     assert_eq!(received.len(), 99 * 3 + 2);
 
     // The suspended turn resumed, then the 100 responses not played.
-    let mut args = base;
-    let resume = ["--resume", state.to_str().unwrap()];
-    args.retain(|a| *a != "--suspend" && *a != state.to_str().unwrap());
-    args.extend(resume);
-    args.extend(paths[100..].iter().map(String::as_str));
-    let out = bin().args(&args).stdin(Stdio::null()).output().unwrap();
+    let resume = [ONE_AT_A_TIME, &["--resume", state]].concat();
+    let out = probe.run(&resume, &paths[100..]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let second: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(second.len(), 101);
-    assert_eq!(second[0]["resumed"], state.to_str().unwrap());
+    assert_eq!(second[0]["resumed"], state);
     let results: Vec<&str> = second[0]["results"]
         .as_array()
         .unwrap()
@@ -394,7 +398,7 @@ fn with_suspend_the_interrupted_turn_resumes_and_no_call_is_sent_twice() {
     assert_eq!(results[0], "appended t100.c0");
     assert_eq!(&results[2..], ["appended t100.c1", "appended t100.c2"]);
     in_flight_ended(&second[0]["calls"][1], &interrupted);
-    let (received, _) = log(&probe_log);
+    let (received, _) = probe.log();
     assert_eq!(received.len(), 200 * 3 + 1, "every call, once");
     let mut turns = first[..99].to_vec();
     turns.extend(second);
@@ -403,24 +407,11 @@ fn with_suspend_the_interrupted_turn_resumes_and_no_call_is_sent_twice() {
 
 #[test]
 fn a_second_signal_cuts_the_call_in_flight_and_its_server_is_told() {
-    let dir = tempfile::tempdir().unwrap();
-    let probe_log = dir.path().join("probe.jsonl");
-    let server = probe(&probe_log);
+    let probe = Probe::new();
     // Never released.
-    let release = dir.path().join("never");
-    let paths = write_responses(dir.path(), &conversation(3, 2, &release));
-    let mut args = vec![
-        "run",
-        "--provider",
-        "anthropic",
-        "--max-concurrency",
-        "1",
-        "--server",
-        &server,
-    ];
-    args.extend(paths.iter().map(String::as_str));
-    let mut running = Running::start(&args, dir.path().join("out.json"));
-    wait_for_call(&probe_log, "t2.hold", &mut running.child);
+    let release = probe.path("never");
+    let paths = write_responses(probe.dir.path(), &conversation(3, 2, &release));
+    let mut running = probe.start_held(ONE_AT_A_TIME, &paths, "t2.hold");
     running.signal(libc::SIGINT);
     running.wait_stderr("note: SIGINT: no new turn or call is started");
     running.signal(libc::SIGINT);
@@ -440,7 +431,7 @@ fn a_second_signal_cuts_the_call_in_flight_and_its_server_is_told() {
             .starts_with("Interrupted: the turn was interrupted before the call's answer came"),
         "{hold}"
     );
-    let (received, cancelled) = log(&probe_log);
+    let (received, cancelled) = probe.log();
     assert_eq!(
         cancelled,
         ["t2.hold"],
@@ -451,10 +442,8 @@ fn a_second_signal_cuts_the_call_in_flight_and_its_server_is_told() {
 
 #[test]
 fn a_timed_out_call_is_cancelled_on_its_server_even_when_it_is_the_last() {
-    let dir = tempfile::tempdir().unwrap();
-    let probe_log = dir.path().join("probe.jsonl");
-    let server = probe(&probe_log);
-    let never = dir.path().join("never");
+    let probe = Probe::new();
+    let never = probe.path("never");
     let calls = [
         ("first".to_owned(), "append", json!({"text": "first"})),
         (
@@ -463,21 +452,8 @@ fn a_timed_out_call_is_cancelled_on_its_server_even_when_it_is_the_last() {
             json!({"text": "last", "release": never.to_str().unwrap()}),
         ),
     ];
-    let paths = write_responses(dir.path(), &[response(&calls)]);
-    let out = bin()
-        .args([
-            "run",
-            "--provider",
-            "anthropic",
-            "--call-timeout",
-            "1000",
-            "--server",
-            &server,
-            &paths[0],
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let paths = write_responses(probe.dir.path(), &[response(&calls)]);
+    let out = probe.run(&["--call-timeout", "1000"], &paths);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let turn: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -490,41 +466,30 @@ fn a_timed_out_call_is_cancelled_on_its_server_even_when_it_is_the_last() {
         turn["calls"][1]
     );
     // The process ended after the notice reached the server.
-    let (received, cancelled) = log(&probe_log);
+    let (received, cancelled) = probe.log();
     assert_eq!(received.len(), 2);
     assert_eq!(cancelled, ["last"]);
 }
 
 #[test]
 fn the_summary_of_a_suspended_three_call_turn_counts_the_waiting_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let probe_log = dir.path().join("probe.jsonl");
-    let server = probe(&probe_log);
-    let policy = dir.path().join("policy.yaml");
+    let probe = Probe::new();
+    let policy = probe.path("policy.yaml");
     std::fs::write(&policy, "default: allow\nask: [publish]\n").unwrap();
     let calls = [
         ("c1".to_owned(), "append", json!({"text": "one"})),
         ("c2".to_owned(), "publish", json!({"text": "two"})),
         ("c3".to_owned(), "append", json!({"text": "three"})),
     ];
-    let paths = write_responses(dir.path(), &[response(&calls)]);
-    let state = dir.path().join("state.json");
-    let out = bin()
-        .args([
-            "run",
-            "--provider",
-            "anthropic",
-            "--server",
-            &server,
-            "--policy",
-            policy.to_str().unwrap(),
-            "--suspend",
-            state.to_str().unwrap(),
-            &paths[0],
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let paths = write_responses(probe.dir.path(), &[response(&calls)]);
+    let state = probe.path("state.json");
+    let flags = [
+        "--policy",
+        policy.to_str().unwrap(),
+        "--suspend",
+        state.to_str().unwrap(),
+    ];
+    let out = probe.run(&flags, &paths);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(
@@ -570,30 +535,18 @@ fn the_exit_statuses_are_those_the_docs_list() {
     );
     assert_eq!(status(&["run"]), Some(2));
     // 3 and 143 are held above; SIGINT here.
-    let dir = tempfile::tempdir().unwrap();
-    let probe_log = dir.path().join("probe.jsonl");
-    let server = probe(&probe_log);
+    let probe = Probe::new();
+    let release = probe.path("release");
     let hold = [(
         "h".to_owned(),
         "hold",
-        json!({"text": "h", "release": dir.path().join("release").to_str().unwrap()}),
+        json!({"text": "h", "release": release.to_str().unwrap()}),
     )];
-    let paths = write_responses(dir.path(), &[response(&hold)]);
-    let mut running = Running::start(
-        &[
-            "run",
-            "--provider",
-            "anthropic",
-            "--server",
-            &server,
-            &paths[0],
-        ],
-        dir.path().join("out.json"),
-    );
-    wait_for_call(&probe_log, "h", &mut running.child);
+    let paths = write_responses(probe.dir.path(), &[response(&hold)]);
+    let mut running = probe.start_held(&[], &paths, "h");
     running.signal(libc::SIGINT);
     running.wait_stderr("note: SIGINT");
-    std::fs::write(dir.path().join("release"), "").unwrap();
+    std::fs::write(&release, "").unwrap();
     let (status, stdout, stderr) = running.finish();
     assert_eq!(status, Some(130), "{stderr}");
     let turn: Value = serde_json::from_str(&stdout).unwrap();

@@ -84,26 +84,32 @@ fn received(seen: &Seen) -> Vec<String> {
     seen.received.lock().unwrap().clone()
 }
 
+/// Runs `response()` against `seen`'s server with `options` (one call at a
+/// time, given `interrupt`), in a task, and waits until `hold b` is in flight.
+async fn held(
+    seen: &Arc<Seen>,
+    options: ExecOptions,
+    interrupt: &Interrupt,
+) -> tokio::task::JoinHandle<mcp_adapters::Result<Execution>> {
+    let source = Source::client("s", server(seen.clone())).build().unwrap();
+    let p = provider("anthropic");
+    let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+    let options = options.max_concurrency(1).interrupt(interrupt.clone());
+    let running = tokio::spawn(async move {
+        source
+            .execute_tool_calls(p, &response(), &listing, &options)
+            .await
+    });
+    seen.held.notified().await;
+    running
+}
+
 #[test]
 fn a_stopped_turn_sends_nothing_more_and_halts_once_the_calls_in_flight_end() {
     runtime().block_on(async {
         let seen = Arc::new(Seen::default());
-        let source = Source::client("s", server(seen.clone())).build().unwrap();
-        let p = provider("anthropic");
-        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
         let interrupt = Interrupt::new();
-        let options = ExecOptions::new()
-            .max_concurrency(1)
-            .interrupt(interrupt.clone());
-        let running = tokio::spawn({
-            let response = response();
-            async move {
-                source
-                    .execute_tool_calls(p, &response, &listing, &options)
-                    .await
-            }
-        });
-        seen.held.notified().await;
+        let running = held(&seen, ExecOptions::new(), &interrupt).await;
         interrupt.stop();
         seen.release.notify_one();
         let run = running.await.unwrap().unwrap();
@@ -133,22 +139,8 @@ fn a_stopped_turn_sends_nothing_more_and_halts_once_the_calls_in_flight_end() {
 fn a_cut_answers_the_calls_in_flight_as_interrupted_and_drops_their_requests() {
     runtime().block_on(async {
         let seen = Arc::new(Seen::default());
-        let source = Source::client("s", server(seen.clone())).build().unwrap();
-        let p = provider("anthropic");
-        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
         let interrupt = Interrupt::new();
-        let options = ExecOptions::new()
-            .max_concurrency(1)
-            .interrupt(interrupt.clone());
-        let running = tokio::spawn({
-            let response = response();
-            async move {
-                source
-                    .execute_tool_calls(p, &response, &listing, &options)
-                    .await
-            }
-        });
-        seen.held.notified().await;
+        let running = held(&seen, ExecOptions::new(), &interrupt).await;
         interrupt.stop();
         interrupt.cut();
         let run = running.await.unwrap().unwrap();
@@ -176,24 +168,8 @@ fn a_cut_answers_the_calls_in_flight_as_interrupted_and_drops_their_requests() {
 fn a_stopped_turn_that_may_be_suspended_keeps_its_unsent_calls_for_its_resumption() {
     runtime().block_on(async {
         let seen = Arc::new(Seen::default());
-        let source = Source::client("s", server(seen.clone())).build().unwrap();
-        let p = provider("anthropic");
-        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
         let interrupt = Interrupt::new();
-        let options = ExecOptions::new()
-            .max_concurrency(1)
-            .suspend(true)
-            .interrupt(interrupt.clone());
-        let first = Source::client("s", server(seen.clone())).build().unwrap();
-        let running = tokio::spawn({
-            let (response, listing) = (response(), listing.clone());
-            async move {
-                first
-                    .execute_tool_calls(p, &response, &listing, &options)
-                    .await
-            }
-        });
-        seen.held.notified().await;
+        let running = held(&seen, ExecOptions::new().suspend(true), &interrupt).await;
         interrupt.stop();
         seen.release.notify_one();
         let run = running.await.unwrap().unwrap();
@@ -210,6 +186,9 @@ fn a_stopped_turn_that_may_be_suspended_keeps_its_unsent_calls_for_its_resumptio
         let state = TurnState::from_json(&state.to_json().unwrap()).unwrap();
 
         // Resumed, in another source: the two calls not sent go out, once.
+        let source = Source::client("s", server(seen.clone())).build().unwrap();
+        let p = provider("anthropic");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
         let run = source
             .resume_turn(p, state, &listing, &ExecOptions::new().max_concurrency(1))
             .await

@@ -21,7 +21,7 @@ use super::options::{ExecOptions, OutputSchemaCheck};
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::{CallContext, Server};
 use super::source::Source;
-use super::turn::{Answering, CallRecord, Checked, Execution, Status, cut_off, unsent};
+use super::turn::{Answering, CallRecord, Checked, Execution, Status, unless_cut, unsent};
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME};
 use crate::calls::{Extracted, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
@@ -449,19 +449,7 @@ impl Source {
         )))
         .catch_unwind()
         .instrument(span.clone());
-        // Cut off by the application's interrupt, the call's request is
-        // dropped (a real client tells its server).
-        let pipeline = async {
-            match halted.interrupt() {
-                Some(interrupt) => tokio::select! {
-                    biased;
-                    outcome = pipeline => outcome,
-                    () = interrupt.cut_off() => Ok(Err(cut_off(state.was_sent(), halted))),
-                },
-                None => pipeline.await,
-            }
-        };
-        let outcome = match pipeline.await {
+        let outcome = match unless_cut(pipeline, halted, &state).await {
             Ok(result) => result,
             Err(panic) => Err(Error::new(
                 ErrorKind::Server,

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::answerer::not_completed;
+use super::answerer::{CallState, not_completed};
 use super::clock::Halt;
 use super::durable::{Answered, Journal, Stage, TurnState, Waiting, Waits};
 use super::kept::KeptResults;
@@ -483,9 +483,27 @@ pub(super) fn unsent(halted: &Halt) -> Error {
     }
 }
 
+/// `pipeline` (a call's, its panics caught), or, once the turn's
+/// interrupt is cut, the call answered as cut off: the pipeline is dropped
+/// with its request (a real client tells its server).
+pub(super) async fn unless_cut<T>(
+    pipeline: impl std::future::Future<Output = std::thread::Result<Result<T>>>,
+    halted: &Halt,
+    state: &CallState,
+) -> std::thread::Result<Result<T>> {
+    let Some(interrupt) = halted.interrupt() else {
+        return pipeline.await;
+    };
+    tokio::select! {
+        biased;
+        outcome = pipeline => outcome,
+        () = interrupt.cut_off() => Ok(Err(cut_off(state.was_sent(), halted))),
+    }
+}
+
 /// The answer to a call cut off by the application's interrupt: one sent
 /// may or may not have run; one not sent is answered as [`unsent`].
-pub(super) fn cut_off(sent: bool, halted: &Halt) -> Error {
+fn cut_off(sent: bool, halted: &Halt) -> Error {
     if !sent {
         return unsent(halted);
     }

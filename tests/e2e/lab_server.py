@@ -12,6 +12,8 @@ from mcp import types
 from mcp.server.mcpserver import Audio, Context, MCPServer
 from mcp.shared.message import ServerMessageMetadata
 
+from cancellation import cancel_requested
+
 server = MCPServer("lab")
 
 
@@ -27,15 +29,6 @@ def _wav() -> bytes:
 def beep() -> Audio:
     """Returns a short beep as WAV audio."""
     return Audio(data=_wav(), format="wav")
-
-
-def cancel_requested(ctx: Context) -> bool:
-    """Whether the client sent `notifications/cancelled` for this request (rather
-    than the session ending under it). The SDK keeps the flag on the request's
-    dispatch context, which its per-request session holds."""
-    outbound = getattr(ctx.request_context.session, "_request_outbound", None)
-    event = getattr(outbound, "cancel_requested", None)
-    return bool(event is not None and event.is_set())
 
 
 @server.tool()

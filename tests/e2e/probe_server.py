@@ -20,6 +20,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 
+from cancellation import cancel_requested
+
 LOG = sys.argv[1]
 IDEMPOTENCY_KEY = "mcp-adapters/idempotency-key"
 # A test key, shared by every instance of this probe.
@@ -92,15 +94,6 @@ async def transfer(amount: int, to: str, ctx: Context) -> str | InputRequiredRes
     if not content:
         return "Transfer cancelled at the code"
     return f"Sent {amount} to {to} (code {content['code']})"
-
-
-def cancel_requested(ctx: Context) -> bool:
-    """Whether the client sent `notifications/cancelled` for this request (rather
-    than the session ending under it). The SDK keeps the flag on the request's
-    dispatch context, which its per-request session holds."""
-    outbound = getattr(ctx.request_context.session, "_request_outbound", None)
-    event = getattr(outbound, "cancel_requested", None)
-    return bool(event is not None and event.is_set())
 
 
 @server.tool()
