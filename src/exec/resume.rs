@@ -1,12 +1,14 @@
 //! Resuming a suspended turn: each call taken up where it stopped, and
 //! nothing sent twice.
 
+use super::answering::Answering;
+use super::call::Start;
 use super::clock::Halt;
 use super::durable::{Ended, Stage, TurnState};
 use super::options::ExecOptions;
-use super::run::{Shared, Start};
 use super::source::Source;
-use super::turn::{Answering, CallRecord, Checked, Execution};
+use super::turn::{CallRecord, Checked, Execution};
+use super::turn_run::Shared;
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;

@@ -7,12 +7,14 @@ use futures_util::stream::FuturesUnordered;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
+use super::answering::Answering;
+use super::call::Start;
 use super::clock::Halt;
 use super::durable::{Journal, Stage};
 use super::options::{CallStart, ExecOptions};
-use super::run::{Shared, Start};
 use super::source::Source;
-use super::turn::{Answering, Execution};
+use super::turn::Execution;
+use super::turn_run::Shared;
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::HostedItems;
