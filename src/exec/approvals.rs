@@ -2,18 +2,16 @@
 //! the same policy and approver as local calls, and what they did reported.
 
 use super::approve::{Approving, decided_by_application};
-use super::clock::Halt;
 use super::durable::Waits;
 use super::server::CallContext;
-use super::source::Source;
 use super::turn::{Execution, Status};
-use super::turn_run::Shared;
+use super::turn_run::TurnRun;
 use crate::calls::ToolCall;
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::{ApprovalAnswer, HostedApproval, HostedItems};
 use crate::spec::Provider;
 
-impl Source {
+impl TurnRun<'_> {
     /// `execution` with what the provider did with the servers it hosts:
     /// its items reported, its calls' servers among those in the model's
     /// context, and its approval requests answered, under the turn's taint
@@ -26,8 +24,6 @@ impl Source {
         provider: &Provider,
         hosted: HostedItems,
         decided: Vec<ApprovalAnswer>,
-        shared: &Shared,
-        halted: &Halt,
         mut execution: Execution,
     ) -> Execution {
         let undecided: Vec<HostedApproval> = hosted
@@ -37,12 +33,11 @@ impl Source {
             .cloned()
             .collect();
         let mut approvals = decided;
-        let (answered, hosted_waiting) = self
-            .answer_hosted_approvals(provider, &undecided, shared, halted)
-            .await;
+        let (answered, hosted_waiting) = self.answer_hosted_approvals(provider, &undecided).await;
         approvals.extend(answered);
-        if let Some(journal) = shared.journal() {
-            let taint = shared.taint();
+        let halted = self.halt();
+        if let Some(journal) = self.journal() {
+            let taint = self.taint();
             let halted = halted.is_set();
             journal.update(|state| {
                 state.hosted = hosted.clone();
@@ -55,7 +50,7 @@ impl Source {
         }
         if halted.is_set() {
             execution.status = Status::Halt;
-        } else if let Some(journal) = shared.journal().filter(|_| shared.suspend) {
+        } else if let Some(journal) = self.journal().filter(|_| self.suspend()) {
             let state = journal.snapshot();
             let waiting = state.waiting();
             if !waiting.is_empty() {
@@ -89,8 +84,6 @@ impl Source {
         &self,
         provider: &Provider,
         requests: &[HostedApproval],
-        shared: &Shared,
-        halted: &Halt,
     ) -> (Vec<ApprovalAnswer>, Vec<String>) {
         let mut answers = Vec::with_capacity(requests.len());
         let mut waiting = Vec::new();
@@ -100,41 +93,7 @@ impl Source {
                     "a hosted call's approval request has no id, so it cannot be answered");
                 continue;
             }
-            let call = ToolCall {
-                // Not among the model's calls: decided by its id only.
-                index: usize::MAX,
-                call_id: Some(request.id.clone()),
-                server_id: request.server_id.clone(),
-                tool: request.tool.clone(),
-                exposed_name: format!("{}/{}", request.server_id, request.tool),
-                arguments: request.arguments.as_object().cloned().unwrap_or_default(),
-            };
-            let context = CallContext {
-                server_id: call.server_id.clone(),
-                tool: call.tool.clone(),
-                call_id: call.call_id.clone(),
-                principal: shared.principal.clone(),
-                taint: shared.taint(),
-                ..Default::default()
-            };
-            let denied = |why: &str| Err(Error::new(ErrorKind::Denied, why.to_owned()));
-            let decided = if halted.is_set() {
-                denied("not run: this turn was halted")
-            } else if !request.arguments.is_object() {
-                // What would be judged is not what the provider would run.
-                denied("its arguments are not a JSON object")
-            } else if self.policy.is_none() {
-                match shared.decision(&call) {
-                    Some(decision) => decided_by_application(decision, &call, halted),
-                    None => self.ask_approver(&call, &context, halted, shared).await,
-                }
-            } else {
-                match self.check_policy(&call, &context, halted, shared) {
-                    Ok(Approving::Allowed) => Ok(()),
-                    Ok(Approving::Asking(asking)) => asking.await,
-                    Err(e) => Err(e),
-                }
-            };
+            let decided = self.decide_hosted(request).await;
             if matches!(&decided, Err(e) if Waits::of(e).is_some()) {
                 waiting.push(request.id.clone());
                 continue;
@@ -160,5 +119,45 @@ impl Source {
             }
         }
         (answers, waiting)
+    }
+
+    /// The decision on one hosted call's approval request, by the policy
+    /// and the approver (the application's decisions first).
+    async fn decide_hosted(&self, request: &HostedApproval) -> Result<()> {
+        let call = ToolCall {
+            // Not among the model's calls: decided by its id only.
+            index: usize::MAX,
+            call_id: Some(request.id.clone()),
+            server_id: request.server_id.clone(),
+            tool: request.tool.clone(),
+            exposed_name: format!("{}/{}", request.server_id, request.tool),
+            arguments: request.arguments.as_object().cloned().unwrap_or_default(),
+        };
+        let context = CallContext {
+            server_id: call.server_id.clone(),
+            tool: call.tool.clone(),
+            call_id: call.call_id.clone(),
+            principal: self.principal().cloned(),
+            taint: self.taint(),
+            ..Default::default()
+        };
+        let denied = |why: &str| Err(Error::new(ErrorKind::Denied, why.to_owned()));
+        if self.halt().is_set() {
+            denied("not run: this turn was halted")
+        } else if !request.arguments.is_object() {
+            // What would be judged is not what the provider would run.
+            denied("its arguments are not a JSON object")
+        } else if self.source.policy.is_none() {
+            match self.decision(&call) {
+                Some(decision) => decided_by_application(decision, &call, self.halt()),
+                None => self.ask_approver(&call, &context).await,
+            }
+        } else {
+            match self.check_policy(&call, &context) {
+                Ok(Approving::Allowed) => Ok(()),
+                Ok(Approving::Asking(asking)) => asking.await,
+                Err(e) => Err(e),
+            }
+        }
     }
 }

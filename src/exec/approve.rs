@@ -5,22 +5,19 @@ use super::durable::{Stage, Waits};
 use super::future::BoxFuture;
 use super::policy::{Action, Approval, ApprovalRequest};
 use super::server::CallContext;
-use super::source::Source;
-use super::turn_run::Shared;
+use super::turn_run::TurnRun;
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 
-impl Source {
+impl TurnRun<'_> {
     /// The policy's decision: an error when it denies, and otherwise what is
     /// left to await (nothing when it allows, the approver when it asks).
     pub(super) fn check_policy<'a>(
         &'a self,
         call: &'a ToolCall,
         context: &'a CallContext,
-        halted: &'a Halt,
-        shared: &'a Shared,
     ) -> Result<Approving<'a>> {
-        let Some(policy) = &self.policy else {
+        let Some(policy) = &self.source.policy else {
             return Ok(Approving::Allowed);
         };
         let (action, rule) = policy.decide_with_rule(&call.server_id, &call.tool, &context.taint);
@@ -33,12 +30,12 @@ impl Source {
                     None => "denied by policy (no rule allows this tool)".to_owned(),
                 },
             )),
-            Action::Ask => match shared.decision(call) {
+            Action::Ask => match self.decision(call) {
                 Some(decision) => {
-                    decided_by_application(decision, call, halted).map(|()| Approving::Allowed)
+                    decided_by_application(decision, call, self.halt()).map(|()| Approving::Allowed)
                 }
                 None => Ok(Approving::Asking(Box::pin(
-                    self.ask_approver(call, context, halted, shared),
+                    self.ask_approver(call, context),
                 ))),
             },
         }
@@ -46,31 +43,25 @@ impl Source {
 
     /// Asks the approver about a call the policy asks about. In a turn that
     /// may be suspended, a call no one can answer for now waits.
-    pub(super) async fn ask_approver(
-        &self,
-        call: &ToolCall,
-        context: &CallContext,
-        halted: &Halt,
-        shared: &Shared,
-    ) -> Result<()> {
+    pub(super) async fn ask_approver(&self, call: &ToolCall, context: &CallContext) -> Result<()> {
         let request = ApprovalRequest {
             call: call.clone(),
             principal: context.principal.clone(),
             taint: (*context.taint).clone(),
             sampling: None,
         };
-        let approval = if shared.suspend && !self.has_approver() {
+        let approval = if self.suspend() && !self.source.has_approver() {
             Approval::Later
         } else {
-            self.approve(request).await
+            self.source.approve(request).await
         };
         match approval {
-            Approval::Later if shared.suspend => Err(Waits::error(Stage::WaitingForApproval)),
+            Approval::Later if self.suspend() => Err(Waits::error(Stage::WaitingForApproval)),
             Approval::Later => Err(Error::new(
                 ErrorKind::Denied,
                 "denied: the approver gave no answer now, and this turn cannot be suspended",
             )),
-            approval => decided(approval, call, halted),
+            approval => decided(approval, call, self.halt()),
         }
     }
 }

@@ -1,61 +1,121 @@
-//! One call through the governed pipeline: resolved, decided, gated, sent,
-//! taken through its input rounds, and recorded.
+//! One call through the governed pipeline, as one value: its data held
+//! once, its stages as methods in the order they happen (admit, gate, send,
+//! input rounds, output check, record).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::FutureExt;
 use serde_json::Value;
+use tokio::sync::SemaphorePermit;
 use tracing::Instrument;
 
-use super::answerer::{Answerer, CallState};
+use super::answerer::{Answerer, CallState, not_completed};
 use super::answering::not_run_halted;
 use super::approve::Approving;
-use super::clock::Halt;
-use super::durable::{Ended, IdempotencyKey, Stage, Waits};
+use super::durable::{Ended, Stage, Waits};
 use super::future::BoxFuture;
 use super::gate::Pass;
-use super::input::Mark;
-use super::options::ExecOptions;
+use super::input::{backoff, task_error, unknown_result_error};
 use super::server::{CallContext, Server};
-use super::source::Source;
-use super::turn_run::{Caller, Shared, not_sent};
+use super::turn::Checked;
+use super::turn_run::{Caller, TurnRun};
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
-use crate::mcp::{CallToolResponse, CallToolResult, InputRequiredResult};
-use crate::toolset::ToolSet;
+use crate::mcp::{CallToolResponse, CallToolResult, InputRequiredResult, InputResponses};
+use crate::toolset::ExposedTool;
 
-impl Source {
-    /// One call through the pipeline, with panics caught: its first request
-    /// (checks, approval and hooks included) bounded by `timeout`, then any
-    /// input rounds, each request bounded by `timeout` again. `start` says
-    /// where a resumed call takes up.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn guarded(
-        &self,
-        call: ToolCall,
-        toolset: &ToolSet,
-        options: &ExecOptions,
-        shared: &Shared,
-        timeout: Duration,
-        halted: &Halt,
-        start: Start,
-    ) -> (ToolCall, Result<CallToolResult>) {
-        // Shared with the call's state, which shows it to the handlers of
-        // the questions its server asks: moved, not copied.
-        let mut call = Arc::new(call);
-        let state = CallState::new(
-            call.clone(),
-            options.principal.clone(),
-            shared.taint(),
-            timeout,
-            options.max_input_rounds,
-            options.input_timeout,
-            halted.clone(),
-            shared.suspend,
-        );
-        let context = self.call_context(&call, options, shared, &state);
+/// Where a call's pipeline takes up.
+pub(super) enum Start {
+    /// From the start: checks, policy, the first request.
+    Fresh,
+    /// A resumed call whose tool asked at `round` and waits for the answers.
+    Asked {
+        round: usize,
+        asked: Box<InputRequiredResult>,
+    },
+    /// A resumed call its server runs as task `task_id`.
+    Task { task_id: String },
+}
+
+/// One call of a turn, from where it takes up to its checked outcome.
+pub(super) struct Call<'r> {
+    run: &'r TurnRun<'r>,
+    /// Shared with the call's state, which shows it to the handlers of the
+    /// questions its server asks: moved, not copied.
+    call: Arc<ToolCall>,
+    state: Arc<CallState>,
+    /// What the server is told besides the arguments (emptied when the
+    /// first request takes it, and built again for the rounds after).
+    context: CallContext,
+    start: Start,
+    /// Whether a request its server's end interrupted is sent once more.
+    retry: bool,
+}
+
+/// A call's places in flight: the turn's permit and its server's pass, held
+/// until the call has ended.
+struct InFlight<'r> {
+    _permit: SemaphorePermit<'r>,
+    _pass: Pass,
+}
+
+impl<'r> TurnRun<'r> {
+    /// `call`, ready to run from `start`: its first request runs out
+    /// the turn's timeout from now.
+    pub(super) fn call(&'r self, call: ToolCall, start: Start) -> Call<'r> {
+        let call = Arc::new(call);
+        let state = CallState::new(call.clone(), self.rules.clone(), self.taint(), self.timeout);
+        let context = self.context(&call, &state);
+        Call {
+            run: self,
+            call,
+            state,
+            context,
+            start,
+            retry: false,
+        }
+    }
+}
+
+impl<'r> Call<'r> {
+    /// The call through the pipeline, with panics caught: its first request
+    /// (checks, approval and hooks included) bounded by the turn's timeout,
+    /// then any input rounds, each request bounded by it again; then kept
+    /// in the turn's state, and its result checked against the tool's
+    /// `outputSchema`.
+    pub(super) async fn run(mut self) -> (ToolCall, Checked) {
+        let span = self.span();
+        // Boxed: every call's future is moved into the turn's set of running
+        // calls, and a pointer moves faster than the pipeline's state.
+        let pipeline = AssertUnwindSafe(Box::pin(self.pipeline()))
+            .catch_unwind()
+            .instrument(span.clone());
+        let outcome = match pipeline.await {
+            Ok(result) => result,
+            Err(panic) => Err(Error::new(
+                ErrorKind::Server,
+                format!("the call failed: {}", panic_message(&panic)),
+            )),
+        };
+        self.record(&outcome, &span).await;
+        let Call {
+            run, call, state, ..
+        } = self;
+        // The call's state (and every answerer that held it) is gone by now,
+        // unless a server kept one: then the call is copied.
+        drop(state);
+        let call = Arc::try_unwrap(call).unwrap_or_else(|shared| ToolCall::clone(&shared));
+        let checked =
+            run.source
+                .check_output(&call, run.toolset, outcome, run.options.output_schema);
+        (call, checked)
+    }
+
+    /// The call's span, with its name and (when content is traced) its
+    /// arguments.
+    fn span(&self) -> tracing::Span {
+        let call = &self.call;
         let span = tracing::info_span!(
             "execute_tool",
             otel.name = tracing::field::Empty,
@@ -69,131 +129,30 @@ impl Source {
             error.r#type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );
-        let traced = !span.is_disabled();
-        if traced {
+        if !span.is_disabled() {
             span.record("otel.name", format!("execute_tool {}", call.exposed_name));
-            if options.trace_content {
+            if self.run.options.trace_content {
                 span.record(
                     "gen_ai.tool.call.arguments",
                     Value::Object(call.arguments.clone()).to_string(),
                 );
             }
         }
-        // Boxed: every call's future is moved into the turn's set of running
-        // calls, and a pointer moves faster than the pipeline's state.
-        let pipeline = AssertUnwindSafe(Box::pin(self.pipeline(
-            &mut call, toolset, context, options, shared, timeout, halted, &state, start,
-        )))
-        .catch_unwind()
-        .instrument(span.clone());
-        let outcome = match pipeline.await {
-            Ok(result) => result,
-            Err(panic) => Err(Error::new(
-                ErrorKind::Server,
-                format!("the call failed: {}", panic_message(&panic)),
-            )),
-        };
-        if traced {
-            match &outcome {
-                Err(err) => crate::telemetry::record_failure(&span, err),
-                Ok(result) if options.trace_content => {
-                    if let Ok(json) = serde_json::to_string(result) {
-                        span.record("gen_ai.tool.call.result", json);
-                    }
-                }
-                Ok(_) => {}
-            }
-        }
-        if let Some(journal) = shared.journal() {
-            let stage = match &outcome {
-                Err(err) => Waits::of(err).cloned(),
-                Ok(_) => None,
-            };
-            let stage = stage.unwrap_or_else(|| Stage::Ended(Ended::of(&outcome)));
-            let halted = halted.is_set();
-            journal.update(|state| {
-                state.halted |= halted;
-                state.set_stage(&call, stage);
-            });
-            Box::pin(journal.flush_or_log()).await;
-        }
-        if let Err(err) = &outcome
-            && Waits::of(err).is_none()
-        {
-            let kind = err.kind();
-            tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
-                kind = ?kind, reason = %err.message_with_causes(), "tool call not completed");
-        }
-        // The call's state (and every answerer that held it) is gone by now,
-        // unless a server kept one: then the call is copied.
-        drop(state);
-        let call = Arc::try_unwrap(call).unwrap_or_else(|shared| ToolCall::clone(&shared));
-        (call, outcome)
+        span
     }
 
-    /// What the server is told of `call` besides its arguments, with the
-    /// answerer of its questions.
-    fn call_context(
-        &self,
-        call: &ToolCall,
-        options: &ExecOptions,
-        shared: &Shared,
-        state: &Arc<CallState>,
-    ) -> CallContext {
-        CallContext {
-            server_id: call.server_id.clone(),
-            tool: call.tool.clone(),
-            call_id: call.call_id.clone(),
-            principal: options.principal.clone(),
-            assigns: shared.assigns.clone(),
-            taint: state.taint().clone(),
-            meta: options.meta.clone(),
-            progress: options.progress.clone(),
-            input_responses: None,
-            request_state: None,
-            answerer: Some(Answerer::for_call(
-                self.governor.clone(),
-                call.server_id.clone(),
-                state.clone(),
-            )),
-            idempotency_key: Some(IdempotencyKey::new(shared.turn.clone(), call.index)),
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn pipeline(
-        &self,
-        call: &mut Arc<ToolCall>,
-        toolset: &ToolSet,
-        mut context: CallContext,
-        options: &ExecOptions,
-        shared: &Shared,
-        timeout: Duration,
-        halted: &Halt,
-        state: &Arc<CallState>,
-        start: Start,
-    ) -> Result<CallToolResult> {
-        let retry = options.retry_interrupted;
-        match start {
+    /// The stages from where the call takes up: a fresh call's first
+    /// request raced with its clock, then its input rounds.
+    async fn pipeline(&mut self) -> Result<CallToolResult> {
+        match std::mem::replace(&mut self.start, Start::Fresh) {
             Start::Fresh => {}
-            resumed => {
-                // Boxed: a fresh call's future need not hold a resumed one's.
-                return Box::pin(self.take_up(
-                    call, toolset, context, options, shared, timeout, halted, state, resumed,
-                ))
-                .await;
-            }
+            // Boxed: a fresh call's future need not hold a resumed one's.
+            resumed => return Box::pin(self.take_up(resumed)).await,
         }
+        let state = self.state.clone();
+        let timeout = self.run.timeout;
         let first = {
-            let mut first = std::pin::pin!(self.first_request(
-                call,
-                toolset,
-                &mut context,
-                halted,
-                retry,
-                shared,
-                state
-            ));
+            let mut first = std::pin::pin!(self.first());
             // A call that completes at once never sets a timer; what each
             // call's future holds stays small, and the rest is boxed when it
             // is needed.
@@ -202,7 +161,7 @@ impl Source {
                 std::task::Poll::Pending => tokio::select! {
                     biased;
                     first = first => first,
-                    () = expiry(state) => Err(Error::new(
+                    () = expiry(&state) => Err(Error::new(
                         ErrorKind::Timeout,
                         format!(
                             "the call took longer than {} ms and was cancelled",
@@ -212,56 +171,154 @@ impl Source {
                 },
             }
         };
-        let (server, response, retry, _pass) = first?;
+        let (server, response, _in_flight) = first?;
         match response {
             CallToolResponse::Complete(result) => Ok(result),
-            response => {
-                let call: &ToolCall = call;
-                // The first request may have taken the context with it.
-                if context.answerer.is_none() {
-                    context = self.call_context(call, options, shared, state);
-                }
-                let mark = shared.marker(call);
-                self.rounds
-                    .complete_boxed(
-                        call,
-                        server.as_ref(),
-                        context,
-                        response,
-                        options,
-                        timeout,
-                        halted,
-                        state,
-                        retry,
-                        0,
-                        shared.journal().map(|_| &mark as &Mark<'_>),
-                    )
-                    .await
+            response => self.rounds(server.as_ref(), response, 0).await,
+        }
+    }
+
+    /// The first request: admitted, through the gates, sent. The places in
+    /// flight are held until the call has ended.
+    async fn first(&mut self) -> Result<(&'r Arc<dyn Server>, CallToolResponse, InFlight<'r>)> {
+        let tool = self.admit().await?;
+        let (server, in_flight) = self.gate(tool).await?;
+        let response = self.send(server.as_ref()).await?;
+        Ok((server, response, in_flight))
+    }
+
+    /// The tool resolved for the caller and still offered by its server,
+    /// the policy (and the approver), the arguments against the tool's
+    /// schema, the `before` hook.
+    async fn admit(&mut self) -> Result<&'r ExposedTool> {
+        let run = self.run;
+        let source = run.source;
+        let call = &self.call;
+        let tool = match run.caller {
+            Caller::Model => run
+                .toolset
+                .resolve(&call.exposed_name)
+                .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool),
+            Caller::App => run.toolset.app_tool(&call.server_id, &call.tool),
+        };
+        let tool = tool.ok_or_else(|| {
+            Error::new(
+                ErrorKind::UnknownTool,
+                format!(
+                    "unknown tool `{}`: call one of the tools offered",
+                    call.exposed_name
+                ),
+            )
+        })?;
+        source
+            .cache
+            .check_offered(&source.servers, &call.server_id, &call.tool)
+            .await?;
+        if let Approving::Asking(approval) = run.check_policy(call, &self.context)? {
+            approval.await?;
+        }
+        if source.validate {
+            source.check_arguments(call, &tool.tool.input_schema)?;
+        }
+        if let Some(hooks) = source.rounds.hooks() {
+            hooks
+                .before(Arc::make_mut(&mut self.call), &self.context)
+                .await?;
+            // The handlers see the arguments as sent.
+            if let Some(answerer) = &self.context.answerer {
+                answerer.set_arguments(&self.call.arguments);
             }
         }
+        Ok(tool)
+    }
+
+    /// The turn's halt, the call's server and its places in flight, and the
+    /// turn's state saying the call is sent, kept before it is.
+    async fn gate(&mut self, tool: &ExposedTool) -> Result<(&'r Arc<dyn Server>, InFlight<'r>)> {
+        let halted = self.run.halt();
+        if halted.is_set() {
+            return Err(not_run_halted());
+        }
+        let server = self.server()?;
+        self.retry = self.run.options.retry_interrupted && safe_to_repeat(&tool.tool);
+        let in_flight = self.in_flight().await?;
+        if halted.is_set() {
+            return Err(not_run_halted());
+        }
+        if self.run.journal().is_some() {
+            // Sent only once the state that says so is kept; keeping it is
+            // not the call's time.
+            let _paused = self.state.pause();
+            Box::pin(self.run.mark(&self.call, Stage::Sent)).await?;
+            if halted.is_set() {
+                return Err(not_run_halted());
+            }
+        }
+        Ok((server, in_flight))
+    }
+
+    /// The call's server, if the source has it.
+    fn server(&self) -> Result<&'r Arc<dyn Server>> {
+        self.run.source.server(&self.call.server_id).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unavailable,
+                format!(
+                    "server `{}` is not part of this source",
+                    self.call.server_id
+                ),
+            )
+        })
+    }
+
+    /// The turn's permit, then the pass through the server's gate: waiting
+    /// for either is not the call's time.
+    async fn in_flight(&self) -> Result<InFlight<'r>> {
+        let run = self.run;
+        let source = run.source;
+        let permit = match run.try_permit() {
+            Some(permit) => permit,
+            None => {
+                let _paused = self.state.pause();
+                Box::pin(run.permit()).await?
+            }
+        };
+        let server_id = &self.call.server_id;
+        let alone = source.runs_alone(server_id, &self.call.tool);
+        let slots = run.slots.as_ref();
+        let ungated = source.alone.is_empty();
+        let pass = match source.gates.try_pass(server_id, alone, slots, ungated) {
+            Some(pass) => pass,
+            None => {
+                let _paused = self.state.pause();
+                Box::pin(source.gates.pass(server_id, alone, slots)).await
+            }
+        };
+        Ok(InFlight {
+            _permit: permit,
+            _pass: pass,
+        })
+    }
+
+    /// The first request, which may take the context with it.
+    async fn send(&mut self, server: &dyn Server) -> Result<CallToolResponse> {
+        self.run
+            .source
+            .rounds
+            .send_first(server, &self.call, &mut self.context, self.retry)
+            .await
     }
 
     /// A resumed call that was sent: one whose tool's questions waited
     /// (answered now, and the call goes on from the round it reached with
     /// the server's request state), or one whose task was still working
     /// (followed now). Its policy decision stands (it was sent); the
-    /// server's gate is passed again.
-    #[allow(clippy::too_many_arguments)]
-    async fn take_up(
-        &self,
-        call: &mut Arc<ToolCall>,
-        toolset: &ToolSet,
-        context: CallContext,
-        options: &ExecOptions,
-        shared: &Shared,
-        timeout: Duration,
-        halted: &Halt,
-        state: &CallState,
-        start: Start,
-    ) -> Result<CallToolResult> {
-        let call: &ToolCall = call;
-        let mark = shared.marker(call);
-        let tool = toolset
+    /// server's gate is passed again, and its stage holds until its next
+    /// request goes out.
+    async fn take_up(&mut self, start: Start) -> Result<CallToolResult> {
+        let call = &self.call;
+        let tool = self
+            .run
+            .toolset
             .resolve(&call.exposed_name)
             .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
             .ok_or_else(|| {
@@ -273,170 +330,199 @@ impl Source {
                     ),
                 )
             })?;
-        let server = self.server(&call.server_id).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Unavailable,
-                format!("server `{}` is not part of this source", call.server_id),
-            )
-        })?;
-        let retry = options.retry_interrupted && safe_to_repeat(&tool.tool);
-        let alone = self.runs_alone(&call.server_id, &call.tool);
-        let _pass = Box::pin(
-            self.gates
-                .pass(&call.server_id, alone, shared.slots.as_ref()),
-        )
-        .await;
-        // A call taken up keeps its stage (waiting for its answers, or for its
-        // task) until its next request goes out.
+        let server = self.server()?;
+        self.retry = self.run.options.retry_interrupted && safe_to_repeat(&tool.tool);
+        let _in_flight = self.in_flight().await?;
         let (response, answered) = match start {
             Start::Asked { round, asked } => (
                 CallToolResponse::InputRequired(*asked),
                 round.saturating_sub(1),
             ),
-            Start::Task { task_id } => {
-                state.start_clock(timeout);
-                let following = server.resume_task(&call.tool, &task_id, context.clone());
-                let response = tokio::select! {
-                    response = following => response?,
-                    () = state.expired() => return Err(Error::new(
-                        ErrorKind::Timeout,
-                        format!(
-                            "following task `{task_id}` took longer than {} ms and was given up",
-                            timeout.as_millis()
-                        ),
-                    )),
-                };
-                (response, 0)
-            }
+            Start::Task { task_id } => (self.follow_task(server.as_ref(), &task_id).await?, 0),
             Start::Fresh => return Err(Error::new(ErrorKind::Input, "nothing to take up")),
         };
-        self.rounds
-            .complete_boxed(
-                call,
-                server.as_ref(),
-                context,
-                response,
-                options,
-                timeout,
-                halted,
-                state,
-                retry,
-                answered,
-                shared.journal().map(|_| &mark as &Mark<'_>),
-            )
-            .await
+        self.rounds(server.as_ref(), response, answered).await
     }
 
-    /// The checks, the policy (and approver), validation, the `before` hook,
-    /// the server's gate and the first request; the pass through the gate is
-    /// held until the call has ended.
-    #[allow(clippy::too_many_arguments)]
-    async fn first_request(
-        &self,
-        call: &mut Arc<ToolCall>,
-        toolset: &ToolSet,
-        context: &mut CallContext,
-        halted: &Halt,
-        retry_interrupted: bool,
-        shared: &Shared,
-        state: &Arc<CallState>,
-    ) -> Result<(&Arc<dyn Server>, CallToolResponse, bool, Pass)> {
-        let tool = match shared.caller {
-            Caller::Model => toolset
-                .resolve(&call.exposed_name)
-                .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool),
-            Caller::App => toolset.app_tool(&call.server_id, &call.tool),
-        };
-        let tool = tool.ok_or_else(|| {
-            Error::new(
-                ErrorKind::UnknownTool,
+    /// The task a resumed call's server runs for it, followed again.
+    async fn follow_task(&self, server: &dyn Server, task_id: &str) -> Result<CallToolResponse> {
+        let timeout = self.run.timeout;
+        self.state.start_clock(timeout);
+        let following = server.resume_task(&self.call.tool, task_id, self.context.clone());
+        tokio::select! {
+            response = following => response,
+            () = self.state.expired() => Err(Error::new(
+                ErrorKind::Timeout,
                 format!(
-                    "unknown tool `{}`: call one of the tools offered",
-                    call.exposed_name
+                    "following task `{task_id}` took longer than {} ms and was given up",
+                    timeout.as_millis()
                 ),
-            )
-        })?;
-        self.cache
-            .check_offered(&self.servers, &call.server_id, &call.tool)
-            .await?;
-        if let Approving::Asking(approval) = self.check_policy(call, context, halted, shared)? {
-            approval.await?;
+            )),
         }
-        if self.validate {
-            self.check_arguments(call, &tool.tool.input_schema)?;
-        }
-        if let Some(hooks) = self.rounds.hooks() {
-            hooks.before(Arc::make_mut(call), context).await?;
-            // The handlers see the arguments as sent.
-            if let Some(answerer) = &context.answerer {
-                answerer.set_arguments(&call.arguments);
-            }
-        }
-        if halted.is_set() {
-            return Err(not_run_halted());
-        }
-        let server = self.server(&call.server_id).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Unavailable,
-                format!("server `{}` is not part of this source", call.server_id),
-            )
-        })?;
-        let retry = retry_interrupted && safe_to_repeat(&tool.tool);
-        let alone = self.runs_alone(&call.server_id, &call.tool);
-        let slots = shared.slots.as_ref();
-        let ungated = self.alone.is_empty();
-        let pass = match self.gates.try_pass(&call.server_id, alone, slots, ungated) {
-            Some(pass) => pass,
-            None => {
-                // Waiting for the server is not the call's time.
-                let _paused = state.pause();
-                Box::pin(self.gates.pass(&call.server_id, alone, slots)).await
-            }
-        };
-        if halted.is_set() {
-            return Err(not_run_halted());
-        }
-        if let Some(journal) = shared.journal() {
-            let change = journal.stage(call, Stage::Sent);
-            // Sent only once the state that says so is kept; keeping it is
-            // not the call's time.
-            let _paused = state.pause();
-            Box::pin(journal.flush_through(change))
-                .await
-                .map_err(not_sent)?;
-            if halted.is_set() {
-                return Err(not_run_halted());
-            }
-        }
-        let response = self
-            .rounds
-            .send_first(server.as_ref(), call, context, retry)
-            .await?;
-        Ok((server, response, retry, pass))
     }
 
-    /// Whether a call to `server_id`'s `tool` runs alone on its server
-    /// ([`SourceBuilder::run_alone`](crate::exec::SourceBuilder::run_alone)).
-    fn runs_alone(&self, server_id: &str, tool: &str) -> bool {
-        if self.alone.is_empty() {
-            return false;
-        }
-        let name = format!("{server_id}/{tool}");
-        self.alone.iter().any(|glob| glob.is_match(&name))
+    /// [`input_rounds`](Self::input_rounds), boxed: most calls complete at
+    /// once, and their futures need not hold the rounds' machinery.
+    fn rounds<'a>(
+        &'a mut self,
+        server: &'a dyn Server,
+        response: CallToolResponse,
+        answered: usize,
+    ) -> BoxFuture<'a, Result<CallToolResult>> {
+        Box::pin(self.input_rounds(server, response, answered))
     }
-}
 
-/// Where a call's pipeline takes up.
-pub(super) enum Start {
-    /// From the start: checks, policy, the first request.
-    Fresh,
-    /// A resumed call whose tool asked at `round` and waits for the answers.
-    Asked {
+    /// Drives the call from an answer to a result: asks the handlers and
+    /// calls again while the server requires input. The turn's timeout
+    /// bounds each request's server time, the input timeout each answer.
+    /// `answered`: the rounds already answered (a call taken up again after
+    /// its turn was suspended). The call's stage is kept in the turn's state
+    /// as it goes (waiting for a round's answers, then sent).
+    async fn input_rounds(
+        &mut self,
+        server: &dyn Server,
+        mut response: CallToolResponse,
+        mut answered: usize,
+    ) -> Result<CallToolResult> {
+        // The first request may have taken the context with it.
+        if self.context.answerer.is_none() {
+            self.context = self.run.context(&self.call, &self.state);
+        }
+        let max_rounds = self.state.rules().max_rounds;
+        loop {
+            let asked = match response {
+                CallToolResponse::Complete(result) => return Ok(result),
+                CallToolResponse::InputRequired(asked) => asked,
+                CallToolResponse::Task(task)
+                    if self
+                        .context
+                        .answerer
+                        .as_ref()
+                        .is_some_and(Answerer::may_suspend) =>
+                {
+                    return Err(Waits::error(Stage::WaitingForTask {
+                        task_id: task.task_id,
+                        status: task.status,
+                        poll_interval_ms: task.poll_interval_ms,
+                    }));
+                }
+                CallToolResponse::Task(task) => return Err(task_error(&task)),
+                CallToolResponse::Other(map) => return Err(unknown_result_error(&map)),
+            };
+            if answered >= max_rounds {
+                return Err(not_completed(
+                    &asked,
+                    &format!(
+                        "it asked for input more than {max_rounds} times (the bound on input rounds)"
+                    ),
+                ));
+            }
+            if self.run.halt().is_set() {
+                return Err(not_completed(&asked, "the turn was halted"));
+            }
+            let responses = self.answer(&asked, answered).await?;
+            answered += 1;
+            self.context.input_responses = responses;
+            self.context.request_state = asked.request_state;
+            response = self.next_request(server, answered + 1).await?;
+        }
+    }
+
+    /// The answers to round `answered + 1`'s questions; none for a round
+    /// with no questions (after a pause, as a server shedding load asks).
+    async fn answer(
+        &self,
+        asked: &InputRequiredResult,
+        answered: usize,
+    ) -> Result<Option<InputResponses>> {
+        if asked.input_requests.is_empty() {
+            tokio::time::sleep(backoff(answered)).await;
+            return Ok(None);
+        }
+        let answerer = self
+            .context
+            .answerer
+            .as_ref()
+            .ok_or_else(|| not_completed(asked, "no input handler is configured"))?;
+        if self.run.journal().is_some() {
+            let waiting = Stage::WaitingForInput {
+                round: answered + 1,
+                asked: asked.clone(),
+            };
+            self.run.mark(&self.call, waiting).await?;
+        }
+        Ok(Some(answerer.answer_round(asked, answered + 1).await?))
+    }
+
+    /// Round `round`'s request, sent only once the state that says so is
+    /// kept, and not once the turn was halted meanwhile; its server time
+    /// bounded by the turn's timeout.
+    async fn next_request(
+        &mut self,
+        server: &dyn Server,
         round: usize,
-        asked: Box<InputRequiredResult>,
-    },
-    /// A resumed call its server runs as task `task_id`.
-    Task { task_id: String },
+    ) -> Result<CallToolResponse> {
+        if self.run.journal().is_some() {
+            self.run.mark(&self.call, Stage::Sent).await?;
+        }
+        if self.run.halt().is_set() {
+            return Err(Error::new(
+                ErrorKind::InputRequired,
+                "the tool asked for input and the call did not complete: the turn was halted \
+                 before its answers were sent",
+            ));
+        }
+        let timeout = self.run.timeout;
+        self.state.start_clock(timeout);
+        let rounds = &self.run.source.rounds;
+        tokio::select! {
+            sent = rounds.send(server, &self.call, &self.context, self.retry) => sent,
+            () = self.state.expired() => Err(Error::new(
+                ErrorKind::Timeout,
+                format!(
+                    "round {round} of the call took longer than {} ms and was cancelled",
+                    timeout.as_millis()
+                ),
+            )),
+        }
+    }
+
+    /// The call's end, where it belongs to the call: its stage in the
+    /// turn's state, its span, the log of a call that did not complete.
+    async fn record(&self, outcome: &Result<CallToolResult>, span: &tracing::Span) {
+        if !span.is_disabled() {
+            match outcome {
+                Err(err) => crate::telemetry::record_failure(span, err),
+                Ok(result) if self.run.options.trace_content => {
+                    if let Ok(json) = serde_json::to_string(result) {
+                        span.record("gen_ai.tool.call.result", json);
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+        if let Some(journal) = self.run.journal() {
+            let stage = match outcome {
+                Err(err) => Waits::of(err).cloned(),
+                Ok(_) => None,
+            };
+            let stage = stage.unwrap_or_else(|| Stage::Ended(Ended::of(outcome)));
+            let halted = self.run.halt().is_set();
+            journal.update(|state| {
+                state.halted |= halted;
+                state.set_stage(&self.call, stage);
+            });
+            Box::pin(journal.flush_or_log()).await;
+        }
+        let call = &self.call;
+        if let Err(err) = outcome
+            && Waits::of(err).is_none()
+        {
+            let kind = err.kind();
+            tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
+                kind = ?kind, reason = %err.message_with_causes(), "tool call not completed");
+        }
+    }
 }
 
 /// The call's clock running out, boxed: set only for a call still in

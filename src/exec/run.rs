@@ -5,20 +5,17 @@ use serde_json::{Map, Value};
 
 use super::answering::Answering;
 use super::call::Start;
-use super::clock::Halt;
 use super::kept::KeptResults;
 use super::options::ExecOptions;
 use super::policy::Action;
 use super::source::Source;
 use super::turn::{CallRecord, Execution};
-use super::turn_run::{Caller, Shared};
+use super::turn_run::TurnRun;
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME};
 use crate::calls::{Extracted, ToolCall};
 use crate::error::Result;
 use crate::listing::Listing;
-use crate::mcp::CallToolResult;
 use crate::spec::Provider;
-use crate::toolset::ToolSet;
 
 impl Source {
     /// Runs the tool calls in `response` (a response, a message or a list of
@@ -74,71 +71,27 @@ impl Source {
     ) -> Result<Execution> {
         let mut extracted = extracted;
         let hosted = std::mem::take(&mut extracted.hosted);
-        let toolset = listing.toolset();
-        let shared = Shared::new(options, provider);
+        let run = TurnRun::new(self, listing.toolset(), options, provider);
         // The hosted calls' output came before the model asked for these.
-        shared.add_taint(hosted.servers());
+        run.add_taint(hosted.servers());
         let mut turn =
-            Answering::new(provider, options, self.reader(listing)).journal(shared.journal());
-        shared.begin(&extracted.calls, &hosted);
+            Answering::new(provider, options, self.reader(listing)).journal(run.journal());
+        run.begin(&extracted.calls, &hosted);
         for rejected in extracted.rejected {
             turn.rejected(rejected);
         }
         for search in &extracted.searches {
             self.search(provider, search, listing, options, &mut turn)?;
         }
-        if let Some(journal) = shared.journal() {
+        if let Some(journal) = run.journal() {
             journal.flush_or_log().await;
         }
-        let halted = Halt::default();
         let calls = extracted.calls.into_iter().map(|call| (call, Start::Fresh));
-        self.run_calls(calls, toolset, options, &shared, &halted, &mut turn)
-            .await;
-        let execution = turn.finish(&halted)?;
-        Ok(self
-            .with_hosted(provider, hosted, Vec::new(), &shared, &halted, execution)
+        run.run(calls, &mut turn).await;
+        let execution = turn.finish(run.halt())?;
+        Ok(run
+            .with_hosted(provider, hosted, Vec::new(), execution)
             .await)
-    }
-
-    /// Runs `calls`, each from where it takes up, at most `max_concurrency`
-    /// at once, and hands each outcome to `turn`, checked against its
-    /// tool's `outputSchema` (the turn answers them in the model's order).
-    pub(super) async fn run_calls(
-        &self,
-        calls: impl IntoIterator<Item = (ToolCall, Start)>,
-        toolset: &ToolSet,
-        options: &ExecOptions,
-        shared: &Shared,
-        halted: &Halt,
-        turn: &mut Answering<'_>,
-    ) {
-        let (limit, timeout) = options.limits();
-        let calls = calls.into_iter();
-        turn.expect(calls.size_hint().0);
-        let mut running = futures_util::stream::FuturesUnordered::new();
-        let mut end = |(call, outcome): (ToolCall, Result<CallToolResult>)| {
-            let checked = self.check_output(&call, toolset, outcome, options.output_schema);
-            turn.ended(call, checked);
-        };
-        for (call, start) in calls {
-            if running.len() >= limit
-                && let Some(ended) = running.next().await
-            {
-                end(ended);
-            }
-            running.push(self.guarded(call, toolset, options, shared, timeout, halted, start));
-            // Each call starts as soon as it is pushed, and one that ends at
-            // once is answered now: a turn of quick calls holds one call's
-            // state at a time, not every call's.
-            while let std::task::Poll::Ready(Some(ended)) = futures_util::poll!(running.next()) {
-                end(ended);
-            }
-        }
-        // Each outcome goes to the turn as its call ends: nothing is
-        // gathered on the way.
-        while let Some(ended) = running.next().await {
-            end(ended);
-        }
     }
 
     /// Calls a tool for the application itself, not for a model: any tool of
@@ -172,20 +125,8 @@ impl Source {
                 .map_or_else(|| format!("{server_id}/{tool}"), |t| t.exposed_name.clone()),
             arguments,
         };
-        let (_, timeout) = options.limits();
-        let shared = Shared::for_caller(options, Caller::App, None);
-        let (call, outcome) = self
-            .guarded(
-                call,
-                &toolset,
-                options,
-                &shared,
-                timeout,
-                &Halt::default(),
-                Start::Fresh,
-            )
-            .await;
-        let checked = self.check_output(&call, &toolset, outcome, options.output_schema);
+        let run = TurnRun::for_app(self, &toolset, options);
+        let (call, checked) = run.call(call, Start::Fresh).run().await;
         Ok(checked.into_record(call))
     }
 
@@ -229,5 +170,41 @@ impl Source {
         };
         turn.searched(record, answered.answer, answered.found);
         Ok(())
+    }
+}
+
+impl TurnRun<'_> {
+    /// Runs `calls`, each from where it takes up, at most the turn's limit
+    /// at once, and hands each outcome to `turn`, checked against its
+    /// tool's `outputSchema` (the turn answers them in the model's order).
+    pub(super) async fn run(
+        &self,
+        calls: impl IntoIterator<Item = (ToolCall, Start)>,
+        turn: &mut Answering<'_>,
+    ) {
+        let calls = calls.into_iter();
+        turn.expect(calls.size_hint().0);
+        let mut running = futures_util::stream::FuturesUnordered::new();
+        for (call, start) in calls {
+            if running.len() >= self.limit
+                && let Some((call, checked)) = running.next().await
+            {
+                turn.ended(call, checked);
+            }
+            running.push(self.call(call, start).run());
+            // Each call starts as soon as it is pushed, and one that ends at
+            // once is answered now: a turn of quick calls holds one call's
+            // state at a time, not every call's.
+            while let std::task::Poll::Ready(Some((call, checked))) =
+                futures_util::poll!(running.next())
+            {
+                turn.ended(call, checked);
+            }
+        }
+        // Each outcome goes to the turn as its call ends: nothing is
+        // gathered on the way.
+        while let Some((call, checked)) = running.next().await {
+            turn.ended(call, checked);
+        }
     }
 }

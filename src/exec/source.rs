@@ -284,6 +284,16 @@ impl Source {
             })
     }
 
+    /// Whether a call to `server_id`'s `tool` runs alone on its server
+    /// ([`SourceBuilder::run_alone`](crate::exec::SourceBuilder::run_alone)).
+    pub(super) fn runs_alone(&self, server_id: &str, tool: &str) -> bool {
+        if self.alone.is_empty() {
+            return false;
+        }
+        let name = format!("{server_id}/{tool}");
+        self.alone.iter().any(|glob| glob.is_match(&name))
+    }
+
     pub(super) fn server(&self, id: &str) -> Option<&Arc<dyn Server>> {
         if id == LIBRARY_SERVER {
             return Some(&self.library);
