@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::HostedItems;
 use crate::json::{MAX_NESTING, deeper_than, type_name};
-use crate::listing::Listing;
+use crate::listing::{Listing, ToolSearch};
 use crate::results::{Outcome, ResultOptions};
 use crate::search::SearchCall;
 use crate::spec::Provider;
@@ -338,6 +338,52 @@ impl Provider {
             arguments,
             index: 0,
         })
+    }
+
+    /// The search call in `item`, when `listing` takes searches and the item is one.
+    pub(crate) fn search_item(
+        &self,
+        item: &Value,
+        index: usize,
+        listing: &Listing,
+    ) -> Option<SearchCall> {
+        let search = listing.deferral.search.as_ref()?;
+        if *search == ToolSearch::Client
+            && let Some(calls) = self.client_search().and_then(|c| c.calls.as_ref())
+        {
+            if !calls.select.matches(item) {
+                return None;
+            }
+            let call_id = calls.id.read_string(item);
+            let args = read_arguments(
+                calls.arguments.path.get(item),
+                calls.arg_format,
+                Default::default(),
+            )
+            .unwrap_or_default();
+            return Some(SearchCall::from_arguments(index, call_id, &args));
+        }
+        let name = listing.deferral.search_tool.as_deref()?;
+        if !self.is_call(item) || self.calls.name.read_string(item).as_deref() != Some(name) {
+            return None;
+        }
+        let call_id = self.calls.id.read_string(item);
+        let args = read_arguments(
+            self.calls.arguments.path.get(item),
+            self.calls.arg_format,
+            Default::default(),
+        )
+        .unwrap_or_default();
+        Some(SearchCall::from_arguments(index, call_id, &args))
+    }
+
+    /// Whether `item` is a search call item of its own kind (not a call).
+    pub(crate) fn is_search_item(&self, item: &Value, listing: &Listing) -> bool {
+        listing.deferral.search == Some(ToolSearch::Client)
+            && self
+                .client_search()
+                .and_then(|c| c.calls.as_ref())
+                .is_some_and(|calls| calls.select.matches(item))
     }
 }
 

@@ -15,7 +15,7 @@ use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME, Reading};
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::HostedItems;
-use crate::results::{FollowUps, Outcome};
+use crate::results::{FollowUps, Outcome, TurnAnswers};
 use crate::spec::Provider;
 
 /// The calls of one turn as they end, answered together in the model's order
@@ -121,146 +121,31 @@ impl<'a> Answering<'a> {
                 self.ended.push((call, Checked::as_it_is(Err(error))));
             }
         } else if !self.waiting.is_empty() {
-            // Suspended: the answers wait for every call; the records of
-            // those that ended say what happened so far.
-            let mut calls: Vec<CallRecord> = Vec::new();
-            for rejected in self.rejected {
-                calls.push(rejected_record(rejected));
-            }
-            calls.extend(self.searches.into_iter().map(|(record, _, _)| record));
-            for (call, checked) in self.ended {
-                calls.push(checked.into_record(call));
-            }
-            calls.sort_by_key(|record| record.index);
-            return Ok(Execution {
-                status: Status::Suspended,
-                results: Vec::new(),
-                follow_ups: Vec::new(),
-                calls,
-                ran_servers: BTreeSet::new(),
-                found: Vec::new(),
-                hosted: HostedItems::default(),
-                approvals: Vec::new(),
-                waiting: Vec::new(),
-                suspended: None,
-            });
+            return Ok(self.suspended());
         }
         let total = self.rejected.len() + self.searches.len() + self.ended.len();
-        // The calls answered without a server, merged in the model's order
-        // with the others as those are answered.
-        let mut answers: Vec<(usize, Value, CallRecord)> =
-            Vec::with_capacity(self.rejected.len() + self.searches.len());
-        for mut rejected in self.rejected {
-            let answer = std::mem::take(&mut rejected.answer);
-            let record = rejected_record(rejected);
-            answers.push((record.index, answer, record));
-        }
-        let mut found: Vec<String> = Vec::new();
-        let mut searches = self.searches;
-        searches.sort_by_key(|(record, _, _)| record.index);
-        for (record, answer, names) in searches {
-            for name in names {
-                if !found.contains(&name) {
-                    found.push(name);
-                }
-            }
-            answers.push((record.index, answer, record));
-        }
-        answers.sort_by_key(|(index, _, _)| *index);
-        let mut answers = answers.into_iter().peekable();
-        let mut results = Vec::with_capacity(total);
-        let mut calls = Vec::with_capacity(total);
-        let mut ended = self.ended;
+        let (answered, found) = self.answered_without_server();
+        let mut merged = Merged {
+            answered: answered.into_iter().peekable(),
+            results: Vec::with_capacity(total),
+            calls: Vec::with_capacity(total),
+        };
+        let mut ended = std::mem::take(&mut self.ended);
         ended.sort_by_key(|(call, _)| call.index);
         let mut turn = self
             .provider
             .turn(&self.options.results, FollowUps::Collect)?;
-        let mut ran_servers = BTreeSet::new();
-        let outcomes: Vec<Outcome<'_>> = ended
-            .iter()
-            .map(|(_, checked)| match &checked.outcome {
-                Ok(result) => Outcome::Completed(result),
-                Err(err) => Outcome::Failed(err),
-            })
-            .collect();
+        let outcomes: Vec<Outcome<'_>> =
+            ended.iter().map(|(_, checked)| outcome(checked)).collect();
         let allowances = turn.allowances(&outcomes);
         drop(outcomes);
+        let mut ran_servers = BTreeSet::new();
         for ((call, checked), allowance) in ended.into_iter().zip(allowances) {
-            // What the read tool answered, when it read (not an error).
-            let read = read_arguments(&call)
-                .filter(|_| matches!(&checked.outcome, Ok(result) if !result.is_error));
-            let principal = self.options.principal.as_deref();
-            let mut keep = |text: &str| match self.kept {
-                Some(kept) => kept.keep(&call.server_id, principal, text),
-                None => String::new(),
-            };
-            let mut reading = match (self.kept, &read) {
-                (Some(_), Some((handle, offset))) => Reading::Continue {
-                    tool: &call.exposed_name,
-                    handle,
-                    offset: *offset,
-                },
-                (Some(_), None) => Reading::Keep {
-                    tool: READ_TOOL_NAME,
-                    keep: &mut keep,
-                },
-                (None, _) => Reading::Off,
-            };
-            let (answer, cut) = turn.answer_within(
-                call.call_id.as_deref(),
-                &call.exposed_name,
-                match &checked.outcome {
-                    Ok(result) => Outcome::Completed(result),
-                    Err(err) => Outcome::Failed(err),
-                },
-                allowance,
-                &mut reading,
-            )?;
-            // A call stopped at `input_required` is answered with the server's
-            // questions, and one whose result broke its schema with what broke
-            // it: their text is in the model's context too.
-            let quoted = matches!(&checked.outcome, Err(e) if matches!(e.kind(), ErrorKind::InputRequired | ErrorKind::InvalidResult));
-            if (checked.outcome.is_ok() || quoted) && !ran_servers.contains(&call.server_id) {
-                ran_servers.insert(call.server_id.clone());
-            }
-            // What the library's catalogue tools answered came from the servers they name.
-            if call.server_id == LIBRARY_SERVER
-                && let Ok(result) = &checked.outcome
-                && let Some(Value::Array(servers)) = result
-                    .meta
-                    .as_ref()
-                    .and_then(|m| m.get(super::catalogs::ORIGINS_KEY))
-            {
-                ran_servers.extend(servers.iter().filter_map(Value::as_str).map(str::to_owned));
-            }
-            // What the read tool answers came from the server it was cut from.
-            if let (Some(kept), Some((handle, _))) = (self.kept, &read)
-                && let Some(origin) = kept.origin(handle)
-            {
-                ran_servers.insert(origin);
-            }
-            let mut record = checked.into_record(call);
-            // A read's answer is cut by design: its notice says where to read on.
-            if cut
-                && read.is_none()
-                && let Some(allowance) = allowance
-            {
-                record.warnings.push(format!(
-                    "the answer was cut to its budget of {allowance} tokens; the record holds the whole result"
-                ));
-            }
-            let index = record.index;
-            while let Some((_, earlier, its_record)) = answers.next_if(|(i, _, _)| *i < index) {
-                results.push(earlier);
-                calls.push(its_record);
-            }
-            results.push(answer);
-            calls.push(record);
+            let (answer, record) =
+                self.answer(&mut turn, call, checked, allowance, &mut ran_servers)?;
+            merged.push(answer, record);
         }
-        for (_, answer, record) in answers {
-            results.push(answer);
-            calls.push(record);
-        }
+        let (results, calls) = merged.rest();
         let follow_ups = turn.finish()?;
         let status = if halted.is_set() {
             Status::Halt
@@ -279,6 +164,184 @@ impl<'a> Answering<'a> {
             waiting: Vec::new(),
             suspended: None,
         })
+    }
+
+    /// A suspended turn: the answers wait for every call; the records of
+    /// those that ended say what happened so far.
+    fn suspended(self) -> Execution {
+        let mut calls: Vec<CallRecord> = Vec::new();
+        for rejected in self.rejected {
+            calls.push(rejected_record(rejected));
+        }
+        calls.extend(self.searches.into_iter().map(|(record, _, _)| record));
+        for (call, checked) in self.ended {
+            calls.push(checked.into_record(call));
+        }
+        calls.sort_by_key(|record| record.index);
+        Execution {
+            status: Status::Suspended,
+            results: Vec::new(),
+            follow_ups: Vec::new(),
+            calls,
+            ran_servers: BTreeSet::new(),
+            found: Vec::new(),
+            hosted: HostedItems::default(),
+            approvals: Vec::new(),
+            waiting: Vec::new(),
+            suspended: None,
+        }
+    }
+
+    /// The calls answered without a server (rejected ones and searches), in
+    /// the model's order, with the tools the searches found (in the order
+    /// found).
+    fn answered_without_server(&mut self) -> (Vec<(usize, Value, CallRecord)>, Vec<String>) {
+        let mut answers: Vec<(usize, Value, CallRecord)> =
+            Vec::with_capacity(self.rejected.len() + self.searches.len());
+        for mut rejected in std::mem::take(&mut self.rejected) {
+            let answer = std::mem::take(&mut rejected.answer);
+            let record = rejected_record(rejected);
+            answers.push((record.index, answer, record));
+        }
+        let mut found: Vec<String> = Vec::new();
+        let mut searches = std::mem::take(&mut self.searches);
+        searches.sort_by_key(|(record, _, _)| record.index);
+        for (record, answer, names) in searches {
+            for name in names {
+                if !found.contains(&name) {
+                    found.push(name);
+                }
+            }
+            answers.push((record.index, answer, record));
+        }
+        answers.sort_by_key(|(index, _, _)| *index);
+        (answers, found)
+    }
+
+    /// One call's answer within its `allowance`, and its record; the servers
+    /// whose text the answer puts in the model's context join `ran_servers`.
+    fn answer(
+        &self,
+        turn: &mut TurnAnswers<'_>,
+        call: ToolCall,
+        checked: Checked,
+        allowance: Option<u64>,
+        ran_servers: &mut BTreeSet<String>,
+    ) -> Result<(Value, CallRecord)> {
+        // What the read tool answered, when it read (not an error).
+        let read = read_arguments(&call)
+            .filter(|_| matches!(&checked.outcome, Ok(result) if !result.is_error));
+        let principal = self.options.principal.as_deref();
+        let mut keep = |text: &str| match self.kept {
+            Some(kept) => kept.keep(&call.server_id, principal, text),
+            None => String::new(),
+        };
+        let mut reading = match (self.kept, &read) {
+            (Some(_), Some((handle, offset))) => Reading::Continue {
+                tool: &call.exposed_name,
+                handle,
+                offset: *offset,
+            },
+            (Some(_), None) => Reading::Keep {
+                tool: READ_TOOL_NAME,
+                keep: &mut keep,
+            },
+            (None, _) => Reading::Off,
+        };
+        let (answer, cut) = turn.answer_within(
+            call.call_id.as_deref(),
+            &call.exposed_name,
+            outcome(&checked),
+            allowance,
+            &mut reading,
+        )?;
+        self.ran_servers(&call, &checked, read.as_ref(), ran_servers);
+        let mut record = checked.into_record(call);
+        // A read's answer is cut by design: its notice says where to read on.
+        if cut
+            && read.is_none()
+            && let Some(allowance) = allowance
+        {
+            record.warnings.push(format!(
+                "the answer was cut to its budget of {allowance} tokens; the record holds the whole result"
+            ));
+        }
+        Ok((answer, record))
+    }
+
+    /// The servers whose text one call's answer puts in the model's
+    /// context, added to `ran_servers`: its own, those the library's
+    /// catalogue tools answered from, the one the read tool's text was cut
+    /// from.
+    fn ran_servers(
+        &self,
+        call: &ToolCall,
+        checked: &Checked,
+        read: Option<&(String, usize)>,
+        ran_servers: &mut BTreeSet<String>,
+    ) {
+        // A call stopped at `input_required` is answered with the server's
+        // questions, and one whose result broke its schema with what broke
+        // it: their text is in the model's context too.
+        let quoted = matches!(&checked.outcome, Err(e) if matches!(e.kind(), ErrorKind::InputRequired | ErrorKind::InvalidResult));
+        if (checked.outcome.is_ok() || quoted) && !ran_servers.contains(&call.server_id) {
+            ran_servers.insert(call.server_id.clone());
+        }
+        // What the library's catalogue tools answered came from the servers they name.
+        if call.server_id == LIBRARY_SERVER
+            && let Ok(result) = &checked.outcome
+            && let Some(Value::Array(servers)) = result
+                .meta
+                .as_ref()
+                .and_then(|m| m.get(super::catalogs::ORIGINS_KEY))
+        {
+            ran_servers.extend(servers.iter().filter_map(Value::as_str).map(str::to_owned));
+        }
+        // What the read tool answers came from the server it was cut from.
+        if let (Some(kept), Some((handle, _))) = (self.kept, read)
+            && let Some(origin) = kept.origin(handle)
+        {
+            ran_servers.insert(origin);
+        }
+    }
+}
+
+/// A turn's answers and records in the model's order: the calls answered
+/// by a server merged, as they are answered, with those answered without one.
+struct Merged {
+    answered: std::iter::Peekable<std::vec::IntoIter<(usize, Value, CallRecord)>>,
+    results: Vec<Value>,
+    calls: Vec<CallRecord>,
+}
+
+impl Merged {
+    /// One call's answer, after those answered without a server before it.
+    fn push(&mut self, answer: Value, record: CallRecord) {
+        let index = record.index;
+        while let Some((_, earlier, its_record)) = self.answered.next_if(|(i, _, _)| *i < index) {
+            self.results.push(earlier);
+            self.calls.push(its_record);
+        }
+        self.results.push(answer);
+        self.calls.push(record);
+    }
+
+    /// Every answer and record, those answered without a server after the
+    /// last call included.
+    fn rest(mut self) -> (Vec<Value>, Vec<CallRecord>) {
+        for (_, answer, record) in self.answered {
+            self.results.push(answer);
+            self.calls.push(record);
+        }
+        (self.results, self.calls)
+    }
+}
+
+/// A checked outcome, as the provider's answers read it.
+fn outcome(checked: &Checked) -> Outcome<'_> {
+    match &checked.outcome {
+        Ok(result) => Outcome::Completed(result),
+        Err(err) => Outcome::Failed(err),
     }
 }
 

@@ -526,7 +526,7 @@ impl SourceBuilder {
     /// [`ErrorKind::Input`] when a client has other than one server, a server id
     /// is empty or repeated, or a filter or [`run_alone`](Self::run_alone)
     /// glob is invalid.
-    pub fn build(self) -> Result<Source> {
+    pub fn build(mut self) -> Result<Source> {
         let mode = self.naming.mode();
         if mode == Mode::Client && self.servers.len() != 1 {
             return Err(Error::new(
@@ -546,56 +546,18 @@ impl SourceBuilder {
             )));
         }
         let alone = compile_alone(&self.alone)?;
+        let handlers = self.answering_handlers();
+        let filter = self.naming.filter()?;
+        self.warn_closed_catalogues(&filter);
         let policy = match (mode, self.policy) {
             (Mode::Hub, None) => Some(Policy::allow_all()),
             (_, policy) => policy,
         };
-        // A source given no handlers answers with its first server's that
-        // declare something.
-        let declares = |h: &Handlers| h.features() != ClientFeatures::default();
-        let handlers = self
-            .handlers
-            .or_else(|| {
-                self.servers
-                    .iter()
-                    .find_map(|(_, server)| server.handlers().filter(declares))
-            })
-            .unwrap_or_default();
-        let features = handlers.features();
-        for (id, server) in &self.servers {
-            if let Some(declared) = server.handlers().map(|h| h.features())
-                && declared != features
-            {
-                tracing::warn!(server = %id, declared = ?declared, answered = ?features,
-                    "the server's session declared other capabilities than this source's handlers answer");
-            }
-        }
         let governor = Arc::new(Governor {
             handlers,
             approver: self.approver,
         });
         let kept = Arc::new(KeptResults::default());
-        let filter = self.naming.filter()?;
-        for (kind, globs, actions) in [
-            (
-                "resources",
-                &self.resources,
-                ["resources/list", "resources/read"],
-            ),
-            ("prompts", &self.prompts, ["prompts/list", "prompts/get"]),
-            ("skills", &self.skills, ["skills/list", "skills/load"]),
-        ] {
-            let open = self
-                .servers
-                .iter()
-                .any(|(id, _)| actions.iter().any(|a| filter.admits(id, a)));
-            if !globs.is_empty() && !open {
-                tracing::warn!(
-                    catalogue = kind,
-                    "the toolset's allow and deny globs close every server's {kind}: allow `SERVER/{kind}/*` to open them"
-                );
-            }
-        }
         let catalogs = Arc::new(Catalogs {
             servers: self.servers.clone(),
             policy: policy.clone(),
@@ -622,6 +584,57 @@ impl SourceBuilder {
             kept,
             catalogs,
         })
+    }
+
+    /// The handlers the source answers with: its own, or (given none) its
+    /// first server's that declare something. A server whose session
+    /// declared other capabilities is logged.
+    fn answering_handlers(&mut self) -> Handlers {
+        let declares = |h: &Handlers| h.features() != ClientFeatures::default();
+        let handlers = self
+            .handlers
+            .take()
+            .or_else(|| {
+                self.servers
+                    .iter()
+                    .find_map(|(_, server)| server.handlers().filter(declares))
+            })
+            .unwrap_or_default();
+        let features = handlers.features();
+        for (id, server) in &self.servers {
+            if let Some(declared) = server.handlers().map(|h| h.features())
+                && declared != features
+            {
+                tracing::warn!(server = %id, declared = ?declared, answered = ?features,
+                    "the server's session declared other capabilities than this source's handlers answer");
+            }
+        }
+        handlers
+    }
+
+    /// Warns of catalogues opened by globs that the toolset's filter closes
+    /// on every server.
+    fn warn_closed_catalogues(&self, filter: &crate::toolset::Filter) {
+        for (kind, globs, actions) in [
+            (
+                "resources",
+                &self.resources,
+                ["resources/list", "resources/read"],
+            ),
+            ("prompts", &self.prompts, ["prompts/list", "prompts/get"]),
+            ("skills", &self.skills, ["skills/list", "skills/load"]),
+        ] {
+            let open = self
+                .servers
+                .iter()
+                .any(|(id, _)| actions.iter().any(|a| filter.admits(id, a)));
+            if !globs.is_empty() && !open {
+                tracing::warn!(
+                    catalogue = kind,
+                    "the toolset's allow and deny globs close every server's {kind}: allow `SERVER/{kind}/*` to open them"
+                );
+            }
+        }
     }
 }
 
