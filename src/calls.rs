@@ -249,13 +249,10 @@ impl Provider {
             Value::Array(items) => return Ok(items),
             Value::Object(obj) => obj,
             other => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!(
-                        "expected a response, a message or a list of items, got {}",
-                        type_name(other)
-                    ),
-                ));
+                return Err(Error::input(format!(
+                    "expected a response, a message or a list of items, got {}",
+                    type_name(other)
+                )));
             }
         };
         let Some(entry) = self.calls.locate.iter().find(|l| obj.contains_key(&l.when)) else {
@@ -265,22 +262,19 @@ impl Provider {
                 .iter()
                 .map(|l| format!("`{}`", l.when))
                 .collect();
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "not a `{}` response or message: it has none of {}",
-                    self.id(),
-                    keys.join(", ")
-                ),
-            ));
+            return Err(Error::input(format!(
+                "not a `{}` response or message: it has none of {}",
+                self.id(),
+                keys.join(", ")
+            )));
         };
         match entry.list.get(input) {
             None | Some(Value::Null) => Ok(&[]),
             Some(Value::Array(items)) => Ok(items),
-            Some(other) => Err(Error::new(
-                ErrorKind::Input,
-                format!("the list of calls is {}, not an array", type_name(other)),
-            )),
+            Some(other) => Err(Error::input(format!(
+                "the list of calls is {}, not an array",
+                type_name(other)
+            ))),
         }
     }
 
@@ -297,13 +291,12 @@ impl Provider {
         let name =
             name.ok_or_else(|| Error::new(ErrorKind::UnknownTool, "the call names no tool"))?;
         if call_id.is_none() && !plan.id.optional {
-            return Err(Error::new(ErrorKind::Input, "the call has no id").with_tool(name));
+            return Err(Error::input("the call has no id").with_tool(name));
         }
         if let Some(id) = call_id.filter(|id| !seen_ids.insert((*id).to_owned())) {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!("call id `{id}` was already used by an earlier call; not run twice"),
-            ));
+            return Err(Error::input(format!(
+                "call id `{id}` was already used by an earlier call; not run twice"
+            )));
         }
         let tool = toolset
             .resolve(name)

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{pointer_child, type_name};
 
 /// How to reach one MCP server.
@@ -99,11 +99,11 @@ impl ServerConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] naming the server and the field (as a JSON pointer).
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) naming the server and the field (as a JSON pointer).
     pub fn from_value(name: &str, value: &Value) -> Result<Option<Self>> {
         let at = |field: &str| format!("{}{field}", pointer_child("/mcpServers", name));
         let bad = |field: &str, message: String| {
-            Error::new(ErrorKind::Input, format!("server `{name}`: {message}")).with_path(at(field))
+            Error::input(format!("server `{name}`: {message}")).with_path(at(field))
         };
         let Value::Object(entry) = value else {
             return Err(bad("", "expected an object with `command` or `url`".into()));
@@ -255,24 +255,20 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `mcpServers` is missing or not an object, a
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when `mcpServers` is missing or not an object, a
     /// server name is empty, or an entry is malformed (see [`ServerConfig::from_value`]).
     pub fn from_value(value: &Value) -> Result<Self> {
         let servers: &Map<String, Value> = match value.get("mcpServers") {
             Some(Value::Object(servers)) => servers,
             Some(other) => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!(
-                        "`mcpServers` must be an object of named servers, not {}",
-                        type_name(other)
-                    ),
-                )
+                return Err(Error::input(format!(
+                    "`mcpServers` must be an object of named servers, not {}",
+                    type_name(other)
+                ))
                 .with_path("/mcpServers"));
             }
             None => {
-                return Err(Error::new(
-                    ErrorKind::Input,
+                return Err(Error::input(
                     "expected {\"mcpServers\": {\"name\": {\"command\": ...} | {\"url\": ...}}}",
                 ));
             }
@@ -280,9 +276,7 @@ impl HubConfig {
         let mut config = HubConfig::new();
         for (name, entry) in servers {
             if name.trim().is_empty() {
-                return Err(
-                    Error::new(ErrorKind::Input, "a server name is empty").with_path("/mcpServers")
-                );
+                return Err(Error::input("a server name is empty").with_path("/mcpServers"));
             }
             if let Some(server) = ServerConfig::from_value(name, entry)? {
                 config = config.server(name.clone(), server);
@@ -290,13 +284,10 @@ impl HubConfig {
                     None | Some(Value::Null) | Some(Value::Bool(false)) => {}
                     Some(Value::Bool(true)) => config = config.host(name.clone()),
                     Some(other) => {
-                        return Err(Error::new(
-                            ErrorKind::Input,
-                            format!(
-                                "server `{name}`: `hosted` must be true or false, not {}",
-                                type_name(other)
-                            ),
-                        )
+                        return Err(Error::input(format!(
+                            "server `{name}`: `hosted` must be true or false, not {}",
+                            type_name(other)
+                        ))
                         .with_path(format!("{}/hosted", pointer_child("/mcpServers", name))));
                     }
                 }
@@ -309,13 +300,11 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] for invalid JSON (with its line) or a malformed document.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for invalid JSON (with its line) or a malformed document.
     pub fn from_json_str(text: &str) -> Result<Self> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
             let line = e.line();
-            Error::new(ErrorKind::Input, "invalid JSON")
-                .with_line(line)
-                .with_source(e)
+            Error::input("invalid JSON").with_line(line).with_source(e)
         })?;
         Self::from_value(&value)
     }
@@ -324,7 +313,7 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Io`] when the file cannot be read; otherwise as
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the file cannot be read; otherwise as
     /// [`from_json_str`](Self::from_json_str), with the file named.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();

@@ -44,8 +44,8 @@ impl Provider {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `listing` is another provider's or has no
-    /// deferred tools; [`ErrorKind::Spec`] when the spec's answer template
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when `listing` is another provider's or has no
+    /// deferred tools; [`ErrorKind::Spec`](crate::ErrorKind::Spec) when the spec's answer template
     /// needs a value the search lacks (a call id).
     pub fn answer_search(
         &self,

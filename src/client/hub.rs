@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::live::McpClient;
 use super::options::ClientOptions;
 use crate::config::HubConfig;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::exec::{Server, Source, SourceBuilder};
 
 impl HubConfig {
@@ -34,13 +34,10 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when the configuration names no server.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the configuration names no server.
     pub async fn connect_with(&self, options: &ClientOptions) -> Result<SourceBuilder> {
         if self.is_empty() {
-            return Err(Error::new(
-                ErrorKind::Input,
-                "the configuration names no MCP server",
-            ));
+            return Err(Error::input("the configuration names no MCP server"));
         }
         let started = futures_util::future::join_all(self.servers().iter().map(
             |(name, config)| async move {

@@ -494,8 +494,7 @@ impl Answerer {
             ));
         }
         if (params.tools.is_some() || params.tool_choice.is_some()) && !sampling.tools {
-            return Err(Error::new(
-                ErrorKind::Input,
+            return Err(Error::input(
                 "the sampling request offers tools, but this client did not declare sampling with \
                  tools",
             ));

@@ -339,7 +339,7 @@ impl<'r> Call<'r> {
                 round.saturating_sub(1),
             ),
             Start::Task { task_id } => (self.follow_task(server.as_ref(), &task_id).await?, 0),
-            Start::Fresh => return Err(Error::new(ErrorKind::Input, "nothing to take up")),
+            Start::Fresh => return Err(Error::input("nothing to take up")),
         };
         self.rounds(server.as_ref(), response, answered).await
     }

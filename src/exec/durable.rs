@@ -158,12 +158,8 @@ impl TurnState {
     /// and version checked first.
     fn read(value: Value) -> Result<Self> {
         check_version(&value)?;
-        let body: Body = serde_json::from_value(value).map_err(|e| {
-            Error::new(
-                ErrorKind::Input,
-                format!("the turn state does not read: {e}"),
-            )
-        })?;
+        let body: Body = serde_json::from_value(value)
+            .map_err(|e| Error::input(format!("the turn state does not read: {e}")))?;
         Ok(TurnState {
             format: body.format,
             version: body.version,
@@ -183,7 +179,7 @@ impl TurnState {
 
 /// Refuses a document that is not a turn state of [`TURN_STATE_VERSION`].
 fn check_version(value: &Value) -> Result<()> {
-    let refuse = |why: String| Error::new(ErrorKind::Input, why);
+    let refuse = |why: String| Error::input(why);
     let Some(map) = value.as_object() else {
         return Err(refuse("a turn state is a JSON object".into()));
     };
@@ -244,9 +240,8 @@ impl TurnState {
     /// [`ErrorKind::Input`] if a value in it cannot be written (a result
     /// holding a number JSON cannot carry).
     pub fn to_json(&self) -> Result<Vec<u8>> {
-        serde_json::to_vec_pretty(self).map_err(|e| {
-            Error::new(ErrorKind::Input, "the turn state cannot be written as JSON").with_source(e)
-        })
+        serde_json::to_vec_pretty(self)
+            .map_err(|e| Error::input("the turn state cannot be written as JSON").with_source(e))
     }
 
     /// Reads a document written by [`to_json`](Self::to_json).
@@ -256,9 +251,8 @@ impl TurnState {
     /// [`ErrorKind::Input`] for bytes that are not a turn state, or one of
     /// another format version (the message names both versions).
     pub fn from_json(bytes: &[u8]) -> Result<Self> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-            Error::new(ErrorKind::Input, "the turn state is not JSON").with_source(e)
-        })?;
+        let value: Value = serde_json::from_slice(bytes)
+            .map_err(|e| Error::input("the turn state is not JSON").with_source(e))?;
         Self::read(value)
     }
 
@@ -500,8 +494,7 @@ impl Ended {
         match (&self.error, &self.result) {
             (Some(error), _) => Err(error.error()),
             (None, Some(result)) => Ok(result.clone()),
-            (None, None) => Err(Error::new(
-                ErrorKind::Input,
+            (None, None) => Err(Error::input(
                 "the turn state keeps neither a result nor an error for this call",
             )),
         }

@@ -60,24 +60,18 @@ impl Source {
         options: &ExecOptions,
     ) -> Result<Execution> {
         if state.provider != provider.id() {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "the turn state answers a `{}` response, not a `{}` one",
-                    state.provider,
-                    provider.id()
-                ),
-            ));
+            return Err(Error::input(format!(
+                "the turn state answers a `{}` response, not a `{}` one",
+                state.provider,
+                provider.id()
+            )));
         }
         if listing.provider_id() != provider.id() {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "the listing is in `{}`'s format, not `{}`'s",
-                    listing.provider_id(),
-                    provider.id()
-                ),
-            ));
+            return Err(Error::input(format!(
+                "the listing is in `{}`'s format, not `{}`'s",
+                listing.provider_id(),
+                provider.id()
+            )));
         }
         let toolset = listing.toolset();
         // The calls answered without a server are in the state already.
@@ -173,10 +167,10 @@ fn answered_again(answered: &Answered, turn: &mut Answering<'_>) {
             index: answered.index,
             call_id: answered.call_id.clone(),
             exposed_name: answered.exposed_name.clone(),
-            error: answered.error.as_ref().map_or_else(
-                || Error::new(ErrorKind::Input, "rejected"),
-                KeptError::error,
-            ),
+            error: answered
+                .error
+                .as_ref()
+                .map_or_else(|| Error::input("rejected"), KeptError::error),
             answer: answered.answer.clone(),
         }),
     }

@@ -25,7 +25,7 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `response` is none of the provider's accepted
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when `response` is none of the provider's accepted
     /// forms or `listing` is another provider's.
     pub async fn execute_tool_calls(
         &self,
@@ -59,7 +59,7 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] only when the provider cannot shape an answer
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) only when the provider cannot shape an answer
     /// (a call without the id the provider requires) or the result options name
     /// an option the spec does not offer.
     pub async fn execute_calls(
@@ -106,7 +106,7 @@ impl Source {
     /// # Errors
     ///
     /// As [`toolset`](Self::toolset); a tool the toolset does not hold is
-    /// answered in the record ([`ErrorKind::UnknownTool`]), not sent.
+    /// answered in the record ([`ErrorKind::UnknownTool`](crate::ErrorKind::UnknownTool)), not sent.
     pub async fn call_app_tool(
         &self,
         server_id: &str,

@@ -16,7 +16,7 @@ use super::policy::{Approval, ApprovalRequest, Approver, Policy};
 use super::server::{Server, ServerState, list_whole_catalog};
 use super::skills::{LOAD_SKILL, LoadedSkill, SkillList, Skills};
 use crate::budget::{LIBRARY_SERVER, read_tool};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::listing::{ListOptions, Listing};
 use crate::mcp::{CacheScope, Catalog, GetPromptResult, Object, ReadResourceResult};
 use crate::spec::Provider;
@@ -158,7 +158,7 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] if the filters are invalid.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) if the filters are invalid.
     pub async fn refresh(&self) -> Result<ToolSet> {
         self.cache.refresh(&self.servers, &self.naming).await
     }
@@ -180,8 +180,8 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] for a server the source does not hold; the
-    /// server's error otherwise ([`ErrorKind::Unavailable`] for one that
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for a server the source does not hold; the
+    /// server's error otherwise ([`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) for one that
     /// serves no resources).
     pub async fn read_resource(&self, server_id: &str, uri: &str) -> Result<ReadResourceResult> {
         self.held(server_id)?.read_resource(uri).await
@@ -205,9 +205,9 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidResult`] when it fails verification;
-    /// [`ErrorKind::UnknownTool`] when the server lists no such skill;
-    /// [`ErrorKind::Denied`] when its entry was refused; the server's error.
+    /// [`ErrorKind::InvalidResult`](crate::ErrorKind::InvalidResult) when it fails verification;
+    /// [`ErrorKind::UnknownTool`](crate::ErrorKind::UnknownTool) when the server lists no such skill;
+    /// [`ErrorKind::Denied`](crate::ErrorKind::Denied) when its entry was refused; the server's error.
     pub async fn load_skill(&self, server_id: &str, name: &str) -> Result<LoadedSkill> {
         let server = self.held(server_id)?;
         self.catalogs
@@ -222,7 +222,7 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// As [`load_skill`](Self::load_skill), and [`ErrorKind::Denied`] for a
+    /// As [`load_skill`](Self::load_skill), and [`ErrorKind::Denied`](crate::ErrorKind::Denied) for a
     /// file outside the skill's manifest.
     pub async fn read_skill_file(
         &self,
@@ -245,7 +245,7 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// As [`read_resource`](Self::read_resource); [`ErrorKind::Unavailable`]
+    /// As [`read_resource`](Self::read_resource); [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)
     /// for a server that paginates without end or repeats a cursor.
     pub async fn list_catalog(&self, server_id: &str, catalog: Catalog) -> Result<Vec<Object>> {
         list_whole_catalog(self.held(server_id)?.as_ref(), catalog)
@@ -276,12 +276,7 @@ impl Source {
             .iter()
             .find(|(id, _)| id == server_id)
             .map(|(_, server)| server)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Input,
-                    format!("no server `{server_id}` in this source"),
-                )
-            })
+            .ok_or_else(|| Error::input(format!("no server `{server_id}` in this source")))
     }
 
     /// Whether a call to `server_id`'s `tool` runs alone on its server
@@ -523,14 +518,13 @@ impl SourceBuilder {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when a client has other than one server, a server id
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when a client has other than one server, a server id
     /// is empty or repeated, or a filter or [`run_alone`](Self::run_alone)
     /// glob is invalid.
     pub fn build(mut self) -> Result<Source> {
         let mode = self.naming.mode();
         if mode == Mode::Client && self.servers.len() != 1 {
-            return Err(Error::new(
-                ErrorKind::Input,
+            return Err(Error::input(
                 "a client has exactly one server; use a hub for several",
             ));
         }

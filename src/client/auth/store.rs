@@ -308,14 +308,11 @@ impl FileTokenStore {
         }
         // The error names the line and column only: the file holds secrets.
         serde_json::from_str(&text).map_err(|e| {
-            Error::new(
-                ErrorKind::Input,
-                format!(
-                    "the token store is not a token file (line {}, column {})",
-                    e.line(),
-                    e.column()
-                ),
-            )
+            Error::input(format!(
+                "the token store is not a token file (line {}, column {})",
+                e.line(),
+                e.column()
+            ))
             .with_file(&self.path)
         })
     }
