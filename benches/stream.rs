@@ -289,7 +289,7 @@ fn scripted_stream(c: &mut Criterion) {
         let out = rt
             .block_on(source.execute_stream(provider, body, &listing, &options))
             .unwrap();
-        assert_eq!(out.execution.results.len(), calls);
+        assert_eq!(out.execution.turn.results.len(), calls);
         started.elapsed()
     };
     let ideal = (0..calls)

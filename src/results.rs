@@ -166,6 +166,7 @@ pub struct Turn {
     pub results: Vec<Value>,
     /// The media the answers could not carry, each introduced by a text naming
     /// its call, in the calls' order (empty unless a spec's `follow_up` rules apply).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub follow_ups: Vec<Value>,
 }
 

@@ -105,7 +105,7 @@ fn a_result_that_breaks_its_output_schema_is_answered_as_an_error_naming_where()
             1,
             "{id}: the error quotes the server's values"
         );
-        answers.insert(id.to_string(), run.results[0].clone());
+        answers.insert(id.to_string(), run.turn.results[0].clone());
     }
     snapshot(Stage::Exec, None, "output_schema_broken", answers);
 }
@@ -117,7 +117,7 @@ fn warn_passes_the_result_on_and_off_does_not_check() {
         let run = run("anthropic", &source, check);
         assert!(run.calls[0].error.is_none(), "{check:?}");
         assert_eq!(
-            run.results[0]["content"][0]["text"],
+            run.turn.results[0]["content"][0]["text"],
             "{\"temperature\":\"warm\",\"conditions\":\"fog\"}"
         );
         let warnings = &run.calls[0].warnings;

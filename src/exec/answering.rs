@@ -15,7 +15,7 @@ use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME, Reading};
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::HostedItems;
-use crate::results::{FollowUps, Outcome, TurnAnswers};
+use crate::results::{FollowUps, Outcome, Turn, TurnAnswers};
 use crate::spec::Provider;
 
 /// The calls of one turn as they end, answered together in the model's order
@@ -154,8 +154,10 @@ impl<'a> Answering<'a> {
         };
         Ok(Execution {
             status,
-            results,
-            follow_ups,
+            turn: Turn {
+                results,
+                follow_ups,
+            },
             calls,
             ran_servers,
             found,
@@ -180,8 +182,7 @@ impl<'a> Answering<'a> {
         calls.sort_by_key(|record| record.index);
         Execution {
             status: Status::Suspended,
-            results: Vec::new(),
-            follow_ups: Vec::new(),
+            turn: Turn::default(),
             calls,
             ran_servers: BTreeSet::new(),
             found: Vec::new(),

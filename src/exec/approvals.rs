@@ -9,6 +9,7 @@ use super::turn_run::TurnRun;
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::{ApprovalAnswer, HostedApproval, HostedItems};
+use crate::results::Turn;
 use crate::spec::Provider;
 
 impl TurnRun<'_> {
@@ -55,8 +56,7 @@ impl TurnRun<'_> {
             let waiting = state.waiting();
             if !waiting.is_empty() {
                 execution.status = Status::Suspended;
-                execution.results.clear();
-                execution.follow_ups.clear();
+                execution.turn = Turn::default();
                 execution.ran_servers.clear();
                 execution.waiting = waiting;
                 execution.suspended = Some(Box::new(state));

@@ -51,7 +51,7 @@ mod call;
 pub mod catalogs;
 mod check;
 mod clock;
-pub mod durable;
+pub(crate) mod durable;
 mod future;
 mod gate;
 mod hooks;

@@ -54,8 +54,9 @@ impl Source {
     ///
     /// The answers are shaped once every call has ended, in the model's order.
     /// Media the spec sends after the turn's answers (its `follow_up` rules, as
-    /// with the `media: full` option) are in [`Execution::follow_ups`]: put
-    /// them right after the results (see [`Turn`](crate::Turn) for where).
+    /// with the `media: full` option) are in the execution's
+    /// [`turn`](Execution::turn) ([`Turn::follow_ups`](crate::Turn::follow_ups)):
+    /// put them right after the results (see [`Turn`](crate::Turn) for where).
     ///
     /// # Errors
     ///

@@ -114,7 +114,7 @@ pub struct CallContext {
     pub answerer: Option<Answerer>,
     /// The call's idempotency key, the same wherever its turn is resumed:
     /// [`McpClient`](crate::McpClient) sends it in the request's `_meta`
-    /// under [`IDEMPOTENCY_KEY`](crate::exec::durable::IDEMPOTENCY_KEY), and
+    /// under [`IDEMPOTENCY_KEY`](crate::exec::IDEMPOTENCY_KEY), and
     /// a server may use it to recognise a call it has already run. Set by a
     /// source for every call.
     pub idempotency_key: Option<IdempotencyKey>,

@@ -3,13 +3,12 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
-
 use super::durable::{TurnState, Waiting};
 use crate::calls::ToolCall;
 use crate::error::{Error, Result};
 use crate::hosted::{ApprovalAnswer, HostedItems};
 use crate::mcp::CallToolResult;
+use crate::results::Turn;
 
 /// Whether the agent loop may go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -79,15 +78,12 @@ pub struct Execution {
     /// [`Status::Halt`] when an approver (or an input handler) halted the
     /// loop; [`Status::Suspended`] when the turn waits.
     pub status: Status,
-    /// One answer per call, in the model's order, in the provider's shape
-    /// (none while the turn is suspended: a provider takes a turn's answers
-    /// together).
-    pub results: Vec<Value>,
-    /// The media the answers could not carry, to put right after `results`
-    /// (where, per provider: [`Turn`](crate::Turn)): empty unless the spec's
-    /// `follow_up` rules apply (for instance with the `media: full` option).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub follow_ups: Vec<Value>,
+    /// One answer per call, in the model's order, in the provider's shape,
+    /// and the media the answers could not carry, to put right after them
+    /// (where, per provider: [`Turn`]): empty while the turn is suspended
+    /// (a provider takes a turn's answers together).
+    #[serde(flatten)]
+    pub turn: Turn,
     /// What happened to each call, in the same order.
     pub calls: Vec<CallRecord>,
     /// The servers whose results (or, for a call that ended while its tool
