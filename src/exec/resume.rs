@@ -149,17 +149,11 @@ fn taken_up(entry: &CallEntry) -> std::result::Result<Start, &Stage> {
 fn answered_again(answered: &Answered, turn: &mut Answering<'_>) {
     match &answered.found {
         Some(found) => turn.searched(
-            CallRecord {
-                index: answered.index,
-                call_id: answered.call_id.clone(),
-                exposed_name: answered.exposed_name.clone(),
-                server_id: None,
-                ran: true,
-                error: None,
-                warnings: Vec::new(),
-                ui_resource: None,
-                result: None,
-            },
+            CallRecord::search(
+                answered.index,
+                answered.call_id.clone(),
+                answered.exposed_name.clone(),
+            ),
             answered.answer.clone(),
             found.clone(),
         ),

@@ -158,17 +158,11 @@ impl Source {
         };
         let answered = provider.answer_search(search, listing, visible)?;
         tracing::debug!(query = %search.query, found = ?answered.found, "search answered");
-        let record = CallRecord {
-            index: search.index,
-            call_id: search.call_id.clone(),
-            exposed_name: listing.search_tool_name().map(str::to_owned),
-            server_id: None,
-            ran: true,
-            error: None,
-            warnings: Vec::new(),
-            ui_resource: None,
-            result: None,
-        };
+        let record = CallRecord::search(
+            search.index,
+            search.call_id.clone(),
+            listing.search_tool_name().map(str::to_owned),
+        );
         turn.searched(record, answered.answer, answered.found);
         Ok(())
     }

@@ -64,6 +64,27 @@ pub struct CallRecord {
     pub result: Option<CallToolResult>,
 }
 
+impl CallRecord {
+    /// The record of a search the library answered.
+    pub(super) fn search(
+        index: usize,
+        call_id: Option<String>,
+        exposed_name: Option<String>,
+    ) -> Self {
+        CallRecord {
+            index,
+            call_id,
+            exposed_name,
+            server_id: None,
+            ran: true,
+            error: None,
+            warnings: Vec::new(),
+            ui_resource: None,
+            result: None,
+        }
+    }
+}
+
 fn message<S: serde::Serializer>(e: &Option<Error>, s: S) -> std::result::Result<S::Ok, S::Error> {
     match e {
         Some(e) => s.serialize_some(&format!("{:?}: {}", e.kind(), e.message_with_causes())),
