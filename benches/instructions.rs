@@ -24,7 +24,6 @@ mod corpus;
 #[allow(dead_code)]
 mod install;
 #[path = "../tests/common/servers.rs"]
-#[allow(dead_code)]
 mod servers;
 
 use std::hint::black_box;

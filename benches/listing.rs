@@ -5,15 +5,12 @@
 //! validating every built-in spec) against parsing their YAML alone.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 
 use criterion::{BatchSize, Criterion, criterion_group};
 use mcp_adapters::ListOptions;
 use mcp_adapters::Registry;
-use mcp_adapters::ToolSet;
 use mcp_adapters::spec::SpecFile;
-use mcp_adapters::toolset::sanitize_description;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 #[path = "support/baselines.rs"]
 #[allow(dead_code)]
@@ -29,10 +26,6 @@ const FORMATS: [&str; 4] = ["anthropic", "openai-chat", "openai-responses", "gem
 
 /// The formats whose repeated listing has a goal: at most 1.3x the baseline.
 const GOALS: [&str; 3] = ["anthropic", "openai-chat", "openai-responses"];
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn parse_yaml_only(sources: &[SpecFile]) -> Vec<Value> {
     sources

@@ -49,6 +49,8 @@ pub(super) struct Call<'r> {
     /// first request takes it, and built again for the rounds after).
     context: CallContext,
     start: Start,
+    /// The call's tool, once resolved.
+    tool: Option<&'r ExposedTool>,
     /// Whether a request its server's end interrupted is sent once more.
     retry: bool,
 }
@@ -73,6 +75,7 @@ impl<'r> TurnRun<'r> {
             state,
             context,
             start,
+            tool: None,
             retry: false,
         }
     }
@@ -100,15 +103,24 @@ impl<'r> Call<'r> {
         };
         self.record(&outcome, &span).await;
         let Call {
-            run, call, state, ..
+            run,
+            call,
+            state,
+            tool,
+            ..
         } = self;
         // The call's state (and every answerer that held it) is gone by now,
         // unless a server kept one: then the call is copied.
         drop(state);
         let call = Arc::try_unwrap(call).unwrap_or_else(|shared| ToolCall::clone(&shared));
-        let checked =
-            run.source
-                .check_output(&call, run.toolset, outcome, run.options.output_schema);
+        let check = run.options.output_schema;
+        let checked = match tool {
+            Some(tool) => run
+                .source
+                .check_against(&call, Some(&tool.tool), outcome, check),
+            // Not resolved on the way: an unknown tool, or a panic before.
+            None => run.source.check_output(&call, run.toolset, outcome, check),
+        };
         (call, checked)
     }
 
@@ -201,6 +213,7 @@ impl<'r> Call<'r> {
                 .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool),
             Caller::App => run.toolset.app_tool(&call.server_id, &call.tool),
         };
+        self.tool = tool;
         let tool = tool.ok_or_else(|| {
             Error::new(
                 ErrorKind::UnknownTool,
@@ -330,6 +343,7 @@ impl<'r> Call<'r> {
                     ),
                 )
             })?;
+        self.tool = Some(tool);
         let server = self.server()?;
         self.retry = self.run.options.retry_interrupted && safe_to_repeat(&tool.tool);
         let _in_flight = self.in_flight().await?;

@@ -28,6 +28,18 @@ impl Source {
             .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
             .or_else(|| toolset.app_tool(&call.server_id, &call.tool))
             .map(|t| &t.tool);
+        self.check_against(call, tool, outcome, check)
+    }
+
+    /// [`check_output`](Self::check_output) against `tool`, the call's
+    /// tool as already resolved (`None`: the toolset has none).
+    pub(super) fn check_against(
+        &self,
+        call: &ToolCall,
+        tool: Option<&Tool>,
+        outcome: Result<CallToolResult>,
+        check: OutputSchemaCheck,
+    ) -> Checked {
         let mut checked = self.check_schema(call, tool, outcome, check);
         checked.ui_resource = tool.and_then(Tool::ui_resource_uri).map(str::to_owned);
         checked
