@@ -103,6 +103,11 @@ struct Inner {
     message: String,
     location: Location,
     source: Option<Cause>,
+    /// The server whose failure this is, for what a model is told.
+    server: Option<String>,
+    /// The message is the library's own words, with nothing of a server's
+    /// (its output, its configuration): a model may read it as it is.
+    plain: bool,
 }
 
 /// The library's result type.
@@ -117,6 +122,8 @@ impl Error {
                 message: without_url_secrets(message.into()),
                 location: Location::default(),
                 source: None,
+                server: None,
+                plain: false,
             }),
         }
     }
@@ -185,6 +192,53 @@ impl Error {
         let mut out = self.inner.message.clone();
         push_causes(&mut out, self.source());
         out
+    }
+
+    /// Names the server whose failure this is, unless one is named already.
+    pub(crate) fn of_server(mut self, server: &str) -> Self {
+        if self.inner.server.is_none() {
+            self.inner.server = Some(server.to_owned());
+        }
+        self
+    }
+
+    /// Says the message is the library's own words, with nothing of a
+    /// server's: a model is told it as it is, whatever the kind.
+    pub(crate) fn plain(mut self) -> Self {
+        self.inner.plain = true;
+        self
+    }
+
+    /// What a model is told of this error. A failure of the server itself
+    /// (it could not be started or reached, it went away during the
+    /// request, its sign-in did not complete) is told by its kind and the
+    /// server's name only, and that the application's log has the rest: the
+    /// message may quote the server's stderr, its command line or its URL,
+    /// which stay with the application (the error's message and causes, the
+    /// call's record, the log). Anything else is its message and causes.
+    pub(crate) fn told_to_model(&self) -> String {
+        let inner = &self.inner;
+        let server = match &inner.server {
+            Some(name) => format!("server `{name}`"),
+            None => "the tool's server".to_owned(),
+        };
+        match inner.kind {
+            _ if inner.plain => self.message_with_causes(),
+            ErrorKind::Unavailable => format!(
+                "{server} is unavailable (it could not be started or reached, or it stopped), so \
+                 the request was not sent; the application's log has the details"
+            ),
+            ErrorKind::Interrupted => format!(
+                "{server} did not answer: it went away while it handled the request (it exited, \
+                 crashed or dropped the connection), so the request may or may not have run; it \
+                 was not sent again, and the application's log has the details"
+            ),
+            ErrorKind::Unauthorized => format!(
+                "{server} requires a sign-in that did not complete, so the request was not run; \
+                 the application's log has the details"
+            ),
+            _ => self.message_with_causes(),
+        }
     }
 
     pub(crate) fn input(message: impl Into<String>) -> Self {
@@ -350,6 +404,32 @@ mod tests {
             err.message_with_causes(),
             "the arguments are not valid JSON: EOF while parsing an object at line 1 column 1"
         );
+    }
+
+    #[test]
+    fn a_server_failure_is_told_by_its_kind_and_name_only() {
+        let crashed = Error::new(
+            ErrorKind::Unavailable,
+            "server `db` is down: `db --password K1` exited with status 1; its stderr ended with:\nK2",
+        )
+        .of_server("db");
+        let told = crashed.told_to_model();
+        assert!(told.starts_with("server `db` is unavailable"), "{told}");
+        assert!(!told.contains("K1") && !told.contains("K2"), "{told}");
+        // The application keeps the whole message.
+        assert!(format!("{crashed:#}").contains("K2"));
+        let gone = Error::new(ErrorKind::Interrupted, "stderr: K3");
+        assert!(
+            gone.told_to_model()
+                .starts_with("the tool's server did not answer")
+        );
+        // The library's own words, and other kinds, are told as they are.
+        let plain =
+            Error::new(ErrorKind::Unavailable, "the turn's state could not be kept").plain();
+        assert_eq!(plain.told_to_model(), "the turn's state could not be kept");
+        let denied =
+            Error::new(ErrorKind::Denied, "denied by policy (rule `db/*`)").of_server("db");
+        assert_eq!(denied.told_to_model(), "denied by policy (rule `db/*`)");
     }
 
     #[test]

@@ -631,9 +631,19 @@ fn summarize_hosted(run: &mcp_adapters::Execution) {
 fn summarize(calls: &[CallRecord], turn: Option<usize>) {
     let (mut ran, mut rejected, mut denied, mut failed) = (0, 0, 0, 0);
     for call in calls {
+        let name = call.exposed_name.as_deref().unwrap_or("?");
         for warning in &call.warnings {
-            let name = call.exposed_name.as_deref().unwrap_or("?");
             eprintln!("warning: `{name}`: {warning}");
+        }
+        // The model is told only the kind and the server: the person at the
+        // terminal reads why (its stderr tail, its command line).
+        if let Some(error) = &call.error
+            && matches!(
+                error.kind(),
+                ErrorKind::Unavailable | ErrorKind::Interrupted | ErrorKind::Unauthorized
+            )
+        {
+            eprintln!("error: `{name}`: {error:#}");
         }
         match call.error.as_ref().map(Error::kind) {
             // It ran, but the model was answered with what broke its schema.

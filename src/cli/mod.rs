@@ -382,8 +382,8 @@ struct LiveArgs {
     #[arg(long, value_name = "TARGETS")]
     otlp_include: Option<String>,
     /// Go on without the servers that did not start (each is named on stderr,
-    /// and calls to its tools are answered that it is not running), as long as
-    /// one did. Without it, a server that did not start is an error.
+    /// with why; the model, offered none of their tools, is answered "unknown
+    /// tool" for a call to one), as long as one did. Without it, a server that did not start is an error.
     #[arg(long)]
     keep_going: bool,
 }

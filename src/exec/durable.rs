@@ -641,7 +641,7 @@ impl Journal {
             Ok(Err(error)) => {
                 tracing::error!(turn = %turn, error = %error.message_with_causes(),
                     "the turn's checkpoint failed");
-                Error::new(ErrorKind::Unavailable, "the turn's state could not be kept")
+                Error::new(ErrorKind::Unavailable, "the turn's state could not be kept").plain()
             }
             Err(panic) => {
                 let why = panic
@@ -654,6 +654,7 @@ impl Journal {
                     ErrorKind::Unavailable,
                     "the turn's state could not be kept (its checkpoint panicked)",
                 )
+                .plain()
             }
         };
         Err(failed)
