@@ -540,11 +540,7 @@ fn kept_if_suspended(run: &mcp_adapters::Execution, file: Option<&std::path::Pat
     let (Some(state), Some(file)) = (&run.suspended, file) else {
         return Ok(());
     };
-    std::fs::write(file, state.to_json()?).map_err(|e| {
-        Error::new(ErrorKind::Io, "cannot write the turn state")
-            .with_file(file)
-            .with_source(e)
-    })?;
+    state.write_file(file)?;
     for waiting in &run.waiting {
         let id = match (&waiting.call_id, waiting.index) {
             (Some(id), _) => id.clone(),

@@ -249,6 +249,21 @@ impl TurnState {
         })
     }
 
+    /// Writes the document ([`to_json`](Self::to_json)) to `path` as a
+    /// file only its owner may read and write (mode 0600 on Unix, whatever
+    /// the umask): a new file in the same folder, synced, then renamed over
+    /// `path`. A crash leaves the earlier document whole, and a symbolic
+    /// link at `path` is replaced, never followed. The document holds the
+    /// calls' arguments and results: keep it as you keep the conversation.
+    ///
+    /// # Errors
+    ///
+    /// As [`to_json`](Self::to_json); [`ErrorKind::Io`] naming `path` when
+    /// it cannot be written.
+    pub fn write_file(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        crate::files::write_private(path.as_ref(), &self.to_json()?)
+    }
+
     /// Reads a document written by [`to_json`](Self::to_json).
     ///
     /// # Errors
