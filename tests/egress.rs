@@ -39,17 +39,20 @@ use serde_json::{Value, json};
 
 // ---- the receiver ----
 
+/// Each request's path and body, as the receiver got them.
+type Got = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
 /// An OTLP/HTTP receiver on loopback: keeps every request's path and body.
 struct Receiver {
     url: String,
-    got: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+    got: Got,
 }
 
 impl Receiver {
     fn start() -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let got: Arc<Mutex<Vec<(String, Vec<u8>)>>> = Arc::default();
+        let got: Got = Arc::default();
         let keep = got.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().map_while(Result::ok) {
@@ -329,20 +332,21 @@ impl Drop for HttpServer {
 fn http_server(canaries: &Canaries) -> HttpServer {
     let python = servers::python().unwrap_or_else(|e| panic!("{e}"));
     let port = servers::free_port();
-    let child = Command::new(python)
-        .args(stdio_args(canaries))
-        .args(["--http", &port.to_string()])
-        .env("CANARY_ENV", &canaries.env)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    // Killed and waited for when dropped, whatever happens next.
+    let server = HttpServer {
+        child: Command::new(python)
+            .args(stdio_args(canaries))
+            .args(["--http", &port.to_string()])
+            .env("CANARY_ENV", &canaries.env)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+        url: format!("http://127.0.0.1:{port}/mcp?api_key={}", canaries.url_query),
+    };
     for _ in 0..300 {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return HttpServer {
-                child,
-                url: format!("http://127.0.0.1:{port}/mcp?api_key={}", canaries.url_query),
-            };
+            return server;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
