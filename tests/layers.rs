@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 /// The top-level modules' floors, lowest first: a module may import the
 /// modules of the floors before its own, and no other.
 const FLOORS: &[&[&str]] = &[
-    &["describe", "error", "files", "json"],
-    &["config", "mcp", "strict", "telemetry"],
+    &["describe", "error", "json"],
+    &["config", "files", "mcp", "strict", "telemetry"],
     &["spec"],
     &["toolset"],
     &["media", "search"],
