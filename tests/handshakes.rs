@@ -108,6 +108,39 @@ fn an_unreadable_discovery_answer_is_followed_by_initialize() {
     });
 }
 
+/// A server slow to start answers `server/discover` only after the client
+/// gave up waiting (10 s) and sent `initialize`, which it then refuses: the
+/// late discovery answer starts the session at 2026-07-28.
+#[test]
+fn a_discovery_answer_after_initialize_was_sent_starts_the_session() {
+    runtime().block_on(async {
+        let client = raw("late-discover", &options()).await.unwrap();
+        let info = client.server_info().unwrap();
+        assert_eq!(info["protocolVersion"], "2026-07-28", "{info}");
+        let source = Source::client("raw", client).build().unwrap();
+        let listing = source
+            .tools(provider("anthropic"), &ListOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(tool_names(&listing), ["echo"]);
+        let response = model_response("anthropic", &[("echo".into(), json!({"text": "hi"}))]);
+        let run = source
+            .execute_tool_calls(
+                provider("anthropic"),
+                &response,
+                &listing,
+                &ExecOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert!(
+            run.results[0].to_string().contains("echo: hi"),
+            "{:?}",
+            run.results
+        );
+    });
+}
+
 /// Both answers refused: each is named, then what the process did after the
 /// client closed the connection; never that it exited before answering.
 #[test]
@@ -161,6 +194,24 @@ fn a_missing_optional_listing_is_empty_and_not_in_the_answer() {
             .await
             .unwrap();
         assert!(templates.is_empty());
+        // The cache hints `resources/list` left out join the discovery's notes.
+        source
+            .list_catalog("raw", mcp_adapters::mcp::Catalog::Resources)
+            .await
+            .unwrap();
+        let noted: Vec<(String, Vec<String>)> = source
+            .defaulted()
+            .into_iter()
+            .map(|d| (d.field, d.methods))
+            .collect();
+        let both = vec!["server/discover".to_owned(), "resources/list".to_owned()];
+        assert_eq!(
+            noted,
+            [
+                ("cacheScope".to_owned(), both.clone()),
+                ("ttlMs".to_owned(), both)
+            ]
+        );
         for &p in CORE_PROVIDERS {
             let listing = source
                 .tools(provider(p), &ListOptions::new())

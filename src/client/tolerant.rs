@@ -19,10 +19,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::future::Either;
 use rmcp::model::{
-    CacheScope, ClientJsonRpcMessage, CustomResult, DiscoverResult, ErrorCode, ErrorData,
-    InitializeResult, JsonRpcError, RequestId, ServerJsonRpcMessage, ServerResult,
-    SubscriptionsListenResult,
+    CacheScope, ClientJsonRpcMessage, ClientNotification, CustomResult, DiscoverResult, ErrorCode,
+    ErrorData, Implementation, InitializeResult, JsonRpcError, JsonRpcResponse, JsonRpcVersion2_0,
+    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult, SubscriptionsListenResult,
 };
 use rmcp::service::{ClientInitializeError, RoleClient};
 use rmcp::transport::Transport;
@@ -105,6 +106,16 @@ pub(super) struct Exchange {
     /// The handshake requests in flight, and `subscriptions/listen` (whose
     /// final answer the SDK reads strictly), by id.
     pending: HashMap<RequestId, &'static str>,
+    /// The `server/discover` the SDK stopped waiting for (it sent
+    /// `initialize` after 10 s).
+    stalled: Option<RequestId>,
+    /// The requests whose answers are left unread: the stalled discovery's
+    /// when `initialize` was answered first, `initialize`'s when the
+    /// discovery's answer came first and started the session.
+    unread: Vec<RequestId>,
+    /// The session was started by a late discovery answer: the SDK's
+    /// `notifications/initialized` is not sent.
+    started_late: bool,
     /// The handshake requests sent, in order, with their answers.
     pub(super) steps: Vec<Step>,
     /// How many messages the server sent.
@@ -146,17 +157,39 @@ impl<T> Tolerant<T> {
     }
 
     /// Notes what is sent: the handshake requests, and the listen request.
-    fn sent(&self, message: &ClientJsonRpcMessage) {
-        let ClientJsonRpcMessage::Request(request) = message else {
-            return;
+    /// `false` for a message not to send.
+    fn sent(&self, message: &ClientJsonRpcMessage) -> bool {
+        let request = match message {
+            ClientJsonRpcMessage::Request(request) => request,
+            ClientJsonRpcMessage::Notification(notification) => {
+                let initialized = matches!(
+                    notification.notification,
+                    ClientNotification::InitializedNotification(_)
+                );
+                return !(initialized && self.exchange.lock().is_ok_and(|e| e.started_late));
+            }
+            _ => return true,
         };
         let method = match request.request.method() {
             DISCOVER => DISCOVER,
             INITIALIZE => INITIALIZE,
             LISTEN => LISTEN,
-            _ => return,
+            _ => return true,
         };
         if let Ok(mut exchange) = self.exchange.lock() {
+            if method == INITIALIZE {
+                // The SDK gave up waiting for `server/discover` (a server
+                // slow to start): its answer may still come.
+                let stalled = exchange
+                    .pending
+                    .iter()
+                    .find(|(_, m)| **m == DISCOVER)
+                    .map(|(id, _)| id.clone());
+                if let Some(id) = stalled {
+                    exchange.pending.remove(&id);
+                    exchange.stalled = Some(id);
+                }
+            }
             exchange.pending.insert(request.id.clone(), method);
             if method != LISTEN {
                 exchange.steps.push(Step {
@@ -165,15 +198,79 @@ impl<T> Tolerant<T> {
                 });
             }
         }
+        true
     }
 
-    /// The message as the SDK should read it.
-    fn received(&self, message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
+    /// The answer to a `server/discover` the SDK stopped waiting for. A
+    /// server that speaks 2026-07-28 may refuse the `initialize` sent
+    /// since: while `initialize` is unanswered, a readable discovery result
+    /// answers it instead (with the revision the SDK starts a session of
+    /// without a handshake), and the real answer to `initialize` is left
+    /// unread. Otherwise (or for an error answer) `None`: left unread.
+    fn late_discovery(
+        &self,
+        exchange: &mut Exchange,
+        message: ServerJsonRpcMessage,
+    ) -> Option<ServerJsonRpcMessage> {
+        exchange.stalled = None;
+        let ServerJsonRpcMessage::Response(response) = message else {
+            return None;
+        };
+        let initialize = exchange
+            .pending
+            .iter()
+            .find(|(_, m)| **m == INITIALIZE)
+            .map(|(id, _)| id.clone())?;
+        let (ServerResult::DiscoverResult(discovered), Answer::Read) =
+            self.discover_result(response.result)
+        else {
+            return None;
+        };
+        let modern = ProtocolVersion::V_2026_07_28;
+        if !discovered.supported_versions.contains(&modern) {
+            return None;
+        }
+        tracing::debug!(server = %self.server,
+            "server/discover was answered after initialize was sent: the session starts from it");
+        let mut result = InitializeResult::new(discovered.capabilities.clone());
+        result.protocol_version = modern;
+        result.server_info = discovered
+            .server_info()
+            .unwrap_or_else(|| Implementation::new(self.server.clone(), "unknown"));
+        result.instructions = discovered.instructions.clone();
+        exchange.pending.remove(&initialize);
+        exchange.unread.push(initialize.clone());
+        exchange.started_late = true;
+        exchange.modern = true;
+        exchange.answered(DISCOVER, Answer::Read);
+        exchange.answered(INITIALIZE, Answer::Read);
+        Some(ServerJsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id: initialize,
+            result: ServerResult::InitializeResult(result),
+        }))
+    }
+
+    /// The message as the SDK should read it; `None` for the answer to a
+    /// `server/discover` the SDK stopped waiting for.
+    fn received(&self, message: ServerJsonRpcMessage) -> Option<ServerJsonRpcMessage> {
         let Ok(mut exchange) = self.exchange.lock() else {
-            return message;
+            return Some(message);
         };
         exchange.received += 1;
-        match message {
+        let id = match &message {
+            ServerJsonRpcMessage::Response(response) => Some(&response.id),
+            ServerJsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        if let Some(at) = id.and_then(|id| exchange.unread.iter().position(|u| u == id)) {
+            exchange.unread.swap_remove(at);
+            return None;
+        }
+        if id.is_some() && id == exchange.stalled.as_ref() {
+            return self.late_discovery(&mut exchange, message);
+        }
+        Some(match message {
             ServerJsonRpcMessage::Response(mut response) => {
                 let method = exchange.pending.remove(&response.id);
                 match method {
@@ -189,14 +286,17 @@ impl<T> Tolerant<T> {
                             let message =
                                 format!("the answer to {DISCOVER} could not be read: {why}");
                             let error = ErrorData::new(ErrorCode::INTERNAL_ERROR, message, None);
-                            return ServerJsonRpcMessage::Error(JsonRpcError::new(
+                            return Some(ServerJsonRpcMessage::Error(JsonRpcError::new(
                                 Some(response.id),
                                 error,
-                            ));
+                            )));
                         }
                         response.result = result;
                     }
                     Some(INITIALIZE) => {
+                        if let Some(stalled) = exchange.stalled.take() {
+                            exchange.unread.push(stalled);
+                        }
                         let answer = match &response.result {
                             ServerResult::InitializeResult(result) => {
                                 exchange.modern = !result.protocol_version.has_initialize();
@@ -224,7 +324,7 @@ impl<T> Tolerant<T> {
                 ServerJsonRpcMessage::Error(error)
             }
             other => other,
-        }
+        })
     }
 
     /// A `server/discover` result with the defaults filled in, and what
@@ -533,18 +633,25 @@ where
         &mut self,
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.sent(&item);
-        self.inner.send(item)
+        if self.sent(&item) {
+            Either::Left(self.inner.send(item))
+        } else {
+            Either::Right(std::future::ready(Ok(())))
+        }
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
-        match self.inner.receive().await {
-            Some(message) => Some(self.received(message)),
-            None => {
+        // Cancel-safe as the inner transport is: nothing is awaited once a
+        // message is in.
+        loop {
+            let Some(message) = self.inner.receive().await else {
                 if let Ok(mut exchange) = self.exchange.lock() {
                     exchange.ended = true;
                 }
-                None
+                return None;
+            };
+            if let Some(message) = self.received(message) {
+                return Some(message);
             }
         }
     }
