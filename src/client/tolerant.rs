@@ -271,50 +271,13 @@ impl<T> Tolerant<T> {
             return self.late_discovery(&mut exchange, message);
         }
         Some(match message {
-            ServerJsonRpcMessage::Response(mut response) => {
-                let method = exchange.pending.remove(&response.id);
-                match method {
-                    Some(DISCOVER) => {
-                        let (result, answer) = self.discover_result(response.result);
-                        let unreadable = match &answer {
-                            Answer::Unreadable(why) => Some(why.clone()),
-                            _ => None,
-                        };
-                        exchange.modern = answer == Answer::Read;
-                        exchange.answered(DISCOVER, answer);
-                        if let Some(why) = unreadable.filter(|_| self.fall_back) {
-                            let message =
-                                format!("the answer to {DISCOVER} could not be read: {why}");
-                            let error = ErrorData::new(ErrorCode::INTERNAL_ERROR, message, None);
-                            return Some(ServerJsonRpcMessage::Error(JsonRpcError::new(
-                                Some(response.id),
-                                error,
-                            )));
-                        }
-                        response.result = result;
-                    }
-                    Some(INITIALIZE) => {
-                        if let Some(stalled) = exchange.stalled.take() {
-                            exchange.unread.push(stalled);
-                        }
-                        let answer = match &response.result {
-                            ServerResult::InitializeResult(result) => {
-                                exchange.modern = !result.protocol_version.has_initialize();
-                                Answer::Read
-                            }
-                            other => Answer::Unreadable(why_unreadable::<InitializeResult>(other)),
-                        };
-                        exchange.answered(INITIALIZE, answer);
-                    }
-                    Some(_) => response.result = self.listen_result(response.result),
-                    None if exchange.modern => self.fill_defaults(&mut response.result),
-                    None => {}
-                }
-                ServerJsonRpcMessage::Response(response)
-            }
+            ServerJsonRpcMessage::Response(response) => self.response(&mut exchange, response),
             ServerJsonRpcMessage::Error(error) => {
                 let method = error.id.as_ref().and_then(|id| exchange.pending.remove(id));
                 if let Some(method) = method.filter(|m| *m != LISTEN) {
+                    if method == INITIALIZE {
+                        exchange.initialize_answered();
+                    }
                     let answer = Answer::Error {
                         code: error.error.code.0,
                         message: error.error.message.to_string(),
@@ -325,6 +288,49 @@ impl<T> Tolerant<T> {
             }
             other => other,
         })
+    }
+
+    /// A result as the SDK should read it.
+    fn response(
+        &self,
+        exchange: &mut Exchange,
+        mut response: JsonRpcResponse<ServerResult>,
+    ) -> ServerJsonRpcMessage {
+        match exchange.pending.remove(&response.id) {
+            Some(DISCOVER) => {
+                let (result, answer) = self.discover_result(response.result);
+                let unreadable = match &answer {
+                    Answer::Unreadable(why) => Some(why.clone()),
+                    _ => None,
+                };
+                exchange.modern = answer == Answer::Read;
+                exchange.answered(DISCOVER, answer);
+                if let Some(why) = unreadable.filter(|_| self.fall_back) {
+                    let message = format!("the answer to {DISCOVER} could not be read: {why}");
+                    let error = ErrorData::new(ErrorCode::INTERNAL_ERROR, message, None);
+                    return ServerJsonRpcMessage::Error(JsonRpcError::new(
+                        Some(response.id),
+                        error,
+                    ));
+                }
+                response.result = result;
+            }
+            Some(INITIALIZE) => {
+                exchange.initialize_answered();
+                let answer = match &response.result {
+                    ServerResult::InitializeResult(result) => {
+                        exchange.modern = !result.protocol_version.has_initialize();
+                        Answer::Read
+                    }
+                    other => Answer::Unreadable(why_unreadable::<InitializeResult>(other)),
+                };
+                exchange.answered(INITIALIZE, answer);
+            }
+            Some(_) => response.result = self.listen_result(response.result),
+            None if exchange.modern => self.fill_defaults(&mut response.result),
+            None => {}
+        }
+        ServerJsonRpcMessage::Response(response)
     }
 
     /// A `server/discover` result with the defaults filled in, and what
@@ -407,6 +413,14 @@ impl<T> Tolerant<T> {
 }
 
 impl Exchange {
+    /// `initialize` was answered first: a stalled discovery's answer is
+    /// left unread.
+    fn initialize_answered(&mut self) {
+        if let Some(stalled) = self.stalled.take() {
+            self.unread.push(stalled);
+        }
+    }
+
     /// Records the answer to the last `method` sent.
     fn answered(&mut self, method: &str, answer: Answer) {
         if let Some(step) = self.steps.iter_mut().rev().find(|s| s.method == method) {
@@ -607,14 +621,7 @@ fn result_value(result: &ServerResult) -> Value {
 fn why_unreadable<T: serde::de::DeserializeOwned>(result: &ServerResult) -> String {
     let value = result_value(result);
     if !value.is_object() {
-        let kind = match value {
-            Value::Null => "null",
-            Value::Bool(_) => "a boolean",
-            Value::Number(_) => "a number",
-            Value::String(_) => "a string",
-            Value::Array(_) => "an array",
-            Value::Object(_) => "an object",
-        };
+        let kind = crate::json::type_name(&value);
         return format!("it is {kind}, not an object");
     }
     match serde_json::from_value::<T>(value) {
