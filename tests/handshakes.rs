@@ -32,6 +32,18 @@ async fn raw(mode: &str, options: &ClientOptions) -> mcp_adapters::Result<McpCli
     McpClient::spawn("raw", "python3", &args, &BTreeMap::new(), options).await
 }
 
+/// `provider`'s answer to a model calling `tool` with `arguments`, as JSON text.
+async fn answer(source: &Source, provider_id: &str, tool: &str, arguments: Value) -> String {
+    let provider = provider(provider_id);
+    let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
+    let response = model_response(provider_id, &[(tool.to_owned(), arguments)]);
+    let run = source
+        .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
+        .await
+        .unwrap();
+    run.results[0].to_string()
+}
+
 fn options() -> ClientOptions {
     ClientOptions::new().init_timeout(Duration::from_secs(30))
 }
@@ -123,21 +135,8 @@ fn a_discovery_answer_after_initialize_was_sent_starts_the_session() {
             .await
             .unwrap();
         assert_eq!(tool_names(&listing), ["echo"]);
-        let response = model_response("anthropic", &[("echo".into(), json!({"text": "hi"}))]);
-        let run = source
-            .execute_tool_calls(
-                provider("anthropic"),
-                &response,
-                &listing,
-                &ExecOptions::new(),
-            )
-            .await
-            .unwrap();
-        assert!(
-            run.results[0].to_string().contains("echo: hi"),
-            "{:?}",
-            run.results
-        );
+        let said = answer(&source, "anthropic", "echo", json!({"text": "hi"})).await;
+        assert!(said.contains("echo: hi"), "{said}");
     });
 }
 
@@ -213,16 +212,7 @@ fn a_missing_optional_listing_is_empty_and_not_in_the_answer() {
             ]
         );
         for &p in CORE_PROVIDERS {
-            let listing = source
-                .tools(provider(p), &ListOptions::new())
-                .await
-                .unwrap();
-            let response = model_response(p, &[("list_resources".into(), json!({}))]);
-            let run = source
-                .execute_tool_calls(provider(p), &response, &listing, &ExecOptions::new())
-                .await
-                .unwrap();
-            let answer = run.results[0].to_string();
+            let answer = answer(&source, p, "list_resources", json!({})).await;
             assert!(answer.contains("server `raw`"), "{p}: {answer}");
             for word in ["failed", "-32601", "Method not found", "error"] {
                 assert!(!answer.contains(word), "{p}: `{word}` in {answer}");
@@ -240,21 +230,8 @@ fn a_servers_error_is_said_once() {
             .resources("*")
             .build()
             .unwrap();
-        let p = "anthropic";
-        let listing = source
-            .tools(provider(p), &ListOptions::new())
-            .await
-            .unwrap();
-        let call = (
-            "read_resource".into(),
-            json!({"server": "raw", "uri": "file:///nope"}),
-        );
-        let response = model_response(p, &[call]);
-        let run = source
-            .execute_tool_calls(provider(p), &response, &listing, &ExecOptions::new())
-            .await
-            .unwrap();
-        let answer = run.results[0].to_string();
+        let uri = json!({"server": "raw", "uri": "file:///nope"});
+        let answer = answer(&source, "anthropic", "read_resource", uri).await;
         assert_eq!(answer.matches("Method not found").count(), 1, "{answer}");
     });
 }
