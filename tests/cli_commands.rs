@@ -743,7 +743,7 @@ fn tools_with_deferral_and_search_tools() {
 /// A server that cannot start is an error naming the server, the command and
 /// the cause, and the command exits non-zero: a missing command, a process
 /// that exits at once (with its status and last stderr lines) and one that
-/// never answers within `--startup-timeout`.
+/// never answers within `--startup-timeout` (and is still running then).
 #[test]
 fn a_server_that_does_not_start_fails_the_command_and_says_why() {
     let cases: [(&str, &[&str], &[&str]); 3] = [
@@ -760,7 +760,11 @@ fn a_server_that_does_not_start_fails_the_command_and_says_why() {
         (
             "x=sleep 60",
             &["--startup-timeout", "1"],
-            &["server `x`", "no answer to the handshake", "within 1000 ms"],
+            &[
+                "server `x`",
+                "answered nothing within 1000 ms",
+                "`sleep 60` was still running",
+            ],
         ),
     ];
     for (server, extra, said) in cases {
