@@ -98,6 +98,9 @@ pub(crate) struct Binding {
     resource_requires: AtomicBool,
     /// The algorithms its resource metadata lists.
     resource_algs: Mutex<Option<Vec<String>>>,
+    /// Why a token response was refused here (the SDK's error that follows
+    /// does not carry it).
+    refusal: Mutex<Option<String>>,
 }
 
 impl Binding {
@@ -113,6 +116,7 @@ impl Binding {
             resource_offers: AtomicBool::new(false),
             resource_requires: AtomicBool::new(false),
             resource_algs: Mutex::default(),
+            refusal: Mutex::default(),
         }
     }
 
@@ -218,24 +222,29 @@ impl Binding {
             return Ok(());
         }
         let resource_algs = self.resource_algs.lock().ok().and_then(|a| a.clone());
-        let lists: Vec<Vec<String>> = [as_algs, resource_algs]
-            .into_iter()
-            .flatten()
-            .filter(|l| !l.is_empty())
-            .collect();
-        let accepted = |alg: JwtAlgorithm| lists.iter().all(|l| l.iter().any(|a| a == alg.name()));
+        let lists: Vec<(&str, Vec<String>)> = [
+            ("its authorization server", as_algs),
+            ("the server", resource_algs),
+        ]
+        .into_iter()
+        .filter_map(|(who, list)| list.filter(|l| !l.is_empty()).map(|l| (who, l)))
+        .collect();
+        let accepted =
+            |alg: JwtAlgorithm| lists.iter().all(|(_, l)| l.iter().any(|a| a == alg.name()));
         let listed = || {
             lists
                 .iter()
-                .map(|l| l.join(", "))
+                .map(|(who, l)| {
+                    format!("{who} takes DPoP proofs signed with {} only", l.join(", "))
+                })
                 .collect::<Vec<_>>()
-                .join("; and ")
+                .join(", and ")
         };
         let key = match &self.config.key {
             Some(key) if accepted(key.algorithm()) => key.clone(),
             Some(key) => {
                 return Err(self.failure(format!(
-                    "the servers take DPoP proofs signed with {} only, and the application's key signs {}",
+                    "{}, and the application's key signs {}",
                     listed(),
                     key.algorithm().name()
                 )));
@@ -243,12 +252,16 @@ impl Binding {
             None => match self.keys.get(&self.url) {
                 Some(key) if accepted(key.algorithm()) => ProofKey::Local(key),
                 _ => {
-                    let algorithm = PREFERRED.into_iter().find(|a| accepted(*a)).ok_or_else(|| {
-                        self.failure(format!(
-                            "the servers take DPoP proofs signed with {} only; this client signs ES256, ES384, RS256, RS384 or RS512",
-                            listed()
-                        ))
-                    })?;
+                    let algorithm =
+                        PREFERRED
+                            .into_iter()
+                            .find(|a| accepted(*a))
+                            .ok_or_else(|| {
+                                self.failure(format!(
+                                    "{}; this client signs ES256, ES384, RS256, RS384 or RS512",
+                                    listed()
+                                ))
+                            })?;
                     let key = DpopKey::generate(algorithm)?;
                     self.keys.put(&self.url, key.clone());
                     ProofKey::Local(key)
@@ -332,6 +345,11 @@ impl Binding {
             ));
         }
         Ok(())
+    }
+
+    /// Why the last token response was refused, once.
+    pub(crate) fn take_refusal(&self) -> Option<String> {
+        self.refusal.lock().ok().and_then(|mut r| r.take())
     }
 
     fn as_nonce(&self) -> Option<String> {
@@ -470,9 +488,12 @@ impl ProofHttp {
                 && let Ok(body) = serde_json::from_slice::<Value>(response.body())
                 && let Some(token_type) = body["token_type"].as_str()
             {
-                self.binding
-                    .check_issued(token_type)
-                    .map_err(|message| Box::new(Refused(message)) as OAuthHttpClientError)?;
+                if let Err(message) = self.binding.check_issued(token_type) {
+                    if let Ok(mut refusal) = self.binding.refusal.lock() {
+                        *refusal = Some(message.clone());
+                    }
+                    return Err(Box::new(Refused(message)));
+                }
             }
             return Ok(response);
         }

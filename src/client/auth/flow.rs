@@ -188,9 +188,13 @@ impl Authorizer {
         )
     }
 
-    /// The same, caused by an SDK error (whose text names no secret).
+    /// The same, caused by an SDK error (whose text names no secret), or by
+    /// the token response the DPoP binding refused under it.
     fn sdk_failure(&self, what: &str, err: AuthError) -> Error {
-        self.failure(format!("{what}: {err}"))
+        match self.binding.take_refusal() {
+            Some(refusal) => Error::new(ErrorKind::Unauthorized, format!("{refusal} ({what})")),
+            None => self.failure(format!("{what}: {err}")),
+        }
     }
 
     /// The token to send, refreshed first when it is about to expire;
