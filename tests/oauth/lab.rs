@@ -149,15 +149,17 @@ impl Lab {
         token_lifetime: Duration,
         refreshed_lifetime: Duration,
     ) -> Lab {
-        Lab::launch(name, token_lifetime, refreshed_lifetime, LabDpop::default()).await
+        Lab::start_dpop_with(name, token_lifetime, refreshed_lifetime, LabDpop::default()).await
     }
 
     /// As [`start`](Self::start), with the servers taking DPoP as `dpop` says.
     pub async fn start_dpop(name: &'static str, token_lifetime: Duration, dpop: LabDpop) -> Lab {
-        Lab::launch(name, token_lifetime, token_lifetime, dpop).await
+        Lab::start_dpop_with(name, token_lifetime, token_lifetime, dpop).await
     }
 
-    async fn launch(
+    /// As [`start_with`](Self::start_with), with the servers taking DPoP as
+    /// `dpop` says.
+    pub async fn start_dpop_with(
         name: &'static str,
         token_lifetime: Duration,
         refreshed_lifetime: Duration,
