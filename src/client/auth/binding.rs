@@ -96,6 +96,8 @@ pub(crate) struct Binding {
     resource_offers: AtomicBool,
     /// ... and only them.
     resource_requires: AtomicBool,
+    /// Its challenge offered the Bearer scheme alone.
+    resource_bearer_only: AtomicBool,
     /// The algorithms its resource metadata lists.
     resource_algs: Mutex<Option<Vec<String>>>,
     /// Why a token response was refused here (the SDK's error that follows
@@ -115,6 +117,7 @@ impl Binding {
             rs_nonce: Mutex::default(),
             resource_offers: AtomicBool::new(false),
             resource_requires: AtomicBool::new(false),
+            resource_bearer_only: AtomicBool::new(false),
             resource_algs: Mutex::default(),
             refusal: Mutex::default(),
         }
@@ -152,6 +155,8 @@ impl Binding {
     /// Reads a refusal's challenge: the schemes it offers.
     pub(crate) fn note_challenge(&self, challenge: &str) {
         let (bearer, dpop) = schemes(challenge);
+        self.resource_bearer_only
+            .store(bearer && !dpop, Ordering::SeqCst);
         if dpop {
             self.resource_offers.store(true, Ordering::SeqCst);
             if !bearer {
@@ -212,9 +217,14 @@ impl Binding {
                 false
             }
             DpopMode::Required => true,
+            // The authorization server's support is enough, unless the
+            // server's own challenge offered Bearer alone (and its metadata
+            // said nothing of DPoP): it would refuse a DPoP-bound token.
             DpopMode::WhenSupported => {
-                as_algs.as_ref().is_some_and(|a| !a.is_empty())
-                    || self.resource_offers.load(Ordering::SeqCst)
+                let offers = self.resource_offers.load(Ordering::SeqCst);
+                offers
+                    || (as_algs.as_ref().is_some_and(|a| !a.is_empty())
+                        && !self.resource_bearer_only.load(Ordering::SeqCst))
             }
         };
         if !use_dpop {
@@ -552,6 +562,25 @@ mod tests {
         assert_eq!(b.key().unwrap().algorithm(), JwtAlgorithm::Es384);
         let err = b.begin(&metadata(Some(&["EdDSA", "PS256"]))).unwrap_err();
         assert!(err.to_string().contains("EdDSA, PS256"), "{err}");
+    }
+
+    #[test]
+    fn a_server_whose_challenge_offers_bearer_alone_gets_bearer_tokens() {
+        let b = binding(Dpop::when_supported());
+        b.note_challenge(r#"Bearer resource_metadata="https://mcp.example/.well-known/x""#);
+        b.begin(&metadata(Some(&["ES256"]))).unwrap();
+        assert!(
+            b.key().is_none(),
+            "the server would refuse a DPoP-bound token"
+        );
+        b.note_challenge(r#"Bearer realm="x", DPoP algs="ES256""#);
+        b.begin(&metadata(Some(&["ES256"]))).unwrap();
+        assert!(b.key().is_some());
+        // Required by the client: bound all the same.
+        let b = binding(Dpop::required());
+        b.note_challenge("Bearer");
+        b.begin(&metadata(Some(&["ES256"]))).unwrap();
+        assert!(b.key().is_some());
     }
 
     #[test]

@@ -394,7 +394,9 @@ const PRIVATE_MEMBERS: &[&str] = &["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
 /// By default ([`Dpop::when_supported`]) tokens are DPoP-bound whenever the
 /// authorization server's metadata lists `dpop_signing_alg_values_supported`,
 /// the server's resource metadata says `dpop_bound_access_tokens_required`,
-/// or its challenge offers the `DPoP` scheme: the client holds a key pair for
+/// or its challenge offers the `DPoP` scheme (not when the authorization
+/// server alone supports it and the server's challenge offers `Bearer`
+/// alone: that server would refuse a bound token): the client holds a key pair for
 /// that server (ES256 unless the server lists only others it can use), sends
 /// a fresh proof with every token request and every request to the server,
 /// presents the token with the `DPoP` scheme, and answers a server's

@@ -471,14 +471,7 @@ impl Authorizer {
             .map_err(|e| self.sdk_failure("authorization server discovery failed", e))?;
         let metadata = resolution.metadata;
         manager.set_metadata(metadata.clone());
-        match &self.grant {
-            // The SDK's enterprise exchange takes Bearer tokens only.
-            Grant::Enterprise(_) => self
-                .binding
-                .begin_without("enterprise-managed authorization obtains Bearer tokens only")?,
-            _ => self.binding.begin(&metadata)?,
-        }
-        self.bridge.set_bound(self.bound_key());
+        self.bind(&metadata)?;
         let manager = match &self.grant {
             Grant::Client(credentials) => {
                 // A step-up asks for the scopes granted so far plus the challenged ones.
@@ -517,44 +510,76 @@ impl Authorizer {
                 redirect_uri,
                 callback,
             } => {
-                let scopes = match scopes.or_else(|| self.oauth.scopes.clone()) {
-                    Some(scopes) => scopes,
-                    None => manager.select_initial_scopes(&[]).await,
+                let person = Person {
+                    redirect_uri,
+                    callback: callback.as_ref(),
+                    reason,
                 };
-                let registration = self
-                    .register(&mut manager, &metadata, redirect_uri, &scopes)
-                    .await?;
-                self.bridge.set_registration(registration.clone());
-                let mut request = AuthorizationRequest::new(redirect_uri.as_str())
-                    .with_preregistered_client(registration.client_id());
-                if let Some(secret) = registration.client_secret() {
-                    request = request.with_client_secret(secret);
-                }
-                request = if scopes.is_empty() {
-                    request.with_initial_scope_selection()
-                } else {
-                    request.with_scopes(scopes)
-                };
-                let session = AuthorizationSession::new(manager, request)
-                    .await
-                    .map_err(|(_, e)| self.sdk_failure("cannot start the authorization", e))?;
-                let answer = self
-                    .ask(callback.as_ref(), &session, redirect_uri, reason)
-                    .await?;
-                session
-                    .handle_callback_with_issuer(
-                        &answer.code,
-                        &answer.state,
-                        answer.issuer.as_deref(),
-                    )
-                    .await
-                    .map_err(|e| self.sdk_failure("the authorization was not completed", e))?;
-                session.auth_manager
+                self.person(manager, &metadata, &person, scopes).await?
             }
         };
         *self.manager.lock().await = Some(Arc::new(manager));
         tracing::info!(server = %self.server, ?reason, "signed in");
         Ok(())
+    }
+
+    /// Decides, once discovery is done, whether the tokens of this sign-in
+    /// are DPoP-bound, and to which key.
+    fn bind(&self, metadata: &AuthorizationMetadata) -> Result<()> {
+        match &self.grant {
+            // The SDK's enterprise exchange takes Bearer tokens only.
+            Grant::Enterprise(_) => self
+                .binding
+                .begin_without("enterprise-managed authorization obtains Bearer tokens only")?,
+            _ => self.binding.begin(metadata)?,
+        }
+        self.bridge.set_bound(self.bound_key());
+        Ok(())
+    }
+
+    /// A person's authorization: registration, the authorization URL given
+    /// to the callback, and the code of the redirect it answers exchanged.
+    async fn person(
+        &self,
+        mut manager: AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        person: &Person<'_>,
+        scopes: Option<Vec<String>>,
+    ) -> Result<AuthorizationManager> {
+        let scopes = match scopes.or_else(|| self.oauth.scopes.clone()) {
+            Some(scopes) => scopes,
+            None => manager.select_initial_scopes(&[]).await,
+        };
+        let registration = self
+            .register(&mut manager, metadata, person.redirect_uri, &scopes)
+            .await?;
+        self.bridge.set_registration(registration.clone());
+        let mut request = AuthorizationRequest::new(person.redirect_uri)
+            .with_preregistered_client(registration.client_id());
+        if let Some(secret) = registration.client_secret() {
+            request = request.with_client_secret(secret);
+        }
+        request = if scopes.is_empty() {
+            request.with_initial_scope_selection()
+        } else {
+            request.with_scopes(scopes)
+        };
+        let session = AuthorizationSession::new(manager, request)
+            .await
+            .map_err(|(_, e)| self.sdk_failure("cannot start the authorization", e))?;
+        let answer = self
+            .ask(
+                person.callback,
+                &session,
+                person.redirect_uri,
+                person.reason,
+            )
+            .await?;
+        session
+            .handle_callback_with_issuer(&answer.code, &answer.state, answer.issuer.as_deref())
+            .await
+            .map_err(|e| self.sdk_failure("the authorization was not completed", e))?;
+        Ok(session.auth_manager)
     }
 
     /// Enterprise-managed authorization: the identity provider's ID token
@@ -626,17 +651,15 @@ impl Authorizer {
         );
         let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
         scopes.sort();
+        let issued = Issued {
+            access_token: token.access_token.secret().clone(),
+            token_type: "Bearer".into(),
+            refresh_token: None,
+            expires_in: token.expires_in,
+            scopes,
+        };
         self.bridge
-            .keep(StoredSignIn::issued(
-                registration,
-                Issued {
-                    access_token: token.access_token.secret().clone(),
-                    token_type: "Bearer".into(),
-                    refresh_token: None,
-                    expires_in: token.expires_in,
-                    scopes,
-                },
-            ))
+            .keep(StoredSignIn::issued(registration, issued))
             .await?;
         manager
             .configure_client_id(&enterprise.client.client_id)
@@ -822,6 +845,13 @@ impl Authorizer {
             issuer: param("iss"),
         })
     }
+}
+
+/// How a person is asked to sign in.
+struct Person<'a> {
+    redirect_uri: &'a str,
+    callback: &'a super::SignInFn,
+    reason: SignInReason,
 }
 
 /// What the redirect carried back.

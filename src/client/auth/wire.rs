@@ -329,36 +329,12 @@ async fn post_response(
         return Ok(StreamableHttpPostResponse::Accepted);
     }
     if !status.is_success() {
-        let auth_failure = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
-        let body = if is_json && !auth_failure {
-            match read_bounded(response, limits.max_json_response_size).await {
-                Ok(raw) => {
-                    let text = String::from_utf8_lossy(&raw).into_owned();
-                    if let Ok(error @ ServerJsonRpcMessage::Error(_)) = serde_json::from_str(&text)
-                    {
-                        return Ok(discover_refused(message, session, status, &text)
-                            .unwrap_or(StreamableHttpPostResponse::Json(error, session_id)));
-                    }
-                    text.chars().take(limits.max_error_response_size).collect()
-                }
-                Err(e @ StreamableHttpError::ResponseBodyTooLarge { .. }) => {
-                    return Err(failure.map(Into::into).unwrap_or(e));
-                }
-                Err(StreamableHttpError::Client(_)) => "<failed to read response body>".into(),
-                Err(e) => return Err(e),
-            }
-        } else {
-            read_prefix(response, limits.max_error_response_size).await
+        let posted = Posted {
+            message,
+            session,
+            limits,
         };
-        if let Some(answer) = discover_refused(message, session, status, &body) {
-            return Ok(answer);
-        }
-        return Err(match failure {
-            Some(failure) => failure.into(),
-            None => StreamableHttpError::UnexpectedServerResponse(Cow::Owned(format!(
-                "HTTP {status}: {body}"
-            ))),
-        });
+        return post_failure(response, &posted, failure, is_json, session_id).await;
     }
     match content_type {
         Some(ct) if media_type_is(&ct, SSE) => Ok(StreamableHttpPostResponse::Sse(
@@ -383,6 +359,56 @@ async fn post_response(
             other.map(|ct| String::from_utf8_lossy(ct.as_bytes()).into_owned()),
         )),
     }
+}
+
+/// What a POST sent, for reading its response.
+struct Posted<'a> {
+    message: &'a ClientJsonRpcMessage,
+    session: bool,
+    limits: StreamableHttpResponseLimits,
+}
+
+/// A POST's failure: the JSON-RPC error a JSON body carries, a refused
+/// `server/discover` answered, else the status (and a prefix of the body).
+async fn post_failure(
+    response: reqwest::Response,
+    posted: &Posted<'_>,
+    failure: Option<HttpStatusError>,
+    is_json: bool,
+    session_id: Option<String>,
+) -> HttpResult<StreamableHttpPostResponse> {
+    let (status, limits) = (response.status(), posted.limits);
+    let auth_failure = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+    let body = if is_json && !auth_failure {
+        match read_bounded(response, limits.max_json_response_size).await {
+            Ok(raw) => {
+                let text = String::from_utf8_lossy(&raw).into_owned();
+                if let Ok(error @ ServerJsonRpcMessage::Error(_)) = serde_json::from_str(&text) {
+                    return Ok(
+                        discover_refused(posted.message, posted.session, status, &text)
+                            .unwrap_or(StreamableHttpPostResponse::Json(error, session_id)),
+                    );
+                }
+                text.chars().take(limits.max_error_response_size).collect()
+            }
+            Err(e @ StreamableHttpError::ResponseBodyTooLarge { .. }) => {
+                return Err(failure.map(Into::into).unwrap_or(e));
+            }
+            Err(StreamableHttpError::Client(_)) => "<failed to read response body>".into(),
+            Err(e) => return Err(e),
+        }
+    } else {
+        read_prefix(response, limits.max_error_response_size).await
+    };
+    if let Some(answer) = discover_refused(posted.message, posted.session, status, &body) {
+        return Ok(answer);
+    }
+    Err(match failure {
+        Some(failure) => failure.into(),
+        None => StreamableHttpError::UnexpectedServerResponse(Cow::Owned(format!(
+            "HTTP {status}: {body}"
+        ))),
+    })
 }
 
 /// Opens the server's event stream (GET) with the DPoP headers.
