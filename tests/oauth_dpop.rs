@@ -491,6 +491,6 @@ async fn a_refused_workload_token_fails_without_another_attempt_or_grant() {
             .iter()
             .all(|s| s.path != "/authorize" && s.path != "/register")
     );
-    assert_eq!(lab.assertions(), [jwt.clone()]);
+    assert_eq!(lab.assertions(), std::slice::from_ref(&jwt));
     assert!(!text.contains(&jwt), "the JWT is not in the error");
 }

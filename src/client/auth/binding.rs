@@ -497,13 +497,12 @@ impl ProofHttp {
             if response.status().is_success()
                 && let Ok(body) = serde_json::from_slice::<Value>(response.body())
                 && let Some(token_type) = body["token_type"].as_str()
+                && let Err(message) = self.binding.check_issued(token_type)
             {
-                if let Err(message) = self.binding.check_issued(token_type) {
-                    if let Ok(mut refusal) = self.binding.refusal.lock() {
-                        *refusal = Some(message.clone());
-                    }
-                    return Err(Box::new(Refused(message)));
+                if let Ok(mut refusal) = self.binding.refusal.lock() {
+                    *refusal = Some(message.clone());
                 }
+                return Err(Box::new(Refused(message)));
             }
             return Ok(response);
         }
