@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::JwtAlgorithm;
 use super::dpop::{Dpop, DpopKey, DpopMode, ProofKey};
-use super::guard::GuardedHttp;
+use super::guard::{GuardedHttp, Refused};
 use super::store::{KeptKey, StoredSignIn};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -420,18 +420,6 @@ fn is_token_request(request: &oauth2::http::Request<Vec<u8>>) -> bool {
     request.method() == Method::POST
         && url::form_urlencoded::parse(request.body()).any(|(k, _)| k == "grant_type")
 }
-
-/// An error the sign-in reports as it is.
-#[derive(Debug)]
-struct Refused(String);
-
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refused {}
 
 /// The HTTP client of one server's sign-in: the [guarded](GuardedHttp)
 /// client, with a DPoP proof on every token request while the server's

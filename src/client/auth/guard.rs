@@ -1,9 +1,11 @@
-//! The HTTP client of the OAuth requests the SDK's own guarded client does
-//! not make (the enterprise-managed token exchange): a host named by a
+//! The HTTP client of a sign-in's OAuth requests (discovery, registration,
+//! token requests, the enterprise-managed token exchange): a host named by a
 //! server's metadata resolves only to public addresses, or to the kind of
 //! address the MCP server itself is on (loopback for a server on
 //! `localhost`, private for one on a private address), whether it is a
-//! name or an IP literal, on the first request and on every redirect.
+//! name or an IP literal, on the first request and on every redirect, as the
+//! SDK's own client does. The DPoP binding's client
+//! ([`ProofHttp`](super::binding::ProofHttp)) sends through it.
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -139,9 +141,9 @@ impl Resolve for Resolver {
     }
 }
 
-/// A request refused by the guard.
+/// A request refused by the guard (or a response by the sign-in's client).
 #[derive(Debug)]
-struct Refused(String);
+pub(crate) struct Refused(pub(crate) String);
 
 impl std::fmt::Display for Refused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
