@@ -525,6 +525,32 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_discover_is_answered_for_the_lifecycle_to_fall_back() {
+        let message = |method: &str| -> ClientJsonRpcMessage {
+            serde_json::from_value(serde_json::json!(
+                {"jsonrpc": "2.0", "id": 7, "method": method, "params": {}}))
+            .unwrap()
+        };
+        let discover = message("server/discover");
+        let Some(StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(error), _)) =
+            discover_refused(&discover, false, StatusCode::BAD_REQUEST, "no such method")
+        else {
+            panic!("a refused discover is answered");
+        };
+        assert_eq!(error.id, Some(rmcp::model::RequestId::Number(7)));
+        assert!(
+            error.error.message.contains("HTTP 400"),
+            "{}",
+            error.error.message
+        );
+        // Within a session, refused by sign-in, or another method: the status stands.
+        assert!(discover_refused(&discover, true, StatusCode::BAD_REQUEST, "").is_none());
+        assert!(discover_refused(&discover, false, StatusCode::UNAUTHORIZED, "").is_none());
+        let list = message("tools/list");
+        assert!(discover_refused(&list, false, StatusCode::BAD_REQUEST, "").is_none());
+    }
+
+    #[test]
     fn a_media_type_is_matched_without_its_parameters() {
         assert!(media_type_is(
             &HeaderValue::from_static("Application/JSON; charset=utf-8"),
