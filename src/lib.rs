@@ -138,6 +138,7 @@ mod deferred;
 mod describe;
 mod error;
 pub mod exec;
+mod files;
 pub mod guide;
 pub mod hosted;
 mod json;

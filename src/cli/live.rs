@@ -227,6 +227,10 @@ pub async fn check_started(source: &Source, live: &LiveArgs) -> Result<()> {
         }
     }
     let toolset = source.toolset().await?;
+    // Once per server and field, for the person: the report has them too.
+    for field in source.defaulted() {
+        eprintln!("note: {field}");
+    }
     let failed = &toolset.report().failed_servers;
     if failed.is_empty() {
         return Ok(());

@@ -387,9 +387,16 @@ struct LiveArgs {
     /// variable, when set, says where.
     #[arg(long, value_name = "URL")]
     otlp_endpoint: Option<String>,
+    /// Export these crates' spans and events too, each up to its level, as
+    /// `RUST_LOG` names them (`rmcp=debug`). For debugging only: the MCP
+    /// SDK's debug and trace events carry tool arguments, results and
+    /// sign-in codes. Without it only the library's spans and measurements
+    /// are exported.
+    #[arg(long, value_name = "TARGETS")]
+    otlp_include: Option<String>,
     /// Go on without the servers that did not start (each is named on stderr,
-    /// and calls to its tools are answered that it is not running), as long as
-    /// one did. Without it, a server that did not start is an error.
+    /// with why; the model, offered none of their tools, is answered "unknown
+    /// tool" for a call to one), as long as one did. Without it, a server that did not start is an error.
     #[arg(long)]
     keep_going: bool,
 }

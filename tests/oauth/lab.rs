@@ -5,7 +5,10 @@
 //! The authorization server publishes RFC 8414 metadata, registers clients
 //! dynamically, answers `/authorize` with a redirect carrying a code (and
 //! `iss`), and issues tokens whose lifetime and scopes the test chooses, with
-//! refresh tokens. The MCP server (MCP 2025-11-25, JSON responses) publishes
+//! refresh tokens. Every secret it hands out starts with the lab's name: a
+//! registration's client secret (`{name}-secret-`), codes (`{name}-code-`),
+//! access, refresh and OpenID ID tokens (`{name}-at-`, `{name}-rt-`,
+//! `{name}-idt-`), so that a test can look for them all. The MCP server (MCP 2025-11-25, JSON responses) publishes
 //! its protected-resource metadata, answers 401 without a valid token of its
 //! own authorization server, and 403 `insufficient_scope` for `write_note`
 //! without `notes:write`.
@@ -252,6 +255,15 @@ impl Lab {
         format!("{}/token", self.as_url)
     }
 
+    /// The start of every secret the lab hands out: client secrets, codes,
+    /// access, refresh and ID tokens.
+    pub fn secret_prefixes(&self) -> Vec<String> {
+        ["secret", "code", "at", "rt", "idt"]
+            .iter()
+            .map(|kind| format!("{}-{kind}-", self.name))
+            .collect()
+    }
+
     async fn serve(&self, mut stream: tokio::net::TcpStream, is_auth: bool) {
         let mut buffer = Vec::new();
         let mut chunk = [0u8; 4096];
@@ -330,6 +342,7 @@ impl Lab {
                 201,
                 &[],
                 &json!({"client_id": format!("{}-client", self.name),
+                        "client_secret": format!("{}-secret-1", self.name),
                         "redirect_uris": serde_json::from_str::<Value>(&seen.body).map(|b| b["redirect_uris"].clone()).unwrap_or_default()}),
             ),
             ("GET", "/authorize") => {
@@ -463,6 +476,8 @@ impl Lab {
                 .refresh
                 .insert(refresh_token.clone(), (scopes.clone(), jkt.clone()));
             body["refresh_token"] = json!(refresh_token);
+            // An OpenID ID token, as a sign-in for a person returns one.
+            body["id_token"] = json!(format!("{}-idt-{}", self.name, state.issued));
         }
         json_response(200, &[], &body)
     }

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::BoxFuture;
+use crate::files::{Exposed, Open, open_private, place, write_private};
 
 /// What is kept of one server's sign-in: the client registration it used
 /// (client id, and secret when the authorization server issued one), the
@@ -366,13 +367,20 @@ impl TokenStore for MemoryTokenStore {
 }
 
 /// A [`TokenStore`] in one JSON file, `{"servers": {URL: sign-in}}`, written
-/// whole on every change (to a temporary file in the same directory, then
-/// renamed over it) and, on Unix, readable and writable by its owner only
-/// (mode 0600, also when the file existed with wider permissions).
+/// whole on every change (to a new file in the same directory, readable and
+/// writable by its owner only, synced, then renamed over it).
+///
+/// The store and its lock file (`.NAME.lock`, beside it) are treated as ssh
+/// treats its keys: never read or written through a symbolic link, and on
+/// Unix refused when another user owns them or when other users may read or
+/// write them (a mode other than 0600), with an error naming the file.
+/// [`warn_when_exposed`](Self::warn_when_exposed) uses such a file with a
+/// warning in the log instead.
 #[derive(Debug, Clone)]
 pub struct FileTokenStore {
     path: PathBuf,
     lock: Arc<Mutex<()>>,
+    exposed: Exposed,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -387,7 +395,16 @@ impl FileTokenStore {
         FileTokenStore {
             path: path.into(),
             lock: Arc::default(),
+            exposed: Exposed::Refuse,
         }
+    }
+
+    /// Uses a store (or lock file) that another user owns or may read, with
+    /// a warning in the log naming it, instead of refusing it. A symbolic
+    /// link is refused all the same.
+    pub fn warn_when_exposed(mut self) -> Self {
+        self.exposed = Exposed::Warn;
+        self
     }
 
     /// The file.
@@ -396,11 +413,12 @@ impl FileTokenStore {
     }
 
     fn read(&self) -> Result<TokenFile> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TokenFile::default()),
-            Err(e) => return Err(Error::io(e, &self.path)),
+        let Some(mut file) = open_private(&self.path, Open::Read, self.exposed)? else {
+            return Ok(TokenFile::default());
         };
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text)
+            .map_err(|e| Error::io(e, &self.path))?;
         if text.trim().is_empty() {
             return Ok(TokenFile::default());
         }
@@ -422,46 +440,7 @@ impl FileTokenStore {
         let text = serde_json::to_string_pretty(file).map_err(|e| {
             Error::new(ErrorKind::Io, "cannot encode the token store").with_source(e)
         })?;
-        let written = self.temp_file().and_then(|mut temp| {
-            use std::io::Write;
-            temp.write_all(text.as_bytes())?;
-            temp.as_file().sync_all()?;
-            temp.persist(&self.path).map(drop).map_err(|e| e.error)
-        });
-        written.map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!("cannot write {}", self.path.display()),
-            )
-            .with_file(&self.path)
-            .with_source(e)
-        })
-    }
-
-    /// The folder of the file, and its name.
-    fn place(&self) -> (&Path, String) {
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "tokens".into());
-        (dir, name)
-    }
-
-    /// A new file beside the store, under a random name, that only its owner
-    /// may read and write (created exclusively: never an existing file or a
-    /// link planted there), renamed over the store once written.
-    fn temp_file(&self) -> std::io::Result<tempfile::NamedTempFile> {
-        let (dir, name) = self.place();
-        tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)
+        write_private(&self.path, text.as_bytes())
     }
 
     /// Reads, changes and writes the file under a lock: the process's, and
@@ -469,19 +448,11 @@ impl FileTokenStore {
     /// store do not lose each other's changes.
     fn update(&self, change: impl FnOnce(&mut TokenFile)) -> Result<()> {
         let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        let (dir, name) = self.place();
+        let (dir, name) = place(&self.path);
         let lock_path = dir.join(format!(".{name}.lock"));
-        let mut options = std::fs::OpenOptions::new();
-        options.create(true).truncate(false).write(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let lock = options
-            .open(&lock_path)
-            .and_then(|f| f.lock().map(|()| f))
-            .map_err(|e| Error::io(e, &lock_path))?;
+        let lock = open_private(&lock_path, Open::Create, self.exposed)?
+            .ok_or_else(|| Error::new(ErrorKind::Io, "the lock file was not created"))?;
+        lock.lock().map_err(|e| Error::io(e, &lock_path))?;
         let mut file = self.read()?;
         change(&mut file);
         let written = self.write(&file);
@@ -707,12 +678,6 @@ mod tests {
     async fn the_file_store_is_private_and_keyed_by_server() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tokens.json");
-        std::fs::write(&path, "").unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        }
         let store = FileTokenStore::new(&path);
         // One sign-in, saved and compared: `sample()` reads the clock, so two
         // calls can differ by a second.
