@@ -334,7 +334,13 @@ async fn nothing_falls_back_silently() {
         text.contains("not a DPoP-bound one") && text.contains("requires DPoP"),
         "{text}"
     );
-    assert!(lab.seen().iter().all(|s| s.authorization.is_none()));
+    // (The token request authenticates the client with its registered
+    // secret; no access token is presented anywhere.)
+    assert!(lab.seen().iter().all(|s| {
+        s.authorization
+            .as_deref()
+            .is_none_or(|a| a.starts_with("Basic "))
+    }));
 
     // Algorithms the client cannot sign: refused, naming them.
     let dpop = LabDpop {
