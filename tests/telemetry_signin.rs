@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use lab::Lab;
 use mcp_adapters::client::Lifecycle;
-use mcp_adapters::client::auth::{OAuth, SignInAnswer, SignInRequest};
+use mcp_adapters::client::auth::{Dpop, FileTokenStore, OAuth, SignInAnswer, SignInRequest};
 use mcp_adapters::telemetry::TraceFilter;
 use mcp_adapters::{ClientOptions, ExecOptions, ListOptions, McpClient, Policy, Registry, Source};
 use serde_json::json;
@@ -103,12 +103,31 @@ async fn no_credential_ever_reaches_a_trace() {
         )
         .with(everything.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
-    // The first token expires at once, so the call refreshes it.
-    let lab = Lab::start_with("notes", Duration::from_secs(1), Duration::from_secs(3600)).await;
+    // The first token expires at once, so the call refreshes it. Tokens are
+    // DPoP-bound (nonces at both ends), and the key is kept in the store.
+    let dpop = lab::LabDpop {
+        algs: vec!["ES256"],
+        required: true,
+        as_nonce: true,
+        rs_nonce: true,
+        ..Default::default()
+    };
+    let lab = Lab::start_dpop_with(
+        "notes",
+        Duration::from_secs(1),
+        Duration::from_secs(3600),
+        dpop,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("tokens.json");
+    let oauth = oauth()
+        .token_store(FileTokenStore::new(&store))
+        .dpop(Dpop::when_supported().keep_key_in_store());
     let options = ClientOptions::new()
         .lifecycle(Lifecycle::Legacy)
         .init_timeout(Duration::from_secs(20))
-        .oauth(oauth());
+        .oauth(oauth);
     let client = McpClient::connect_http(lab.name, &lab.mcp_url, &BTreeMap::new(), &options)
         .await
         .unwrap_or_else(|e| panic!("{e:#}"));
@@ -139,6 +158,13 @@ async fn no_credential_ever_reaches_a_trace() {
     assert!(names.contains(&"oauth sign-in"), "{names:?}");
     assert!(names.contains(&"execute_tool read_notes"), "{names:?}");
     let seen = lab.seen();
+    // The DPoP key, as the store keeps it.
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+    let key = kept["servers"][&lab.mcp_url]["dpop_key"]["pkcs8"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let secrets: Vec<String> = seen
         .iter()
         .filter_map(|s| s.authorization.clone())
@@ -146,8 +172,14 @@ async fn no_credential_ever_reaches_a_trace() {
         .chain(seen.iter().filter_map(|s| s.field("refresh_token")))
         .chain(seen.iter().filter_map(|s| s.field("code_verifier")))
         .chain(seen.iter().filter_map(|s| s.field("client_secret")))
+        .chain(seen.iter().filter_map(|s| s.dpop.clone()))
+        .chain([key])
         .chain(lab.secret_prefixes())
-        .map(|s| s.trim_start_matches("Bearer ").to_owned())
+        .map(|s| {
+            s.trim_start_matches("Bearer ")
+                .trim_start_matches("DPoP ")
+                .to_owned()
+        })
         .collect();
     assert!(secrets.len() > 6, "{secrets:?}");
     let exported_filtered = exported(&spans);
