@@ -1,11 +1,11 @@
 //! Servers from configuration: which MCP servers to start and how.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{pointer_child, type_name};
 
 /// How to reach one MCP server.
@@ -99,11 +99,11 @@ impl ServerConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] naming the server and the field (as a JSON pointer).
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) naming the server and the field (as a JSON pointer).
     pub fn from_value(name: &str, value: &Value) -> Result<Option<Self>> {
         let at = |field: &str| format!("{}{field}", pointer_child("/mcpServers", name));
         let bad = |field: &str, message: String| {
-            Error::new(ErrorKind::Input, format!("server `{name}`: {message}")).with_path(at(field))
+            Error::input(format!("server `{name}`: {message}")).with_path(at(field))
         };
         let Value::Object(entry) = value else {
             return Err(bad("", "expected an object with `command` or `url`".into()));
@@ -188,6 +188,67 @@ impl ServerConfig {
     }
 }
 
+/// How one server signs in, as its `mcpServers` entry's `oauth` object says
+/// (the `oauth` feature): `{"oauth": {"workloadToken": FILE, "clientId": ID}}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerOAuth {
+    /// `workloadToken`: a file holding the JWT the workload's platform issued
+    /// it (a Kubernetes projected token, a CI job's OIDC token), read at each
+    /// sign-in: the server is signed in to with it, as a JWT bearer grant,
+    /// with no person.
+    pub workload_token: Option<PathBuf>,
+    /// `clientId`: the client id to use with the server's authorization
+    /// server: sent with the workload's grant, or a client registered
+    /// beforehand for a person's sign-in.
+    pub client_id: Option<String>,
+}
+
+impl ServerOAuth {
+    /// Signs in with the workload's JWT in `path`.
+    pub fn workload_token(path: impl Into<PathBuf>) -> Self {
+        ServerOAuth {
+            workload_token: Some(path.into()),
+            client_id: None,
+        }
+    }
+
+    /// With the client id `client_id`.
+    pub fn client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// Reads an entry's `oauth` object; other members (other clients' own)
+    /// are ignored.
+    fn from_value(name: &str, value: &Value) -> Result<Self> {
+        let at = |field: &str| format!("{}/oauth{field}", pointer_child("/mcpServers", name));
+        let Value::Object(members) = value else {
+            return Err(Error::input(format!(
+                "server `{name}`: `oauth` must be an object (`workloadToken`, `clientId`), not {}",
+                type_name(value)
+            ))
+            .with_path(at("")));
+        };
+        let string = |field: &str| match members.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+            Some(other) => Err(Error::input(format!(
+                "server `{name}`: `oauth.{field}` must be a non-empty string, not {}",
+                match other {
+                    Value::String(_) => "an empty string",
+                    other => type_name(other),
+                }
+            ))
+            .with_path(at(&format!("/{field}")))),
+        };
+        Ok(ServerOAuth {
+            workload_token: string("workloadToken")?.map(PathBuf::from),
+            client_id: string("clientId")?,
+        })
+    }
+}
+
 /// Named servers and how to reach them.
 ///
 /// A [`HubConfig`] names servers and says how to reach each one
@@ -209,10 +270,13 @@ impl ServerConfig {
 ///
 /// An entry may ask to be hosted by the provider (`"hosted": true`, or
 /// [`HubConfig::host`]): see [`client::split_hosted`](crate::client::split_hosted).
+/// An HTTP server's entry may say how it signs in (`"oauth": {"workloadToken":
+/// FILE, "clientId": ID}`, or [`HubConfig::server_oauth`]): see [`ServerOAuth`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HubConfig {
     servers: Vec<(String, ServerConfig)>,
     hosted: std::collections::BTreeSet<String>,
+    oauth: BTreeMap<String, ServerOAuth>,
 }
 
 impl HubConfig {
@@ -246,6 +310,17 @@ impl HubConfig {
         self.hosted.contains(name)
     }
 
+    /// Says how the server `name` signs in (an entry's `oauth` object).
+    pub fn server_oauth(mut self, name: impl Into<String>, oauth: ServerOAuth) -> Self {
+        self.oauth.insert(name.into(), oauth);
+        self
+    }
+
+    /// How the server `name` signs in, when its entry says.
+    pub fn oauth_of(&self, name: &str) -> Option<&ServerOAuth> {
+        self.oauth.get(name)
+    }
+
     /// Whether there are no servers.
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
@@ -255,24 +330,20 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `mcpServers` is missing or not an object, a
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when `mcpServers` is missing or not an object, a
     /// server name is empty, or an entry is malformed (see [`ServerConfig::from_value`]).
     pub fn from_value(value: &Value) -> Result<Self> {
         let servers: &Map<String, Value> = match value.get("mcpServers") {
             Some(Value::Object(servers)) => servers,
             Some(other) => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!(
-                        "`mcpServers` must be an object of named servers, not {}",
-                        type_name(other)
-                    ),
-                )
+                return Err(Error::input(format!(
+                    "`mcpServers` must be an object of named servers, not {}",
+                    type_name(other)
+                ))
                 .with_path("/mcpServers"));
             }
             None => {
-                return Err(Error::new(
-                    ErrorKind::Input,
+                return Err(Error::input(
                     "expected {\"mcpServers\": {\"name\": {\"command\": ...} | {\"url\": ...}}}",
                 ));
             }
@@ -280,23 +351,31 @@ impl HubConfig {
         let mut config = HubConfig::new();
         for (name, entry) in servers {
             if name.trim().is_empty() {
-                return Err(
-                    Error::new(ErrorKind::Input, "a server name is empty").with_path("/mcpServers")
-                );
+                return Err(Error::input("a server name is empty").with_path("/mcpServers"));
             }
             if let Some(server) = ServerConfig::from_value(name, entry)? {
+                let is_http = matches!(server, ServerConfig::Http { .. });
                 config = config.server(name.clone(), server);
+                match entry.get("oauth") {
+                    None | Some(Value::Null) => {}
+                    Some(_) if !is_http => {
+                        return Err(Error::input(format!("server `{name}`: `oauth` goes with a `url`: a stdio server does not sign in"),
+                        )
+                        .with_path(format!("{}/oauth", pointer_child("/mcpServers", name))));
+                    }
+                    Some(oauth) => {
+                        config = config
+                            .server_oauth(name.clone(), ServerOAuth::from_value(name, oauth)?);
+                    }
+                }
                 match entry.get("hosted") {
                     None | Some(Value::Null) | Some(Value::Bool(false)) => {}
                     Some(Value::Bool(true)) => config = config.host(name.clone()),
                     Some(other) => {
-                        return Err(Error::new(
-                            ErrorKind::Input,
-                            format!(
-                                "server `{name}`: `hosted` must be true or false, not {}",
-                                type_name(other)
-                            ),
-                        )
+                        return Err(Error::input(format!(
+                            "server `{name}`: `hosted` must be true or false, not {}",
+                            type_name(other)
+                        ))
                         .with_path(format!("{}/hosted", pointer_child("/mcpServers", name))));
                     }
                 }
@@ -309,13 +388,11 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] for invalid JSON (with its line) or a malformed document.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for invalid JSON (with its line) or a malformed document.
     pub fn from_json_str(text: &str) -> Result<Self> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
             let line = e.line();
-            Error::new(ErrorKind::Input, "invalid JSON")
-                .with_line(line)
-                .with_source(e)
+            Error::input("invalid JSON").with_line(line).with_source(e)
         })?;
         Self::from_value(&value)
     }
@@ -324,7 +401,7 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Io`] when the file cannot be read; otherwise as
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the file cannot be read; otherwise as
     /// [`from_json_str`](Self::from_json_str), with the file named.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
@@ -349,5 +426,49 @@ mod tests {
             text.contains("Authorization") && text.contains("API_KEY"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_entry_says_how_its_server_signs_in() {
+        use serde_json::json;
+        let config = super::HubConfig::from_value(&json!({"mcpServers": {
+            "notes": {"url": "https://n.example/mcp",
+                      "oauth": {"workloadToken": "/var/run/secrets/mcp/token", "clientId": "job", "callbackPort": 8080}},
+            "plain": {"url": "https://p.example/mcp"},
+        }}))
+        .unwrap();
+        let notes = config.oauth_of("notes").unwrap();
+        assert_eq!(
+            notes,
+            &super::ServerOAuth::workload_token("/var/run/secrets/mcp/token").client_id("job")
+        );
+        assert!(config.oauth_of("plain").is_none());
+        for (entry, pointer, says) in [
+            (
+                json!({"url": "https://x/mcp", "oauth": "token"}),
+                "/mcpServers/x/oauth",
+                "must be an object",
+            ),
+            (
+                json!({"url": "https://x/mcp", "oauth": {"workloadToken": ""}}),
+                "/mcpServers/x/oauth/workloadToken",
+                "non-empty string, not an empty string",
+            ),
+            (
+                json!({"url": "https://x/mcp", "oauth": {"clientId": 7}}),
+                "/mcpServers/x/oauth/clientId",
+                "not a number",
+            ),
+            (
+                json!({"command": "srv", "oauth": {"clientId": "c"}}),
+                "/mcpServers/x/oauth",
+                "goes with a `url`",
+            ),
+        ] {
+            let err =
+                super::HubConfig::from_value(&json!({"mcpServers": {"x": entry}})).unwrap_err();
+            assert_eq!(err.location().path.as_deref(), Some(pointer), "{err}");
+            assert!(err.to_string().contains(says), "{err}");
+        }
     }
 }

@@ -99,8 +99,8 @@
 //! ]});
 //! let run = hub.execute_tool_calls(provider, &response, &listing, &ExecOptions::new()).await?;
 //! assert_eq!(run.status, Status::Ok);
-//! assert_eq!(run.results[0]["content"][0]["text"], "Sunny in \"Oslo\"");
-//! // next user turn: {"role": "user", "content": run.results}, then run.follow_ups
+//! assert_eq!(run.turn.results[0]["content"][0]["text"], "Sunny in \"Oslo\"");
+//! // next user turn: {"role": "user", "content": run.turn.results}, then run.turn.follow_ups
 //! // (empty for Anthropic; see `Turn` for where each provider's go)
 //! # Ok::<(), mcp_adapters::Error>(())
 //! # }).unwrap();
@@ -138,6 +138,7 @@ mod deferred;
 mod describe;
 mod error;
 pub mod exec;
+mod files;
 pub mod guide;
 pub mod hosted;
 mod json;
@@ -156,7 +157,7 @@ pub mod toolset;
 pub use calls::{Extracted, RejectedCall, ToolCall};
 #[cfg(feature = "rmcp")]
 pub use client::{ClientOptions, McpClient};
-pub use config::{HubConfig, ServerConfig};
+pub use config::{HubConfig, ServerConfig, ServerOAuth};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use exec::{ExecOptions, Execution, InProcessServer, Policy, Server, Source, Status};
 pub use listing::{ListOptions, Listing, StrictMode};

@@ -7,7 +7,7 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
 pub use crate::describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
 
@@ -244,7 +244,7 @@ impl ToolSet {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when a tool is already exposed under its name.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when a tool is already exposed under its name.
     pub(crate) fn with_tool(&self, tool: ExposedTool) -> Result<ToolSet> {
         if let Some(taken) = self.resolve(&tool.exposed_name) {
             return Err(Error::input(format!(
@@ -440,7 +440,7 @@ impl ToolSetBuilder {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when a glob is invalid, a server id is empty or given
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when a glob is invalid, a server id is empty or given
     /// twice, or client mode is given more than one server.
     pub fn build(self) -> Result<ToolSet> {
         let filter = Filter::new(&self.allow, &self.deny)?;
@@ -510,8 +510,7 @@ impl ToolSetBuilder {
 
     fn check_servers(&self) -> Result<()> {
         if self.mode == Mode::Client && self.servers.len() + self.failed.len() > 1 {
-            return Err(Error::new(
-                ErrorKind::Input,
+            return Err(Error::input(
                 "a client toolset holds one server; use a hub for several",
             ));
         }
@@ -523,13 +522,10 @@ impl ToolSetBuilder {
             .chain(self.failed.iter().map(|f| &f.server_id));
         for id in all {
             if id.is_empty() {
-                return Err(Error::new(ErrorKind::Input, "a server id is empty"));
+                return Err(Error::input("a server id is empty"));
             }
             if !ids.insert(id) {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!("server id `{id}` is given twice"),
-                ));
+                return Err(Error::input(format!("server id `{id}` is given twice")));
             }
         }
         Ok(())
@@ -721,9 +717,7 @@ fn matcher(glob: &str, wrote: &str) -> Result<GlobMatcher> {
         .literal_separator(false)
         .backslash_escape(true)
         .build()
-        .map_err(|e| {
-            Error::new(ErrorKind::Input, format!("invalid glob `{wrote}`")).with_source(e)
-        })?;
+        .map_err(|e| Error::input(format!("invalid glob `{wrote}`")).with_source(e))?;
     Ok(glob.compile_matcher())
 }
 

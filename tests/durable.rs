@@ -173,7 +173,10 @@ fn an_approval_suspends_the_turn_and_resuming_sends_each_call_once() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Suspended);
-        assert!(run.results.is_empty(), "no answers while the turn waits");
+        assert!(
+            run.turn.results.is_empty(),
+            "no answers while the turn waits"
+        );
         assert_eq!(run.waiting.len(), 1);
         let waiting = &run.waiting[0];
         assert_eq!(
@@ -210,10 +213,10 @@ fn an_approval_suspends_the_turn_and_resuming_sends_each_call_once() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Ok);
-        let answers: Vec<String> = run.results.iter().map(text).collect();
+        let answers: Vec<String> = run.turn.results.iter().map(text).collect();
         assert_eq!(answers, ["read n=1", "deleted n=2", "read n=3"]);
         assert_eq!(
-            answer_ids(&run.results, "tool_use_id"),
+            answer_ids(&run.turn.results, "tool_use_id"),
             ["call_0", "call_1", "call_2"]
         );
         assert!(run.calls.iter().all(|c| c.ran && c.error.is_none()));
@@ -234,11 +237,11 @@ fn an_approval_suspends_the_turn_and_resuming_sends_each_call_once() {
             .unwrap();
         assert_eq!(run.status, Status::Ok);
         assert!(
-            text(&run.results[1]).contains("not today"),
+            text(&run.turn.results[1]).contains("not today"),
             "{}",
-            run.results[1]
+            run.turn.results[1]
         );
-        assert_eq!(text(&run.results[0]), "read n=1");
+        assert_eq!(text(&run.turn.results[0]), "read n=1");
         assert!(received(&log).is_empty(), "{:?}", received(&log));
     });
 }
@@ -271,9 +274,9 @@ fn a_resumed_turn_with_no_answer_yet_is_suspended_again() {
             .unwrap();
         assert_eq!(run.status, Status::Ok);
         assert!(
-            text(&run.results[0]).contains("approv"),
+            text(&run.turn.results[0]).contains("approv"),
             "{}",
-            run.results[0]
+            run.turn.results[0]
         );
         assert!(received(&log).is_empty());
     });
@@ -351,7 +354,7 @@ fn questions_wait_and_the_call_goes_on_with_the_servers_request_state() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Ok);
-        let answers: Vec<String> = run.results.iter().map(text).collect();
+        let answers: Vec<String> = run.turn.results.iter().map(text).collect();
         assert_eq!(answers, ["sent, code \"1234\"", "read n=1"]);
         assert_eq!(
             received(&log),
@@ -435,17 +438,17 @@ fn a_call_in_flight_when_its_process_ended_is_answered_as_interrupted() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Ok);
-        assert_eq!(text(&run.results[0]), "read n=1");
+        assert_eq!(text(&run.turn.results[0]), "read n=1");
         assert_eq!(
             run.calls[1].error.as_ref().map(Error::kind),
             Some(ErrorKind::Interrupted)
         );
         assert!(
-            text(&run.results[1]).contains("not sent again"),
+            text(&run.turn.results[1]).contains("not sent again"),
             "{}",
-            run.results[1]
+            run.turn.results[1]
         );
-        assert_eq!(text(&run.results[2]), "deleted n=2");
+        assert_eq!(text(&run.turn.results[2]), "deleted n=2");
         let tools: Vec<String> = received(&log).into_iter().map(|(t, _)| t).collect();
         assert_eq!(tools, ["read", "hang", "delete"], "nothing sent twice");
     });
@@ -528,7 +531,7 @@ fn a_streamed_turn_is_suspended_and_resumed_as_a_whole_one() {
             .resume_turn(p, state, &listing, &ExecOptions::new().approve_call("call_0"))
             .await
             .unwrap();
-        let answers: Vec<String> = resumed.results.iter().map(text).collect();
+        let answers: Vec<String> = resumed.turn.results.iter().map(text).collect();
         assert_eq!(answers, ["deleted n=1", "read n=2"]);
         let tools: Vec<String> = received(&log).into_iter().map(|(t, _)| t).collect();
         assert_eq!(tools, ["read", "delete"]);
@@ -542,7 +545,7 @@ fn a_streamed_turn_is_suspended_and_resumed_as_a_whole_one() {
             )
             .await
             .unwrap();
-        assert_eq!(whole.results, resumed.results);
+        assert_eq!(whole.turn.results, resumed.turn.results);
     });
 }
 
@@ -658,19 +661,19 @@ fn a_halt_answers_the_calls_that_wait() {
             ]
         );
         assert!(
-            text(&run.results[0]).contains("halted"),
+            text(&run.turn.results[0]).contains("halted"),
             "{}",
-            run.results[0]
+            run.turn.results[0]
         );
         assert!(
-            text(&run.results[1]).contains("halted"),
+            text(&run.turn.results[1]).contains("halted"),
             "{}",
-            run.results[1]
+            run.turn.results[1]
         );
         assert!(
-            text(&run.results[2]).contains("stop here"),
+            text(&run.turn.results[2]).contains("stop here"),
             "{}",
-            run.results[2]
+            run.turn.results[2]
         );
         assert_eq!(received(&log), [("transfer".into(), None)]);
 
@@ -921,5 +924,109 @@ fn a_rounds_request_is_not_sent_when_its_state_cannot_be_kept() {
         let error = run.calls[0].error.as_ref().expect("not sent");
         assert!(error.message().starts_with("not sent"), "{error}");
         assert_eq!(received(&log), [("transfer".into(), None)]);
+    });
+}
+
+/// Two servers of one turn receive idempotency keys that share nothing
+/// (each server's part is derived from the turn's secret id and the
+/// server's own id; the index counts that server's calls only), and a
+/// resumed turn sends a call the key it would have had: derived from what
+/// the state keeps.
+#[test]
+fn each_server_gets_keys_of_its_own_and_a_resumed_call_keeps_its_key() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let (log_a, log_b): (Log, Log) = (Arc::default(), Arc::default());
+        let hub = |a: &Log, b: &Log| {
+            Source::hub()
+                .server("a", server(a.clone()))
+                .server("b", server(b.clone()))
+                .policy(Policy::allow_all().ask("a/delete").unwrap())
+                .build()
+                .unwrap()
+        };
+        let first = hub(&log_a, &log_b);
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let calls = response(&[
+            ("a__read", json!({"n": 1})),
+            ("b__read", json!({"n": 2})),
+            ("b__read", json!({"n": 3})),
+            ("a__delete", json!({"n": 4})),
+            ("a__read", json!({"n": 5})),
+        ]);
+        let run = first
+            .execute_tool_calls(p, &calls, &listing, &ExecOptions::new().suspend(true))
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Suspended);
+        let keys = |log: &Log| -> Vec<String> {
+            log.lock()
+                .unwrap()
+                .iter()
+                .map(|(_, _, key)| key.clone().expect("every call has a key"))
+                .collect()
+        };
+        let split = |key: &str| -> (String, usize) {
+            let (server, index) = key.split_once('#').expect("`{server}#{index}`");
+            (server.to_owned(), index.parse().unwrap())
+        };
+        let (a, b) = (keys(&log_a), keys(&log_b));
+        assert_eq!(a.len(), 2, "{a:?}");
+        assert_eq!(b.len(), 2, "{b:?}");
+        let (a0, a2) = (split(&a[0]), split(&a[1]));
+        let (b0, b1) = (split(&b[0]), split(&b[1]));
+        // Each server's calls counted on their own, in the model's order.
+        assert_eq!((a0.1, a2.1, b0.1, b1.1), (0, 2, 0, 1));
+        assert_eq!(a0.0, a2.0);
+        assert_eq!(b0.0, b1.0);
+        // Nothing shared: neither the server part, nor any run of eight
+        // characters, nor the turn's id (which only the state holds).
+        assert_eq!(a0.0.len(), 32);
+        assert_ne!(a0.0, b0.0);
+        let shares = |x: &str, y: &str| {
+            x.as_bytes()
+                .windows(8)
+                .any(|w| y.as_bytes().windows(8).any(|v| v == w))
+        };
+        assert!(!shares(&a0.0, &b0.0), "{a0:?} {b0:?}");
+        let state = handed_over(&run);
+        for key in a.iter().chain(&b) {
+            assert!(!key.contains(state.turn_id()), "{key}");
+            assert!(!key.contains(&state.turn_id()[..8]), "{key}");
+        }
+
+        // Another process takes the turn up: the call that waited is sent
+        // now, under its server's key and its place among that server's calls.
+        let second = hub(&log_a, &log_b);
+        let listing = second.tools(p, &ListOptions::new()).await.unwrap();
+        let run = second
+            .resume_turn(
+                p,
+                state,
+                &listing,
+                &ExecOptions::new().approve_call("call_3"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        let a = keys(&log_a);
+        assert_eq!(a.len(), 3, "{a:?}");
+        assert_eq!(split(&a[2]), (a0.0.clone(), 1));
+        assert_eq!(keys(&log_b).len(), 2, "nothing sent twice");
+
+        // Another turn: other keys for the same servers.
+        let other = first
+            .execute_tool_calls(
+                p,
+                &response(&[("b__read", json!({"n": 6}))]),
+                &listing,
+                &ExecOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert!(other.calls[0].error.is_none());
+        let b = keys(&log_b);
+        assert_ne!(split(&b[2]).0, b0.0);
+        assert_eq!(split(&b[2]).1, 0);
     });
 }

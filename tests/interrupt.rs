@@ -69,7 +69,8 @@ fn response() -> Value {
 }
 
 fn texts(run: &Execution) -> Vec<String> {
-    run.results
+    run.turn
+        .results
         .iter()
         .map(|r| {
             r["content"][0]["text"]
@@ -174,7 +175,7 @@ fn a_stopped_turn_that_may_be_suspended_keeps_its_unsent_calls_for_its_resumptio
         seen.release.notify_one();
         let run = running.await.unwrap().unwrap();
         assert_eq!(run.status, Status::Suspended);
-        assert!(run.results.is_empty());
+        assert!(run.turn.results.is_empty());
         assert_eq!(received(&seen), ["a", "b"]);
         let waiting: Vec<(usize, &Wait)> = run.waiting.iter().map(|w| (w.index, &w.what)).collect();
         assert_eq!(waiting, [(2, &Wait::Resume), (3, &Wait::Resume)]);

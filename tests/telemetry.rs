@@ -2,7 +2,8 @@
 //! turn against the tests' lab server (the official Python SDK), captured in
 //! memory, with their names, kinds, attributes and parents; the trace
 //! context the server received in its `_meta`; failures; and tool content
-//! recorded only when the application opts in.
+//! recorded only when the application opts in; all through the library's
+//! `TraceFilter`.
 #![cfg(all(feature = "otel", feature = "rmcp"))]
 
 mod common;
@@ -11,6 +12,7 @@ use common::*;
 use mcp_adapters::client::Lifecycle;
 use mcp_adapters::exec::{Handlers, Sampling, SamplingAnswer};
 use mcp_adapters::mcp::CreateMessageResult;
+use mcp_adapters::telemetry::TraceFilter;
 use mcp_adapters::{
     ClientOptions, ExecOptions, HubConfig, ListOptions, McpClient, Policy, ServerConfig, Source,
 };
@@ -18,6 +20,7 @@ use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
+use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt;
 
 /// Spans and metrics go to memory, for this thread.
@@ -38,9 +41,18 @@ fn capture() -> Capture {
     let meters = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(metrics.clone()).build())
         .build();
+    // Through the library's filter, as `export_otlp` installs it: what the
+    // chapter lists must pass it.
     let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(traces.tracer("tests")))
-        .with(tracing_opentelemetry::MetricsLayer::new(meters.clone()));
+        .with(
+            tracing_opentelemetry::layer()
+                .with_tracer(traces.tracer("tests"))
+                .with_filter(TraceFilter::new()),
+        )
+        .with(
+            tracing_opentelemetry::MetricsLayer::new(meters.clone())
+                .with_filter(TraceFilter::new()),
+        );
     let guard = tracing::subscriber::set_default(subscriber);
     Capture {
         spans,
@@ -98,7 +110,7 @@ fn a_turn_is_traced_by_the_conventions_and_the_server_joins_the_trace() {
             .execute_tool_calls(provider(id), &response, &listing, &ExecOptions::new())
             .await
             .unwrap();
-        let text = run.results[0]["content"][0]["text"].as_str().unwrap();
+        let text = run.turn.results[0]["content"][0]["text"].as_str().unwrap();
         let seen: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
 
         traces.force_flush().unwrap();
@@ -244,9 +256,9 @@ fn a_turn_is_traced_by_the_conventions_and_the_server_joins_the_trace() {
             .unwrap();
         assert!(run.calls[0].error.is_none(), "{:?}", run.calls[0].error);
         assert!(
-            run.results[0].to_string().contains("Hello."),
+            run.turn.results[0].to_string().contains("Hello."),
             "{}",
-            run.results[0]
+            run.turn.results[0]
         );
         traces.force_flush().unwrap();
         let spans = exporter.get_finished_spans().unwrap();

@@ -147,7 +147,11 @@ pub(super) fn telemetry(live: &LiveArgs) -> Result<Option<mcp_adapters::telemetr
     if live.otlp_endpoint.is_none() && !from_env {
         return Ok(None);
     }
-    mcp_adapters::telemetry::export_otlp(live.otlp_endpoint.as_deref()).map(Some)
+    let mut filter = mcp_adapters::telemetry::TraceFilter::new();
+    if let Some(targets) = &live.otlp_include {
+        filter = filter.widen(targets)?;
+    }
+    mcp_adapters::telemetry::export_otlp(live.otlp_endpoint.as_deref(), filter).map(Some)
 }
 
 pub fn tools(args: &ToolsArgs) -> Result<Printed> {

@@ -168,7 +168,13 @@ pub async fn source_from(
             .sign_in_timeout
             .map(Duration::from_secs)
             .unwrap_or(super::signin::DEFAULT_TIMEOUT);
-        options = options.oauth(super::signin::oauth(live.token_store.as_deref(), timeout).await?);
+        let sign_in = super::signin::SignIn {
+            store: live.token_store.as_deref(),
+            timeout,
+            workload_token: live.workload_token.as_deref(),
+            dpop: live.dpop,
+        };
+        options = options.oauth(sign_in.oauth().await?);
     }
     let mut builder = config.connect_with(&options).await?;
     if let Some(prefix) = &filters.prefix {
@@ -225,6 +231,10 @@ pub async fn check_started(
         if skills.skills.is_empty() {
             eprintln!("warning: --skills: no server lists a skill, so `load_skill` is not offered");
         }
+    }
+    // Once per server and field, for the person: the report has them too.
+    for field in source.defaulted() {
+        eprintln!("note: {field}");
     }
     let failed = &report.failed_servers;
     if failed.is_empty() {

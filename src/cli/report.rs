@@ -18,9 +18,19 @@ use super::RunArgs;
 pub fn summarize(run: &Execution, turn: Option<usize>) {
     let (mut ran, mut rejected, mut denied, mut failed) = (0, 0, 0, 0);
     for call in &run.calls {
+        let name = call.exposed_name.as_deref().unwrap_or("?");
         for warning in &call.warnings {
-            let name = call.exposed_name.as_deref().unwrap_or("?");
             eprintln!("warning: `{name}`: {warning}");
+        }
+        // The model is told only the kind and the server: the person at the
+        // terminal reads why (its stderr tail, its command line).
+        if let Some(error) = &call.error
+            && matches!(
+                error.kind(),
+                ErrorKind::Unavailable | ErrorKind::Interrupted | ErrorKind::Unauthorized
+            )
+        {
+            eprintln!("error: `{name}`: {error:#}");
         }
         match call.error.as_ref().map(Error::kind) {
             // It ran, but the model was answered with what broke its schema.
@@ -95,11 +105,7 @@ pub fn unmatched_decisions(args: &RunArgs, run: &Execution) {
 
 /// Writes a suspended turn's state to `file` (`--suspend`).
 pub fn write_state(file: &Path, state: &TurnState) -> Result<()> {
-    std::fs::write(file, state.to_json()?).map_err(|e| {
-        Error::new(ErrorKind::Io, "cannot write the turn state")
-            .with_file(file)
-            .with_source(e)
-    })
+    state.write_file(file)
 }
 
 /// A suspended turn's state written to `file` (`--suspend`), and what it

@@ -13,12 +13,10 @@ use crate::mcp::{CallToolResponse, CallToolResult, Content, Object, Tool};
 
 /// Re-reads `value` as a `U` through its JSON form.
 fn via_json<T: Serialize, U: DeserializeOwned>(value: &T, what: &str) -> Result<U> {
-    let json = serde_json::to_value(value).map_err(|e| {
-        Error::new(ErrorKind::Input, format!("cannot serialize the {what}")).with_source(e)
-    })?;
-    serde_json::from_value(json).map_err(|e| {
-        Error::new(ErrorKind::Input, format!("cannot convert the {what}")).with_source(e)
-    })
+    let json = serde_json::to_value(value)
+        .map_err(|e| Error::input(format!("cannot serialize the {what}")).with_source(e))?;
+    serde_json::from_value(json)
+        .map_err(|e| Error::input(format!("cannot convert the {what}")).with_source(e))
 }
 
 /// Field by field: the schemas, the name and the description are moved
@@ -100,12 +98,8 @@ impl TryFrom<rmcp::model::CallToolResult> for CallToolResult {
                 serde_json::Value::String(result_type.as_str().to_owned()),
             );
         }
-        CallToolResult::check_complete(&extra).map_err(|e| {
-            Error::new(
-                ErrorKind::Input,
-                format!("cannot convert the tool result: {e}"),
-            )
-        })?;
+        CallToolResult::check_complete(&extra)
+            .map_err(|e| Error::input(format!("cannot convert the tool result: {e}")))?;
         let meta = match meta {
             Some(meta) => Some(via_json(&meta, "tool result's _meta")?),
             None => None,

@@ -28,19 +28,30 @@
 // - `skills`: skills listed, loaded and verified against their manifests.
 // - `cache`, `hooks`, `inprocess`, `options`: the parts a source holds or is
 //   given, and the in-process server.
-// - `input`, `turn`: a call's requests, round after round; a turn's answers
-//   and the record of each call.
-// - `source`: hubs and clients.
+// - `input`, `turn`: a call's requests, round after round; the record of
+//   each call and of the turn.
+// - `answering`, `source`: a turn's answers, shaped in the model's order;
+//   hubs and clients.
+// - `check`, `turn_run`: arguments and results held to the tool's schemas;
+//   what a turn's calls share.
+// - `approve`: the policy's and the approver's decisions on a call.
+// - `call`: one call through the pipeline.
+// - `approvals`: the provider's hosted calls and their approval requests.
 // - `run`: running a turn's calls.
 // - `stream`, `resume`: running calls while the model streams; taking up a
 //   suspended turn.
 
 mod answerer;
+mod answering;
+mod approvals;
+mod approve;
 mod asks;
 mod cache;
+mod call;
 pub mod catalogs;
+mod check;
 mod clock;
-pub mod durable;
+pub(crate) mod durable;
 mod future;
 mod gate;
 mod hooks;
@@ -56,6 +67,7 @@ pub mod skills;
 mod source;
 mod stream;
 mod turn;
+mod turn_run;
 
 pub use answerer::Answerer;
 pub use asks::{

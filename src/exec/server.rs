@@ -11,6 +11,7 @@ use super::asks::Handlers;
 use super::durable::IdempotencyKey;
 use super::future::BoxFuture;
 use crate::error::{Error, ErrorKind, Result};
+use crate::listing::Defaulted;
 use crate::mcp::{
     CacheScope, CallToolResponse, Catalog, GetPromptResult, InputResponse, InputResponses, Page,
     ReadResourceResult, Tool,
@@ -114,7 +115,7 @@ pub struct CallContext {
     pub answerer: Option<Answerer>,
     /// The call's idempotency key, the same wherever its turn is resumed:
     /// [`McpClient`](crate::McpClient) sends it in the request's `_meta`
-    /// under [`IDEMPOTENCY_KEY`](crate::exec::durable::IDEMPOTENCY_KEY), and
+    /// under [`IDEMPOTENCY_KEY`](crate::exec::IDEMPOTENCY_KEY), and
     /// a server may use it to recognise a call it has already run. Set by a
     /// source for every call.
     pub idempotency_key: Option<IdempotencyKey>,
@@ -276,6 +277,13 @@ pub trait Server: Send + Sync {
     /// connection again. The default does nothing.
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
+    }
+
+    /// The fields the server left out of its answers so far, read with the
+    /// official MCP SDKs' defaults, one entry per field
+    /// ([`McpClient`](crate::McpClient)); none by default.
+    fn defaulted(&self) -> Vec<Defaulted> {
+        Vec::new()
     }
 }
 
@@ -474,5 +482,9 @@ impl<S: Server + ?Sized> Server for Arc<S> {
 
     fn close(&self) -> BoxFuture<'_, ()> {
         (**self).close()
+    }
+
+    fn defaulted(&self) -> Vec<Defaulted> {
+        (**self).defaulted()
     }
 }
