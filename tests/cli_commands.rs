@@ -1214,6 +1214,39 @@ fn hosted_servers_on_the_command_line() {
         "{streamed}"
     );
 
+    // A policy that names the server's tools exactly needs no listing:
+    // the server is never contacted (it cannot be reached from here).
+    let exact = dir.path().join("exact.yaml");
+    std::fs::write(
+        &exact,
+        "allow: [\"unreached/ask_question\"]\nask: [\"unreached/read_wiki_contents\"]\n",
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "tools",
+            "--provider",
+            "openai-responses",
+            "--hosted",
+            "unreached=https://127.0.0.1:9/mcp",
+            "--policy",
+            exact.to_str().unwrap(),
+        ],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let declared = json(&out);
+    assert_eq!(
+        declared["tools"][0]["allowed_tools"],
+        serde_json::json!(["ask_question", "read_wiki_contents"]),
+        "{declared}"
+    );
+    assert_eq!(
+        declared["tools"][0]["require_approval"],
+        serde_json::json!({"always": {"tool_names": ["read_wiki_contents"]}, "never": {"tool_names": ["ask_question"]}})
+    );
+
     // No hosted MCP here: the server runs locally, and it cannot be reached.
     let out = run(
         &[

@@ -365,6 +365,42 @@ fn a_policy_compiles_into_what_a_hosted_server_may_run() {
             .hosted_tools("deepwiki", None),
         Ok(HostedTools::All)
     );
+    // Exact names under a default deny are all there is: no listing needed.
+    let exact = Policy::new()
+        .allow("deepwiki/ask_question")
+        .unwrap()
+        .ask("read_wiki_contents")
+        .unwrap()
+        .deny("deepwiki/ask_question")
+        .unwrap()
+        .allow("deepwiki/read_wiki_structure")
+        .unwrap();
+    assert_eq!(
+        exact.hosted_tools("deepwiki", None),
+        Ok(HostedTools::Only {
+            run: vec!["read_wiki_structure".into()],
+            ask: vec!["read_wiki_contents".into()]
+        })
+    );
+    // Under a default allow, the tools it does not name are allowed too,
+    // and their names are needed.
+    assert_eq!(
+        Policy::allow_all()
+            .deny("deepwiki/ask_question")
+            .unwrap()
+            .hosted_tools("deepwiki", None),
+        Err(HostedRefusal::ToolNamesNeeded)
+    );
+    // One glob among the exact names needs them too.
+    assert_eq!(
+        Policy::new()
+            .allow("deepwiki/ask_question")
+            .unwrap()
+            .ask("deepwiki/read_*")
+            .unwrap()
+            .hosted_tools("deepwiki", None),
+        Err(HostedRefusal::ToolNamesNeeded)
+    );
     // A rule on what the conversation has seen cannot be checked by the provider.
     let tainted = Policy::allow_all()
         .deny_when_tainted("github/*", ["web"])

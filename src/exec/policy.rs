@@ -216,12 +216,15 @@ impl Policy {
     /// [`HostedTools::All`] when nothing in the policy singles out any of
     /// its tools, else the tools it allows (`run`) and those it asks about
     /// (`ask`), from `tools`, the server's tool names (from a local
-    /// listing, or the provider's own).
+    /// listing, or the provider's own). A policy that denies what it does
+    /// not name and names the server's tools exactly
+    /// (`allow: [deepwiki/ask_question]`) needs no names: the ones it
+    /// names are all it allows.
     ///
     /// # Errors
     ///
     /// [`HostedRefusal::ToolNamesNeeded`] when, without `tools`, the policy
-    /// singles out some of the server's tools; [`HostedRefusal::Refused`]
+    /// singles out some of the server's tools by a glob; [`HostedRefusal::Refused`]
     /// when it cannot be hosted under the policy at all: a rule that depends
     /// on what the conversation has seen (`ask_when_tainted`,
     /// `deny_when_tainted`), which a provider cannot check between its own
@@ -266,6 +269,27 @@ impl Policy {
                 }
                 Ok(HostedTools::Only { run, ask })
             }
+            None if let Some(named) = exact_names(&relevant).filter(|_| {
+                self.default == Action::Deny
+            }) =>
+            {
+                // Every rule names its tools exactly and the rest is
+                // denied: the names are all there is to decide on.
+                let (mut run, mut ask) = (Vec::new(), Vec::new());
+                for name in named {
+                    match self.decide(server_id, &name, &none) {
+                        Action::Allow => run.push(name),
+                        Action::Ask => ask.push(name),
+                        Action::Deny => {}
+                    }
+                }
+                if run.is_empty() && ask.is_empty() {
+                    return Err(HostedRefusal::Refused(
+                        "the policy denies every tool of it".to_owned(),
+                    ));
+                }
+                Ok(HostedTools::Only { run, ask })
+            }
             None => {
                 let server_wide = relevant.iter().all(|r| match r.pattern.split_once('/') {
                     Some((server, tool)) => {
@@ -285,6 +309,26 @@ impl Policy {
             }
         }
     }
+}
+
+/// The tool names `rules` name, when each names its tool exactly (no glob
+/// character in its tool part; the server part may be a glob), in the
+/// order first named; `None` when one of them is a glob over tool names.
+fn exact_names(rules: &[&Rule]) -> Option<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    for rule in rules {
+        let tool = rule
+            .pattern
+            .split_once('/')
+            .map_or(rule.pattern.as_str(), |(_, tool)| tool);
+        if tool.is_empty() || tool.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+            return None;
+        }
+        if !names.iter().any(|n| n == tool) {
+            names.push(tool.to_owned());
+        }
+    }
+    Some(names)
 }
 
 /// A call awaiting approval, or a sampling request a server made (see
