@@ -29,6 +29,8 @@ VARS = {
   "hosted_answer_template": (["id","approve","reason"], "The answer to an approval request, an input item of the next request. Variables: id (the request's id), approve (true or false), reason (absent without one)."),
   "hosted_entry_template": (["name"], "The value under a tool's name when tools are written as a map. Variable: name."),
   "hosted_wrap_template": (["names"], "What holds the list of tool names (tools.as: list). Variable: names."),
+  "program_answer_template": (["call_id","name","content","caller","program_id"], "An answer to a call a program made. Variables: call_id (absent for a call without an id), name (the exposed tool name), content (see answer.content), caller (the call's caller as the provider sent it), program_id (the id of the program that made the call)."),
+  "program_request_template": (["container"], "Top-level fields of the next request that carry the programs' state on. Variable: container (the container's id, when a response named one)."),
   "sampling_wrap_template": (["tools","tool_choice"], "Wraps the tool definitions into ${tools}. Variables: tools (the definitions, a list), tool_choice (the tool choice's value, placed here instead of in the request)."),
 }
 # Variables a tool use template may use besides these: the names its `meta` map gives.
@@ -337,7 +339,35 @@ defs["hosted_mcp"] = {"type": "object", "additionalProperties": False, "required
       "select": SEL, "id": FIELD, "server": FIELD, "name": FIELD, "arguments": ARGS, "answer": {"$ref": "#/$defs/hosted_answer_template"}}},
   "listings": {"type": "object", "additionalProperties": False, "required": ["select", "server", "tools", "name"], "description": "The provider's listings of a hosted server's tools.", "properties": {
       "select": SEL, "server": FIELD, "tools": {"type": "string", "description": "The path of the list of tools."}, "name": {"type": "string", "description": "A tool's name within an entry."}, "error": FIELD}}}}
-PARTIAL = ["hosted_mcp", "search", "tokens", "tools", "strict", "option", "calls", "field", "results", "stream", "sampling", "sampling_role", "sampling_assistant_role"]
+PROGRAM_CONDITION = {"type": "object", "additionalProperties": False, "required": ["path"], "description": "The item's path holds `equals`, one of `one_of`, or (with neither) is present and not null.", "properties": {
+  "path": {"type": "string"}, "equals": {"type": "string"}, "one_of": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+  "not": {"required": ["equals", "one_of"]}}
+defs["program_conditions"] = {"description": "A condition, or a list of conditions that must all hold.", "anyOf": [PROGRAM_CONDITION, {"type": "array", "items": PROGRAM_CONDITION, "minItems": 1}]}
+PROGRAM_CONDITIONS = {"$ref": "#/$defs/program_conditions"}
+defs["programmatic"] = {"type": "object", "additionalProperties": False, "required": ["tool", "allowed_callers", "calls", "programs", "answer"], "description": "Calls that come from code the model wrote (programmatic tool calling; callers::CallersRule, ListOptions::callers): how a listing declares the code-execution tool and who may call each tool, how a call's caller is read, which items are programs, their outputs and their container (Extracted::programs), what the next request carries on, and how an answer to a program's call is shaped. null: the provider has none, and a listing that opens a tool to code is refused.", "properties": {
+  "tool": {"type": "object", "description": "The tool that lets the model write programs, listed once after the tools when any tool is open to code."},
+  "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "HTTP headers a request that lists it carries (a beta flag)."},
+  "allowed_callers": {"type": "object", "additionalProperties": False, "required": ["key", "model", "code"], "description": "Where a tool open to code says who may call it (a list of values, merged into its definition), and the values that mean the model and code. A tool only the model calls is listed as before.", "properties": {
+      "key": {"type": "string", "minLength": 1}, "model": {"type": "string", "minLength": 1}, "code": {"type": "string", "minLength": 1}}},
+  "output_schema": {"type": "string", "minLength": 1, "description": "The key of a tool definition its outputSchema goes under, for tools open to code (absent: the provider takes none)."},
+  "calls": {"type": "object", "additionalProperties": False, "required": ["caller", "model", "program", "program_id"], "description": "How a call's caller is read (in whole responses and streams alike). A caller that is neither the model's nor a program's rejects the call.", "properties": {
+      "caller": {"type": "string", "description": "The path of a call item's caller; absent or null: the model."},
+      "model": PROGRAM_CONDITIONS, "program": PROGRAM_CONDITIONS,
+      "program_id": {"type": "string", "description": "The path of the program's id within a program's caller."}}},
+  "programs": {"type": "object", "additionalProperties": False, "required": ["select", "id"], "description": "Which of a response's items are programs (read from the calls section's items).", "properties": {
+      "select": PROGRAM_CONDITIONS, "id": FIELD, "code": FIELD}},
+  "outputs": {"type": "object", "additionalProperties": False, "required": ["select", "program_id", "output"], "description": "Which items are a program's output, once it ended.", "properties": {
+      "select": PROGRAM_CONDITIONS, "program_id": FIELD, "output": FIELD, "status": FIELD}},
+  "container": {"type": "object", "additionalProperties": False, "required": ["id"], "description": "Where a response (or a streamed message) says which container its programs run in, and until when it waits for answers.", "properties": {
+      "id": {"type": "string"}, "expires_at": {"type": "string"}}},
+  "request": {"$ref": "#/$defs/program_request_template", "description": "Top-level fields of the next request that carry the programs' state on (Provider::program_request)."},
+  "answer": {"type": "object", "additionalProperties": False, "required": ["envelope", "content"], "description": "An answer to a call a program made: never cut by a result budget, structured when the result is, within a byte cap, no media.", "properties": {
+      "envelope": {"$ref": "#/$defs/program_answer_template"},
+      "error": {"type": "object", "additionalProperties": False, "description": "How an error answer is marked: a prefix to its text, or an envelope of its own.", "properties": {
+          "prefix": {"type": "string"}, "envelope": {"$ref": "#/$defs/program_answer_template"}}},
+      "content": {"enum": ["text", "json", "json_if_schema"], "description": "${content}: text (the structured result as JSON text, else the result's text), json (JSON text: the structured result, else the text as a JSON string) or json_if_schema (json for a tool listed with its output schema, text for the others)."},
+      "results_only": {"type": "boolean", "default": False, "description": "Whether the answers of a turn with a program's calls must be a message of tool results only: no follow-up items (Turn::results_only)."}}}}}
+PARTIAL = ["hosted_mcp", "programmatic", "search", "tokens", "tools", "strict", "option", "calls", "field", "results", "stream", "sampling", "sampling_role", "sampling_assistant_role"]
 for name in PARTIAL:
     defs[name + "_partial"] = partial(copy.deepcopy(defs[name]), PARTIAL)
 def spec_def(suffix, required):
@@ -357,6 +387,8 @@ def spec_def(suffix, required):
     d["properties"]["stream"] = {"$ref": "#/$defs/stream"}
     for k in ["tools", "strict", "calls", "results", "stream", "sampling", "search", "tokens", "hosted_mcp"]:
         d["properties"][k] = {"$ref": f"#/$defs/{k}{suffix}"}
+    # Said explicitly when a provider has none: null.
+    d["properties"]["programmatic"] = {"$ref": f"#/$defs/programmatic{suffix}"} if suffix else {"anyOf": [{"$ref": "#/$defs/programmatic"}, {"type": "null", "description": "The provider has no programmatic calling."}]}
     d["properties"]["options"] = {"type": "object", "description": "Named options, such as cache_control: last (listings) or media: full (answers).", "additionalProperties": {"$ref": f"#/$defs/option{suffix}"}}
     if required:
         d["required"] = required

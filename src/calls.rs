@@ -8,16 +8,17 @@ use fnv::FnvBuildHasher;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::callers::Caller;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::HostedItems;
 use crate::json::{MAX_NESTING, deeper_than, type_name};
 use crate::listing::{Listing, ToolSearch};
+use crate::programs::{ProgramCall, ProgramItems};
 use crate::results::{Outcome, ResultOptions};
 use crate::search::SearchCall;
 use crate::spec::Provider;
 use crate::spec::calls::{ArgFormat, MissingArguments};
 use crate::strict::strip_nulls;
-use crate::toolset::ToolSet;
 
 /// The call ids of a response read so far (a few short strings, hashed with FNV).
 pub(crate) type SeenIds = HashSet<String, FnvBuildHasher>;
@@ -38,6 +39,10 @@ pub struct ToolCall {
     pub arguments: Map<String, Value>,
     /// The call's position among the response's calls.
     pub index: usize,
+    /// Who made the call: the model, or a program it wrote (see
+    /// [`callers`](crate::callers)).
+    #[serde(skip_serializing_if = "Caller::is_model")]
+    pub caller: Caller,
 }
 
 impl ToolCall {
@@ -51,6 +56,7 @@ impl ToolCall {
             exposed_name: String::new(),
             arguments: Map::new(),
             index: 0,
+            caller: Caller::Model,
         }
     }
 }
@@ -70,6 +76,9 @@ pub struct RejectedCall {
     pub error: Error,
     /// The provider's error answer.
     pub answer: Value,
+    /// Who made the call, as far as it could be read.
+    #[serde(skip_serializing_if = "Caller::is_model")]
+    pub caller: Caller,
 }
 
 fn serialize_message<S: serde::Serializer>(
@@ -95,6 +104,12 @@ pub struct Extracted {
     /// [`hosted`](crate::hosted)): reported, never run here.
     #[serde(skip_serializing_if = "HostedItems::is_empty")]
     pub hosted: HostedItems,
+    /// The programs the model wrote, their outputs and the container they
+    /// run in (see [`programs`](crate::programs)): their calls are among
+    /// [`calls`](Self::calls), each with its
+    /// [`caller`](ToolCall::caller).
+    #[serde(skip_serializing_if = "ProgramItems::is_empty")]
+    pub programs: ProgramItems,
 }
 
 impl Extracted {
@@ -155,6 +170,7 @@ impl Provider {
         let items = self.locate(input)?;
         let mut out = Extracted {
             hosted: self.read_hosted(items),
+            programs: self.read_programs(Some(input), items),
             ..Default::default()
         };
         let mut seen_ids = SeenIds::default();
@@ -201,14 +217,19 @@ impl Provider {
         // Borrowed from the item: a call that is sent copies its id once.
         let call_id = plan.id.read_str(item);
         let name = plan.name.read_str(item);
+        let caller = self.read_caller(item);
         let read = self.read_call(
-            item,
-            call_id.as_deref(),
-            name.as_deref(),
-            listing.toolset(),
+            &CallItem {
+                item,
+                call_id: call_id.as_deref(),
+                name: name.as_deref(),
+                caller: caller.as_ref(),
+            },
+            listing,
             seen_ids,
             arguments_error,
         );
+        let caller = caller.unwrap_or_default();
         match read {
             Ok(mut call) => {
                 if let Some(paths) = listing.null_paths.get(&call.exposed_name) {
@@ -220,17 +241,21 @@ impl Provider {
             Err(error) => {
                 let shown = name.as_deref().unwrap_or_default().to_owned();
                 let options = ResultOptions::default();
+                let answer_to = |id: Option<&str>| match &caller {
+                    Caller::Model => self.answer(id, &shown, Outcome::Failed(&error), &options),
+                    Caller::Program(_) => {
+                        let call = ProgramCall {
+                            call_id: id,
+                            name: &shown,
+                            caller: &caller,
+                            schema_listed: listing.lists_output_schema(&shown),
+                        };
+                        self.program_answer(&call, Outcome::Failed(&error), &options)
+                            .map(|(answer, _)| answer)
+                    }
+                };
                 // A provider that requires ids still gets an answer for a call without one.
-                let answer = self
-                    .answer(
-                        call_id.as_deref(),
-                        &shown,
-                        Outcome::Failed(&error),
-                        &options,
-                    )
-                    .or_else(|_| {
-                        self.answer(Some(""), &shown, Outcome::Failed(&error), &options)
-                    })?;
+                let answer = answer_to(call_id.as_deref()).or_else(|_| answer_to(Some("")))?;
                 tracing::warn!(provider = self.id(), tool = %shown, call_id = call_id.as_deref().unwrap_or(""),
                     reason = %error.message_with_causes(), "tool call rejected");
                 Ok(Err(RejectedCall {
@@ -239,6 +264,7 @@ impl Provider {
                     exposed_name: name.map(Cow::into_owned),
                     error,
                     answer,
+                    caller,
                 }))
             }
         }
@@ -280,16 +306,16 @@ impl Provider {
 
     fn read_call(
         &self,
-        item: &Value,
-        call_id: Option<&str>,
-        name: Option<&str>,
-        toolset: &ToolSet,
+        read: &CallItem<'_>,
+        listing: &Listing,
         seen_ids: &mut SeenIds,
         arguments_error: Option<Error>,
     ) -> Result<ToolCall> {
         let plan = &self.calls;
-        let name =
-            name.ok_or_else(|| Error::new(ErrorKind::UnknownTool, "the call names no tool"))?;
+        let (item, call_id, toolset) = (read.item, read.call_id, listing.toolset());
+        let name = read
+            .name
+            .ok_or_else(|| Error::new(ErrorKind::UnknownTool, "the call names no tool"))?;
         if call_id.is_none() && !plan.id.optional {
             return Err(Error::input("the call has no id").with_tool(name));
         }
@@ -308,6 +334,8 @@ impl Provider {
                 format!("unknown tool `{name}`: call one of the tools offered"),
             )
         })?;
+        let caller = read.caller.map_err(Clone::clone)?.clone();
+        listing.check_caller(&tool.exposed_name, &caller)?;
         if let Some(error) = arguments_error {
             return Err(error);
         }
@@ -323,6 +351,7 @@ impl Provider {
             exposed_name: tool.exposed_name.clone(),
             arguments,
             index: 0,
+            caller,
         })
     }
 
@@ -370,6 +399,80 @@ impl Provider {
                 .client_search()
                 .and_then(|c| c.calls.as_ref())
                 .is_some_and(|calls| calls.select.matches(item))
+    }
+}
+
+/// A call item as read so far: its id, its name and who made it.
+struct CallItem<'v> {
+    item: &'v Value,
+    call_id: Option<&'v str>,
+    name: Option<&'v str>,
+    caller: std::result::Result<&'v Caller, &'v Error>,
+}
+
+impl Listing {
+    /// Refuses a call from `caller` to the tool exposed as `name` that the
+    /// listing did not open to it: a program's call to a tool not open to
+    /// code, or the model's direct call to a tool open to code only.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Denied`] saying who may call the tool.
+    pub fn check_caller(&self, name: &str, caller: &Caller) -> Result<()> {
+        let callers = self.callers(name);
+        if callers.admit(caller) {
+            return Ok(());
+        }
+        let why = match caller {
+            Caller::Program(_) => format!(
+                "tool `{name}` is not open to code: a program may not call it (call it directly, \
+                 or ask the application to open it to code)"
+            ),
+            Caller::Model => {
+                format!("tool `{name}` may be called only from code: call it from a program")
+            }
+        };
+        Err(Error::new(ErrorKind::Denied, why).with_tool(name))
+    }
+}
+
+impl Provider {
+    /// The answer to `call`, made by a program the model wrote: the
+    /// structured result when there is one, else the text, never cut by a
+    /// result budget (the model does not read it) but within
+    /// [`ResultOptions::max_program_result_bytes`], with the caller carried
+    /// back where the provider asks for it (see [`programs`](crate::programs)).
+    /// A result holding a medium a program cannot take, or over the cap, is
+    /// answered with an error saying so. `listing` says whether the tool
+    /// was listed with its output schema (the provider then parses the
+    /// answer as JSON).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when the call is not a program's, the provider
+    /// has no programmatic calling, or its envelope needs what the call
+    /// lacks.
+    pub fn answer_program(
+        &self,
+        call: &ToolCall,
+        listing: &Listing,
+        outcome: Outcome<'_>,
+        options: &ResultOptions,
+    ) -> Result<Value> {
+        if call.caller.is_model() {
+            return Err(Error::input(
+                "the call is the model's own: answer it with Provider::answer",
+            )
+            .with_tool(&call.exposed_name));
+        }
+        let program = ProgramCall {
+            call_id: call.call_id.as_deref(),
+            name: &call.exposed_name,
+            caller: &call.caller,
+            schema_listed: listing.lists_output_schema(&call.exposed_name),
+        };
+        self.program_answer(&program, outcome, options)
+            .map(|(answer, _)| answer)
     }
 }
 

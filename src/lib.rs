@@ -130,6 +130,7 @@
 #![cfg_attr(not(feature = "oauth"), allow(rustdoc::broken_intra_doc_links))]
 
 mod budget;
+pub mod callers;
 mod calls;
 #[cfg(feature = "rmcp")]
 pub mod client;
@@ -145,6 +146,7 @@ mod json;
 pub mod listing;
 pub mod mcp;
 mod media;
+pub mod programs;
 pub mod results;
 pub mod sampling;
 pub mod search;

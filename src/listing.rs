@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::budget::{Budget, read_exposed_tool};
+use crate::callers::CallersRule;
 use crate::describe::sanitize_description;
 use crate::error::{Error, ErrorKind, Result};
 use crate::search::ToolIndex;
@@ -20,8 +21,11 @@ use crate::spec::{Provider, merge_object};
 use crate::strict::{self, NullPath, StrictRules};
 use crate::toolset::{ExposedTool, ToolSet, ToolSetReport};
 
+mod code;
 mod deferred;
 mod kept;
+
+use code::CodeAccess;
 
 use kept::{Converted, Descriptions, Schemas, Which, WithTool};
 
@@ -57,6 +61,7 @@ pub struct ListOptions {
     pub(crate) found: Vec<String>,
     pub(crate) namespaces: Option<bool>,
     pub(crate) read_on: bool,
+    pub(crate) callers: Option<CallersRule>,
 }
 
 /// Who answers the model's searches for deferred tools (see [`ListOptions::defer`]).
@@ -176,6 +181,28 @@ impl ListOptions {
             }
         }
         self
+    }
+
+    /// The callers rule the listing declares: which tools code the model
+    /// writes may call (see [`callers`](crate::callers); none by default).
+    /// When it opens any, each such tool says who may call it (the spec's
+    /// `allowed_callers`) and carries its output schema where the provider
+    /// takes one, the provider's code-execution tool is listed after the
+    /// tools, and [`Listing::headers`] holds any header it needs; calls are
+    /// then held to what the listing declared
+    /// ([`Listing::callers`]). A [`Source`](crate::Source) lists with its
+    /// [policy](crate::Policy::programmatic)'s rule unless this sets one.
+    ///
+    /// An error when the listing is made, for a provider without
+    /// programmatic calling, if the rule opens any tool to code.
+    pub fn callers(mut self, rule: CallersRule) -> Self {
+        self.callers = Some(rule);
+        self
+    }
+
+    /// The callers rule set with [`callers`](Self::callers), if any.
+    pub fn callers_rule(&self) -> Option<&CallersRule> {
+        self.callers.as_ref()
     }
 
     /// Whether each server's tools are grouped in a namespace of their own,
@@ -323,6 +350,10 @@ pub struct Listing {
     pub null_paths: NullPaths,
     /// What was changed or left out.
     pub report: ListingReport,
+    /// HTTP headers the request that sends [`tools`](Self::tools) must
+    /// carry (a beta flag the provider's code-execution tool needs).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
     #[serde(skip)]
     toolset: ToolSet,
     #[serde(skip)]
@@ -335,6 +366,8 @@ pub struct Listing {
     pub(crate) deferral: Deferral,
     #[serde(skip)]
     kept: KeptRefs,
+    #[serde(skip)]
+    code: CodeAccess,
 }
 
 /// The tools a listing marks (strict, rewritten): the toolset's by their
@@ -470,6 +503,8 @@ impl Listing {
             rewritten: Marks::default(),
             deferral: Default::default(),
             kept: KeptRefs::default(),
+            headers: BTreeMap::new(),
+            code: of.code.clone(),
         }
     }
 
@@ -563,19 +598,24 @@ impl Provider {
             rewritten: Marks::default(),
             deferral: Default::default(),
             kept: KeptRefs::default(),
+            headers: BTreeMap::new(),
+            code: CodeAccess {
+                rule: self.code_rule(options.callers.as_ref())?,
+                ..Default::default()
+            },
         };
         listing.deferral.mode = mode;
-        if !options.defer.is_empty() {
-            let loaded = self.list_deferred(options, mode, &mut listing)?;
-            self.apply_effects(&effects, &mut listing.tools, &loaded);
-            return Ok(listing);
-        }
-        for tool in toolset.tools() {
-            if let Some(def) = self.definition(tool, mode, &mut listing)? {
-                listing.tools.push(def);
+        let mut loaded = if options.defer.is_empty() {
+            for tool in toolset.tools() {
+                if let Some(def) = self.definition(tool, mode, &mut listing)? {
+                    listing.tools.push(def);
+                }
             }
-        }
-        let loaded = vec![true; listing.tools.len()];
+            vec![true; listing.tools.len()]
+        } else {
+            self.list_deferred(options, mode, &mut listing)?
+        };
+        self.declare_code(&mut listing, &mut loaded);
         self.apply_effects(&effects, &mut listing.tools, &loaded);
         Ok(listing)
     }
@@ -735,10 +775,10 @@ impl Provider {
                 .strict
                 .mark(index, &tool.exposed_name, &listing.toolset);
         }
-        self.tools
+        let def = self
+            .tools
             .definition
             .render_moving(vars.as_slice(), &mut owned)
-            .map(Some)
             .map_err(|missing| {
             Error::new(
                 ErrorKind::Spec,
@@ -750,6 +790,7 @@ impl Provider {
             .with_file(self.source())
             .with_path("/tools/definition")
             .with_tool(&tool.exposed_name)
-        })
+        })?;
+        Ok(Some(self.for_code(tool, def, listing)))
     }
 }

@@ -64,6 +64,7 @@ pub struct ResultOptions {
     pub(crate) error_prefix: Option<String>,
     pub(crate) options: BTreeMap<String, String>,
     pub(crate) budget: Budget,
+    pub(crate) program_bytes: Option<usize>,
 }
 
 impl ResultOptions {

@@ -9,6 +9,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
+use mcp_adapters::callers::CallersRule;
 use mcp_adapters::stream::{CallStream, Framing, StreamedCall};
 use mcp_adapters::{ErrorKind, ListOptions, Listing, StrictMode, Tool, ToolSet};
 use proptest::prelude::*;
@@ -71,7 +72,9 @@ fn recordings() -> Vec<Recording> {
     out
 }
 
-/// A listing that offers every tool the recording calls (and one it does not).
+/// A listing that offers every tool the recording calls (and one it does
+/// not), to programs as well as the model where the provider has
+/// programmatic calling (some recordings' calls come from programs).
 fn listing_for(rec: &Recording) -> Listing {
     let mut tools: Vec<Tool> = vec![Tool::new("never_called", "", json!({"type": "object"}))];
     for call in rec.expected["calls"].as_array().unwrap() {
@@ -81,8 +84,12 @@ fn listing_for(rec: &Recording) -> Listing {
         }
     }
     let toolset = ToolSet::client().server("s", tools).build().unwrap();
+    let mut options = ListOptions::new().strict(StrictMode::Off);
+    if provider(&rec.provider).has_programmatic() {
+        options = options.callers(CallersRule::new().open("*").unwrap());
+    }
     provider(&rec.provider)
-        .list_tools(&toolset, &ListOptions::new().strict(StrictMode::Off))
+        .list_tools(&toolset, &options)
         .unwrap()
 }
 

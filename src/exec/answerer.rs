@@ -287,7 +287,7 @@ impl Answerer {
     /// The call the questions belong to.
     pub fn attribution(&self) -> Attribution {
         match &self.target {
-            Target::One(state) => Attribution::Call(state.info()),
+            Target::One(state) => Attribution::Call(Box::new(state.info())),
             Target::Ambiguous(states) => {
                 Attribution::Ambiguous(states.iter().map(|s| s.info()).collect())
             }

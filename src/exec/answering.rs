@@ -12,9 +12,12 @@ use super::kept::KeptResults;
 use super::options::ExecOptions;
 use super::turn::{CallRecord, Checked, Execution, Status};
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME, Reading};
+use crate::callers::Caller;
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::HostedItems;
+use crate::listing::Listing;
+use crate::programs::{ProgramCall, ProgramItems};
 use crate::results::{FollowUps, Outcome, Turn, TurnAnswers};
 use crate::spec::Provider;
 
@@ -36,6 +39,11 @@ pub(super) struct Answering<'a> {
     waiting: Vec<(ToolCall, Stage)>,
     /// The turn's state as it goes, when it may be suspended or is checkpointed.
     journal: Option<&'a Journal>,
+    /// What the model was offered: which tools were listed with their
+    /// output schema, for the answers to programs' calls.
+    listing: Option<&'a Listing>,
+    /// The response's programs, reported with the answers.
+    programs: ProgramItems,
 }
 
 impl<'a> Answering<'a> {
@@ -55,7 +63,20 @@ impl<'a> Answering<'a> {
             searches: Vec::new(),
             waiting: Vec::new(),
             journal: None,
+            listing: None,
+            programs: ProgramItems::default(),
         }
+    }
+
+    /// Answers programs' calls as `listing` offered their tools.
+    pub(super) fn offered(mut self, listing: &'a Listing) -> Self {
+        self.listing = Some(listing);
+        self
+    }
+
+    /// Reports the response's programs with the answers.
+    pub(super) fn programs(&mut self, programs: ProgramItems) {
+        self.programs = programs;
     }
 
     /// Keeps the calls answered without a server in `journal` too.
@@ -89,6 +110,7 @@ impl<'a> Answering<'a> {
                     answer: answer.clone(),
                     error: None,
                     found: Some(found.clone()),
+                    caller: Caller::Model,
                 });
             });
         }
@@ -136,17 +158,29 @@ impl<'a> Answering<'a> {
         };
         let mut ended = std::mem::take(&mut self.ended);
         ended.sort_by_key(|(call, _)| call.index);
-        let mut turn = self
-            .provider
-            .turn(&self.options.results, FollowUps::Collect)?;
-        let outcomes: Vec<Outcome<'_>> =
-            ended.iter().map(|(_, checked)| outcome(checked)).collect();
-        let allowances = turn.allowances(&outcomes);
+        let results_only = self.results_only(&ended);
+        let follow_ups = match results_only {
+            true => FollowUps::Skip,
+            false => FollowUps::Collect,
+        };
+        let mut turn = self.provider.turn(&self.options.results, follow_ups)?;
+        // The model's budgets are shared among the answers it reads.
+        let outcomes: Vec<Outcome<'_>> = ended
+            .iter()
+            .filter(|(call, _)| call.caller.is_model())
+            .map(|(_, checked)| outcome(checked))
+            .collect();
+        let mut allowances = turn.allowances(&outcomes).into_iter();
         drop(outcomes);
         let mut ran_servers = BTreeSet::new();
-        for ((call, checked), allowance) in ended.into_iter().zip(allowances) {
-            let (answer, record) =
-                self.answer(&mut turn, call, checked, allowance, &mut ran_servers)?;
+        for (call, checked) in ended {
+            let (answer, record) = match call.caller.is_model() {
+                true => {
+                    let allowance = allowances.next().flatten();
+                    self.answer(&mut turn, call, checked, allowance, &mut ran_servers)?
+                }
+                false => self.answer_program(call, checked, &mut ran_servers)?,
+            };
             merged.push(answer, record);
         }
         let (results, calls) = merged.rest();
@@ -166,10 +200,56 @@ impl<'a> Answering<'a> {
             ran_servers,
             found,
             hosted: HostedItems::default(),
+            programs: std::mem::take(&mut self.programs),
+            results_only,
             approvals: Vec::new(),
             waiting: Vec::new(),
             suspended: None,
         })
+    }
+
+    /// Whether the answers go as a message of tool results only: a
+    /// program's call is among them, and the spec asks so.
+    fn results_only(&self, ended: &[(ToolCall, Checked)]) -> bool {
+        let from_program = ended.iter().any(|(call, _)| !call.caller.is_model())
+            || self.rejected.iter().any(|r| !r.caller.is_model());
+        from_program
+            && self
+                .provider
+                .programmatic
+                .as_ref()
+                .is_some_and(|plan| plan.results_only)
+    }
+
+    /// The answer to a program's call and its record: the result as the
+    /// program takes it, never cut (the model does not read it).
+    fn answer_program(
+        &self,
+        call: ToolCall,
+        checked: Checked,
+        ran_servers: &mut BTreeSet<String>,
+    ) -> Result<(Value, CallRecord)> {
+        let program = ProgramCall {
+            call_id: call.call_id.as_deref(),
+            name: &call.exposed_name,
+            caller: &call.caller,
+            schema_listed: self
+                .listing
+                .is_some_and(|l| l.lists_output_schema(&call.exposed_name)),
+        };
+        let (answer, refused) =
+            self.provider
+                .program_answer(&program, outcome(&checked), &self.options.results)?;
+        // What the program made of it reaches the model's context.
+        self.ran_servers(&call, &checked, None, ran_servers);
+        let mut record = checked.into_record(call);
+        if let Some(refused) = refused {
+            record.warnings.push(format!(
+                "the program was answered with an error: {}",
+                refused.message()
+            ));
+        }
+        Ok((answer, record))
     }
 
     /// A suspended turn: the answers wait for every call; the records of
@@ -191,6 +271,8 @@ impl<'a> Answering<'a> {
             ran_servers: BTreeSet::new(),
             found: Vec::new(),
             hosted: HostedItems::default(),
+            programs: self.programs,
+            results_only: false,
             approvals: Vec::new(),
             waiting: Vec::new(),
             suspended: None,
@@ -356,6 +438,7 @@ fn rejected_record(rejected: RejectedCall) -> CallRecord {
         index: rejected.index,
         call_id: rejected.call_id,
         exposed_name: rejected.exposed_name,
+        caller: rejected.caller,
         server_id: None,
         ran: false,
         error: Some(rejected.error),

@@ -132,6 +132,7 @@ impl TurnRun<'_> {
             tool: request.tool.clone(),
             exposed_name: format!("{}/{}", request.server_id, request.tool),
             arguments: request.arguments.as_object().cloned().unwrap_or_default(),
+            caller: crate::callers::Caller::Model,
         };
         let context = CallContext {
             server_id: call.server_id.clone(),

@@ -349,8 +349,8 @@ pub struct CallInfo {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Attribution {
-    /// This call's.
-    Call(CallInfo),
+    /// This call's (boxed: a call is large, and the other variants small).
+    Call(Box<CallInfo>),
     /// One of these calls', but the transport cannot say which: a request a
     /// stdio server (revisions up to 2025-11-25) sent while several of its
     /// calls were running. Never guessed.
@@ -364,7 +364,7 @@ impl Attribution {
     /// The call, when the question belongs to exactly one.
     pub fn call(&self) -> Option<&CallInfo> {
         match self {
-            Attribution::Call(info) => Some(info),
+            Attribution::Call(info) => Some(info.as_ref()),
             _ => None,
         }
     }

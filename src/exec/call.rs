@@ -137,6 +137,8 @@ impl<'r> Call<'r> {
             gen_ai.tool.name = %call.tool,
             gen_ai.tool.call.id = call.call_id.as_deref(),
             mcp_adapters.server = %call.server_id,
+            mcp_adapters.caller = tracing::field::Empty,
+            mcp_adapters.program_id = tracing::field::Empty,
             gen_ai.tool.call.arguments = tracing::field::Empty,
             gen_ai.tool.call.result = tracing::field::Empty,
             error.r#type = tracing::field::Empty,
@@ -144,6 +146,11 @@ impl<'r> Call<'r> {
         );
         if !span.is_disabled() {
             span.record("otel.name", format!("execute_tool {}", call.exposed_name));
+            // A call a program made says so, and which program.
+            if let Some(program) = call.caller.program_id() {
+                span.record("mcp_adapters.caller", call.caller.kind());
+                span.record("mcp_adapters.program_id", program);
+            }
             if self.run.options.trace_content {
                 span.record(
                     "gen_ai.tool.call.arguments",

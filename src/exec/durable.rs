@@ -18,10 +18,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::future::BoxFuture;
+use crate::callers::Caller;
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::{ApprovalAnswer, HostedItems};
 use crate::mcp::{CallToolResult, InputRequests, InputRequiredResult};
+use crate::programs::ProgramItems;
 
 /// What a [`TurnState`] document says it is (its `format` field).
 pub const TURN_STATE_FORMAT: &str = "mcp-adapters/turn-state";
@@ -201,6 +203,9 @@ pub struct TurnState {
     /// The ids of its approval requests that wait for an answer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) hosted_waiting: Vec<String>,
+    /// The programs the response held, and their container.
+    #[serde(skip_serializing_if = "ProgramItems::is_empty")]
+    pub(crate) programs: ProgramItems,
 }
 
 /// The body of a [`TurnState`], read once its format and version are known.
@@ -222,6 +227,8 @@ struct Body {
     approvals: Vec<ApprovalAnswer>,
     #[serde(default)]
     hosted_waiting: Vec<String>,
+    #[serde(default)]
+    programs: ProgramItems,
 }
 
 impl<'de> Deserialize<'de> for TurnState {
@@ -254,6 +261,7 @@ impl TurnState {
             hosted: body.hosted,
             approvals: body.approvals,
             hosted_waiting: body.hosted_waiting,
+            programs: body.programs,
         })
     }
 }
@@ -311,6 +319,7 @@ impl TurnState {
             hosted: HostedItems::default(),
             approvals: Vec::new(),
             hosted_waiting: Vec::new(),
+            programs: ProgramItems::default(),
         }
     }
 
@@ -397,6 +406,16 @@ impl TurnState {
                     Stage::Pending => Wait::Resume,
                     Stage::Sent | Stage::Ended(_) => return None,
                 };
+                // A program's call: its program waits in the container
+                // until the container expires.
+                let expires_at = match &entry.caller {
+                    Caller::Program(_) => self
+                        .programs
+                        .container
+                        .as_ref()
+                        .and_then(|c| c.expires_at.clone()),
+                    Caller::Model => None,
+                };
                 Some(Waiting {
                     index: entry.index,
                     call_id: entry.call_id.clone(),
@@ -405,6 +424,8 @@ impl TurnState {
                     tool: entry.tool.clone(),
                     arguments: entry.arguments.clone(),
                     what,
+                    caller: entry.caller.clone(),
+                    expires_at,
                 })
             })
             .collect();
@@ -421,6 +442,8 @@ impl TurnState {
                     tool: a.tool.clone(),
                     arguments: a.arguments.as_object().cloned().unwrap_or_default(),
                     what: Wait::HostedApproval,
+                    caller: Caller::Model,
+                    expires_at: None,
                 }),
         );
         waiting
@@ -465,6 +488,14 @@ pub struct Waiting {
     /// What it waits for.
     #[serde(flatten)]
     pub what: Wait,
+    /// Who made the call: a program's call waits with its program.
+    #[serde(skip_serializing_if = "Caller::is_model")]
+    pub caller: Caller,
+    /// For a program's call, until when the provider's container waits
+    /// for its answer (as the provider wrote the time): resume the turn
+    /// before then, or the program fails.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
 }
 
 fn is_max(index: &usize) -> bool {
@@ -519,6 +550,8 @@ pub(crate) struct CallEntry {
     pub(crate) tool: String,
     pub(crate) arguments: Map<String, Value>,
     pub(crate) stage: Stage,
+    #[serde(default, skip_serializing_if = "Caller::is_model")]
+    pub(crate) caller: Caller,
 }
 
 impl CallEntry {
@@ -531,6 +564,7 @@ impl CallEntry {
             tool: call.tool.clone(),
             arguments: call.arguments.clone(),
             stage,
+            caller: call.caller.clone(),
         }
     }
 
@@ -542,6 +576,7 @@ impl CallEntry {
             exposed_name: self.exposed_name.clone(),
             arguments: self.arguments.clone(),
             index: self.index,
+            caller: self.caller.clone(),
         }
     }
 }
@@ -652,6 +687,9 @@ pub(crate) struct Answered {
     /// The tools a search found (a search has no error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) found: Option<Vec<String>>,
+    /// Who made a rejected call.
+    #[serde(default, skip_serializing_if = "Caller::is_model")]
+    pub(crate) caller: Caller,
 }
 
 impl Answered {
@@ -663,6 +701,7 @@ impl Answered {
             answer: call.answer.clone(),
             error: Some(KeptError::of(&call.error)),
             found: None,
+            caller: call.caller.clone(),
         }
     }
 }
@@ -857,6 +896,10 @@ mod tests {
             tool: "b".into(),
             arguments: Map::new(),
             stage: Stage::WaitingForApproval,
+            caller: Caller::program(
+                "p1",
+                serde_json::json!({"type": "program", "caller_id": "p1"}),
+            ),
         });
         state.calls.push(CallEntry {
             index: 1,
@@ -866,6 +909,11 @@ mod tests {
             tool: "c".into(),
             arguments: Map::new(),
             stage: Stage::Ended(Ended::of(&Err(Error::new(ErrorKind::Timeout, "slow")))),
+            caller: Caller::Model,
+        });
+        state.programs.container = Some(crate::programs::Container {
+            id: "container_1".into(),
+            expires_at: Some("2026-01-01T00:00:00Z".into()),
         });
         let bytes = state.to_json().unwrap();
         assert_eq!(TurnState::from_json(&bytes).unwrap(), state);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use globset::GlobMatcher;
 
 use super::future::BoxFuture;
+use crate::callers::{Callers, CallersRule};
 use crate::calls::ToolCall;
 use crate::error::Result;
 use crate::hosted::{HostedRefusal, HostedTools};
@@ -72,6 +73,7 @@ struct Rule {
 pub struct Policy {
     rules: Vec<Rule>,
     default: Action,
+    callers: CallersRule,
 }
 
 impl Default for Policy {
@@ -86,6 +88,7 @@ impl Policy {
         Policy {
             rules: Vec::new(),
             default: Action::Deny,
+            callers: CallersRule::new(),
         }
     }
 
@@ -94,6 +97,7 @@ impl Policy {
         Policy {
             rules: Vec::new(),
             default: Action::Allow,
+            callers: CallersRule::new(),
         }
     }
 
@@ -205,6 +209,70 @@ impl Policy {
 }
 
 impl Policy {
+    /// Opens the tools matching `pattern` (a glob over `server/tool`, as
+    /// the other rules' globs) to code the model writes, the model still
+    /// calling them directly too: the [callers rule](crate::callers),
+    /// which decides who may call a tool, as the other rules decide
+    /// whether a call runs. No tool is open to code unless one of
+    /// [`programmatic`](Self::programmatic),
+    /// [`programmatic_only`](Self::programmatic_only) and
+    /// [`programmatic_read_only`](Self::programmatic_read_only) opens it;
+    /// a call from code is allowed, asked about or denied by the other
+    /// rules like any call.
+    ///
+    /// ```
+    /// use mcp_adapters::Policy;
+    /// use mcp_adapters::callers::Callers;
+    ///
+    /// let policy = Policy::new()
+    ///     .allow("inventory/*")?
+    ///     .programmatic("inventory/get_*")?
+    ///     .programmatic_only("inventory/get_demand")?;
+    /// let tool = |name: &str| mcp_adapters::Tool::new(name, "", serde_json::json!({"type": "object"}));
+    /// assert_eq!(policy.callers("inventory", &tool("get_stock")), Callers::ModelAndCode);
+    /// assert_eq!(policy.callers("inventory", &tool("get_demand")), Callers::Code);
+    /// assert_eq!(policy.callers("inventory", &tool("set_stock")), Callers::Model);
+    /// # Ok::<(), mcp_adapters::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for an invalid glob.
+    pub fn programmatic(mut self, pattern: &str) -> Result<Self> {
+        self.callers = self.callers.open(pattern)?;
+        Ok(self)
+    }
+
+    /// Opens the tools matching `pattern` to code only: the model does not
+    /// call them directly (see [`programmatic`](Self::programmatic)).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for an invalid glob.
+    pub fn programmatic_only(mut self, pattern: &str) -> Result<Self> {
+        self.callers = self.callers.only(pattern)?;
+        Ok(self)
+    }
+
+    /// Opens every tool its server annotates `readOnlyHint: true` to code
+    /// as well as the model (see [`programmatic`](Self::programmatic)).
+    pub fn programmatic_read_only(mut self) -> Self {
+        self.callers = self.callers.read_only(true);
+        self
+    }
+
+    /// The callers rule: which tools code may call.
+    pub fn callers_rule(&self) -> &CallersRule {
+        &self.callers
+    }
+
+    /// Who may call `tool` of `server_id` under the callers rule.
+    pub fn callers(&self, server_id: &str, tool: &crate::mcp::Tool) -> Callers {
+        self.callers.callers(server_id, tool)
+    }
+}
+
+impl Policy {
     /// Whether a rule depends on what the conversation has seen
     /// ([`ask_when_tainted`](Self::ask_when_tainted),
     /// [`deny_when_tainted`](Self::deny_when_tainted)).
@@ -269,9 +337,8 @@ impl Policy {
                 }
                 Ok(HostedTools::Only { run, ask })
             }
-            None if let Some(named) = exact_names(&relevant).filter(|_| {
-                self.default == Action::Deny
-            }) =>
+            None if let Some(named) =
+                exact_names(&relevant).filter(|_| self.default == Action::Deny) =>
             {
                 // Every rule names its tools exactly and the rest is
                 // denied: the names are all there is to decide on.

@@ -75,7 +75,8 @@ impl Source {
         }
         let toolset = listing.toolset();
         // The calls answered without a server are in the state already.
-        let mut turn = Answering::new(provider, options, self.reader(listing));
+        let mut turn = Answering::new(provider, options, self.reader(listing)).offered(listing);
+        turn.programs(state.programs.clone());
         for answered in &state.answered {
             answered_again(answered, &mut turn);
         }
@@ -84,6 +85,13 @@ impl Source {
         for entry in &state.calls {
             let call = entry.call();
             match taken_up(entry) {
+                // A call not sent yet is held to what the listing offers
+                // its caller now, as when it was read.
+                Ok(Start::Fresh)
+                    if let Err(e) = listing.check_caller(&call.exposed_name, &call.caller) =>
+                {
+                    turn.ended(call, Checked::as_it_is(Err(e)));
+                }
                 Ok(start) => to_run.push((call, start)),
                 Err(Stage::Sent) => interrupted.push(call),
                 Err(_) => self.ended_before(entry, call, toolset, options, &mut turn),
@@ -167,6 +175,7 @@ fn answered_again(answered: &Answered, turn: &mut Answering<'_>) {
                 .as_ref()
                 .map_or_else(|| Error::input("rejected"), KeptError::error),
             answer: answered.answer.clone(),
+            caller: answered.caller.clone(),
         }),
     }
 }

@@ -72,12 +72,16 @@ impl Source {
     ) -> Result<Execution> {
         let mut extracted = extracted;
         let hosted = std::mem::take(&mut extracted.hosted);
+        let programs = std::mem::take(&mut extracted.programs);
         let run = TurnRun::new(self, listing.toolset(), options, provider);
         // The hosted calls' output came before the model asked for these.
         run.add_taint(hosted.servers());
-        let mut turn =
-            Answering::new(provider, options, self.reader(listing)).journal(run.journal());
+        let mut turn = Answering::new(provider, options, self.reader(listing))
+            .journal(run.journal())
+            .offered(listing);
         run.begin(&extracted.calls, &hosted);
+        run.keep_programs(&programs);
+        turn.programs(programs);
         for rejected in extracted.rejected {
             turn.rejected(rejected);
         }
@@ -125,6 +129,7 @@ impl Source {
                 .app_tool(server_id, tool)
                 .map_or_else(|| format!("{server_id}/{tool}"), |t| t.exposed_name.clone()),
             arguments,
+            caller: crate::callers::Caller::Model,
         };
         let run = TurnRun::for_app(self, &toolset, options);
         let (call, checked) = run.call(call, Start::Fresh).run().await;

@@ -104,7 +104,10 @@ impl Source {
 
     /// Lists the source's tools in `provider`'s format, from the cached
     /// toolset (see [`toolset`](Self::toolset); [`refresh`](Self::refresh)
-    /// lists every server again).
+    /// lists every server again). The tools the policy's
+    /// [callers rule](Policy::programmatic) opens to code are declared so,
+    /// unless `options` set a rule of their own
+    /// ([`ListOptions::callers`]).
     ///
     /// # Errors
     ///
@@ -126,6 +129,14 @@ impl Source {
                 tool: Arc::new(tool),
             })?;
         }
+        let with_callers;
+        let options = match (&self.policy, options.callers_rule()) {
+            (Some(policy), None) if !policy.callers_rule().is_empty() => {
+                with_callers = options.clone().callers(policy.callers_rule().clone());
+                &with_callers
+            }
+            _ => options,
+        };
         let mut listing = provider.list_tools(&toolset, options)?;
         // A server whose skills could not be listed is reported as a server
         // whose listing failed.

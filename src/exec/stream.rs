@@ -110,8 +110,9 @@ impl Source {
         };
         let mut stream = std::pin::pin!(stream);
         let run = TurnRun::new(self, listing.toolset(), options, provider);
-        let mut turn =
-            Answering::new(provider, options, self.reader(listing)).journal(run.journal());
+        let mut turn = Answering::new(provider, options, self.reader(listing))
+            .journal(run.journal())
+            .offered(listing);
         // A provider that hosts servers may put their output in the model's
         // context anywhere in the stream: under a policy that looks at what
         // the conversation has seen, calls wait for the stream's end.
@@ -158,6 +159,9 @@ impl Source {
                 }
             }
         }
+        // The programs are known once the stream has ended.
+        run.keep_programs(&reading.programs);
+        turn.programs(std::mem::take(&mut reading.programs));
         let execution = turn.finish(run.halt())?;
         let execution = run
             .with_hosted(provider, reading.hosted, Vec::new(), execution)
@@ -176,6 +180,7 @@ struct Reading<'a> {
     reader: Option<CallStream<'a>>,
     message: Value,
     hosted: HostedItems,
+    programs: crate::programs::ProgramItems,
     error: Option<Error>,
     /// The bytes read so far, for the error of a stream that fails.
     bytes: u64,
@@ -189,6 +194,7 @@ impl<'a> Reading<'a> {
             reader: Some(reader),
             message: Value::Null,
             hosted: HostedItems::default(),
+            programs: Default::default(),
             error: None,
             bytes: 0,
             ended_now: false,
@@ -233,6 +239,7 @@ impl<'a> Reading<'a> {
             let (rest, streamed, finish_error) = calls.finish_parts();
             done.extend(rest);
             self.hosted = streamed.extracted.hosted;
+            self.programs = streamed.extracted.programs;
             self.message = streamed.message;
             self.error = broke.or(finish_error);
             self.ended_now = true;

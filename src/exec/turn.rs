@@ -4,10 +4,12 @@
 use std::collections::BTreeSet;
 
 use super::durable::{TurnState, Waiting};
+use crate::callers::Caller;
 use crate::calls::ToolCall;
 use crate::error::{Error, Result};
 use crate::hosted::{ApprovalAnswer, HostedItems};
 use crate::mcp::CallToolResult;
+use crate::programs::ProgramItems;
 use crate::results::Turn;
 
 /// Whether the agent loop may go on.
@@ -40,6 +42,9 @@ pub struct CallRecord {
     pub call_id: Option<String>,
     /// The tool name the model called.
     pub exposed_name: Option<String>,
+    /// Who made the call: the model, or a program it wrote.
+    #[serde(skip_serializing_if = "Caller::is_model")]
+    pub caller: Caller,
     /// The tool's server, when the call resolved.
     pub server_id: Option<String>,
     /// Whether the call completed with a result (`isError` or not). A call
@@ -77,6 +82,7 @@ impl CallRecord {
             index,
             call_id,
             exposed_name,
+            caller: Caller::Model,
             server_id: None,
             ran: true,
             error: None,
@@ -125,6 +131,18 @@ pub struct Execution {
     /// listings. Nothing of it ran here.
     #[serde(skip_serializing_if = "HostedItems::is_empty")]
     pub hosted: HostedItems,
+    /// The programs the model wrote, their outputs and their container
+    /// (see [`programs`](crate::programs)): pass what the next request
+    /// needs on ([`Provider::program_request`](crate::Provider::program_request)).
+    #[serde(skip_serializing_if = "ProgramItems::is_empty")]
+    pub programs: ProgramItems,
+    /// Whether the answers must go to the provider as a message of tool
+    /// results only, with nothing of the application's in it: some
+    /// providers ask so while a program's calls are pending (the spec's
+    /// `programmatic.answer.results_only`). The turn then has no
+    /// follow-up items.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub results_only: bool,
     /// The answers to the provider's approval requests, decided by the
     /// policy and the approver as local calls are: put each one's
     /// [`item`](ApprovalAnswer::item) in the next request's input.
@@ -164,6 +182,7 @@ impl Checked {
             index: call.index,
             call_id: call.call_id,
             exposed_name: Some(call.exposed_name),
+            caller: call.caller,
             server_id: Some(call.server_id),
             ran,
             error,

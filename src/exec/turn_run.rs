@@ -239,6 +239,16 @@ impl<'t> TurnRun<'t> {
         }
     }
 
+    /// Keeps the response's programs (and the container they wait in) in
+    /// the turn's state: a suspended turn says how long they wait.
+    pub(super) fn keep_programs(&self, programs: &crate::programs::ProgramItems) {
+        if let Some(journal) = self.journal()
+            && !programs.is_empty()
+        {
+            journal.update(|state| state.programs = programs.clone());
+        }
+    }
+
     /// Puts the turn's calls in its state (as not yet sent), with what the
     /// provider did with the servers it hosts.
     pub(super) fn begin(&self, calls: &[ToolCall], hosted: &HostedItems) {

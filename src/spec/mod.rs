@@ -8,7 +8,8 @@
 //! types (serde structs that deny unknown fields), its plan (what the stages
 //! execute) and its compiler: `tools`, `strict` (also `schema:`), `choice`
 //! (`tool_choice:`), `options`, `calls`, `results` (with `media` and
-//! `structured_content`), `stream`, `search`, `sampling` and `tokens`. This module holds
+//! `structured_content`), `stream`, `search`, `sampling`, `tokens`, `hosted` (`hosted_mcp:`)
+//! and `programmatic`. This module holds
 //! the whole document, the [`Provider`] it compiles to and the [`Registry`];
 //! beside the sections is the machinery they share: `load` (files, JSON Schema
 //! validation, errors with file and line), `yaml`, `template`, `path` (JSON
@@ -26,6 +27,7 @@ mod load;
 mod merge;
 pub(crate) mod options;
 pub(crate) mod path;
+pub(crate) mod programmatic;
 pub(crate) mod results;
 pub(crate) mod sampling;
 pub(crate) mod search;
@@ -89,6 +91,9 @@ struct SpecDoc {
     /// MCP servers the provider calls itself.
     #[serde(default)]
     pub hosted_mcp: Option<hosted::HostedDoc>,
+    /// Calls that come from code the model wrote.
+    #[serde(default)]
+    pub programmatic: Option<programmatic::ProgrammaticDoc>,
 }
 
 /// One source of a spec's facts.
@@ -156,6 +161,7 @@ fn compile(
             .transpose()?
             .unwrap_or_default(),
         hosted: doc.hosted_mcp.map(hosted::compile).transpose()?,
+        programmatic: doc.programmatic.map(programmatic::compile).transpose()?,
     })
 }
 
@@ -179,6 +185,7 @@ pub struct Provider {
     pub(crate) search: Option<search::SearchPlan>,
     pub(crate) tokens: tokens::TokensPlan,
     pub(crate) hosted: Option<hosted::HostedPlan>,
+    pub(crate) programmatic: Option<programmatic::ProgrammaticPlan>,
 }
 
 impl Provider {
@@ -240,6 +247,9 @@ impl Provider {
             }
             if !choices.is_empty() {
                 map.insert("tool_choice".into(), Value::Object(choices));
+            }
+            if let Some(plan) = &self.programmatic {
+                map.insert("programmatic".into(), plan.tool.clone());
             }
             if !self.sources.is_empty() {
                 map.insert(

@@ -18,7 +18,7 @@ use crate::listing::Listing;
 use crate::spec::Provider;
 use crate::spec::path::JsonPath;
 use crate::spec::stream::{
-    Append, AppendAs, Condition, EventName, Fragments, MessageMerge, OpenAtEnd, Pieces, Rule,
+    Append, AppendAs, Condition, EventName, Fragments, MessageMerge, Open, OpenAtEnd, Pieces, Rule,
     StreamPlan,
 };
 
@@ -232,15 +232,8 @@ impl<'a> Assembler<'a> {
             let index = self.push_item(value, true);
             self.keys.insert(key, index);
         }
-        if let Some(replace) = &rule.replace
-            && let Some(index) = self.keyed(&replace.key, event)
-            && let Some(value) = replace.item.as_ref().and_then(|p| event::get(p, event))
-        {
-            let item = &mut self.items[index];
-            if item.open {
-                item.value = event::to_value(value);
-                item.json.clear();
-            }
+        if let Some(replace) = &rule.replace {
+            self.replace(replace, event);
         }
         if let Some(fragments) = &rule.fragments {
             self.fragments(fragments, event);
@@ -299,6 +292,35 @@ impl<'a> Assembler<'a> {
         Ok(())
     }
 
+    /// Replaces the item `replace` names with the whole one the event
+    /// carries; an item the stream never opened is whole here, and kept,
+    /// open until the rule (or a later one) closes it.
+    fn replace(&mut self, replace: &Open, event: &Event<'_>) {
+        let Some(value) = replace.item.as_ref().and_then(|p| event::get(p, event)) else {
+            return;
+        };
+        match self.keyed(&replace.key, event) {
+            Some(index) if self.items[index].open => {
+                let value = event::to_value(value);
+                // An item begun without its start event (a fragment came
+                // first) turns out to be a call here.
+                if self.items[index].call.is_none() {
+                    self.items[index].call = self.call_position(&value);
+                }
+                let item = &mut self.items[index];
+                item.value = value;
+                item.json.clear();
+            }
+            Some(_) => {}
+            None => {
+                if let Some(key) = event::get(&replace.key, event).and_then(key_of) {
+                    let index = self.push_item(event::to_value(value), true);
+                    self.keys.insert(key, index);
+                }
+            }
+        }
+    }
+
     /// Items still open that are not calls take the whole items `list`
     /// holds at their key's position, and are complete.
     fn settle(&mut self, list: &JsonPath, event: &Event<'_>) {
@@ -344,14 +366,19 @@ impl<'a> Assembler<'a> {
             .and_then(|k| self.keys.get(k))
     }
 
-    /// Adds an item; an open item that is a call gets its position among the calls now.
-    fn push_item(&mut self, value: Value, open: bool) -> usize {
+    /// The next position among the calls, when `value` is a call.
+    fn call_position(&mut self, value: &Value) -> Option<usize> {
         let is_call =
-            self.provider.is_call(&value) || self.provider.is_search_item(&value, self.listing);
-        let call = is_call.then(|| {
+            self.provider.is_call(value) || self.provider.is_search_item(value, self.listing);
+        is_call.then(|| {
             self.calls += 1;
             self.calls - 1
-        });
+        })
+    }
+
+    /// Adds an item; an open item that is a call gets its position among the calls now.
+    fn push_item(&mut self, value: Value, open: bool) -> usize {
+        let call = self.call_position(&value);
         self.items.push(Item {
             value,
             open,
@@ -670,8 +697,18 @@ impl<'a> Assembler<'a> {
                 message
             }
         };
+        // The programs and their container, read as from a whole response.
+        let listed = match &self.plan.items {
+            None => message.as_array(),
+            Some(path) => path.get(&message).and_then(Value::as_array),
+        };
+        let programs = self.provider.read_programs(
+            message.is_object().then_some(&message),
+            listed.map_or(&[][..], Vec::as_slice),
+        );
         let mut extracted = Extracted {
             hosted,
+            programs,
             ..Default::default()
         };
         let mut done = self.done;

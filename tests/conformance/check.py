@@ -62,6 +62,13 @@ SDK_TYPES: dict[str, tuple[str, str, str]] = {
         "BetaRequestMCPServerURLDefinitionParam",
     ),
     "anthropic.types.ToolParam": ("typeddict", "anthropic.types", "ToolParam"),
+    # Programmatic tool calling: the tools that let the model write programs.
+    "openai.types.responses.tool_param.ProgrammaticToolCalling": (
+        "typeddict",
+        "openai.types.responses.tool_param",
+        "ProgrammaticToolCalling",
+    ),
+    "anthropic.types.CodeExecutionTool20260120Param": ("typeddict", "anthropic.types", "CodeExecutionTool20260120Param"),
     "anthropic.types.ToolResultBlockParam": ("typeddict", "anthropic.types", "ToolResultBlockParam"),
     "openai.types.chat.ChatCompletionFunctionToolParam": (
         "typeddict",
@@ -176,6 +183,8 @@ CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "gemini-interactions/hosted_tool": ("google.genai.interactions.MCPServer", ("type",)),
     "anthropic/hosted_server": ("anthropic.types.beta.BetaRequestMCPServerURLDefinitionParam", ()),
     "openai-responses/namespace": ("openai.types.responses.NamespaceToolParam", ()),
+    "openai-responses/programmatic_tool": ("openai.types.responses.tool_param.ProgrammaticToolCalling", ()),
+    "anthropic/code_execution_tool": ("anthropic.types.CodeExecutionTool20260120Param", ()),
     "openai-responses/tool_search": ("openai.types.responses.ToolSearchToolParam", ()),
     "openai-responses/search_output": ("openai.types.responses.ResponseToolSearchOutputItemParamParam", ()),
     "gemini/tool": ("google.genai.types.FunctionDeclaration", ("name",)),

@@ -33,6 +33,7 @@ GOOD = {
             "cache_control": {"type": "ephemeral"},
         },
         {"name": "no_args", "input_schema": {"type": "object"}, "strict": True, "type": "custom"},
+        {"name": "roll", "input_schema": SCHEMA, "allowed_callers": ["code_execution_20260120"]},
     ],
     "anthropic/result": [
         {
@@ -84,6 +85,11 @@ GOOD = {
         {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": False, "reason": "denied"},
         {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True},
     ],
+    "openai-responses/programmatic_tool": [{"type": "programmatic_tool_calling"}],
+    "anthropic/code_execution_tool": [
+        {"type": "code_execution_20260120", "name": "code_execution", "cache_control": {"type": "ephemeral"}},
+        {"type": "code_execution_20260120", "name": "code_execution", "allowed_callers": ["direct"]},
+    ],
     "anthropic/hosted_toolset": [
         {
             "type": "mcp_toolset",
@@ -111,6 +117,15 @@ GOOD = {
     "openai-responses/tool": [
         {"type": "function", "name": "get_weather", "description": "Current weather", "parameters": SCHEMA, "strict": True},
         {"type": "function", "name": "no_args", "parameters": None, "strict": None},
+        # Open to programs, with the output schema they rely on.
+        {
+            "type": "function",
+            "name": "get_inventory",
+            "parameters": SCHEMA,
+            "strict": True,
+            "allowed_callers": ["direct", "programmatic"],
+            "output_schema": {"type": "object", "properties": {"units": {"type": "number"}}},
+        },
     ],
     "openai-responses/result": [
         {
@@ -122,6 +137,13 @@ GOOD = {
             ],
         },
         {"type": "function_call_output", "call_id": "call_abc", "output": "12 degrees"},
+        # An answer to a program's call carries its caller back.
+        {
+            "type": "function_call_output",
+            "call_id": "call_abc",
+            "output": '{"units": 42}',
+            "caller": {"type": "program", "caller_id": "call_prog"},
+        },
     ],
     "gemini/tool": [
         {"name": "typed", "parameters": {"type": "OBJECT", "properties": {"q": {"type": "STRING"}}, "required": ["q"]}},
@@ -416,6 +438,8 @@ MUTATIONS = {
     "openai-responses/tool": ((), ("strict",), (("strict",), "true")),
     "openai-responses/hosted_tool": (("require_approval", "always"), ("server_label",), (("allowed_tools",), 7)),
     "openai-responses/hosted_approval": ((), ("approve",), (("approve",), "yes")),
+    "openai-responses/programmatic_tool": ((), ("type",), (("type",), 7)),
+    "anthropic/code_execution_tool": (("cache_control",), ("name",), (("name",), 7)),
     "anthropic/hosted_toolset": (("default_config",), ("mcp_server_name",), (("configs", "get_issue", "enabled"), "yes")),
     "anthropic/hosted_server": ((), ("url",), (("name",), 7)),
     "gemini-interactions/hosted_tool": (("allowed_tools", 0), ("type",), (("defer_loading",), "yes")),
@@ -522,6 +546,16 @@ def test_wrong_literal_rejected():
     for name, (path, bad) in cases.items():
         errs = _errors(name, _mutated(name, lambda v: _get(v, path[:-1]).__setitem__(path[-1], bad)))
         assert errs, f"{name}: {path} = {bad!r} accepted"
+
+
+def test_callers_take_the_sdks_values_only():
+    # Who may call a tool, and who called: each API's own words.
+    tool = dict(GOOD["openai-responses/tool"][2], allowed_callers=["program"])
+    assert _errors("openai-responses/tool", tool), "openai: allowed_callers program accepted"
+    anthropic = dict(GOOD["anthropic/tool"][2], allowed_callers=["programmatic"])
+    assert _errors("anthropic/tool", anthropic), "anthropic: allowed_callers programmatic accepted"
+    answer = dict(GOOD["openai-responses/result"][2], caller={"type": "program"})
+    assert _errors("openai-responses/result", answer), "a program caller without caller_id accepted"
 
 
 def test_schema_objects_stay_open():

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::path::JsonPath;
 use crate::error::Problem;
 use crate::json::pointer_child;
-pub(crate) use events::{Append, AppendAs, Condition, Fragments, MessageMerge, Pieces, Rule};
+pub(crate) use events::{Append, AppendAs, Condition, Fragments, MessageMerge, Open, Pieces, Rule};
 use events::{EventRuleDoc, compile_rule};
 
 /// How a stream's bytes are cut into events.
