@@ -150,6 +150,7 @@ impl<'a> Answering<'a> {
             return Ok(self.suspended());
         }
         let total = self.rejected.len() + self.searches.len() + self.ended.len();
+        let results_only = self.results_only();
         let (answered, found) = self.answered_without_server();
         let mut merged = Merged {
             answered: answered.into_iter().peekable(),
@@ -158,7 +159,6 @@ impl<'a> Answering<'a> {
         };
         let mut ended = std::mem::take(&mut self.ended);
         ended.sort_by_key(|(call, _)| call.index);
-        let results_only = self.results_only(&ended);
         let follow_ups = match results_only {
             true => FollowUps::Skip,
             false => FollowUps::Collect,
@@ -210,8 +210,8 @@ impl<'a> Answering<'a> {
 
     /// Whether the answers go as a message of tool results only: a
     /// program's call is among them, and the spec asks so.
-    fn results_only(&self, ended: &[(ToolCall, Checked)]) -> bool {
-        let from_program = ended.iter().any(|(call, _)| !call.caller.is_model())
+    fn results_only(&self) -> bool {
+        let from_program = self.ended.iter().any(|(call, _)| !call.caller.is_model())
             || self.rejected.iter().any(|r| !r.caller.is_model());
         from_program
             && self
