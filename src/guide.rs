@@ -5,6 +5,7 @@
 //! |---|---|
 //! | [`agent_loop`] | the pure functions, live MCP servers, the agent loop for every provider, results, options and policy, a hub with deferred loading, names, strict mode and null paths, media, errors |
 //! | [`streaming`] | calls run as a streamed response completes them, and the assistant message for the history |
+//! | [`calls_from_code`] | programs the model writes that call the application's tools: the callers rule, what a response holds, answers for a program |
 //! | [`server_requests`] | what servers ask: elicitation, sampling, roots, tasks, and sampling requests in a provider's format |
 //! | [`sign_in`] | servers behind OAuth 2.1 |
 //! | [`resilience`] | the toolset stays true, and a server that dies comes back |
@@ -33,6 +34,9 @@ pub mod agent_loop {}
 
 #[doc = include_str!("../docs/streaming.md")]
 pub mod streaming {}
+
+#[doc = include_str!("../docs/calls-from-code.md")]
+pub mod calls_from_code {}
 
 #[cfg_attr(
     any(not(doctest), feature = "rmcp"),

@@ -1266,3 +1266,162 @@ fn hosted_servers_on_the_command_line() {
     );
     assert!(stderr.contains("nowhere"), "{stderr}");
 }
+
+/// `tools`, `calls` and `run` take the callers rule: tools open to code are
+/// declared so (refused where the provider has no programmatic calling),
+/// and a response's calls are printed with their caller and its programs.
+#[test]
+fn the_command_line_opens_tools_to_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("inventory.json");
+    std::fs::write(
+        &tools,
+        serde_json::json!({"tools": [
+            {"name": "getInventory", "inputSchema": {"type": "object", "properties": {"sku": {"type": "string"}}},
+             "outputSchema": {"type": "object", "properties": {"availableUnits": {"type": "number"}}}},
+            {"name": "getDemand", "inputSchema": {"type": "object", "properties": {"sku": {"type": "string"}}}},
+            {"name": "peek", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let tools = tools.to_str().unwrap();
+    let listed = json(&run(
+        &[
+            "tools",
+            "--provider",
+            "openai-responses",
+            "--programmatic-only",
+            "inventory/get*",
+            "--programmatic-read-only",
+            tools,
+        ],
+        None,
+    ));
+    assert_eq!(
+        listed["tools"][0]["allowed_callers"],
+        serde_json::json!(["programmatic"]),
+        "{listed}"
+    );
+    assert_eq!(
+        listed["tools"][0]["output_schema"]["properties"]["availableUnits"]["type"],
+        "number"
+    );
+    assert_eq!(
+        listed["tools"][2]["allowed_callers"],
+        serde_json::json!(["direct", "programmatic"])
+    );
+    assert_eq!(
+        listed["tools"][3],
+        serde_json::json!({"type": "programmatic_tool_calling"})
+    );
+
+    let out = run(
+        &[
+            "tools",
+            "--provider",
+            "openai-chat",
+            "--programmatic",
+            "*",
+            tools,
+        ],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("has no programmatic tool calling"),
+        "{stderr}"
+    );
+
+    let read = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "openai-responses",
+            "--tools",
+            tools,
+            "--programmatic-only",
+            "inventory/get*",
+            "tests/fixtures/programmatic/openai-responses/vercel__programmatic-tool-calling.1.json",
+        ],
+        None,
+    ));
+    assert_eq!(
+        read["calls"][0]["caller"]["program_id"], "call_O2IvSLQcJ0bwIvJZ2ovGV69M",
+        "{read}"
+    );
+    assert_eq!(
+        read["programs"]["programs"][0]["id"],
+        "call_O2IvSLQcJ0bwIvJZ2ovGV69M"
+    );
+    // Not opened: the program's call is refused, never run.
+    let refused = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "openai-responses",
+            "--tools",
+            tools,
+            "tests/fixtures/programmatic/openai-responses/vercel__programmatic-tool-calling.1.json",
+        ],
+        None,
+    ));
+    assert_eq!(refused["calls"], serde_json::json!([]));
+    assert!(
+        refused["rejected"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not open to code")
+    );
+    // The container goes on to the next request.
+    let dice = dir.path().join("dice.json");
+    std::fs::write(
+        &dice,
+        r#"{"tools": [{"name": "rollDie", "inputSchema": {"type": "object"}}]}"#,
+    )
+    .unwrap();
+    let read = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "anthropic",
+            "--tools",
+            dice.to_str().unwrap(),
+            "--programmatic-only",
+            "*",
+            "tests/fixtures/programmatic/anthropic/vercel__anthropic-programmatic-tool-calling.1.json",
+        ],
+        None,
+    ));
+    assert_eq!(read["calls"].as_array().unwrap().len(), 4, "{read}");
+    assert_eq!(
+        read["request"]["container"],
+        "container_011CWHQB57xVregfCMPrKgew"
+    );
+
+    // A policy file opens tools to code for `run`.
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "default: allow\nprogrammatic_only: [\"rollDie\"]\n",
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "run",
+            "--provider",
+            "anthropic",
+            "--policy",
+            policy.to_str().unwrap(),
+            "tests/fixtures/programmatic/anthropic/vercel__anthropic-programmatic-tool-calling.1.json",
+        ],
+        None,
+    );
+    // The bundled demo server has no `rollDie`: unknown, never sent, and
+    // the answers go to the program as errors.
+    let ran = json(&out);
+    assert_eq!(ran["results"].as_array().unwrap().len(), 4, "{ran}");
+    assert_eq!(ran["results"][0]["is_error"], true);
+    assert_eq!(ran["results_only"], true);
+}

@@ -12,8 +12,8 @@ use super::input::{
     detect_framing, option_pairs, read_bytes, read_json, read_servers, registry, toolset,
 };
 use super::{
-    CallsArgs, DeferArgs, LiveArgs, ResultArgs, SearchToolsArgs, SpecsArg, StreamArgs, ToolsArgs,
-    ToolsetArgs, asks, demo, live,
+    CallsArgs, DeferArgs, LiveArgs, ProgrammaticArgs, ResultArgs, SearchToolsArgs, SpecsArg,
+    StreamArgs, ToolsArgs, ToolsetArgs, asks, demo, live,
 };
 
 /// Listing options from the toolset flags.
@@ -23,6 +23,33 @@ pub fn list_options(args: &ToolsetArgs) -> ListOptions {
         options = options.strict(mode.into());
     }
     options
+}
+
+/// The callers rule of `--programmatic`, `--programmatic-only` and
+/// `--programmatic-read-only`, with a policy file's (`programmatic:`, ...).
+pub(super) fn callers_rule(
+    args: &ProgrammaticArgs,
+    policy: Option<&Policy>,
+) -> Result<mcp_adapters::callers::CallersRule> {
+    let mut rule = policy.map(|p| p.callers_rule().clone()).unwrap_or_default();
+    for glob in &args.open {
+        rule = rule.open(glob)?;
+    }
+    for glob in &args.only {
+        rule = rule.only(glob)?;
+    }
+    if args.read_only {
+        rule = rule.read_only(true);
+    }
+    Ok(rule)
+}
+
+/// Listing options with the callers rule, when it opens any tool to code.
+fn with_callers(options: ListOptions, rule: mcp_adapters::callers::CallersRule) -> ListOptions {
+    match rule.is_empty() {
+        true => options,
+        false => options.callers(rule),
+    }
 }
 
 /// Deferral options from `--defer`, `--load`, `--search` and `--found`.
@@ -166,6 +193,12 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
         options = options.option(name, value);
     }
     let options = defer_options(options, &args.deferral)?;
+    // A hosted servers' policy file may open tools to code too.
+    let policy = match &args.hosted.policy {
+        Some(path) => Some(live::read_policy(path)?),
+        None => None,
+    };
+    let options = with_callers(options, callers_rule(&args.programmatic, policy.as_ref())?);
     if let Some(hub) = hosted_hub(args)? {
         if !args.files.is_empty() {
             return Err(Error::new(
@@ -366,8 +399,18 @@ pub fn calls(args: &CallsArgs) -> Result<Value> {
     let registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
     let toolset = toolset(&args.toolset.naming, read_servers(&args.tools)?)?;
-    let listing: Listing = provider.list_tools(&toolset, &list_options(&args.toolset))?;
-    if let Some(file) = &args.stream.stream {
+    let options = with_callers(
+        list_options(&args.toolset),
+        callers_rule(&args.programmatic, None)?,
+    );
+    let listing: Listing = provider.list_tools(&toolset, &options)?;
+    if args.stream.stream.len() > 1 {
+        return Err(Error::new(
+            ErrorKind::Input,
+            "`calls` reads one --stream at a time (`run` plays several, as successive turns)",
+        ));
+    }
+    if let Some(file) = args.stream.stream.first() {
         let bytes = read_bytes(file)?;
         let stream = provider.stream(&listing)?;
         let framing = stream_framing(&args.stream, &bytes, stream.framing_used());
@@ -383,6 +426,7 @@ pub fn calls(args: &CallsArgs) -> Result<Value> {
             "message": streamed.message,
         });
         with_hosted(&mut out, &streamed.extracted.hosted)?;
+        with_programs(&mut out, provider, &streamed.extracted.programs)?;
         return Ok(out);
     }
     let file = args.response.as_deref().unwrap_or("-");
@@ -392,7 +436,25 @@ pub fn calls(args: &CallsArgs) -> Result<Value> {
         .map_err(|e| e.with_file(file))?;
     let mut out = json!({"calls": extracted.calls, "rejected": extracted.rejected});
     with_hosted(&mut out, &extracted.hosted)?;
+    with_programs(&mut out, provider, &extracted.programs)?;
     Ok(out)
+}
+
+/// Adds the programs the model wrote, their outputs and their container,
+/// and what the next request carries on for them, when there are any.
+fn with_programs(
+    out: &mut Value,
+    provider: &Provider,
+    programs: &mcp_adapters::programs::ProgramItems,
+) -> Result<()> {
+    if let (false, Value::Object(map)) = (programs.is_empty(), out) {
+        map.insert("programs".into(), to_json(programs)?);
+        let request = provider.program_request(programs)?;
+        if !request.is_empty() {
+            map.insert("request".into(), Value::Object(request));
+        }
+    }
+    Ok(())
 }
 
 /// Adds what the provider did with the servers it hosts (never run here),

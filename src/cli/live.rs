@@ -67,12 +67,24 @@ struct PolicyFile {
     deny: Vec<String>,
     #[serde(default)]
     default: Option<String>,
+    /// Tools open to code the model writes, as well as to the model.
+    #[serde(default)]
+    programmatic: Vec<String>,
+    /// Tools open to code only.
+    #[serde(default)]
+    programmatic_only: Vec<String>,
+    /// Every tool annotated `readOnlyHint: true` open to code.
+    #[serde(default)]
+    programmatic_read_only: bool,
 }
 
 /// Reads a policy file (JSON or YAML). Rules are globs over `server/tool`;
 /// `deny` wins, then `allow`, then `ask` (answered deny: the CLI has no one to
 /// ask), so `allow: [github/get_*], ask: [github/*]` allows reads and asks
 /// about the rest; a call no rule matches gets `default` (`deny` when absent).
+/// `programmatic`, `programmatic_only` (globs) and `programmatic_read_only`
+/// (a boolean) are the callers rule: which tools code the model writes may
+/// call.
 pub fn read_policy(path: &Path) -> Result<Policy> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::new(ErrorKind::Io, format!("cannot read {}", path.display()))
@@ -105,6 +117,17 @@ pub fn read_policy(path: &Path) -> Result<Policy> {
     }
     for glob in &file.ask {
         policy = policy.ask(glob).map_err(at("ask"))?;
+    }
+    for glob in &file.programmatic {
+        policy = policy.programmatic(glob).map_err(at("programmatic"))?;
+    }
+    for glob in &file.programmatic_only {
+        policy = policy
+            .programmatic_only(glob)
+            .map_err(at("programmatic_only"))?;
+    }
+    if file.programmatic_read_only {
+        policy = policy.programmatic_read_only();
     }
     Ok(policy)
 }

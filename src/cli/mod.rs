@@ -178,6 +178,26 @@ struct ToolsetArgs {
     strict: Option<StrictArg>,
 }
 
+/// The callers rule: which tools code the model writes may call (the
+/// provider's programmatic tool calling). None by default.
+#[derive(Debug, Args, Default)]
+struct ProgrammaticArgs {
+    /// Open the tools whose `server/tool` matches this glob to programs the
+    /// model writes, as well as to the model (repeatable): the listing adds
+    /// the provider's code-execution tool and says who may call each tool
+    /// (providers with programmatic tool calling only: openai-responses,
+    /// anthropic). A program's call to any other tool is refused, never sent.
+    #[arg(long = "programmatic", value_name = "GLOB")]
+    open: Vec<String>,
+    /// Open the tools matching this glob to programs only (repeatable): the
+    /// model does not call them directly, and a direct call is refused.
+    #[arg(long = "programmatic-only", value_name = "GLOB")]
+    only: Vec<String>,
+    /// Open every tool annotated `readOnlyHint: true` to programs too.
+    #[arg(long = "programmatic-read-only")]
+    read_only: bool,
+}
+
 /// The naming and filters of a toolset.
 #[derive(Debug, Args)]
 struct NamingArgs {
@@ -298,13 +318,15 @@ struct ToolsArgs {
     #[command(flatten)]
     deferral: DeferArgs,
     #[command(flatten)]
+    programmatic: ProgrammaticArgs,
+    #[command(flatten)]
     live: LiveArgs,
     #[command(flatten)]
     asks: AsksArgs,
     /// Print one server's tools as MCP lists them (a tools/list result, after
     /// --allow and --deny), for `check`, `calls --tools` and `search-tools --tools`,
     /// instead of the provider's definitions.
-    #[arg(long, conflicts_with_all = ["cache_control", "options", "defer", "load", "search", "found", "strict"])]
+    #[arg(long, conflicts_with_all = ["cache_control", "options", "defer", "load", "search", "found", "strict", "open", "only", "read_only"])]
     raw: bool,
     #[command(flatten)]
     hosted: HostedArgs,
@@ -448,6 +470,8 @@ struct RunArgs {
     /// "default": "allow"|"deny"}, globs over `server/tool`. `ask` is answered deny
     /// (there is no one to ask), unless --approve-call or --deny-call decides the
     /// call, or --suspend lets it wait. Without one, every offered tool may be called.
+    /// `programmatic`, `programmatic_only` ([globs]) and `programmatic_read_only`
+    /// (true) open tools to programs the model writes, as --programmatic does.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
     #[command(flatten)]
@@ -505,6 +529,8 @@ struct RunArgs {
     /// Strict-mode schemas (providers with strict rules only; default: the spec's).
     #[arg(long, value_name = "MODE")]
     strict: Option<StrictArg>,
+    #[command(flatten)]
+    programmatic: ProgrammaticArgs,
     /// Validate arguments against each tool's inputSchema before sending.
     #[arg(long)]
     validate: bool,
@@ -539,6 +565,8 @@ struct CallsArgs {
     #[arg(long = "tools", value_name = "FILE", required = true)]
     tools: Vec<String>,
     #[command(flatten)]
+    programmatic: ProgrammaticArgs,
+    #[command(flatten)]
     stream: StreamArgs,
     /// The model response (or message, or list of items); `-` reads stdin.
     #[arg(required_unless_present = "stream")]
@@ -549,9 +577,10 @@ struct CallsArgs {
 struct StreamArgs {
     /// A recorded streamed response (the HTTP body as received; `-` reads stdin),
     /// instead of a RESPONSE: `calls` prints its calls and the assembled assistant
-    /// `message`; `run` runs each call as the stream completes it and adds `message`.
+    /// `message`; `run` runs each call as the stream completes it and adds `message`
+    /// (repeatable for `run`: the streams are played as successive turns).
     #[arg(long, value_name = "FILE", conflicts_with = "response")]
-    stream: Option<String>,
+    stream: Vec<String>,
     /// How the stream's bytes are framed (default: detected from the bytes, or the spec's).
     #[arg(long, value_name = "FRAMING", requires = "stream")]
     framing: Option<FramingArg>,

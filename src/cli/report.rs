@@ -77,6 +77,87 @@ pub fn summarize_hosted(run: &Execution) {
     }
 }
 
+/// The programs the model wrote, on stderr: each program the response
+/// holds, how many of the turn's calls each program made (answered here,
+/// for it), each output a program ended with, and the container they wait
+/// in (until when), whose id the next request carries (`request`).
+pub fn summarize_programs(run: &Execution) {
+    let mut callers: Vec<(&str, usize)> = Vec::new();
+    for call in &run.calls {
+        if let Some(id) = call.caller.program_id() {
+            match callers.iter_mut().find(|(p, _)| *p == id) {
+                Some((_, n)) => *n += 1,
+                None => callers.push((id, 1)),
+            }
+        }
+    }
+    let programs = &run.programs;
+    for program in &programs.programs {
+        let lines = program.code.as_deref().map_or(0, |c| c.lines().count());
+        eprintln!(
+            "program: the model wrote program `{}` ({lines} line(s) of code)",
+            shown(&program.id)
+        );
+    }
+    for (id, n) in &callers {
+        let earlier = if programs.programs.iter().any(|p| p.id == *id) {
+            ""
+        } else {
+            " (written in an earlier response)"
+        };
+        eprintln!(
+            "program: {n} call(s) from program `{}`{earlier}, answered for it",
+            shown(id)
+        );
+    }
+    for output in &programs.outputs {
+        let text = match &output.output {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let text = shown(&text);
+        let text = match text.char_indices().nth(200) {
+            Some((cut, _)) => format!("{}…", &text[..cut]),
+            None => text,
+        };
+        let status = output
+            .status
+            .as_deref()
+            .map(|s| format!(" ({})", shown(s)))
+            .unwrap_or_default();
+        eprintln!(
+            "program: `{}` ended{status}: {text}",
+            shown(&output.program_id)
+        );
+    }
+    if let Some(container) = &programs.container
+        && !callers.is_empty()
+    {
+        let until = container
+            .expires_at
+            .as_deref()
+            .map(|t| format!(" until {}", shown(t)))
+            .unwrap_or_default();
+        eprintln!(
+            "program: its container `{}` waits for the answers{until} (the next request names it: `request`)",
+            shown(&container.id)
+        );
+    }
+}
+
+/// Provider text as it may be printed on one line of a terminal:
+/// invisible characters removed, control characters (line ends included)
+/// escaped.
+fn shown(text: &str) -> String {
+    mcp_adapters::toolset::sanitize_description(text)
+        .chars()
+        .flat_map(|c| match c.is_control() {
+            true => c.escape_default().collect::<Vec<_>>(),
+            false => vec![c],
+        })
+        .collect()
+}
+
 /// A warning for each `--approve-call` / `--deny-call` that names no call
 /// of the turn (nor a hosted call's approval request): a typo would
 /// otherwise only show as the call still waiting, or denied.

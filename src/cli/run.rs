@@ -19,7 +19,8 @@ use super::commands::{block_on, stream_framing, telemetry, to_json};
 use super::input::{option_pairs, read_bytes, read_json, registry};
 use super::output::Output;
 use super::report::{
-    kept_if_suspended, server_states, summarize, summarize_hosted, unmatched_decisions,
+    kept_if_suspended, server_states, summarize, summarize_hosted, summarize_programs,
+    unmatched_decisions,
 };
 use super::signals::Signals;
 use super::{NamingArgs, RunArgs, asks, demo, live};
@@ -74,11 +75,19 @@ fn read_steps(args: &RunArgs, live: bool, provider: &Provider) -> Result<Vec<Ste
             file: path.clone(),
             state: Box::new(state),
         });
-    } else if let Some(file) = &args.stream.stream {
-        steps.push(Step::Stream {
-            file: file.clone(),
-            bytes: read_bytes(file)?,
-        });
+    } else if !args.stream.stream.is_empty() {
+        if args.stream.stream.iter().filter(|f| *f == "-").count() > 1 {
+            return Err(Error::new(
+                ErrorKind::Input,
+                "`-` (stdin) is given as a --stream more than once: stdin holds one stream",
+            ));
+        }
+        for file in &args.stream.stream {
+            steps.push(Step::Stream {
+                file: file.clone(),
+                bytes: read_bytes(file)?,
+            });
+        }
     } else if args.response.is_empty() {
         if live {
             return Err(Error::new(
@@ -138,13 +147,24 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let (list, options) = options(args)?;
     let suspend = args.suspend.is_some();
     let asks = asks::read(&args.asks, suspend)?;
-    let policy = match &args.policy {
+    let mut policy = match &args.policy {
         Some(path) => live::read_policy(path)?,
         None => {
             eprintln!("note: no --policy given: every call to an offered tool is allowed");
             Policy::allow_all()
         }
     };
+    // --programmatic and its kin add to the policy's callers rule.
+    let p = &args.programmatic;
+    for glob in &p.open {
+        policy = policy.programmatic(glob)?;
+    }
+    for glob in &p.only {
+        policy = policy.programmatic_only(glob)?;
+    }
+    if p.read_only {
+        policy = policy.programmatic_read_only();
+    }
     let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
     let steps = read_steps(args, live_given, provider)?;
     let many = steps.len() > 1;
@@ -238,7 +258,8 @@ async fn start(args: &RunArgs, policy: Policy, asks: &asks::Asks) -> Result<Sour
     match source {
         Some(source) => Ok(source),
         None => {
-            if !args.response.is_empty() || args.resume.is_some() || args.stream.stream.is_some() {
+            if !args.response.is_empty() || args.resume.is_some() || !args.stream.stream.is_empty()
+            {
                 eprintln!("note: no --server or --config: running against the bundled demo server");
             }
             demo::server(policy, args.validate, &asks.handlers, asks.suspend)
@@ -400,6 +421,7 @@ impl Run<'_> {
         self.asks.report(&run.calls);
         summarize(run, self.many.then_some(turn));
         summarize_hosted(run);
+        summarize_programs(run);
         if turn == 1 && (!self.many || self.args.resume.is_some()) {
             unmatched_decisions(self.args, run);
         }
@@ -407,6 +429,11 @@ impl Run<'_> {
         let mut out = to_json(run)?;
         if let Value::Object(map) = &mut out {
             map.insert("report".into(), to_json(&listing.report)?);
+            // What the next request carries on for the programs (a container).
+            let request = self.provider.program_request(&run.programs)?;
+            if !request.is_empty() {
+                map.insert("request".into(), Value::Object(request));
+            }
         }
         Ok(out)
     }

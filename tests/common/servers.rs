@@ -270,6 +270,18 @@ pub fn probe(log: &Path) -> Result<(String, Vec<String>), String> {
     ))
 }
 
+/// `(command, args)` for the tools of the recorded programmatic exchanges
+/// (`tests/e2e/programmatic_server.py`), which logs every `tools/call` it
+/// receives to `log` (one JSON line each).
+pub fn programmatic(log: &Path) -> Result<(String, Vec<String>), String> {
+    let python = python()?;
+    let script = manifest_dir().join("tests/e2e/programmatic_server.py");
+    Ok((
+        python.display().to_string(),
+        vec![script.display().to_string(), log.display().to_string()],
+    ))
+}
+
 /// `(command, args)` for the tests' MCP 2026-07-28 server: tools that ask for
 /// input, and a tool list that changes.
 pub fn input() -> Result<(String, Vec<String>), String> {
