@@ -1,14 +1,17 @@
 //! Listing the public corpus (19 servers, 536 tools) in each core format,
 //! against a hand-written converter for the Anthropic shape: the first
 //! listing of a toolset built anew, and a listing of a toolset listed
-//! before (what an agent loop does every turn); and cold start (loading and
-//! validating every built-in spec) against parsing their YAML alone.
+//! before (what an agent loop does every turn), also with tools open to
+//! code (programmatic tool calling: `allowed_callers`, output schemas and the
+//! code-execution tool); and cold start (loading and validating every
+//! built-in spec) against parsing their YAML alone.
 
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, criterion_group};
 use mcp_adapters::ListOptions;
 use mcp_adapters::Registry;
+use mcp_adapters::callers::CallersRule;
 use mcp_adapters::spec::SpecFile;
 use serde_json::Value;
 
@@ -26,6 +29,20 @@ const FORMATS: [&str; 4] = ["anthropic", "openai-chat", "openai-responses", "gem
 
 /// The formats whose repeated listing has a goal: at most 1.3x the baseline.
 const GOALS: [&str; 3] = ["anthropic", "openai-chat", "openai-responses"];
+
+/// The formats with programmatic tool calling.
+const PROGRAMMATIC: [&str; 2] = ["anthropic", "openai-responses"];
+
+/// Tools open to code: the read-only ones and the `get_*` ones to both,
+/// the `list_*` ones to code only.
+fn programmatic() -> ListOptions {
+    let rule = CallersRule::new()
+        .read_only(true)
+        .open("*/get_*")
+        .and_then(|r| r.only("*/list_*"))
+        .expect("valid globs");
+    ListOptions::new().callers(rule)
+}
 
 fn parse_yaml_only(sources: &[SpecFile]) -> Vec<Value> {
     sources
@@ -47,6 +64,13 @@ fn listing(c: &mut Criterion) {
     group.bench_function("handwritten anthropic", |b| {
         b.iter(|| handwritten_anthropic(black_box(&toolset)))
     });
+    let open = programmatic();
+    for id in PROGRAMMATIC {
+        let provider = registry.get(id).expect("core provider");
+        group.bench_function(format!("{id} programmatic repeated"), |b| {
+            b.iter(|| provider.list_tools(black_box(&toolset), &open))
+        });
+    }
     for id in FORMATS {
         let provider = registry.get(id).expect("core provider");
         // The toolset was listed before: what it keeps is reused.
@@ -104,6 +128,37 @@ fn ratios() {
             handwritten_anthropic,
         );
         support::report(&format!("listing {id} (first) / baseline"), ratio, None);
+    }
+    let open = programmatic();
+    for id in PROGRAMMATIC {
+        let provider = registry.get(id).expect("core provider");
+        let listing = provider.list_tools(&toolset, &open).expect("listing");
+        let opened = toolset
+            .tools()
+            .iter()
+            .filter(|t| listing.callers(&t.exposed_name).code())
+            .count();
+        println!("{id}: {opened} tools open to code");
+        let ratio = support::median_ratio(
+            rounds,
+            || provider.list_tools(&toolset, &open),
+            || handwritten_anthropic(&toolset),
+        );
+        support::report(
+            &format!("listing {id} with programmatic tools (repeated) / baseline"),
+            ratio,
+            Some(1.3),
+        );
+        let ratio = support::median_ratio(
+            rounds,
+            || provider.list_tools(&toolset, &open),
+            || provider.list_tools(&toolset, &options),
+        );
+        support::report(
+            &format!("listing {id} with programmatic tools / without (repeated)"),
+            ratio,
+            None,
+        );
     }
     let sources = builtin_sources();
     let ratio = support::median_ratio(
