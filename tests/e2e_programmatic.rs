@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::conformance::{Item, check};
@@ -54,23 +54,36 @@ fn fixture(rel: &str) -> String {
     format!("tests/fixtures/programmatic/{rel}")
 }
 
-#[test]
-fn the_recorded_openai_exchange_replays_against_a_real_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls.jsonl");
+/// `run` against the recorded tools' server as `name`, with the tools
+/// `glob` names open to programs only, printing each turn as a line; and
+/// the file the server logs each call to.
+fn replay(dir: &Path, provider: &str, name: &str, glob: &str) -> (Vec<String>, PathBuf) {
+    let log = dir.join("calls.jsonl");
     let (python, args) = common::servers::programmatic(&log).unwrap_or_else(|e| panic!("{e}"));
-    let mut argv: Vec<String> = [
+    let argv = [
         "run",
         "--provider",
-        "openai-responses",
+        provider,
         "--server",
-        &format!("inventory={python} {}", args.join(" ")),
+        &format!("{name}={python} {}", args.join(" ")),
         "--programmatic-only",
-        "inventory/get*",
+        glob,
         "--ndjson",
     ]
     .map(String::from)
     .to_vec();
+    (argv, log)
+}
+
+#[test]
+fn the_recorded_openai_exchange_replays_against_a_real_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut argv, log) = replay(
+        dir.path(),
+        "openai-responses",
+        "inventory",
+        "inventory/get*",
+    );
     for n in 1..=3 {
         argv.push(fixture(&format!(
             "openai-responses/vercel__programmatic-tool-calling.{n}.json"
@@ -151,22 +164,8 @@ fn messages(dir: &Path) -> Vec<String> {
 #[test]
 fn the_recorded_anthropic_exchange_replays_against_a_real_server() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls.jsonl");
-    let (python, args) = common::servers::programmatic(&log).unwrap_or_else(|e| panic!("{e}"));
-    let mut argv: Vec<String> = [
-        "run",
-        "--provider",
-        "anthropic",
-        "--server",
-        &format!("dice={python} {}", args.join(" ")),
-        "--programmatic-only",
-        "dice/rollDie",
-        "--framing",
-        "json",
-        "--ndjson",
-    ]
-    .map(String::from)
-    .to_vec();
+    let (mut argv, log) = replay(dir.path(), "anthropic", "dice", "dice/rollDie");
+    argv.extend(["--framing".into(), "json".into()]);
     let streams = messages(dir.path());
     assert_eq!(streams.len(), 15);
     for file in &streams {
