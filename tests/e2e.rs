@@ -962,7 +962,7 @@ fn one_malformed_skill_entry_does_not_hide_the_others() {
         let source = HubConfig::new()
             .server(
                 "raw",
-                ServerConfig::stdio(python.display().to_string(), [script.display().to_string()]),
+                ServerConfig::stdio(python.display().to_string(), vec![script.display().to_string()]),
             )
             .connect()
             .await

@@ -31,7 +31,7 @@ pub fn parse_server(arg: &str) -> Result<(String, ServerConfig)> {
         .ok_or_else(|| bad("the command is empty"))?;
     Ok((
         name.trim().to_owned(),
-        ServerConfig::stdio(command, args.iter().cloned()),
+        ServerConfig::stdio(command, args),
     ))
 }
 
