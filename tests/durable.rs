@@ -189,9 +189,16 @@ fn an_approval_suspends_the_turn_and_resuming_sends_each_call_once() {
         );
         assert_eq!(waiting.what, Wait::Approval);
         assert_eq!(
-            run.calls.iter().map(|c| c.index).collect::<Vec<_>>(),
-            [0, 2],
-            "the records of the calls that ended"
+            run.calls
+                .iter()
+                .map(|c| (c.index, c.outcome))
+                .collect::<Vec<_>>(),
+            [
+                (0, CallOutcome::Ran),
+                (1, CallOutcome::Waiting),
+                (2, CallOutcome::Ran)
+            ],
+            "a record for every call, the one that waits included"
         );
         assert_eq!(
             received(&log),

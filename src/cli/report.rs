@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use mcp_adapters::exec::{TurnState, Wait};
-use mcp_adapters::{Error, ErrorKind, Execution, Result};
+use mcp_adapters::exec::{CallOutcome, TurnState, Wait};
+use mcp_adapters::{ErrorKind, Execution, Result};
 use serde_json::{Value, json};
 
 use super::RunArgs;
@@ -16,7 +16,7 @@ use super::RunArgs;
 /// the turn halted or was interrupted first), failed, or wait (in a
 /// suspended turn). The counts add up to the calls.
 pub fn summarize(run: &Execution, turn: Option<usize>) {
-    let (mut ran, mut rejected, mut denied, mut failed) = (0, 0, 0, 0);
+    let (mut ran, mut rejected, mut denied, mut failed, mut waiting) = (0, 0, 0, 0, 0);
     for call in &run.calls {
         let name = call.exposed_name.as_deref().unwrap_or("?");
         for warning in &call.warnings {
@@ -32,21 +32,19 @@ pub fn summarize(run: &Execution, turn: Option<usize>) {
         {
             eprintln!("error: `{name}`: {error:#}");
         }
-        match call.error.as_ref().map(Error::kind) {
-            // It ran, but the model was answered with what broke its schema.
-            Some(ErrorKind::InvalidResult) => failed += 1,
-            _ if call.ran => ran += 1,
-            Some(ErrorKind::UnknownTool | ErrorKind::InvalidArguments) => rejected += 1,
-            Some(ErrorKind::Denied) => denied += 1,
+        match call.outcome {
+            CallOutcome::Ran => ran += 1,
+            CallOutcome::Rejected => rejected += 1,
+            CallOutcome::Denied => denied += 1,
+            CallOutcome::Waiting => waiting += 1,
+            // It ran but broke its schema, did not complete, or may have run.
             _ => failed += 1,
         }
     }
-    // The provider's approval requests wait too, but are not the model's calls.
-    let waiting = run.waiting.iter().filter(|w| w.index != usize::MAX).count();
     let turn = turn.map(|t| format!(" (turn {t})")).unwrap_or_default();
     eprintln!(
         "summary{turn}: {} call(s): {ran} ran, {rejected} rejected before sending, {denied} denied, {failed} failed, {waiting} waiting",
-        run.calls.len() + waiting
+        run.calls.len()
     );
 }
 

@@ -88,4 +88,4 @@ pub use policy::{Action, Approval, ApprovalRequest, Approver, Policy};
 pub use server::{CallContext, Progress, ProgressFn, Server, ServerState, ToolsPage};
 pub use source::{Source, SourceBuilder};
 pub use stream::StreamedExecution;
-pub use turn::{CallRecord, Execution, Status};
+pub use turn::{CallOutcome, CallRecord, Execution, Status};
