@@ -332,6 +332,7 @@ pub struct HubConfig {
     servers: Vec<(String, ServerConfig)>,
     hosted: std::collections::BTreeSet<String>,
     oauth: BTreeMap<String, ServerOAuth>,
+    keep_going: bool,
 }
 
 impl HubConfig {
@@ -374,6 +375,25 @@ impl HubConfig {
     /// How the server `name` signs in, when its entry says.
     pub fn oauth_of(&self, name: &str) -> Option<&ServerOAuth> {
         self.oauth.get(name)
+    }
+
+    /// Whether [`connect`](Self::connect) goes on without the servers that
+    /// do not start (`true`) or fails naming them (`false`, the default).
+    /// Going on, each one that did not start is reported where the listing
+    /// reports a server it could not list
+    /// ([`ToolSetReport::failed_servers`](crate::toolset::ToolSetReport::failed_servers))
+    /// and offers no tool, and it is tried again later; a call the model
+    /// makes to a name no listed tool has is answered "unknown tool". The
+    /// turn goes on even when no server started.
+    pub fn keep_going(mut self, keep_going: bool) -> Self {
+        self.keep_going = keep_going;
+        self
+    }
+
+    /// Whether [`connect`](Self::connect) goes on without the servers that
+    /// do not start (see [`keep_going`](Self::keep_going)).
+    pub fn keeps_going(&self) -> bool {
+        self.keep_going
     }
 
     /// Whether there are no servers.

@@ -18,7 +18,7 @@ use common::*;
 use mcp_adapters::ListOptions;
 use mcp_adapters::ResultOptions;
 use mcp_adapters::exec::Progress;
-use mcp_adapters::exec::{BoxFuture, CallContext, Hooks};
+use mcp_adapters::exec::{BoxFuture, CallContext, CallOutcome, Hooks, ServerState};
 use mcp_adapters::results::StructuredMode;
 use mcp_adapters::{CallToolResult, Content, ToolCall};
 use mcp_adapters::{ErrorKind, HubConfig, McpClient, ServerConfig};
@@ -522,28 +522,75 @@ fn a_crashed_server_is_answered_not_hung() {
     });
 }
 
+/// A server that does not start fails `connect`, the error naming the
+/// server, its command and why; with `keep_going` the others go on, the
+/// one that did not start is reported, and a call to a name no listed tool
+/// has is an unknown tool, even when no server started.
 #[test]
-fn a_server_that_fails_to_start_is_reported_not_fatal() {
+fn a_server_that_does_not_start_fails_connect_unless_keep_going() {
     let time = or_panic(servers::time());
+    let missing = || ServerConfig::stdio("/nonexistent/mcp-server", []);
     runtime().block_on(async {
-        let config = HubConfig::new().server("time", stdio(time)).server(
-            "missing",
-            ServerConfig::stdio("/nonexistent/mcp-server", Vec::<String>::new()),
+        let config = HubConfig::new()
+            .server("time", stdio(time))
+            .server("missing", missing());
+        let error = config.connect().await.err().expect("connect fails");
+        assert_eq!(error.kind(), ErrorKind::Unavailable);
+        assert_eq!(
+            error.to_string(),
+            "server `missing` is down: cannot start `/nonexistent/mcp-server` (is it \
+             installed, and on the PATH?): No such file or directory (os error 2)"
         );
-        let hub = config.connect().await.unwrap().build().unwrap();
-        let listing = hub
-            .tools(provider("anthropic"), &ListOptions::new())
+
+        let hub = config.keep_going(true).connect().await.unwrap().build().unwrap();
+        let provider = provider("anthropic");
+        let listing = hub.tools(provider, &ListOptions::new()).await.unwrap();
+        let failed = &listing.report.toolset.failed_servers;
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].server_id, "missing");
+        assert_eq!(failed[0].error, error.to_string());
+        let names = tool_names(&listing);
+        assert!(!names.is_empty() && names.iter().all(|n| n.starts_with("time__")), "{names:?}");
+        assert!(matches!(hub.server_states()[1].1, ServerState::Down { .. }));
+        let response = model_response(
+            "anthropic",
+            &[("missing__anything".into(), json!({})), ("made_up".into(), json!({}))],
+        );
+        let run = hub
+            .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
             .await
             .unwrap();
-        let failed = serde_json::to_value(&listing.report.toolset.failed_servers).unwrap();
-        assert!(failed.to_string().contains("missing"), "{failed}");
-        assert!(
-            listing
-                .tools
-                .iter()
-                .all(|t| t["name"].as_str().unwrap().starts_with("time__"))
+        for (record, answer) in run.calls.iter().zip(&run.turn.results) {
+            let name = record.exposed_name.as_deref().unwrap();
+            assert_eq!(record.outcome, CallOutcome::Rejected, "{record:?}");
+            assert_eq!(
+                answer["content"][0]["text"],
+                format!("unknown tool `{name}`: call one of the tools offered")
+            );
+        }
+
+        // No server started: the turn goes on all the same.
+        let alone = HubConfig::new()
+            .server("missing", missing())
+            .keep_going(true)
+            .connect()
+            .await
+            .unwrap()
+            .build()
+            .unwrap();
+        let listing = alone.tools(provider, &ListOptions::new()).await.unwrap();
+        assert!(listing.tools.is_empty());
+        assert_eq!(listing.report.toolset.failed_servers[0].server_id, "missing");
+        let response = model_response("anthropic", &[("echo".into(), json!({}))]);
+        let run = alone
+            .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(run.calls[0].outcome, CallOutcome::Rejected);
+        assert_eq!(
+            run.turn.results[0]["content"][0]["text"],
+            "unknown tool `echo`: call one of the tools offered"
         );
-        assert!(!listing.tools.is_empty());
     });
 }
 

@@ -176,7 +176,9 @@ pub async fn source_from(
         };
         options = options.oauth(sign_in.oauth().await?);
     }
-    let mut builder = config.connect_with(&options).await?;
+    // A server that did not start is checked on the listing's report
+    // (`check_started`), which says it the same way, --keep-going or not.
+    let mut builder = config.keep_going(true).connect_with(&options).await?;
     if let Some(prefix) = &filters.prefix {
         builder = builder.prefix(prefix);
     }

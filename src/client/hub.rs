@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::live::McpClient;
 use super::options::ClientOptions;
 use crate::config::HubConfig;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Server, Source, SourceBuilder};
 
 impl HubConfig {
@@ -24,24 +24,36 @@ impl HubConfig {
     /// for one server (tools keep their names), a hub for two or more (tools
     /// are named `server__tool`). Add a policy, hooks or filters, then build.
     ///
-    /// **A server that fails to start does not fail the others**: it joins the
-    /// source as a server whose listing fails with the start-up error, so
-    /// listing reports it in the toolset's report (`failed_servers`) and offers
-    /// none of its tools, and the error is logged with `tracing`. Check
-    /// [`Listing::report`](crate::Listing::report) to see which servers are
-    /// missing. It is down ([`ServerState::Down`](crate::exec::ServerState::Down)),
-    /// and tried again once [`Reconnect::retry_after`](crate::client::Reconnect::retry_after)
-    /// has passed, as a server that died would be.
+    /// **A server that does not start is an error**, naming the server, its
+    /// command (or URL) and the cause: one line per server that did not
+    /// start, as the listing's report says it (`server `git` is down:
+    /// cannot start `uvx` (is it installed, and on the PATH?): ...`); the
+    /// servers that started are closed again.
+    ///
+    /// With [`HubConfig::keep_going`], a server that does not start does
+    /// not fail the others: it joins the source as a server whose listing
+    /// fails with the start-up error, so listing reports it in the toolset's
+    /// report ([`failed_servers`](crate::toolset::ToolSetReport::failed_servers))
+    /// and offers none of its tools, and the error is logged with `tracing`.
+    /// It is down ([`ServerState::Down`](crate::exec::ServerState::Down), in
+    /// [`Source::server_states`](crate::Source::server_states)), and tried
+    /// again once [`Reconnect::retry_after`](crate::client::Reconnect::retry_after)
+    /// has passed, as a server that died would be. The source is built even
+    /// when no server started: a call to a tool is then answered "unknown
+    /// tool", as any name no listed tool has.
     ///
     /// A server whose entry says how it signs in ([`ServerOAuth`](crate::ServerOAuth))
     /// is connected with `options`' [`OAuth`](crate::client::auth::OAuth)
     /// told so: a workload token file makes it sign in with workload
     /// identity (with no `OAuth` in `options`, one that does only that); a
-    /// client id is the client registered for it.
+    /// client id is the client registered for it. A sign-in that does not
+    /// complete is a server that did not start.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the configuration names no server.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the configuration
+    /// names no server; [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)
+    /// when a server does not start (unless [`HubConfig::keep_going`]).
     pub async fn connect_with(&self, options: &ClientOptions) -> Result<SourceBuilder> {
         if self.is_empty() {
             return Err(Error::input("the configuration names no MCP server"));
@@ -52,23 +64,39 @@ impl HubConfig {
                     Ok(options) => McpClient::connect(name, config, &options).await,
                     Err(error) => Err(error),
                 };
-                let server: Arc<dyn Server> = match connected {
-                    Ok(client) => Arc::new(client),
-                    Err(error) => {
-                        tracing::warn!(server = %name, error = %format_args!("{error:#}"), "MCP server failed to start; its tools are left out");
-                        Arc::new(McpClient::unstarted(name, config, options, &error))
-                    }
-                };
-                (name.clone(), server)
+                let client = connected.map_err(|error| {
+                    let unstarted = McpClient::unstarted(name, config, options, &error);
+                    (unstarted.down(&error.message_with_causes()), unstarted)
+                });
+                (name.clone(), client)
             },
         ))
         .await;
+        if !self.keeps_going() {
+            let failed: Vec<&Error> = started
+                .iter()
+                .filter_map(|(_, client)| client.as_ref().err().map(|(error, _)| error))
+                .collect();
+            if !failed.is_empty() {
+                let lines: Vec<&str> = failed.iter().map(|e| e.message()).collect();
+                let error = Error::new(ErrorKind::Unavailable, lines.join("\n"));
+                close_all(started).await;
+                return Err(error);
+            }
+        }
         let mut builder = if started.len() == 1 {
             Source::client_builder()
         } else {
             Source::hub()
         };
-        for (name, server) in started {
+        for (name, client) in started {
+            let server: Arc<dyn Server> = match client {
+                Ok(client) => Arc::new(client),
+                Err((error, unstarted)) => {
+                    tracing::warn!(server = %name, error = %error, "MCP server failed to start; its tools are left out");
+                    Arc::new(unstarted)
+                }
+            };
             builder = builder.shared_server(name, server);
         }
         Ok(builder)
@@ -121,4 +149,11 @@ impl HubConfig {
         }
         Ok(Cow::Borrowed(options))
     }
+}
+
+/// Closes the servers that started, once a server that did not fails the
+/// connection: a spawned server is asked to exit.
+async fn close_all(started: Vec<(String, std::result::Result<McpClient, (Error, McpClient)>)>) {
+    let clients = started.into_iter().filter_map(|(_, client)| client.ok());
+    futures_util::future::join_all(clients.map(McpClient::close)).await;
 }

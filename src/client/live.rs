@@ -511,7 +511,8 @@ impl McpClient {
         self.shared.tools_version.fetch_add(1, Ordering::SeqCst);
     }
 
-    fn down(&self, error: &str) -> Error {
+    /// The error of a call or listing while the server is down with `error`.
+    pub(super) fn down(&self, error: &str) -> Error {
         // The start-up errors name the server already.
         let own = format!("server `{}`: ", self.name);
         let error = error.strip_prefix(&own).unwrap_or(error);
