@@ -83,6 +83,7 @@ pub struct Rename {
 /// Why a tool was left out of the toolset.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DropReason {
     /// The tool matched no `allow` pattern.
     NotAllowed,
@@ -103,6 +104,16 @@ pub enum DropReason {
     /// MCP 2025-11-25) and its server cannot run tasks
     /// ([`Server::supports_tasks`](crate::Server::supports_tasks)).
     NeedsTasks,
+    /// The source's [`Policy`](crate::Policy) denies every call of it,
+    /// whatever the conversation has seen: no `allow` or `ask` rule can
+    /// match it ([`Policy::may_run`](crate::Policy::may_run)), so the model
+    /// is not offered it. It stays callable by the application, and the
+    /// policy judges such a call as any other.
+    DeniedByPolicy {
+        /// The `deny` rule that denies it; `None` when it is the policy's
+        /// default (no rule matches it).
+        rule: Option<String>,
+    },
     /// The tool is for the app's own interface, not the model (MCP Apps:
     /// its `_meta.ui.visibility` leaves out `"model"`; see
     /// [`Tool::visible_to_model`](crate::Tool::visible_to_model)). It stays
@@ -215,8 +226,8 @@ struct Inner {
     /// The start of each failed server's exposed names (every name, for a
     /// client's one server), to tell a call to its tools from an unknown one.
     failed_prefixes: Vec<(String, usize)>,
-    /// The tools for the app's interface only, by server and MCP name:
-    /// never offered to the model, callable by the application.
+    /// The tools held back from the model (for the app's interface only,
+    /// or by the policy), by server and MCP name: callable by the application.
     app_only: Vec<ExposedTool>,
     /// What the listing layer keeps of these tools (converted schemas,
     /// cleaned descriptions); a clone starts empty.
@@ -284,8 +295,9 @@ impl ToolSet {
 
     /// A tool the application may call (not the model: see
     /// [`resolve`](Self::resolve) for that): one offered to the model, or one
-    /// for the app's interface only ([`DropReason::AppOnly`], whose
-    /// `exposed_name` is `server/tool`). A tool the filters left out is
+    /// held back from it, for the app's interface only ([`DropReason::AppOnly`])
+    /// or by the source's policy ([`DropReason::DeniedByPolicy`]), whose
+    /// `exposed_name` is `server/tool`. A tool the filters left out is
     /// neither.
     pub fn app_tool(&self, server_id: &str, mcp_name: &str) -> Option<&ExposedTool> {
         let inner = &self.inner;
@@ -356,6 +368,18 @@ pub struct ToolSetBuilder {
     servers: Vec<(String, Vec<Arc<Tool>>)>,
     failed: Vec<FailedServer>,
     without_tasks: HashSet<String>,
+    offered: Option<Offered>,
+}
+
+/// Says why a tool (`server id`, MCP name) is not offered to the model,
+/// or `None` to offer it: a source's policy.
+#[derive(Clone)]
+pub(crate) struct Offered(Arc<dyn Fn(&str, &str) -> Option<DropReason> + Send + Sync>);
+
+impl std::fmt::Debug for Offered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Offered(..)")
+    }
 }
 
 impl ToolSetBuilder {
@@ -368,7 +392,18 @@ impl ToolSetBuilder {
             servers: Vec::new(),
             failed: Vec::new(),
             without_tasks: HashSet::new(),
+            offered: None,
         }
+    }
+
+    /// Leaves out of the model's tools those for which `offered` says why
+    /// (they stay callable by the application, as the app's own tools are).
+    pub(crate) fn offered_only(
+        mut self,
+        offered: impl Fn(&str, &str) -> Option<DropReason> + Send + Sync + 'static,
+    ) -> Self {
+        self.offered = Some(Offered(Arc::new(offered)));
+        self
     }
 
     /// How names are made.
@@ -490,8 +525,14 @@ impl ToolSetBuilder {
                     set.report.dropped.push(drop(DropReason::NeedsTasks));
                 } else if let Some(reason) = filter.rejects(&server_id, &tool.name) {
                     set.report.dropped.push(drop(reason));
-                } else if !tool.visible_to_model() {
-                    set.report.dropped.push(drop(DropReason::AppOnly));
+                } else if let Some(reason) = (!tool.visible_to_model())
+                    .then_some(DropReason::AppOnly)
+                    .or_else(|| {
+                        let offered = self.offered.as_ref()?;
+                        (offered.0)(&server_id, &tool.name)
+                    })
+                {
+                    set.report.dropped.push(drop(reason));
                     set.app_only.push(ExposedTool {
                         exposed_name: format!("{server_id}/{}", tool.name),
                         server_id: server_id.clone(),

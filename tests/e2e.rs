@@ -20,8 +20,9 @@ use mcp_adapters::ResultOptions;
 use mcp_adapters::exec::Progress;
 use mcp_adapters::exec::{BoxFuture, CallContext, CallOutcome, Hooks, ServerState};
 use mcp_adapters::results::StructuredMode;
+use mcp_adapters::toolset::DropReason;
 use mcp_adapters::{CallToolResult, Content, ToolCall};
-use mcp_adapters::{ErrorKind, HubConfig, McpClient, ServerConfig};
+use mcp_adapters::{ErrorKind, HubConfig, McpClient, Policy, ServerConfig};
 use mcp_adapters::{ExecOptions, Listing, Source, Status};
 use serde_json::{Value, json};
 
@@ -591,6 +592,59 @@ fn a_server_that_does_not_start_fails_connect_unless_keep_going() {
             run.turn.results[0]["content"][0]["text"],
             "unknown tool `echo`: call one of the tools offered"
         );
+    });
+}
+
+/// A policy that allows two of the everything server's tools offers those
+/// two, for each core provider, and the listing's report names every other
+/// tool as dropped by the policy; a tool an `ask` or a taint-dependent rule
+/// may allow stays offered, and one a rule denies is named with its rule.
+#[test]
+fn the_policy_leaves_out_what_it_can_never_allow() {
+    let everything = or_panic(servers::everything());
+    runtime().block_on(async {
+        let config = HubConfig::new().server("everything", stdio(everything));
+        let all = config.connect().await.unwrap().build().unwrap();
+        let every = all.toolset().await.unwrap();
+        let every: Vec<&str> = every.tools().iter().map(|t| t.tool.name.as_str()).collect();
+        assert!(every.len() > 10, "{every:?}");
+        let two = Policy::new().allow("everything/echo").unwrap().allow("everything/get-sum").unwrap();
+        let source = config.connect().await.unwrap().policy(two.clone()).build().unwrap();
+        for &p in CORE_PROVIDERS {
+            let listing = source.tools(provider(p), &ListOptions::new()).await.unwrap();
+            let names: Vec<&str> = listing.toolset().tools().iter().map(|t| t.tool.name.as_str()).collect();
+            assert_eq!(names, ["echo", "get-sum"], "{p}");
+            assert_eq!(listing.tools.len(), 2, "{p}");
+            let dropped = &listing.report.toolset.dropped;
+            let others: Vec<&str> = every.iter().copied().filter(|t| !names.contains(t)).collect();
+            assert_eq!(dropped.iter().map(|d| d.tool.as_str()).collect::<Vec<_>>(), others, "{p}");
+            for d in dropped {
+                assert_eq!(d.reason, DropReason::DeniedByPolicy { rule: None }, "{p}: {d:?}");
+            }
+            let report = serde_json::to_value(&listing.report).unwrap();
+            assert_eq!(
+                report["dropped"][0],
+                json!({"server_id": "everything", "tool": others[0], "reason": "denied_by_policy", "rule": null})
+            );
+        }
+
+        let wider = two
+            .ask("everything/get-env")
+            .unwrap()
+            .ask_when_tainted("everything/get-tiny-image", ["web"])
+            .unwrap()
+            .allow("everything/get-resource-*")
+            .unwrap()
+            .deny("everything/get-resource-links")
+            .unwrap();
+        let source = config.connect().await.unwrap().policy(wider).build().unwrap();
+        let listing = source.tools(provider("anthropic"), &ListOptions::new()).await.unwrap();
+        let kept = ["echo", "get-env", "get-resource-reference", "get-sum", "get-tiny-image"];
+        let expected: Vec<&str> = every.iter().copied().filter(|t| kept.contains(t)).collect();
+        assert_eq!(expected.len(), kept.len(), "{every:?}");
+        assert_eq!(tool_names(&listing), expected);
+        let links = listing.report.toolset.dropped.iter().find(|d| d.tool == "get-resource-links").unwrap();
+        assert_eq!(links.reason, DropReason::DeniedByPolicy { rule: Some("everything/get-resource-links".into()) });
     });
 }
 

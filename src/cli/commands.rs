@@ -185,8 +185,9 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
         }
         // What a server offers may depend on what the client declares.
         let asks = asks::read(&args.asks, false)?;
+        let policy = args.policy.as_deref().map(live::read_policy).transpose()?;
         return block_on(async {
-            let source = live::source(&args.live, &args.toolset.naming, None, false, &asks)
+            let source = live::source(&args.live, &args.toolset.naming, policy, false, &asks)
                 .await?
                 .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
             let listed = listed(&source, args, provider, &options).await;
@@ -198,6 +199,12 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
         return Err(Error::new(
             ErrorKind::Input,
             "--answers and --root go with live servers (--server, --config): they change what a live server offers, not what a tools/list file holds",
+        ));
+    }
+    if args.policy.is_some() {
+        return Err(Error::new(
+            ErrorKind::Input,
+            "--policy goes with live servers (--server, --config, --hosted): it judges their calls; --allow and --deny filter the tools of tools/list files",
         ));
     }
     let servers = match args.files.as_slice() {
@@ -251,10 +258,10 @@ fn hosted_hub(args: &ToolsArgs) -> Result<Option<HubConfig>> {
             .host(name.trim());
     }
     let any = hub.servers().iter().any(|(name, _)| hub.is_hosted(name));
-    if !any && (args.hosted.policy.is_some() || args.hosted.pass_credentials) {
+    if !any && args.hosted.pass_credentials {
         return Err(Error::new(
             ErrorKind::Input,
-            "--policy and --pass-credentials go with hosted servers (--hosted NAME=URL, or `\"hosted\": true` in --config)",
+            "--pass-credentials goes with hosted servers (--hosted NAME=URL, or `\"hosted\": true` in --config)",
         ));
     }
     Ok(any.then_some(hub))
@@ -269,10 +276,8 @@ async fn hosted_tools(
     options: &ListOptions,
     asks: &asks::Asks,
 ) -> Result<Value> {
-    let policy = match &args.hosted.policy {
-        Some(path) => live::read_policy(path)?,
-        None => Policy::allow_all(),
-    };
+    let given = args.policy.as_deref().map(live::read_policy).transpose()?;
+    let policy = given.clone().unwrap_or_else(Policy::allow_all);
     let mut hosting = HostedOptions::new().pass_credentials(args.hosted.pass_credentials);
     for glob in &args.toolset.naming.allow {
         hosting = hosting.allow_tools(glob);
@@ -297,7 +302,7 @@ async fn hosted_tools(
             split.local,
             &args.live,
             &args.toolset.naming,
-            None,
+            given,
             false,
             asks,
         )

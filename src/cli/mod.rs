@@ -308,6 +308,13 @@ struct ToolsArgs {
     raw: bool,
     #[command(flatten)]
     hosted: HostedArgs,
+    /// A policy file (as for `run`), with live servers: the tools it can never
+    /// run (no `allow` or `ask` rule can match them) are left out of the listing,
+    /// and `report.dropped` names each with `"reason": "denied_by_policy"`; for
+    /// hosted servers, it says which tools they may run and which the provider
+    /// must ask about (without one, every tool).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
     /// tools/list results, as FILE (server id: the file's stem) or NAME=FILE.
     /// Without any (and without --server or --config), a bundled demo server's tools.
     files: Vec<String>,
@@ -326,10 +333,6 @@ struct HostedArgs {
     /// `report.hosted_local`.
     #[arg(long = "hosted", value_name = "NAME=URL")]
     hosted: Vec<String>,
-    /// A policy file (as for `run`) for the hosted servers: the tools they may
-    /// run and those the provider must ask about. Without one, every tool.
-    #[arg(long, value_name = "FILE")]
-    policy: Option<PathBuf>,
     /// Let a hosted server's headers and a URL's user or query, which may carry
     /// credentials, go to the provider (off: such a server runs here).
     #[arg(long)]

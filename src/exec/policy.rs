@@ -10,7 +10,7 @@ use crate::calls::ToolCall;
 use crate::error::Result;
 use crate::hosted::{HostedRefusal, HostedTools};
 use crate::mcp::CreateMessageParams;
-use crate::toolset::{compile_glob, compile_tool_glob};
+use crate::toolset::{DropReason, compile_glob, compile_tool_glob};
 
 /// What a policy says of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -205,6 +205,59 @@ impl Policy {
 }
 
 impl Policy {
+    /// Whether some call of `server_id/tool` may run, at once or once an
+    /// approver allows it, under some taint: `false` when the policy
+    /// denies it under every condition, which is when a `deny` rule that
+    /// depends on no taint matches it, or when no `allow` or `ask` rule
+    /// (taint-dependent ones included) matches it and the default denies.
+    /// The rules' order does not matter to it. A source's listing leaves out
+    /// the tools for which this is `false`
+    /// ([`DropReason::DeniedByPolicy`]): the model is not offered what can
+    /// never run.
+    ///
+    /// ```
+    /// use mcp_adapters::Policy;
+    ///
+    /// let policy = Policy::new()
+    ///     .allow("everything/echo")?
+    ///     .ask_when_tainted("everything/get-env", ["web"])?
+    ///     .deny("*/delete_*")?;
+    /// assert!(policy.may_run("everything", "echo"));
+    /// assert!(policy.may_run("everything", "get-env"));  // asked about, once `web` was read
+    /// assert!(!policy.may_run("everything", "get-sum")); // no rule allows it
+    /// assert!(!policy.may_run("files", "delete_file"));  // denied whatever else matches
+    /// # Ok::<(), mcp_adapters::Error>(())
+    /// ```
+    pub fn may_run(&self, server_id: &str, tool: &str) -> bool {
+        if self.rules.is_empty() {
+            return self.default != Action::Deny;
+        }
+        let path = format!("{server_id}/{tool}");
+        let mut allowed = self.default != Action::Deny;
+        for rule in self.rules.iter().filter(|r| r.matcher.is_match(&path)) {
+            match rule.action {
+                Action::Deny if rule.tainted_by.is_empty() => return false,
+                Action::Deny => {}
+                Action::Allow | Action::Ask => allowed = true,
+            }
+        }
+        allowed
+    }
+
+    /// Why a tool is never offered under this policy: `None` when some
+    /// call of it may run ([`may_run`](Self::may_run)).
+    pub(crate) fn never_offered(&self, server_id: &str, tool: &str) -> Option<DropReason> {
+        if self.may_run(server_id, tool) {
+            return None;
+        }
+        // With no taint only the rules that depend on none hold: the one
+        // that denies it, or none (the default).
+        let (_, rule) = self.decide_with_rule(server_id, tool, &BTreeSet::new());
+        Some(DropReason::DeniedByPolicy {
+            rule: rule.map(str::to_owned),
+        })
+    }
+
     /// Whether a rule depends on what the conversation has seen
     /// ([`ask_when_tainted`](Self::ask_when_tainted),
     /// [`deny_when_tainted`](Self::deny_when_tainted)).
@@ -398,6 +451,73 @@ mod tests {
             p.decide("mail", "send_mail", &taint(&["any"])),
             Action::Deny
         );
+    }
+
+    /// What can never run is told apart from what may, taint or not, and
+    /// the rules' order does not change it.
+    #[test]
+    fn may_run_is_the_same_in_every_order_of_the_rules() {
+        type R = (Action, &'static str, &'static [&'static str]);
+        let rules: [R; 5] = [
+            (Action::Allow, "gh/get_*", &[]),
+            (Action::Ask, "gh/merge_*", &[]),
+            (Action::Allow, "gh/create_*", &["web"]),
+            (Action::Deny, "gh/delete_*", &[]),
+            (Action::Deny, "gh/get_secret", &["*"]),
+        ];
+        // (tool, may run under `Policy::new()`, under `Policy::allow_all()`)
+        let expected = [
+            ("get_issue", true, true),
+            ("get_secret", true, true), // denied once tainted, allowed before
+            ("merge_pr", true, true),   // asked about
+            ("create_issue", true, true), // allowed once `web` tainted
+            ("delete_repo", false, false), // denied whatever else matches
+            ("list_issues", false, true), // the default decides
+        ];
+        let mut order: Vec<usize> = (0..rules.len()).collect();
+        let mut orders = Vec::new();
+        permutations(&mut order, 0, &mut orders);
+        assert_eq!(orders.len(), 120);
+        for order in orders {
+            for (base, column) in [(Policy::new(), 1), (Policy::allow_all(), 2)] {
+                let policy = order.iter().fold(base, |p, &i| {
+                    let (action, pattern, taint) = rules[i];
+                    p.rule(action, pattern, taint).unwrap()
+                });
+                for (tool, new, all) in expected {
+                    let want = if column == 1 { new } else { all };
+                    assert_eq!(policy.may_run("gh", tool), want, "{tool} in order {order:?}");
+                    // The decision with no taint never allows what may not run.
+                    if !want {
+                        assert_eq!(policy.decide("gh", tool, &taint(&[])), Action::Deny);
+                    }
+                }
+            }
+        }
+        let denied = Policy::new().allow("gh/*").unwrap().deny("gh/delete_*").unwrap();
+        assert_eq!(
+            denied.never_offered("gh", "delete_repo"),
+            Some(DropReason::DeniedByPolicy {
+                rule: Some("gh/delete_*".into())
+            })
+        );
+        assert_eq!(
+            Policy::new().never_offered("gh", "x"),
+            Some(DropReason::DeniedByPolicy { rule: None })
+        );
+        assert_eq!(denied.never_offered("gh", "get_issue"), None);
+    }
+
+    fn permutations(items: &mut Vec<usize>, k: usize, out: &mut Vec<Vec<usize>>) {
+        if k == items.len() {
+            out.push(items.clone());
+            return;
+        }
+        for i in k..items.len() {
+            items.swap(k, i);
+            permutations(items, k + 1, out);
+            items.swap(k, i);
+        }
     }
 
     #[test]

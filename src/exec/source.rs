@@ -589,9 +589,18 @@ impl SourceBuilder {
         for (id, server) in &self.servers {
             server.attach(Answerer::for_server(governor.clone(), id.clone()));
         }
+        // What the policy can never run is not offered.
+        let naming = match &policy {
+            Some(policy) => {
+                let policy = policy.clone();
+                self.naming
+                    .offered_only(move |server, tool| policy.never_offered(server, tool))
+            }
+            None => self.naming,
+        };
         Ok(Source {
             servers: self.servers,
-            naming: self.naming,
+            naming,
             policy,
             governor,
             rounds: Rounds::new(self.hooks),
