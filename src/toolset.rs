@@ -373,8 +373,11 @@ pub struct ToolSetBuilder {
 
 /// Says why a tool (`server id`, MCP name) is not offered to the model,
 /// or `None` to offer it: a source's policy.
+type Judge = dyn Fn(&str, &str) -> Option<DropReason> + Send + Sync;
+
+/// A [`Judge`], shared by the builder's clones.
 #[derive(Clone)]
-pub(crate) struct Offered(Arc<dyn Fn(&str, &str) -> Option<DropReason> + Send + Sync>);
+pub(crate) struct Offered(Arc<Judge>);
 
 impl std::fmt::Debug for Offered {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -824,7 +824,12 @@ fn tools_with_a_policy_lists_only_what_it_can_allow() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap())
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .or(t["function"]["name"].as_str())
+                    .unwrap()
+            })
             .collect();
         assert_eq!(names, ["echo", "get-sum"], "{provider}: {listed}");
         let dropped = listed["report"]["dropped"].as_array().unwrap();
@@ -847,7 +852,10 @@ fn tools_with_a_policy_lists_only_what_it_can_allow() {
     );
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--policy goes with live servers"), "{stderr}");
+    assert!(
+        stderr.contains("--policy goes with live servers"),
+        "{stderr}"
+    );
 }
 
 /// `--keep-going` names each server that did not start on stderr and goes on

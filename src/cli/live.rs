@@ -29,10 +29,7 @@ pub fn parse_server(arg: &str) -> Result<(String, ServerConfig)> {
     let (command, args) = words
         .split_first()
         .ok_or_else(|| bad("the command is empty"))?;
-    Ok((
-        name.trim().to_owned(),
-        ServerConfig::stdio(command, args),
-    ))
+    Ok((name.trim().to_owned(), ServerConfig::stdio(command, args)))
 }
 
 /// The configuration from `--server`s and `--config`, or `None` when neither is given.

@@ -7,7 +7,7 @@ use super::live::McpClient;
 use super::options::ClientOptions;
 use crate::config::HubConfig;
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::{Server, Source, SourceBuilder};
+use crate::exec::{Source, SourceBuilder};
 
 impl HubConfig {
     /// Starts every server (concurrently) with default [`ClientOptions`]; see
@@ -64,40 +64,50 @@ impl HubConfig {
                     Ok(options) => McpClient::connect(name, config, &options).await,
                     Err(error) => Err(error),
                 };
-                let client = connected.map_err(|error| {
-                    let unstarted = McpClient::unstarted(name, config, options, &error);
-                    (unstarted.down(&error.message_with_causes()), unstarted)
-                });
-                (name.clone(), client)
+                match connected {
+                    Ok(client) => Started {
+                        name: name.clone(),
+                        client,
+                        failed: None,
+                    },
+                    Err(error) => {
+                        let client = McpClient::unstarted(name, config, options, &error);
+                        let failed = client.down(&error.message_with_causes());
+                        Started {
+                            name: name.clone(),
+                            client,
+                            failed: Some(failed),
+                        }
+                    }
+                }
             },
         ))
         .await;
-        if !self.keeps_going() {
-            let failed: Vec<&Error> = started
+        if !self.keeps_going() && started.iter().any(|s| s.failed.is_some()) {
+            let lines: Vec<&str> = started
                 .iter()
-                .filter_map(|(_, client)| client.as_ref().err().map(|(error, _)| error))
+                .filter_map(|s| s.failed.as_ref().map(Error::message))
                 .collect();
-            if !failed.is_empty() {
-                let lines: Vec<&str> = failed.iter().map(|e| e.message()).collect();
-                let error = Error::new(ErrorKind::Unavailable, lines.join("\n"));
-                close_all(started).await;
-                return Err(error);
-            }
+            let error = Error::new(ErrorKind::Unavailable, lines.join("\n"));
+            let up = started.into_iter().filter(|s| s.failed.is_none());
+            futures_util::future::join_all(up.map(|s| s.client.close())).await;
+            return Err(error);
         }
         let mut builder = if started.len() == 1 {
             Source::client_builder()
         } else {
             Source::hub()
         };
-        for (name, client) in started {
-            let server: Arc<dyn Server> = match client {
-                Ok(client) => Arc::new(client),
-                Err((error, unstarted)) => {
-                    tracing::warn!(server = %name, error = %error, "MCP server failed to start; its tools are left out");
-                    Arc::new(unstarted)
-                }
-            };
-            builder = builder.shared_server(name, server);
+        for Started {
+            name,
+            client,
+            failed,
+        } in started
+        {
+            if let Some(error) = failed {
+                tracing::warn!(server = %name, error = %error, "MCP server failed to start; its tools are left out");
+            }
+            builder = builder.shared_server(name, Arc::new(client));
         }
         Ok(builder)
     }
@@ -151,9 +161,11 @@ impl HubConfig {
     }
 }
 
-/// Closes the servers that started, once a server that did not fails the
-/// connection: a spawned server is asked to exit.
-async fn close_all(started: Vec<(String, std::result::Result<McpClient, (Error, McpClient)>)>) {
-    let clients = started.into_iter().filter_map(|(_, client)| client.ok());
-    futures_util::future::join_all(clients.map(McpClient::close)).await;
+/// A server of the configuration, started or not.
+struct Started {
+    name: String,
+    /// Its client: one that does not serve until it starts, when it failed.
+    client: McpClient,
+    /// Why it did not start, as a call or listing would be told.
+    failed: Option<Error>,
 }

@@ -486,7 +486,11 @@ mod tests {
                 });
                 for (tool, new, all) in expected {
                     let want = if column == 1 { new } else { all };
-                    assert_eq!(policy.may_run("gh", tool), want, "{tool} in order {order:?}");
+                    assert_eq!(
+                        policy.may_run("gh", tool),
+                        want,
+                        "{tool} in order {order:?}"
+                    );
                     // The decision with no taint never allows what may not run.
                     if !want {
                         assert_eq!(policy.decide("gh", tool, &taint(&[])), Action::Deny);
@@ -494,7 +498,11 @@ mod tests {
                 }
             }
         }
-        let denied = Policy::new().allow("gh/*").unwrap().deny("gh/delete_*").unwrap();
+        let denied = Policy::new()
+            .allow("gh/*")
+            .unwrap()
+            .deny("gh/delete_*")
+            .unwrap();
         assert_eq!(
             denied.never_offered("gh", "delete_repo"),
             Some(DropReason::DeniedByPolicy {
