@@ -543,7 +543,13 @@ fn a_server_that_does_not_start_fails_connect_unless_keep_going() {
              installed, and on the PATH?): No such file or directory (os error 2)"
         );
 
-        let hub = config.keep_going(true).connect().await.unwrap().build().unwrap();
+        let hub = config
+            .keep_going(true)
+            .connect()
+            .await
+            .unwrap()
+            .build()
+            .unwrap();
         let provider = provider("anthropic");
         let listing = hub.tools(provider, &ListOptions::new()).await.unwrap();
         let failed = &listing.report.toolset.failed_servers;
@@ -551,11 +557,17 @@ fn a_server_that_does_not_start_fails_connect_unless_keep_going() {
         assert_eq!(failed[0].server_id, "missing");
         assert_eq!(failed[0].error, error.to_string());
         let names = tool_names(&listing);
-        assert!(!names.is_empty() && names.iter().all(|n| n.starts_with("time__")), "{names:?}");
+        assert!(
+            !names.is_empty() && names.iter().all(|n| n.starts_with("time__")),
+            "{names:?}"
+        );
         assert!(matches!(hub.server_states()[1].1, ServerState::Down { .. }));
         let response = model_response(
             "anthropic",
-            &[("missing__anything".into(), json!({})), ("made_up".into(), json!({}))],
+            &[
+                ("missing__anything".into(), json!({})),
+                ("made_up".into(), json!({})),
+            ],
         );
         let run = hub
             .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
@@ -581,7 +593,10 @@ fn a_server_that_does_not_start_fails_connect_unless_keep_going() {
             .unwrap();
         let listing = alone.tools(provider, &ListOptions::new()).await.unwrap();
         assert!(listing.tools.is_empty());
-        assert_eq!(listing.report.toolset.failed_servers[0].server_id, "missing");
+        assert_eq!(
+            listing.report.toolset.failed_servers[0].server_id,
+            "missing"
+        );
         let response = model_response("anthropic", &[("echo".into(), json!({}))]);
         let run = alone
             .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
@@ -646,6 +661,95 @@ fn the_policy_leaves_out_what_it_can_never_allow() {
         let links = listing.report.toolset.dropped.iter().find(|d| d.tool == "get-resource-links").unwrap();
         assert_eq!(links.reason, DropReason::DeniedByPolicy { rule: Some("everything/get-resource-links".into()) });
     });
+}
+
+/// The README's first turn is `examples/first_turn.rs`, formatting aside,
+/// and run against the pinned everything server (its `npx` command finds
+/// the install, offline) it answers as the README says.
+#[test]
+fn the_readme_first_turn_runs() {
+    let squeeze = |code: &str| -> String {
+        let text: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        // rustfmt puts a comma after the last argument it breaks onto lines.
+        text.replace(",)", ")").replace(",]", "]")
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme
+        .split("\n## A first turn\n")
+        .nth(1)
+        .expect("the README's first turn");
+    let block = section
+        .split("```rust,no_run\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .unwrap();
+    assert!(block.lines().count() <= 25, "{block}");
+    let guide = std::fs::read_to_string(root.join("docs/agent-loop.md")).unwrap();
+    let live = guide
+        .split("\n## Live MCP servers\n")
+        .nth(1)
+        .expect("the guide's live servers");
+    let started = live
+        .split("```rust,no_run\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .unwrap();
+    assert_eq!(
+        started, block,
+        "the guide's live servers start as the README's first turn"
+    );
+    let example = std::fs::read_to_string(root.join("examples/first_turn.rs")).unwrap();
+    let code: String = example
+        .lines()
+        .filter(|l| !l.starts_with("//!"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(
+        squeeze(&code),
+        squeeze(block),
+        "examples/first_turn.rs is not the README's first turn"
+    );
+
+    let binary = or_panic(servers::example("first_turn"));
+    let dir = or_panic(servers::everything_npx_dir());
+    let out = runtime().block_on(async {
+        let child = tokio::process::Command::new(binary)
+            .current_dir(dir)
+            .env("npm_config_offline", "true")
+            .env("npm_config_update_notifier", "false")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        // A hang guard only.
+        tokio::time::timeout(Duration::from_secs(300), child.wait_with_output())
+            .await
+            .expect("the first turn hangs")
+            .unwrap()
+    });
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    let said = [
+        ("Ran: ", "Echo: hi"),
+        ("Ran: ", "The sum of 2 and 3 is 5."),
+        (
+            "Rejected: ",
+            "unknown tool `delete_everything`: call one of the tools offered",
+        ),
+    ];
+    for (i, (line, (outcome, text))) in lines.iter().zip(said).enumerate() {
+        let answer: Value = serde_json::from_str(line.strip_prefix(outcome).expect(line)).unwrap();
+        assert_eq!(answer["tool_use_id"], format!("toolu_{}", i + 1), "{line}");
+        assert_eq!(answer["content"][0]["text"], text, "{line}");
+    }
 }
 
 #[test]
@@ -1063,7 +1167,10 @@ fn one_malformed_skill_entry_does_not_hide_the_others() {
         let source = HubConfig::new()
             .server(
                 "raw",
-                ServerConfig::stdio(python.display().to_string(), vec![script.display().to_string()]),
+                ServerConfig::stdio(
+                    python.display().to_string(),
+                    vec![script.display().to_string()],
+                ),
             )
             .connect()
             .await

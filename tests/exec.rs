@@ -988,3 +988,62 @@ fn an_in_process_server_lists_and_serves_its_resources_and_prompts() {
         assert_eq!(err.kind(), ErrorKind::Input);
     });
 }
+
+/// `Execution`'s JSON form (what `run` prints of a turn), pinned by a
+/// snapshot; the agent loop chapter shows the same value.
+#[test]
+fn an_execution_as_json() {
+    current_thread_runtime().block_on(async {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let notes = InProcessServer::new()
+            .tool(
+                Tool::new("search", "Searches the notes", schema),
+                |args, _| async move {
+                    Ok(CallToolResult::text(format!("2 notes match {}", args["q"])))
+                },
+            )
+            .tool(
+                Tool::new("delete", "Deletes a note", json!({"type": "object"})),
+                |_, _| async { Ok(CallToolResult::text("deleted")) },
+            );
+        let source = Source::client("notes", notes)
+            .policy(
+                Policy::new()
+                    .allow("notes/search")
+                    .unwrap()
+                    .ask("notes/delete")
+                    .unwrap(),
+            )
+            .build()
+            .unwrap();
+        let p = provider("anthropic");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let response = json!({"content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {"q": "milk"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "delete", "input": {}},
+            {"type": "tool_use", "id": "toolu_3", "name": "export", "input": {}}]});
+        let run = source
+            .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        let outcomes: Vec<CallOutcome> = run.calls.iter().map(|c| c.outcome).collect();
+        assert_eq!(
+            outcomes,
+            [CallOutcome::Ran, CallOutcome::Denied, CallOutcome::Rejected]
+        );
+        let value = serde_json::to_value(&run).unwrap();
+        snapshot(Stage::Exec, None, "execution_json", &value);
+
+        let guide =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/agent-loop.md"))
+                .unwrap();
+        let shown = guide
+            .split("**An `Execution` as JSON.**")
+            .nth(1)
+            .and_then(|rest| rest.split("```json\n").nth(1))
+            .and_then(|block| block.split("\n```").next())
+            .expect("the chapter's example");
+        let shown: Value = serde_json::from_str(shown).unwrap();
+        assert_eq!(shown, value, "the chapter's example is not the turn's JSON");
+    });
+}
