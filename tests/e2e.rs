@@ -674,27 +674,24 @@ fn the_readme_first_turn_runs() {
         text.replace(",)", ")").replace(",]", "]")
     };
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let section = readme
-        .split("\n## A first turn\n")
-        .nth(1)
-        .expect("the README's first turn");
-    let block = section
-        .split("```rust,no_run\n")
-        .nth(1)
-        .and_then(|b| b.split("\n```").next())
-        .unwrap();
+    // The first `rust,no_run` block under the heading `## {heading}` of `file`.
+    let first_block = |file: &str, heading: &str| -> String {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let section = text
+            .split(&format!("\n## {heading}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{file}: no {heading}"));
+        let block = section
+            .split("```rust,no_run\n")
+            .nth(1)
+            .and_then(|b| b.split("\n```").next());
+        block
+            .unwrap_or_else(|| panic!("{file}: no Rust under {heading}"))
+            .to_owned()
+    };
+    let block = first_block("README.md", "A first turn");
     assert!(block.lines().count() <= 25, "{block}");
-    let guide = std::fs::read_to_string(root.join("docs/agent-loop.md")).unwrap();
-    let live = guide
-        .split("\n## Live MCP servers\n")
-        .nth(1)
-        .expect("the guide's live servers");
-    let started = live
-        .split("```rust,no_run\n")
-        .nth(1)
-        .and_then(|b| b.split("\n```").next())
-        .unwrap();
+    let started = first_block("docs/agent-loop.md", "Live MCP servers");
     assert_eq!(
         started, block,
         "the guide's live servers start as the README's first turn"
@@ -707,7 +704,7 @@ fn the_readme_first_turn_runs() {
         .join("\n");
     assert_eq!(
         squeeze(&code),
-        squeeze(block),
+        squeeze(&block),
         "examples/first_turn.rs is not the README's first turn"
     );
 
