@@ -299,19 +299,3 @@ fn every_built_in_spec_file_validates_against_the_schema() {
         }
     }
 }
-
-/// The committed schema is what `schemas/generate.py` writes.
-#[test]
-fn the_schema_is_generated() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = std::process::Command::new("python3")
-        .arg(root.join("schemas/generate.py"))
-        .arg("--check")
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
