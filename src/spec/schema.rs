@@ -68,6 +68,7 @@ impl<K: TemplateVars> JsonSchema for TemplateDoc<K> {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        met::<K>();
         let itself = reference(K::DEF);
         json_schema!({
             "description": format!("{} {TEMPLATE_SYNTAX}", K::ABOUT.trim()),
@@ -681,4 +682,92 @@ fn the_checked_in_schemas_are_generated() {
             panic!("schemas/{file} is not what the spec's types generate:\n{shown}\n{regenerate}");
         }
     }
+}
+
+/// A kind's check that its pattern judges strings as its compiler does.
+type Agreement = fn() -> Result<(), String>;
+
+thread_local! {
+    /// The template kinds the generator met, each with [`agrees`] for it.
+    static KINDS: std::cell::RefCell<BTreeMap<&'static str, Agreement>> =
+        const { std::cell::RefCell::new(BTreeMap::new()) };
+}
+
+fn met<K: TemplateVars>() {
+    KINDS.with(|kinds| kinds.borrow_mut().insert(K::DEF, agrees::<K>));
+}
+
+/// Whether the schema's pattern for the kind `K` judges strings as the
+/// compiler does: each of its variables, plain and optional, whole and
+/// interpolated; escapes and lone `$` signs; unknown and malformed names.
+fn agrees<K: TemplateVars>() -> Result<(), String> {
+    let pattern = text_pattern(K::NAMES, K::OPEN);
+    let validator = jsonschema::validator_for(&json!({"type": "string", "pattern": pattern}))
+        .map_err(|e| format!("{}: {e}", K::DEF))?;
+    let first = K::NAMES.first().copied().unwrap_or("x");
+    let mut texts: Vec<String> = [
+        "plain text",
+        "a $ sign",
+        "$",
+        "$$",
+        "$${literal}",
+        "${zz_unknown}",
+        "${zz_unknown?}",
+        "${Upper}",
+        "${}",
+        "${?}",
+        "a ${",
+        "$${",
+    ]
+    .map(str::to_owned)
+    .into();
+    texts.push(format!("${{{first}"));
+    for name in K::NAMES {
+        texts.extend([
+            format!("${{{name}}}"),
+            format!("${{{name}?}}"),
+            format!("<${{{name}}}, $${{{name}}}, ${{{name}?}}>"),
+        ]);
+    }
+    // An open kind also takes the names the spec gives (a `meta` map).
+    let given: &[&str] = if K::OPEN { &["zz_unknown"] } else { &[] };
+    for text in texts {
+        let doc: TemplateDoc<K> =
+            serde_json::from_value(Value::String(text.clone())).expect("a string template");
+        let compiles = doc.compile_with("", given).is_ok();
+        let valid = validator.is_valid(&Value::String(text.clone()));
+        if compiles != valid {
+            return Err(format!(
+                "{}: the compiler {} `{text}` and the schema {}",
+                K::DEF,
+                if compiles { "takes" } else { "refuses" },
+                if valid { "takes it" } else { "refuses it" },
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every template definition of the schema lets an editor through the
+/// strings the loader takes, and only those: its variables are the kind's
+/// [`TemplateVars::NAMES`] and its pattern reads them as the compiler does.
+#[test]
+fn every_template_pattern_judges_as_the_compiler_does() {
+    KINDS.with(|kinds| kinds.borrow_mut().clear());
+    let schema = provider_spec();
+    let kinds = KINDS.with(|kinds| std::mem::take(&mut *kinds.borrow_mut()));
+    let defs: BTreeSet<&str> = schema["$defs"]
+        .as_object()
+        .expect("definitions")
+        .keys()
+        .map(String::as_str)
+        .filter(|name| name.ends_with("_template"))
+        .collect();
+    assert_eq!(
+        defs,
+        kinds.keys().copied().collect(),
+        "each template definition is a kind the generator met"
+    );
+    let failures: Vec<String> = kinds.values().filter_map(|check| check().err()).collect();
+    assert!(failures.is_empty(), "{failures:#?}");
 }
