@@ -10,6 +10,7 @@
 //! | [`resilience`] | the toolset stays true, and a server that dies comes back |
 //! | [`durable_turns`] | turns suspended where a call waits, handed over and resumed in another process, nothing sent twice |
 //! | [`command_line`] | every command and flag of `mcp-adapters`, and the MCP conformance suite |
+//! | [`interop`] | the matrix of popular third-party servers the tests list and call |
 //! | [`security`] | the threat model: what the library defends against, what it leaves to the user, its limits |
 //! | [`architecture`] | the source layout, the dependencies and what is written here instead, performance |
 //! | [`spec_authors_guide`] | describing a provider in YAML |
@@ -61,6 +62,9 @@ pub mod durable_turns {}
 
 #[doc = include_str!("../docs/command-line.md")]
 pub mod command_line {}
+
+#[doc = include_str!("../docs/interop.md")]
+pub mod interop {}
 
 #[doc = include_str!("../docs/security.md")]
 pub mod security {}

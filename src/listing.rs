@@ -203,6 +203,80 @@ pub struct StrictIssue {
     pub reason: String,
 }
 
+/// A field a server left out of its answers (or sent malformed), read with
+/// the default the official MCP SDKs give it (MCP 2026-07-28): `ttlMs` as
+/// 0, `cacheScope` as `"private"`, `resultType` as `"complete"`. Listed
+/// once per server and field in [`ListingReport::defaulted`], and
+/// printed once on the command line's stderr.
+///
+/// ```
+/// # use mcp_adapters::listing::Defaulted;
+/// let field = Defaulted::new("toolbox", "ttlMs", 0.into()).with_method("server/discover");
+/// assert_eq!(
+///     field.to_string(),
+///     "server `toolbox` left `ttlMs` out of its `server/discover` result: read as 0, \
+///      as the official MCP SDKs do"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Defaulted {
+    /// The server.
+    pub server_id: String,
+    /// The field (`ttlMs`, `cacheScope`, `resultType`).
+    pub field: String,
+    /// The requests whose results lacked it, in the order first seen.
+    pub methods: Vec<String>,
+    /// What the server sent for it, when it sent something unreadable;
+    /// `None` when it left the field out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sent: Option<Value>,
+    /// What it was read as.
+    pub read_as: Value,
+}
+
+impl Defaulted {
+    /// `server_id`'s `field`, read as `read_as`, with no method yet.
+    pub fn new(server_id: impl Into<String>, field: impl Into<String>, read_as: Value) -> Self {
+        Defaulted {
+            server_id: server_id.into(),
+            field: field.into(),
+            methods: Vec::new(),
+            sent: None,
+            read_as,
+        }
+    }
+
+    /// Adds a request whose result lacked the field.
+    pub fn with_method(mut self, method: impl Into<String>) -> Self {
+        self.methods.push(method.into());
+        self
+    }
+}
+
+/// `server `s` left `ttlMs` out of its `server/discover` result: read as 0, ...`.
+impl std::fmt::Display for Defaulted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let methods: Vec<String> = self.methods.iter().map(|m| format!("`{m}`")).collect();
+        let results = if methods.len() == 1 {
+            "result"
+        } else {
+            "results"
+        };
+        let (server, field) = (&self.server_id, &self.field);
+        match &self.sent {
+            None => write!(f, "server `{server}` left `{field}` out of its ")?,
+            Some(sent) => write!(f, "server `{server}` sent `{field}: {sent}` in its ")?,
+        }
+        write!(
+            f,
+            "{} {results}: read as {}, as the official MCP SDKs do",
+            methods.join(" and "),
+            self.read_as
+        )
+    }
+}
+
 /// What a listing changed or left out, and why.
 ///
 /// Only the toolset's tools are emitted, in its order (PO-7), under their
@@ -226,6 +300,11 @@ pub struct ListingReport {
     /// spec's `schema:` rules) cannot express their schema.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unsupported: Vec<StrictIssue>,
+    /// Fields the servers left out of their answers, read with the
+    /// official MCP SDKs' defaults: one entry per server and field
+    /// (filled in by [`Source::tools`](crate::Source::tools)).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub defaulted: Vec<Defaulted>,
 }
 
 /// What a model is offered: a provider's tool definitions for a toolset.

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::conformance::{Item, check};
+use common::conformance::{Item, RESULTS, TOOLS, check};
 use common::*;
 use mcp_adapters::CallToolResult;
 use mcp_adapters::ToolSet;
@@ -24,68 +24,6 @@ use mcp_adapters::{Error, ErrorKind};
 use mcp_adapters::{ListOptions, StrictMode};
 use mcp_adapters::{Outcome, ResultOptions, Turn};
 use serde_json::{Value, json};
-
-/// Provider id and the checker's type for its tool definitions.
-const TOOLS: &[(&str, &str)] = &[
-    ("anthropic", "anthropic/tool"),
-    ("openai-chat", "openai-chat/tool"),
-    ("openai-responses", "openai-responses/tool"),
-    ("gemini", "gemini/tool"),
-    ("anthropic-strict", "anthropic-strict/tool@anthropic/tool"),
-    ("bedrock-converse", "bedrock-converse/tool"),
-    ("mistral", "mistral/tool"),
-    ("cohere", "cohere/tool"),
-    ("gemini-interactions", "gemini-interactions/tool"),
-    ("xai", "xai/tool@openai-chat/tool"),
-    ("groq", "groq/tool@openai-chat/tool"),
-    ("deepseek", "deepseek/tool@openai-chat/tool"),
-    ("moonshot", "moonshot/tool@openai-chat/tool"),
-    ("qwen", "qwen/tool@openai-chat/tool"),
-    ("zai", "zai/tool@openai-chat/tool"),
-    ("cerebras", "cerebras/tool@openai-chat/tool"),
-    ("fireworks", "fireworks/tool@openai-chat/tool"),
-    ("together", "together/tool@openai-chat/tool"),
-    ("openrouter", "openrouter/tool@openai-chat/tool"),
-    ("vllm", "vllm/tool@openai-chat/tool"),
-    ("azure-openai", "azure-openai/tool@openai-chat/tool"),
-    ("gemini-openai", "gemini-openai/tool@openai-chat/tool"),
-    ("ollama-openai", "ollama-openai/tool@openai-chat/tool"),
-    // Hugging Face's Responses tools carry no `strict`, which OpenAI's FunctionToolParam
-    // requires: there is no SDK type of its own to check them against.
-    ("minimax", "minimax/tool@anthropic/tool"),
-];
-
-/// Provider id and the checker's type for its answers.
-const RESULTS: &[(&str, &str)] = &[
-    ("anthropic", "anthropic/result"),
-    ("openai-chat", "openai-chat/result"),
-    ("openai-responses", "openai-responses/result"),
-    ("gemini", "gemini/result"),
-    (
-        "gemini-multimodal",
-        "gemini-multimodal/result@gemini/result",
-    ),
-    ("bedrock-converse", "bedrock-converse/result"),
-    ("mistral", "mistral/result"),
-    ("cohere", "cohere/result"),
-    ("gemini-interactions", "gemini-interactions/result"),
-    ("xai", "xai/result@openai-chat/result"),
-    ("groq", "groq/result@openai-chat/result"),
-    ("deepseek", "deepseek/result@openai-chat/result"),
-    ("moonshot", "moonshot/result@openai-chat/result"),
-    ("qwen", "qwen/result@openai-chat/result"),
-    ("zai", "zai/result@openai-chat/result"),
-    ("cerebras", "cerebras/result@openai-chat/result"),
-    ("fireworks", "fireworks/result@openai-chat/result"),
-    ("together", "together/result@openai-chat/result"),
-    ("openrouter", "openrouter/result@openai-chat/result"),
-    ("vllm", "vllm/result@openai-chat/result"),
-    ("azure-openai", "azure-openai/result@openai-chat/result"),
-    ("gemini-openai", "gemini-openai/result@openai-chat/result"),
-    ("ollama-openai", "ollama-openai/result@openai-chat/result"),
-    ("huggingface", "huggingface/result@openai-responses/result"),
-    ("minimax", "minimax/result@anthropic/result"),
-];
 
 /// The compatible APIs and Gemini Interactions with a `media` option, beside MEDIA_OPTIONS.
 const COMPATIBLE_MEDIA: &[&str] = &[

@@ -448,11 +448,9 @@ fn failed_listing_leaves_the_server_out_and_pagination_is_followed() {
             )
             .await
             .unwrap();
-        assert!(
-            run.turn.results[0]["functionResponse"]["response"]["error"]
-                .as_str()
-                .unwrap()
-                .starts_with("`down__x` cannot be called: server `down` is not running: "),
+        assert_eq!(
+            run.turn.results[0]["functionResponse"]["response"]["error"],
+            "unknown tool `down__x`: call one of the tools offered",
             "{}",
             run.turn.results[0]
         );
@@ -686,6 +684,40 @@ fn a_changed_tool_list_reaches_the_next_listing_and_calls() {
         let after = hub_listing(&hub, p).await;
         assert_eq!(tool_names(&after), ["c__a", "c__d"]);
         assert_eq!(changing.lists.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn a_call_the_policy_denies_asks_no_server_not_even_for_its_tools() {
+    current_thread_runtime().block_on(async {
+        let changing = Changing::with(&["a", "b"]);
+        let hub = Source::hub()
+            .shared_server("c", changing.clone())
+            .policy(Policy::new().deny("c/a").unwrap().allow("c/*").unwrap())
+            .build()
+            .unwrap();
+        let p = provider("anthropic");
+        let listing = hub_listing(&hub, p).await;
+        assert_eq!(changing.lists.load(Ordering::SeqCst), 1);
+        // The server says its tools changed: a call that reached it would
+        // list them again before it is sent.
+        changing.change(&["a", "b"]);
+        let response = anthropic_response(&[("c__a", json!({"n": 1}))]);
+        let run = hub
+            .execute_tool_calls(p, &response, &listing, &options())
+            .await
+            .unwrap();
+        let denied = run.calls[0]
+            .error
+            .as_ref()
+            .expect("the policy denies `c/a`");
+        assert_eq!(denied.kind(), ErrorKind::Denied, "{denied}");
+        assert_eq!(
+            changing.lists.load(Ordering::SeqCst),
+            1,
+            "the denied call had the server list its tools again"
+        );
+        assert!(changing.calls.lock().unwrap().is_empty());
     });
 }
 

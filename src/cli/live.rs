@@ -168,7 +168,13 @@ pub async fn source_from(
             .sign_in_timeout
             .map(Duration::from_secs)
             .unwrap_or(super::signin::DEFAULT_TIMEOUT);
-        options = options.oauth(super::signin::oauth(live.token_store.as_deref(), timeout).await?);
+        let sign_in = super::signin::SignIn {
+            store: live.token_store.as_deref(),
+            timeout,
+            workload_token: live.workload_token.as_deref(),
+            dpop: live.dpop,
+        };
+        options = options.oauth(sign_in.oauth().await?);
     }
     let mut builder = config.connect_with(&options).await?;
     if let Some(prefix) = &filters.prefix {
@@ -221,6 +227,10 @@ pub async fn check_started(source: &Source, live: &LiveArgs) -> Result<()> {
         }
     }
     let toolset = source.toolset().await?;
+    // Once per server and field, for the person: the report has them too.
+    for field in source.defaulted() {
+        eprintln!("note: {field}");
+    }
     let failed = &toolset.report().failed_servers;
     if failed.is_empty() {
         return Ok(());

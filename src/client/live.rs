@@ -843,6 +843,10 @@ impl Server for McpClient {
     fn state(&self) -> ServerState {
         McpClient::state(self)
     }
+
+    fn defaulted(&self) -> Vec<crate::listing::Defaulted> {
+        self.shared.notes.all()
+    }
 }
 
 impl McpClient {

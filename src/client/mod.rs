@@ -15,6 +15,7 @@ mod requests;
 mod session;
 mod stdio;
 mod tasks;
+mod tolerant;
 
 pub use hosted::{HostedOptions, HostedSplit, split_hosted};
 pub use live::McpClient;

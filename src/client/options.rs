@@ -11,9 +11,11 @@ use crate::exec::Handlers;
 pub enum Lifecycle {
     /// `server/discover` first (MCP 2026-07-28: per-request metadata, input
     /// rounds, list changes on a subscription); a server that answers it with
-    /// an error is started with `initialize` instead, and so is one that does
-    /// not answer within 10 s (the SDK's fixed wait, spent on a legacy server
-    /// that ignores requests it does not know).
+    /// an error is started with `initialize` instead, and so is one whose
+    /// answer cannot be read (once the fields the official SDKs default are
+    /// filled in) and one that does not answer within 10 s (the SDK's fixed
+    /// wait, spent on a legacy server that ignores requests it does not
+    /// know). The server is down only when `initialize` fails too.
     #[default]
     Auto,
     /// `initialize` only (MCP 2025-11-25 and earlier): no input rounds; no wait

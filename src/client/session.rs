@@ -3,8 +3,8 @@
 //! holds one at a time and starts another when it ends.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -26,6 +26,7 @@ use super::options::{ClientOptions, Lifecycle};
 use super::requests::Calls;
 use super::stdio::{ChildGuard, StderrTail, Tap};
 use super::tasks::TaskCall;
+use super::tolerant::{Exchange, Notes, StartFailure, Tolerant};
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{ClientFeatures, ToolsPage};
 use crate::mcp::{CacheScope, Catalog, GetPromptResult, Page, ReadResourceResult, Tool};
@@ -37,6 +38,8 @@ pub(super) struct Shared {
     pub(super) routes: Arc<Routes>,
     pub(super) calls: Arc<Calls>,
     pub(super) tools_version: Arc<AtomicU64>,
+    /// The fields the server left out of its answers, read with defaults.
+    pub(super) notes: Arc<Notes>,
 }
 
 /// A spawned server: killed when its session is dropped.
@@ -48,28 +51,22 @@ pub(super) struct Process {
 }
 
 impl Process {
-    /// What went wrong with a process whose session could not start: how
-    /// it exited `when`, if it did within `within`, and its last stderr
-    /// lines. `None` when it is still running.
-    async fn exit(&mut self, when: &str, within: Duration) -> Option<String> {
+    /// How the process ended, if it did within `within` (its stderr's last
+    /// lines are then in): `exited with status 1`. `None` while it runs.
+    pub(super) async fn how_ended(&mut self, within: Duration) -> Option<String> {
         let status = self.child.exit_status(within).await?;
         // The pipe closes when the process ends: wait for its last lines.
         self.stderr.wait_closed(within).await;
-        let how = match status.code() {
+        Some(match status.code() {
             Some(code) => format!("exited with status {code}"),
             None => format!("ended without an exit status ({status})"),
-        };
-        Some(format!(
-            "`{}` {how} {when}{}",
-            self.command,
-            self.stderr.describe()
-        ))
+        })
     }
 }
 
 /// How long a process whose handshake failed has to be seen ending (and
-/// its stderr closing) before the failure is reported as the handshake's.
-const EXITED_WITHIN: Duration = Duration::from_secs(2);
+/// its stderr closing) before it is said to be still running.
+pub(super) const EXITED_WITHIN: Duration = Duration::from_secs(2);
 
 /// A background task that ends with its owner.
 pub(super) struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -130,16 +127,6 @@ impl Session {
             tools_version: shared.tools_version.clone(),
             calls: shared.calls.clone(),
         };
-        let unavailable = |message: String, process: &Option<Process>| {
-            let stderr = process
-                .as_ref()
-                .map(|p| p.stderr.describe())
-                .unwrap_or_default();
-            Error::new(
-                ErrorKind::Unavailable,
-                format!("server `{name}`: {message}{stderr}"),
-            )
-        };
         let modern = vec![ProtocolVersion::V_2026_07_28];
         let lifecycle = match options.lifecycle {
             Lifecycle::Auto => ClientLifecycleMode::Auto {
@@ -151,6 +138,14 @@ impl Session {
                 preferred_versions: modern,
             },
         };
+        let exchange = Arc::new(Mutex::new(Exchange::default()));
+        let transport = Tolerant::new(
+            transport.into_transport(),
+            name,
+            exchange.clone(),
+            shared.notes.clone(),
+            options.lifecycle == Lifecycle::Auto,
+        );
         let started = std::time::Instant::now();
         let service = match tokio::time::timeout(
             options.init_timeout,
@@ -159,29 +154,13 @@ impl Session {
         .await
         {
             Ok(Ok(service)) => service,
-            Err(_) => {
-                return Err(unavailable(
-                    format!(
-                        "no answer to the handshake (`server/discover`, `initialize`) within {} ms",
-                        options.init_timeout.as_millis()
-                    ),
-                    &process,
-                ));
-            }
-            Ok(Err(e)) => {
-                // A process that ended is the cause; the transport's broken
-                // pipe only follows from it.
-                if let Some(process) = process.as_mut()
-                    && let Some(exit) = process
-                        .exit("before answering the handshake", EXITED_WITHIN)
-                        .await
-                {
-                    return Err(Error::new(
-                        ErrorKind::Unavailable,
-                        format!("server `{name}`: {exit}"),
-                    ));
-                }
-                return Err(unavailable("initialization failed".into(), &process).with_source(e));
+            outcome => {
+                let failure = StartFailure {
+                    name,
+                    waited: options.init_timeout,
+                    error: outcome.ok().and_then(Result::err),
+                };
+                return Err(failure.describe(&exchange, process.as_mut()).await);
             }
         };
         let peer = service.peer().clone();
@@ -294,14 +273,13 @@ impl Session {
             return failure;
         }
         match err {
+            // The server's error (`code: message(data)`) is said once: the
+            // message ends with it, so it is not repeated as the cause.
             ServiceError::McpError(e) => Error::new(
                 ErrorKind::Server,
-                format!(
-                    "server `{}` answered {what} with error {}: {}",
-                    self.name, e.code.0, e.message
-                ),
+                format!("server `{}` answered {what} with error {e}", self.name),
             )
-            .with_source(ServiceError::McpError(e)),
+            .with_source(e),
             err @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)) if sent => {
                 Error::new(
                     ErrorKind::Interrupted,
@@ -358,18 +336,21 @@ impl Session {
         params.meta = traced_meta();
         let peer = self.peer();
         let what = catalog.method();
-        let value: Value = match catalog {
+        // Each catalogue is optional: a server that has not got the method
+        // (-32601) lists nothing.
+        let value: Option<Value> = match catalog {
             Catalog::Resources => {
-                let listed = self.within(what, timeout, peer.list_resources(Some(params)));
-                self.as_ours(what, &listed.await?)?
+                let listed = self.optional(what, timeout, peer.list_resources(Some(params)));
+                listed.await?.map(|l| self.as_ours(what, &l)).transpose()?
             }
             Catalog::ResourceTemplates => {
-                let listed = self.within(what, timeout, peer.list_resource_templates(Some(params)));
-                self.as_ours(what, &listed.await?)?
+                let listed =
+                    self.optional(what, timeout, peer.list_resource_templates(Some(params)));
+                listed.await?.map(|l| self.as_ours(what, &l)).transpose()?
             }
             Catalog::Prompts => {
-                let listed = self.within(what, timeout, peer.list_prompts(Some(params)));
-                self.as_ours(what, &listed.await?)?
+                let listed = self.optional(what, timeout, peer.list_prompts(Some(params)));
+                listed.await?.map(|l| self.as_ours(what, &l)).transpose()?
             }
             Catalog::Skills => {
                 // A server that does not declare the extension serves no skills.
@@ -387,9 +368,14 @@ impl Session {
                         what,
                         Some(serde_json::to_value(&params).unwrap_or_default()),
                     ));
-                let listed = self.within(what, timeout, peer.send_request(request));
-                self.as_ours(what, &listed.await?)?
+                let listed = self.optional(what, timeout, peer.send_request(request));
+                listed.await?.map(|l| self.as_ours(what, &l)).transpose()?
             }
+        };
+        let Some(value) = value else {
+            tracing::debug!(server = %self.name, method = what,
+                "the server has not got an optional listing (-32601): it lists nothing");
+            return Ok(Page::new(Vec::new()));
         };
         let items = value[catalog.key()]
             .as_array()
@@ -441,6 +427,30 @@ impl Session {
                 )
             })?
             .map_err(|e| self.error(what, e, true))
+    }
+
+    /// As [`within`](Self::within), for a request the server may not have:
+    /// its "method not found" error (-32601) is `None`.
+    async fn optional<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        request: impl std::future::Future<Output = std::result::Result<T, ServiceError>>,
+    ) -> Result<Option<T>> {
+        let answered = self
+            .within(what, timeout, async {
+                match request.await {
+                    Ok(answer) => Ok(Some(answer)),
+                    Err(ServiceError::McpError(e))
+                        if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+                    {
+                        Ok(None)
+                    }
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        Ok(answered)
     }
 
     /// An answer of the SDK's types as the library's: they share their JSON.

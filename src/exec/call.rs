@@ -223,12 +223,17 @@ impl<'r> Call<'r> {
                 ),
             )
         })?;
-        source
-            .cache
-            .check_offered(&source.servers, &call.server_id, &call.tool)
-            .await?;
-        if let Approving::Asking(approval) = run.check_policy(call, &self.context)? {
-            approval.await?;
+        // The policy first: a call it denies reaches no server, not even
+        // to list its tools again.
+        {
+            let approving = run.check_policy(call, &self.context)?;
+            source
+                .cache
+                .check_offered(&source.servers, &call.server_id, &call.tool)
+                .await?;
+            if let Approving::Asking(approval) = approving {
+                approval.await?;
+            }
         }
         if source.validate {
             source.check_arguments(call, &tool.tool.input_schema)?;
@@ -280,6 +285,7 @@ impl<'r> Call<'r> {
                     self.call.server_id
                 ),
             )
+            .plain()
         })
     }
 

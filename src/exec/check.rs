@@ -71,7 +71,7 @@ impl Source {
                 let Some(validator) = validator.as_ref() else {
                     return Checked::as_it_is(Ok(result));
                 };
-                schema_problems(validator, value)
+                broken_rules(validator, schema, value)
             }
         };
         if problems.is_empty() {
@@ -129,6 +129,34 @@ fn schema_problems(validator: &jsonschema::Validator, instance: &Value) -> Vec<S
         .map(|e| {
             let at = e.instance_path().as_str().to_owned();
             format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+        })
+        .collect()
+}
+
+/// Where `instance` breaks `schema` and which rule, as ``/path: breaks
+/// `keyword: rule` ``: the first five. The instance's values are never
+/// quoted: a result that breaks its schema is not passed on, and what it
+/// holds must not reach the model through the error either.
+fn broken_rules(
+    validator: &jsonschema::Validator,
+    schema: &Value,
+    instance: &Value,
+) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().as_str();
+            let at = if at.is_empty() { "/" } else { at };
+            let keyword = e.kind().keyword();
+            let rule = schema
+                .pointer(e.schema_path().as_str())
+                .map(Value::to_string)
+                .filter(|rule| rule.len() <= 200);
+            match rule {
+                Some(rule) => format!("{at}: breaks `{keyword}: {rule}`"),
+                None => format!("{at}: breaks `{keyword}`"),
+            }
         })
         .collect()
 }

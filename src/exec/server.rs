@@ -11,6 +11,7 @@ use super::asks::Handlers;
 use super::durable::IdempotencyKey;
 use super::future::BoxFuture;
 use crate::error::{Error, ErrorKind, Result};
+use crate::listing::Defaulted;
 use crate::mcp::{
     CacheScope, CallToolResponse, Catalog, GetPromptResult, InputResponse, InputResponses, Page,
     ReadResourceResult, Tool,
@@ -268,6 +269,13 @@ pub trait Server: Send + Sync {
     fn state(&self) -> ServerState {
         ServerState::Up
     }
+
+    /// The fields the server left out of its answers so far, read with the
+    /// official MCP SDKs' defaults, one entry per field
+    /// ([`McpClient`](crate::McpClient)); none by default.
+    fn defaulted(&self) -> Vec<Defaulted> {
+        Vec::new()
+    }
 }
 
 /// The most pages [`list_all_tools`] follows, against a server that never stops paginating.
@@ -460,5 +468,9 @@ impl<S: Server + ?Sized> Server for Arc<S> {
 
     fn state(&self) -> ServerState {
         (**self).state()
+    }
+
+    fn defaulted(&self) -> Vec<Defaulted> {
+        (**self).defaulted()
     }
 }

@@ -134,7 +134,22 @@ impl Source {
                 "a server's skills could not be listed");
             listing.report.toolset.failed_servers.push(failed);
         }
+        listing.report.defaulted = self.defaulted();
         Ok(listing)
+    }
+
+    /// The fields the servers left out of their answers so far, read with
+    /// the official MCP SDKs' defaults: one entry per server and field, in
+    /// the source's order (see [`Server::defaulted`]).
+    pub fn defaulted(&self) -> Vec<crate::listing::Defaulted> {
+        let mut all = Vec::new();
+        for (id, server) in &self.servers {
+            for mut field in server.defaulted() {
+                field.server_id.clone_from(id);
+                all.push(field);
+            }
+        }
+        all
     }
 
     /// The toolset for a model: the cached one, with every server whose

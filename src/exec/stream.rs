@@ -137,6 +137,8 @@ impl Source {
                     let Some(call) = queued.pop_front() else {
                         break;
                     };
+                    // In the model's order: every earlier call is counted.
+                    run.keys.note(&call);
                     running.push(run.call(call, Start::Fresh).run());
                 }
             }

@@ -1,7 +1,7 @@
 //! The turn's run: what every call of one turn shares (the source and the
-//! toolset the calls resolve against, the options, the turn's id, its
-//! state as it goes, its taint and halt, its bound on calls in flight and
-//! its slots on each server) and who makes its calls.
+//! toolset the calls resolve against, the options, the turn's idempotency
+//! keys, its state as it goes, its taint and halt, its bound on calls in
+//! flight and its slots on each server) and who makes its calls.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,7 +12,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::answerer::{Answerer, CallRules, CallState};
 use super::clock::Halt;
-use super::durable::{CallEntry, IdempotencyKey, Journal, Stage, TurnState};
+use super::durable::{CallEntry, Journal, KeyRing, Stage, TurnState};
 use super::gate::Slots;
 use super::options::ExecOptions;
 use super::policy::Approval;
@@ -48,8 +48,8 @@ pub(super) struct TurnRun<'t> {
     permits: Semaphore,
     /// What the answerers of the turn's calls share (its halt among them).
     pub(super) rules: Arc<CallRules>,
-    /// The turn's id: with a call's index, its idempotency key.
-    pub(super) turn: Arc<str>,
+    /// The calls' idempotency keys, derived per server from the turn's id.
+    pub(super) keys: KeyRing,
     journal: Option<Journal>,
     assigns: Arc<Map<String, Value>>,
     /// Grows when servers the provider hosts turn out to have answered
@@ -115,6 +115,11 @@ impl<'t> TurnRun<'t> {
             turn,
             options.suspend,
         );
+        // The same keys as before: the turn's id, and each call's place
+        // among the calls to its server.
+        for entry in &state.calls {
+            run.keys.note_index(&entry.server_id, entry.index);
+        }
         run.add_taint(state.taint.iter().map(String::as_str));
         // What the provider's hosted calls put in the model's context.
         run.add_taint(state.hosted.servers());
@@ -148,7 +153,7 @@ impl<'t> TurnRun<'t> {
             limit,
             permits: Semaphore::new(limit.min(Semaphore::MAX_PERMITS)),
             rules: Arc::new(rules),
-            turn: Arc::from(turn),
+            keys: KeyRing::new(Arc::from(turn)),
             journal: None,
             assigns: Arc::new(options.assigns.clone()),
             taint: Mutex::new(Arc::new(options.taint.clone())),
@@ -212,7 +217,7 @@ impl<'t> TurnRun<'t> {
                 call.server_id.clone(),
                 state.clone(),
             )),
-            idempotency_key: Some(IdempotencyKey::new(self.turn.clone(), call.index)),
+            idempotency_key: Some(self.keys.key(call)),
         }
     }
 
@@ -236,6 +241,9 @@ impl<'t> TurnRun<'t> {
     /// Puts the turn's calls in its state (as not yet sent), with what the
     /// provider did with the servers it hosts.
     pub(super) fn begin(&self, calls: &[ToolCall], hosted: &HostedItems) {
+        for call in calls {
+            self.keys.note(call);
+        }
         if let Some(journal) = &self.journal {
             let taint = self.taint();
             journal.update(|state| {

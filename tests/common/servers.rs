@@ -24,10 +24,19 @@ pub const FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem@2026.8.31"
 
 /// Installs the npm package `spec` into `<target>/<dir>` once; returns the path of its `entry`.
 fn npm_package(dir: &str, spec: &str, entry: &str) -> Result<PathBuf, String> {
+    let modules = npm_packages(dir, &[spec.to_owned()])?;
+    Ok(modules.parent().unwrap_or(&modules).join(entry))
+}
+
+/// Installs the npm packages `specs` (exact versions) together into
+/// `<target>/<dir>` once, and again when they change; returns its
+/// `node_modules`.
+pub fn npm_packages(dir: &str, specs: &[String]) -> Result<PathBuf, String> {
     let dir = target_dir().join(dir);
     let stamp = dir.join(".stamp");
-    let entry = dir.join(entry);
-    let ready = || entry.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(spec);
+    let modules = dir.join("node_modules");
+    let wanted = specs.join("\n");
+    let ready = || modules.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(&wanted);
     if !ready() {
         fs::create_dir_all(&dir)
             .map_err(|e| format!("e2e: cannot create {}: {e}", dir.display()))?;
@@ -42,24 +51,25 @@ fn npm_package(dir: &str, spec: &str, entry: &str) -> Result<PathBuf, String> {
                     "--no-save",
                     "--no-audit",
                     "--no-fund",
-                    spec,
                 ])
+                .args(specs)
                 .output()
                 .map_err(|e| {
                     format!("e2e: could not run npm ({e}); install Node.js 20+ with npm")
                 })?;
             if !out.status.success() {
                 return Err(format!(
-                    "e2e: `npm install {spec}` failed ({}):\n{}\nCheck that the npm registry is reachable (npm config get registry, HTTPS_PROXY).",
+                    "e2e: `npm install {}` failed ({}):\n{}\nCheck that the npm registry is reachable (npm config get registry, HTTPS_PROXY).",
+                    specs.join(" "),
                     out.status,
                     String::from_utf8_lossy(&out.stderr)
                 ));
             }
-            fs::write(&stamp, spec)
+            fs::write(&stamp, &wanted)
                 .map_err(|e| format!("e2e: cannot write {}: {e}", stamp.display()))?;
         }
     }
-    Ok(entry)
+    Ok(modules)
 }
 
 /// `(command, args)` for the everything server over stdio.
@@ -193,6 +203,19 @@ pub fn venv(name: &str, requirements: &str) -> Result<PathBuf, String> {
     }
     fs::write(&stamp, &pins).map_err(|e| format!("e2e: cannot write {}: {e}", stamp.display()))?;
     Ok(python)
+}
+
+/// The python of a virtualenv under `target/` (`name`) with `pins`
+/// (`package==version` each) installed, as [`venv`] makes it.
+pub fn venv_with(name: &str, pins: &[String]) -> Result<PathBuf, String> {
+    fs::create_dir_all(target_dir()).map_err(|e| format!("e2e: {e}"))?;
+    let requirements = target_dir().join(format!("{name}.requirements.txt"));
+    let text = pins.iter().map(|p| format!("{p}\n")).collect::<String>();
+    if fs::read_to_string(&requirements).ok().as_deref() != Some(text.as_str()) {
+        fs::write(&requirements, &text)
+            .map_err(|e| format!("e2e: cannot write {}: {e}", requirements.display()))?;
+    }
+    venv(name, &requirements.display().to_string())
 }
 
 /// The python of a virtualenv with Arize Phoenix (pinned in
