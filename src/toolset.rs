@@ -43,8 +43,9 @@ pub struct ExposedTool {
     pub exposed_name: String,
     /// The server the tool belongs to.
     pub server_id: String,
-    /// The tool as its server listed it (its `name` is the MCP name).
-    pub tool: Tool,
+    /// The tool as its server listed it (its `name` is the MCP name),
+    /// shared with the lists it came from rather than copied.
+    pub tool: Arc<Tool>,
 }
 
 /// Why an exposed name differs from the tool's natural name.
@@ -352,7 +353,7 @@ pub struct ToolSetBuilder {
     prefix: String,
     allow: Vec<String>,
     deny: Vec<String>,
-    servers: Vec<(String, Vec<Tool>)>,
+    servers: Vec<(String, Vec<Arc<Tool>>)>,
     failed: Vec<FailedServer>,
     without_tasks: HashSet<String>,
 }
@@ -402,7 +403,20 @@ impl ToolSetBuilder {
 
     /// Adds a server's listed tools.
     pub fn server(mut self, server_id: impl Into<String>, tools: Vec<Tool>) -> Self {
-        self.servers.push((server_id.into(), tools));
+        self.servers
+            .push((server_id.into(), tools.into_iter().map(Arc::new).collect()));
+        self
+    }
+
+    /// Adds a server's listed tools, shared with the list that holds them
+    /// (a source's cache): the toolset copies none.
+    pub(crate) fn shared_server(
+        mut self,
+        server_id: impl Into<String>,
+        tools: impl IntoIterator<Item = Arc<Tool>>,
+    ) -> Self {
+        self.servers
+            .push((server_id.into(), tools.into_iter().collect()));
         self
     }
 
@@ -464,7 +478,10 @@ impl ToolSetBuilder {
                     set.report.dropped.push(drop(DropReason::EmptyName));
                 } else if too_deep(&tool) {
                     set.report.dropped.push(drop(DropReason::TooDeep));
-                    dismantle_tool(tool);
+                    // Held elsewhere too, it is dropped there.
+                    if let Ok(tool) = Arc::try_unwrap(tool) {
+                        dismantle_tool(tool);
+                    }
                 } else if !seen.insert(tool.name.clone()) {
                     set.report.dropped.push(drop(DropReason::DuplicateName));
                 } else if tool.task_support() == Some("required")
@@ -516,7 +533,7 @@ impl ToolSetBuilder {
 }
 
 impl Inner {
-    fn insert(&mut self, natural: String, server_id: String, tool: Tool) {
+    fn insert(&mut self, natural: String, server_id: String, tool: Arc<Tool>) {
         let mut reasons = Vec::new();
         let mut name = sanitize(&natural, &mut reasons);
         let seed = format!("{server_id}\0{}", tool.name);

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use super::asks::{
     Asking, Attribution, CallInfo, ClientFeatures, DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS,
     Handlers, InputAnswer, InputQuestions, Sampling, SamplingAnswer, SamplingRequest,
 };
-use super::clock::{CallClock, Clocked, Halt, Paused};
+use super::clock::{CallClock, Clocked, Halt, Interrupt, Paused};
 use super::durable::{Stage, Waits};
 use super::policy::{Action, Approval, ApprovalRequest, Approver};
 use crate::calls::ToolCall;
@@ -54,13 +55,14 @@ impl CallRules {
         principal: Option<String>,
         max_rounds: Option<usize>,
         input_timeout: Option<Duration>,
+        interrupt: Option<&Interrupt>,
         suspend: bool,
     ) -> Self {
         CallRules {
             principal,
             max_rounds: max_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
             input_timeout: input_timeout.unwrap_or(DEFAULT_INPUT_TIMEOUT),
-            halt: Halt::default(),
+            halt: Halt::for_turn(interrupt, suspend),
             suspend,
         }
     }
@@ -76,6 +78,8 @@ pub(super) struct CallState {
     rules: Arc<CallRules>,
     used: Mutex<Used>,
     clock: CallClock,
+    /// Whether a request of the call went out (or is going out).
+    sent: AtomicBool,
 }
 
 #[derive(Default)]
@@ -104,7 +108,19 @@ impl CallState {
             rules,
             used: Mutex::new(Used::default()),
             clock: CallClock::new(timeout),
+            sent: AtomicBool::new(false),
         })
+    }
+
+    /// Notes that a request of the call goes out: cut off from now on, it
+    /// may have run.
+    pub(super) fn mark_sent(&self) {
+        self.sent.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a request of the call went out.
+    pub(super) fn was_sent(&self) -> bool {
+        self.sent.load(Ordering::Relaxed)
     }
 
     /// The turn's rules.

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::answerer::not_completed;
+use super::answerer::{CallState, not_completed};
 use super::clock::Halt;
 use super::durable::{Answered, Journal, Stage, Waits};
 use super::kept::KeptResults;
@@ -381,6 +381,53 @@ fn halted_while(stage: &Stage) -> Error {
         .plain(),
         _ => not_run_halted(),
     }
+}
+
+/// Why a call is not sent once `halted` stops the turn sending: halted, or
+/// interrupted (then, where the turn may be suspended, it waits to be sent
+/// when the turn is resumed).
+pub(super) fn unsent(halted: &Halt) -> Error {
+    if halted.holds_back() {
+        Waits::error(Stage::Pending)
+    } else if halted.interrupted() {
+        Error::new(
+            ErrorKind::Denied,
+            "not run: the turn was interrupted before this call was sent",
+        )
+    } else {
+        not_run_halted()
+    }
+}
+
+/// `pipeline` (a call's, its panics caught), or, once the turn's
+/// interrupt is cut, the call answered as cut off: the pipeline is dropped
+/// with its request (a real client tells its server).
+pub(super) async fn unless_cut<T>(
+    pipeline: impl std::future::Future<Output = std::thread::Result<Result<T>>>,
+    halted: &Halt,
+    state: &CallState,
+) -> std::thread::Result<Result<T>> {
+    let Some(interrupt) = halted.interrupt() else {
+        return pipeline.await;
+    };
+    tokio::select! {
+        biased;
+        outcome = pipeline => outcome,
+        () = interrupt.cut_off() => Ok(Err(cut_off(state.was_sent(), halted))),
+    }
+}
+
+/// The answer to a call cut off by the application's interrupt: one sent
+/// may or may not have run; one not sent is answered as [`unsent`].
+fn cut_off(sent: bool, halted: &Halt) -> Error {
+    if !sent {
+        return unsent(halted);
+    }
+    Error::new(
+        ErrorKind::Interrupted,
+        "the turn was interrupted before the call's answer came: it may or may not have run, \
+         and it was not sent again",
+    )
 }
 
 /// The answer to a call not sent because the turn was halted.

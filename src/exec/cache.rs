@@ -167,7 +167,7 @@ impl ToolCache {
                 builder = builder.without_tasks(id);
             }
             builder = match entry.as_ref().map(|e| &e.outcome) {
-                Some(Ok(list)) => builder.server(id, list.tools.clone()),
+                Some(Ok(list)) => builder.shared_server(id, list.tools.iter().cloned()),
                 Some(Err(err)) => builder.failed_server(id, err.clone()),
                 None => builder.failed_server(id, "not listed"),
             };

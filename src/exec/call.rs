@@ -11,7 +11,7 @@ use tokio::sync::SemaphorePermit;
 use tracing::Instrument;
 
 use super::answerer::{Answerer, CallState, not_completed};
-use super::answering::not_run_halted;
+use super::answering::{unless_cut, unsent};
 use super::approve::Approving;
 use super::durable::{Ended, Stage, Waits};
 use super::future::BoxFuture;
@@ -91,10 +91,11 @@ impl<'r> Call<'r> {
         let span = self.span();
         // Boxed: every call's future is moved into the turn's set of running
         // calls, and a pointer moves faster than the pipeline's state.
+        let (run, state) = (self.run, self.state.clone());
         let pipeline = AssertUnwindSafe(Box::pin(self.pipeline()))
             .catch_unwind()
             .instrument(span.clone());
-        let outcome = match pipeline.await {
+        let outcome = match unless_cut(pipeline, run.halt(), &state).await {
             Ok(result) => result,
             Err(panic) => Err(Error::new(
                 ErrorKind::Server,
@@ -157,6 +158,8 @@ impl<'r> Call<'r> {
     /// request raced with its clock, then its input rounds.
     async fn pipeline(&mut self) -> Result<CallToolResult> {
         match std::mem::replace(&mut self.start, Start::Fresh) {
+            // Interrupted before it started: not asked about, not sent.
+            Start::Fresh if self.run.halt().interrupted() => return Err(unsent(self.run.halt())),
             Start::Fresh => {}
             // Boxed: a fresh call's future need not hold a resumed one's.
             resumed => return Box::pin(self.take_up(resumed)).await,
@@ -254,22 +257,22 @@ impl<'r> Call<'r> {
     /// turn's state saying the call is sent, kept before it is.
     async fn gate(&mut self, tool: &ExposedTool) -> Result<(&'r Arc<dyn Server>, InFlight<'r>)> {
         let halted = self.run.halt();
-        if halted.is_set() {
-            return Err(not_run_halted());
+        if halted.stops_sending() {
+            return Err(unsent(halted));
         }
         let server = self.server()?;
         self.retry = self.run.options.retry_interrupted && safe_to_repeat(&tool.tool);
         let in_flight = self.in_flight().await?;
-        if halted.is_set() {
-            return Err(not_run_halted());
+        if halted.stops_sending() {
+            return Err(unsent(halted));
         }
         if self.run.journal().is_some() {
             // Sent only once the state that says so is kept; keeping it is
             // not the call's time.
             let _paused = self.state.pause();
             Box::pin(self.run.mark(&self.call, Stage::Sent)).await?;
-            if halted.is_set() {
-                return Err(not_run_halted());
+            if halted.stops_sending() {
+                return Err(unsent(halted));
             }
         }
         Ok((server, in_flight))
@@ -320,6 +323,7 @@ impl<'r> Call<'r> {
 
     /// The first request, which may take the context with it.
     async fn send(&mut self, server: &dyn Server) -> Result<CallToolResponse> {
+        self.state.mark_sent();
         self.run
             .source
             .rounds
@@ -334,6 +338,8 @@ impl<'r> Call<'r> {
     /// server's gate is passed again, and its stage holds until its next
     /// request goes out.
     async fn take_up(&mut self, start: Start) -> Result<CallToolResult> {
+        // Sent in an earlier process.
+        self.state.mark_sent();
         let call = &self.call;
         let tool = self
             .run

@@ -27,7 +27,7 @@ impl Source {
             .resolve(&call.exposed_name)
             .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
             .or_else(|| toolset.app_tool(&call.server_id, &call.tool))
-            .map(|t| &t.tool);
+            .map(|t| &*t.tool);
         self.check_against(call, tool, outcome, check)
     }
 

@@ -364,6 +364,14 @@ impl TurnState {
         &self.provider
     }
 
+    /// The servers whose output was in the model's context when it made
+    /// the turn's calls: with the resumed turn's
+    /// [`Execution::ran_servers`](crate::Execution::ran_servers), the next
+    /// turn's taint ([`ExecOptions::taint`](crate::exec::ExecOptions::taint)).
+    pub fn taint(&self) -> &BTreeSet<String> {
+        &self.taint
+    }
+
     /// What the turn waits for: each call (or hosted approval request)
     /// that waits, and for what.
     pub fn waiting(&self) -> Vec<Waiting> {
@@ -385,7 +393,9 @@ impl TurnState {
                         status: status.clone(),
                         poll_interval_ms: *poll_interval_ms,
                     },
-                    Stage::Pending | Stage::Sent | Stage::Ended(_) => return None,
+                    // Not sent: the turn was interrupted before it.
+                    Stage::Pending => Wait::Resume,
+                    Stage::Sent | Stage::Ended(_) => return None,
                 };
                 Some(Waiting {
                     index: entry.index,
@@ -490,6 +500,11 @@ pub enum Wait {
         #[serde(skip_serializing_if = "Option::is_none")]
         poll_interval_ms: Option<u64>,
     },
+    /// Nothing but the turn's resumption: the call was not sent, because
+    /// the application interrupted the turn first
+    /// ([`Interrupt`](crate::exec::Interrupt)). Resuming sends it (the
+    /// policy and the approver decide it then).
+    Resume,
 }
 
 /// A call the pipeline runs, and how far it got.
@@ -789,7 +804,8 @@ impl std::fmt::Display for Waits {
                 f.write_str("the call waits for the answers to its tool's questions")
             }
             Stage::WaitingForTask { .. } => f.write_str("the call waits for its task to end"),
-            Stage::Pending | Stage::Sent | Stage::Ended(_) => f.write_str("the call waits"),
+            Stage::Pending => f.write_str("the call was not sent: the turn was interrupted first"),
+            Stage::Sent | Stage::Ended(_) => f.write_str("the call waits"),
         }
     }
 }

@@ -16,9 +16,9 @@
 // The files read downward: each imports only files on the floors below its
 // own (tests/layers.rs holds the table and checks it). From the ground up:
 //
-// - `clock`, `future`, `gate`, `kept`: a call's deadline and the turn's
-//   halt; the boxed future; who may be in flight on a server at once; the
-//   texts budgets cut.
+// - `clock`, `future`, `gate`, `kept`: a call's deadline, the turn's
+//   halt and the application's interrupt; the boxed future; who may be in
+//   flight on a server at once; the texts budgets cut.
 // - `policy`, `durable`: which calls run, and the approver; a suspended
 //   turn's state.
 // - `asks`: what the application configures to answer servers (handlers,
@@ -75,6 +75,7 @@ pub use asks::{
     DEFAULT_MAX_SAMPLING_REQUESTS, Handlers, InputAnswer, InputHandler, InputQuestions, Roots,
     Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
 };
+pub use clock::Interrupt;
 pub use durable::{
     Checkpoint, IDEMPOTENCY_KEY, IdempotencyKey, TURN_STATE_FORMAT, TURN_STATE_VERSION, TurnState,
     Wait, Waiting,

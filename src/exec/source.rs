@@ -123,7 +123,7 @@ impl Source {
             toolset = toolset.with_tool(crate::toolset::ExposedTool {
                 exposed_name: tool.name.clone(),
                 server_id: LIBRARY_SERVER.to_owned(),
-                tool,
+                tool: Arc::new(tool),
             })?;
         }
         let mut listing = provider.list_tools(&toolset, options)?;
@@ -321,6 +321,16 @@ impl Source {
             .iter()
             .map(|(id, server)| (id.clone(), server.state()))
             .collect()
+    }
+
+    /// Closes every server's connection, all at once ([`Server::close`]):
+    /// what is owed to each (the cancel notices of calls cut off by a
+    /// timeout or an [`Interrupt`](crate::exec::Interrupt)) goes out first,
+    /// and a server the source spawned is asked to exit. Call it before the
+    /// process ends: a notice still on its way when the process exits never
+    /// reaches its server.
+    pub async fn close(&self) {
+        futures_util::future::join_all(self.servers.iter().map(|(_, server)| server.close())).await;
     }
 
     /// The handlers that answer what servers ask.

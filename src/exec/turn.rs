@@ -17,8 +17,10 @@ use crate::results::Turn;
 pub enum Status {
     /// Every call was answered; go on.
     Ok,
-    /// An approver answered deny-and-halt, or an input handler cancelled: answer
-    /// the model if you like, then stop.
+    /// An approver answered deny-and-halt, an input handler cancelled, or the
+    /// application interrupted the turn
+    /// ([`Interrupt`](crate::exec::Interrupt)): answer the model if you like,
+    /// then stop.
     Halt,
     /// Some calls wait for answers not available now
     /// ([`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)): the

@@ -143,6 +143,7 @@ impl<'t> TurnRun<'t> {
             options.principal.clone(),
             options.max_input_rounds,
             options.input_timeout,
+            options.interrupt.as_ref(),
             suspend,
         );
         TurnRun {

@@ -241,7 +241,11 @@ impl Provider {
                 let tool = ExposedTool {
                     exposed_name: SEARCH_TOOL_NAME.to_owned(),
                     server_id: String::new(),
-                    tool: Tool::new(SEARCH_TOOL_NAME, SEARCH_DESCRIPTION, search_schema()),
+                    tool: std::sync::Arc::new(Tool::new(
+                        SEARCH_TOOL_NAME,
+                        SEARCH_DESCRIPTION,
+                        search_schema(),
+                    )),
                 };
                 let mode = listing.deferral.mode;
                 self.definition(&tool, mode, listing)?.ok_or_else(|| {
