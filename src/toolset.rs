@@ -6,13 +6,17 @@ use std::sync::Arc;
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
-pub use crate::describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
+pub use crate::describe::{MAX_DESCRIPTION_BYTES, escape_visible, sanitize_description};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
 
+mod hygiene;
 mod memo;
+mod rules;
+pub use hygiene::{HiddenCharacters, HiddenIn};
 pub(crate) use memo::{Kept, Memo};
+pub use rules::UnmatchedRule;
 
 /// The longest exposed name.
 pub(crate) const MAX_NAME_LEN: usize = 64;
@@ -43,7 +47,10 @@ pub struct ExposedTool {
     pub exposed_name: String,
     /// The server the tool belongs to.
     pub server_id: String,
-    /// The tool as its server listed it (its `name` is the MCP name).
+    /// The tool as its server listed it (its `name` is the MCP name), with
+    /// the descriptions, titles and comments inside its input schema
+    /// cleaned of invisible characters (its own description and title are
+    /// cleaned where a listing sends them).
     pub tool: Tool,
 }
 
@@ -108,6 +115,16 @@ pub enum DropReason {
     /// callable by the application ([`ToolSet::app_tool`],
     /// [`Source::call_app_tool`](crate::Source::call_app_tool)).
     AppOnly,
+    /// A string of its input schema that the model must send back exactly
+    /// (or any other that is not prose) holds an invisible or control
+    /// character, and the application refuses such tools
+    /// ([`ToolSetBuilder::refuse_hidden_characters`]).
+    HiddenCharacters {
+        /// The first such string, as a JSON pointer into the input schema.
+        path: String,
+        /// What the string is.
+        kind: HiddenIn,
+    },
 }
 
 /// A tool left out of the toolset.
@@ -140,6 +157,15 @@ pub struct ToolSetReport {
     pub dropped: Vec<Dropped>,
     /// Servers whose listing failed.
     pub failed_servers: Vec<FailedServer>,
+    /// Strings of the tools' input schemas that hold invisible or control
+    /// characters the library cannot remove (names and values the model
+    /// sends back); the prose (descriptions, titles) is cleaned instead.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<HiddenCharacters>,
+    /// Filter and policy rules that match none of the tools the servers
+    /// listed, with the tools they may have meant.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unmatched_rules: Vec<UnmatchedRule>,
 }
 
 /// The tools offered to a model, with their exposed names.
@@ -355,6 +381,9 @@ pub struct ToolSetBuilder {
     servers: Vec<(String, Vec<Tool>)>,
     failed: Vec<FailedServer>,
     without_tasks: HashSet<String>,
+    refuse_hidden: bool,
+    /// Other rules over `server/tool` (a policy's), checked as the filters are.
+    checked: Vec<(String, String)>,
 }
 
 impl ToolSetBuilder {
@@ -367,7 +396,28 @@ impl ToolSetBuilder {
             servers: Vec::new(),
             failed: Vec::new(),
             without_tasks: HashSet::new(),
+            refuse_hidden: false,
+            checked: Vec::new(),
         }
+    }
+
+    /// Leaves out every tool whose input schema holds a name or a value
+    /// with an invisible or control character
+    /// ([`DropReason::HiddenCharacters`]), where without it such a tool is
+    /// offered and reported in [`ToolSetReport::hidden`]. Off by default.
+    /// Descriptions and titles at any depth of the schema are cleaned
+    /// either way.
+    pub fn refuse_hidden_characters(mut self, on: bool) -> Self {
+        self.refuse_hidden = on;
+        self
+    }
+
+    /// Checks `pattern`, a rule over `server/tool` named `rule` (`policy
+    /// deny`), against the listed tools as the filters are: one that
+    /// matches none is reported in [`ToolSetReport::unmatched_rules`].
+    pub(crate) fn checked_rule(mut self, rule: impl Into<String>, pattern: impl Into<String>) -> Self {
+        self.checked.push((rule.into(), pattern.into()));
+        self
     }
 
     /// How names are made.
@@ -452,9 +502,11 @@ impl ToolSetBuilder {
             failed_prefixes,
             ..Default::default()
         };
+        let mut listed = rules::Listed::new(&self.allow, &self.deny, &self.checked);
         for (server_id, tools) in self.servers {
             let mut seen = HashSet::new();
-            for tool in tools {
+            for mut tool in tools {
+                listed.push(&server_id, &tool.name);
                 let drop = |reason| Dropped {
                     server_id: server_id.clone(),
                     tool: tool.name.clone(),
@@ -481,10 +533,48 @@ impl ToolSetBuilder {
                         tool,
                     });
                 } else {
+                    let found = hygiene::clean(&mut tool.input_schema);
+                    if let Some(first) = found.first().filter(|_| self.refuse_hidden) {
+                        let (path, kind) = (first.path.clone(), first.kind);
+                        set.report.dropped.push(Dropped {
+                            server_id: server_id.clone(),
+                            tool: tool.name.clone(),
+                            reason: DropReason::HiddenCharacters { path, kind },
+                        });
+                        continue;
+                    }
+                    for found in found {
+                        let hidden = found.named(&server_id, &tool.name);
+                        tracing::warn!(server = %hidden.server_id, tool = %hidden.tool,
+                            path = %hidden.path, kind = ?hidden.kind,
+                            "a tool's schema holds a name or value with hidden characters");
+                        set.report.hidden.push(hidden);
+                    }
                     let natural = natural_name(self.mode, &self.prefix, &server_id, &tool.name);
                     set.insert(natural, server_id.clone(), tool);
                 }
             }
+        }
+        let failed: Vec<&str> = set
+            .report
+            .failed_servers
+            .iter()
+            .map(|f| f.server_id.as_str())
+            .collect();
+        if listed.has_rules() {
+            let exposed: Vec<(&str, String)> = set
+                .tools
+                .iter()
+                .map(|t| {
+                    let tool = format!("{}/{}", t.server_id, t.tool.name);
+                    (t.exposed_name.as_str(), tool)
+                })
+                .collect();
+            set.report.unmatched_rules = listed.unmatched(&failed, &exposed)?;
+        }
+        for unmatched in &set.report.unmatched_rules {
+            tracing::warn!(rule = %unmatched.rule, pattern = %unmatched.pattern,
+                could_mean = ?unmatched.could_mean, "a rule matches no listed tool");
         }
         Ok(ToolSet {
             inner: Arc::new(set),
