@@ -265,19 +265,27 @@ impl ToolSet {
     }
 
     /// This toolset with `tool` added after the others: a tool the library
-    /// serves itself.
+    /// serves itself, whose name the library's own texts use (a notice
+    /// naming `read_result`). A server's tool already exposed under that
+    /// name gives it up: it is exposed with a hash suffix, as the later of
+    /// two colliding tools is, and the rename is reported
+    /// ([`RenameReason::Collision`] with the library's tool).
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when a tool is already exposed under its name.
+    /// [`ErrorKind::Input`] when the library's tool is already there.
     pub(crate) fn with_tool(&self, tool: ExposedTool) -> Result<ToolSet> {
-        if let Some(taken) = self.resolve(&tool.exposed_name) {
-            return Err(Error::input(format!(
-                "tool `{}/{}` is exposed as `{}`, the name of the library's own tool: rename it (a prefix)",
-                taken.server_id, taken.tool.name, tool.exposed_name
-            )));
-        }
         let mut inner = Inner::clone(&self.inner);
+        if let Some(&taken) = inner.by_exposed.get(&tool.exposed_name) {
+            let holder = &inner.tools[taken];
+            if holder.server_id == tool.server_id {
+                return Err(Error::input(format!(
+                    "the library's tool `{}` is in the toolset already",
+                    tool.exposed_name
+                )));
+            }
+            inner.give_up_name(taken, &tool);
+        }
         let i = inner.tools.len();
         inner.by_exposed.insert(tool.exposed_name.clone(), i);
         inner
@@ -649,6 +657,50 @@ impl Inner {
             server_id,
             tool,
         });
+    }
+}
+
+impl Inner {
+    /// The tool number `taken` is exposed anew with a hash suffix, its name
+    /// going to the library's tool `to`.
+    fn give_up_name(&mut self, taken: usize, to: &ExposedTool) {
+        let holder = &self.tools[taken];
+        let seed = format!("{}\0{}", holder.server_id, holder.tool.name);
+        let base = holder.exposed_name.clone();
+        let mut name = with_suffix(&base, &seed);
+        let mut round = 0u32;
+        while self.by_exposed.contains_key(&name) || name == to.exposed_name {
+            round += 1;
+            name = with_suffix(&base, &format!("{seed}\0{round}"));
+        }
+        let reason = RenameReason::Collision {
+            with_server: to.server_id.clone(),
+            with_tool: to.tool.name.clone(),
+        };
+        let holder = &mut self.tools[taken];
+        tracing::warn!(server = %holder.server_id, tool = %holder.tool.name, exposed = %name,
+            library_tool = %to.exposed_name, "a server's tool has the name of a library tool: renamed");
+        self.by_exposed.remove(&holder.exposed_name);
+        holder.exposed_name.clone_from(&name);
+        self.by_exposed.insert(name.clone(), taken);
+        let (server_id, tool) = (holder.server_id.clone(), holder.tool.name.clone());
+        match self
+            .report
+            .renamed
+            .iter_mut()
+            .find(|r| r.server_id == server_id && r.tool == tool)
+        {
+            Some(rename) => {
+                rename.exposed_name = name;
+                rename.reasons.push(reason);
+            }
+            None => self.report.renamed.push(Rename {
+                server_id,
+                tool,
+                exposed_name: name,
+                reasons: vec![reason],
+            }),
+        }
     }
 }
 

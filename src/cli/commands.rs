@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use mcp_adapters::client::{HostedOptions, split_hosted};
-use mcp_adapters::exec::{CallRecord, TurnState, Wait};
+use mcp_adapters::exec::{CallRecord, Wait};
 use mcp_adapters::stream::Framing;
 use mcp_adapters::{
     CallToolResult, Error, ErrorKind, ExecOptions, HubConfig, ListOptions, Listing, Outcome,
@@ -16,8 +16,9 @@ use super::input::{
 };
 use super::{
     CallsArgs, DeferArgs, LiveArgs, NamingArgs, ResultArgs, RunArgs, SearchToolsArgs, SpecsArg,
-    StreamArgs, ToolsArgs, ToolsetArgs, asks, demo, live,
+    StreamArgs, ToolsArgs, ToolsetArgs, asks, decisions, demo, live, state,
 };
+use super::shown::escaped;
 
 /// Listing options from the toolset flags.
 pub fn list_options(args: &ToolsetArgs) -> ListOptions {
@@ -44,6 +45,7 @@ fn defer_options(mut options: ListOptions, args: &DeferArgs) -> Result<ListOptio
 
 /// A listing as printed: with the deferred tools and who searches, when any is deferred.
 fn listing_json(listing: &Listing) -> Result<Value> {
+    super::shown::warn_of(&listing.report.toolset);
     let mut value = to_json(listing)?;
     if let (Some(search), Value::Object(map)) = (listing.tool_search(), &mut value) {
         map.insert("tool_search".into(), to_json(search)?);
@@ -334,9 +336,10 @@ pub fn run(args: &RunArgs) -> Result<Value> {
     block_on(async {
         let no_filters = NamingArgs {
             hub: false,
-            prefix: None,
+            prefix: args.prefix.clone(),
             allow: Vec::new(),
             deny: Vec::new(),
+            refuse_hidden: args.refuse_hidden,
         };
         let source = match live::source(
             &args.live,
@@ -374,19 +377,11 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             options = options.call_timeout(Duration::from_millis(ms));
         }
         options = options.suspend(suspend);
-        for id in &args.approve_calls {
-            options = options.approve_call(id);
-        }
-        for id in &args.deny_calls {
-            options = options.deny_call(id, "the application refused it (--deny-call)");
-        }
         if let Some(path) = &args.resume {
-            let bytes = std::fs::read(path).map_err(|e| {
-                Error::new(ErrorKind::Io, "cannot read the turn state")
-                    .with_file(path)
-                    .with_source(e)
-            })?;
-            let state = TurnState::from_json(&bytes).map_err(|e| e.with_file(path))?;
+            let state = state::read(path, state::key(args)?.as_ref())?;
+            let turn = [decisions::TurnCalls::waiting(&state)];
+            let options = decisions::options(args, &options, &turn)?.remove(0);
+            decisions::announce(args, &state);
             let run = source
                 .resume_turn(provider, state, &listing, &options)
                 .await?;
@@ -395,7 +390,14 @@ pub fn run(args: &RunArgs) -> Result<Value> {
         if let Some(file) = &args.stream.stream {
             let bytes = read_bytes(file)?;
             let spec = provider.stream(&listing)?.framing_used();
-            let options = options.framing(stream_framing(&args.stream, &bytes, spec));
+            let framing = stream_framing(&args.stream, &bytes, spec);
+            let mut read = provider.stream(&listing)?.framing(framing);
+            let turn = match read.push(&bytes).and_then(|_| read.finish()) {
+                Ok(streamed) => decisions::TurnCalls::of(&streamed.extracted),
+                Err(_) => decisions::TurnCalls::default(),
+            };
+            let options = decisions::options(args, &options, &[turn])?.remove(0);
+            let options = options.framing(framing);
             let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes)]);
             let run = source
                 .execute_stream(provider, chunks, &listing, &options)
@@ -409,31 +411,54 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             }
             return Ok(out);
         }
-        if args.response.len() > 1 {
-            return turns(&source, provider, &list, &options, &args.response, &asks).await;
-        }
-        let response = match args.response.first() {
-            Some(path) => read_json(path)?,
-            None if !live_given => demo::response(provider.id())?,
-            None => {
+        let responses: Vec<Value> = match args.response.as_slice() {
+            [] if !live_given => vec![demo::response(provider.id())?],
+            [] => {
                 return Err(Error::new(
                     ErrorKind::Input,
                     "give the model RESPONSE (or --stream FILE) to run against the servers",
                 ));
             }
+            paths => paths.iter().map(|p| read_json(p)).collect::<Result<_>>()?,
         };
+        let calls: Vec<decisions::TurnCalls> = responses
+            .iter()
+            .map(|response| match provider.extract_calls(response, &listing) {
+                Ok(extracted) => decisions::TurnCalls::of(&extracted),
+                Err(_) => decisions::TurnCalls::default(),
+            })
+            .collect();
+        let mut per_turn = decisions::options(args, &options, &calls)?;
+        if responses.len() > 1 {
+            let played = Turns {
+                paths: &args.response,
+                responses,
+                options: per_turn,
+            };
+            return turns(&source, provider, &list, played, &asks).await;
+        }
+        let (response, options) = (&responses[0], per_turn.remove(0));
         let run = source
-            .execute_tool_calls(provider, &response, &listing, &options)
+            .execute_tool_calls(provider, response, &listing, &options)
             .await?;
         let mut out = reported(&run, &listing, args, &asks)?;
         if let Value::Object(map) = &mut out
             && args.response.is_empty()
         {
             map.insert("tools".into(), json!(listing.tools));
-            map.insert("response".into(), response);
+            map.insert("response".into(), response.clone());
         }
         Ok(out)
     })?
+}
+
+/// The turns of a run over several responses: each response (read before
+/// the first turn) with its path and its options, which hold the
+/// decisions that name its calls.
+struct Turns<'a> {
+    paths: &'a [String],
+    responses: Vec<Value>,
+    options: Vec<ExecOptions>,
 }
 
 /// Several responses: one turn each, over the same servers, listed again
@@ -445,16 +470,19 @@ async fn turns(
     source: &mcp_adapters::Source,
     provider: &Provider,
     list: &ListOptions,
-    options: &ExecOptions,
-    paths: &[String],
+    played: Turns<'_>,
     asks: &asks::Asks,
 ) -> Result<Value> {
+    let paths = played.paths;
     let mut out = Vec::with_capacity(paths.len());
     let mut taint = std::collections::BTreeSet::new();
-    for (turn, path) in paths.iter().enumerate() {
-        let response = read_json(path)?;
+    let each = played.responses.into_iter().zip(played.options);
+    for (turn, (path, (response, options))) in paths.iter().zip(each).enumerate() {
         let listing = source.tools(provider, list).await?;
-        let options = options.clone().taint(taint.iter().cloned());
+        if turn == 0 {
+            super::shown::warn_of(&listing.report.toolset);
+        }
+        let options = options.taint(taint.iter().cloned());
         let run = source
             .execute_tool_calls(provider, &response, &listing, &options)
             .await?;
@@ -493,10 +521,11 @@ fn reported(
     asks: &asks::Asks,
 ) -> Result<Value> {
     asks.report(&run.calls);
+    super::shown::warn_of(&listing.report.toolset);
     summarize(&run.calls, None);
     summarize_hosted(run);
-    unmatched_decisions(args, run);
-    kept_if_suspended(run, args.suspend.as_deref())?;
+    let key = state::key(args)?;
+    kept_if_suspended(run, args.suspend.as_deref(), key.as_ref())?;
     let mut out = to_json(run)?;
     if let Value::Object(map) = &mut out {
         map.insert("report".into(), to_json(&listing.report)?);
@@ -504,46 +533,24 @@ fn reported(
     Ok(out)
 }
 
-/// A warning for each `--approve-call` / `--deny-call` that names no call
-/// of the turn (nor a hosted call's approval request): a typo would
-/// otherwise only show as the call still waiting, or denied.
-fn unmatched_decisions(args: &RunArgs, run: &mcp_adapters::Execution) {
-    let named = |id: &str| {
-        run.calls
-            .iter()
-            .any(|c| c.call_id.as_deref() == Some(id) || format!("#{}", c.index) == id)
-            || run
-                .waiting
-                .iter()
-                .any(|w| w.call_id.as_deref() == Some(id) || format!("#{}", w.index) == id)
-            || run.hosted.approvals.iter().any(|a| a.id == id)
-    };
-    for (flag, id) in args
-        .approve_calls
-        .iter()
-        .map(|id| ("--approve-call", id))
-        .chain(args.deny_calls.iter().map(|id| ("--deny-call", id)))
-    {
-        if !named(id) {
-            eprintln!("warning: {flag} {id} names no call of this turn");
-        }
-    }
-}
-
 /// A suspended turn's state written to `file` (`--suspend`), and what it
 /// waits for on stderr: the command then exits with status 3.
-fn kept_if_suspended(run: &mcp_adapters::Execution, file: Option<&std::path::Path>) -> Result<()> {
+fn kept_if_suspended(
+    run: &mcp_adapters::Execution,
+    file: Option<&std::path::Path>,
+    key: Option<&mcp_adapters::exec::StateKey>,
+) -> Result<()> {
     let (Some(state), Some(file)) = (&run.suspended, file) else {
         return Ok(());
     };
-    std::fs::write(file, state.to_json()?).map_err(|e| {
+    std::fs::write(file, state::document(state, key)?).map_err(|e| {
         Error::new(ErrorKind::Io, "cannot write the turn state")
             .with_file(file)
             .with_source(e)
     })?;
     for waiting in &run.waiting {
         let id = match (&waiting.call_id, waiting.index) {
-            (Some(id), _) => id.clone(),
+            (Some(id), _) => escaped(id).into_owned(),
             (None, index) => format!("#{index}"),
         };
         let what = match &waiting.what {
@@ -562,14 +569,16 @@ fn kept_if_suspended(run: &mcp_adapters::Execution, file: Option<&std::path::Pat
             Wait::Task {
                 task_id, status, ..
             } => format!(
-                "the end of its task `{}` ({status}) on the server: resume it later",
-                mcp_adapters::toolset::sanitize_description(task_id)
+                "the end of its task `{}` ({}) on the server: resume it later",
+                escaped(task_id),
+                escaped(status)
             ),
             _ => "an answer".to_owned(),
         };
         eprintln!(
             "waiting: call {id} (`{}/{}`) waits for {what}",
-            waiting.server_id, waiting.tool
+            escaped(&waiting.server_id),
+            escaped(&waiting.tool)
         );
     }
     eprintln!(
@@ -605,8 +614,10 @@ fn summarize_hosted(run: &mcp_adapters::Execution) {
             None => "answered".to_owned(),
         };
         eprintln!(
-            "hosted: the provider called `{}/{}` itself ({outcome})",
-            call.server_id, call.tool
+            "hosted: the provider called `{}/{}` itself ({})",
+            escaped(&call.server_id),
+            escaped(&call.tool),
+            escaped(&outcome)
         );
     }
     for answer in &run.approvals {
@@ -616,8 +627,10 @@ fn summarize_hosted(run: &mcp_adapters::Execution) {
             None => "denied".to_owned(),
         };
         eprintln!(
-            "hosted: `{}/{}` awaits approval: {decision} (the answer is `approvals[].item`, for the next request)",
-            answer.server_id, answer.tool
+            "hosted: `{}/{}` awaits approval: {} (the answer is `approvals[].item`, for the next request)",
+            escaped(&answer.server_id),
+            escaped(&answer.tool),
+            escaped(&decision)
         );
     }
 }
@@ -629,7 +642,7 @@ fn summarize(calls: &[CallRecord], turn: Option<usize>) {
     for call in calls {
         for warning in &call.warnings {
             let name = call.exposed_name.as_deref().unwrap_or("?");
-            eprintln!("warning: `{name}`: {warning}");
+            eprintln!("warning: `{}`: {}", escaped(name), escaped(warning));
         }
         match call.error.as_ref().map(Error::kind) {
             // It ran, but the model was answered with what broke its schema.

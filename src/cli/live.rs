@@ -174,6 +174,7 @@ pub async fn source_from(
     if let Some(prefix) = &filters.prefix {
         builder = builder.prefix(prefix);
     }
+    builder = builder.refuse_hidden_characters(filters.refuse_hidden);
     for glob in &filters.allow {
         builder = builder.allow_tools(glob);
     }

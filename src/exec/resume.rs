@@ -48,8 +48,8 @@ impl Source {
     /// # Errors
     ///
     /// [`ErrorKind::Input`] when the state answers another provider's
-    /// response, `listing` is another provider's, or an answer cannot be
-    /// shaped.
+    /// response, `listing` is another provider's, one of its calls names a
+    /// tool `listing` does not offer, or an answer cannot be shaped.
     pub async fn resume_turn(
         &self,
         provider: &Provider,
@@ -78,6 +78,7 @@ impl Source {
             ));
         }
         let toolset = listing.toolset();
+        state.check_tools(toolset)?;
         let halted = Halt::default();
         if state.halted {
             halted.set();

@@ -1124,20 +1124,19 @@ impl Shared {
     }
 
     /// The application's decision on `call`, if it gave one: by its id, or
-    /// by `#INDEX` for one of the model's calls (a hosted call's approval
-    /// request, `usize::MAX`, goes by its id only).
+    /// by `#INDEX` for one of the model's calls that has no id (a call
+    /// with an id is named by it alone, so that `#1` cannot approve
+    /// whatever call comes first; a hosted call's approval request,
+    /// `usize::MAX`, goes by its id).
     fn decision(&self, call: &ToolCall) -> Option<&Approval> {
         if self.decisions.is_empty() {
             return None;
         }
-        let by_id = call
-            .call_id
-            .as_deref()
-            .and_then(|id| self.decisions.get(id));
-        if call.index == usize::MAX {
-            return by_id;
+        match call.call_id.as_deref() {
+            Some(id) => self.decisions.get(id),
+            None if call.index == usize::MAX => None,
+            None => self.decisions.get(&format!("#{}", call.index)),
         }
-        by_id.or_else(|| self.decisions.get(&format!("#{}", call.index)))
     }
 
     /// The servers whose output is in the model's context.
