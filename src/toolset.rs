@@ -125,6 +125,13 @@ pub enum DropReason {
         /// What the string is.
         kind: HiddenIn,
     },
+    /// The server's `tools/list` answer held the tool in a form that could
+    /// not be read (nested too deep, not UTF-8); the rest of the answer was
+    /// read.
+    Unreadable {
+        /// Why.
+        why: String,
+    },
 }
 
 /// A tool left out of the toolset.
@@ -392,6 +399,8 @@ pub struct ToolSetBuilder {
     refuse_hidden: bool,
     /// Other rules over `server/tool` (a policy's), checked as the filters are.
     checked: Vec<(String, String)>,
+    /// Tools the servers' listings held that could not be read.
+    unreadable: Vec<Dropped>,
 }
 
 impl ToolSetBuilder {
@@ -406,6 +415,7 @@ impl ToolSetBuilder {
             without_tasks: HashSet::new(),
             refuse_hidden: false,
             checked: Vec::new(),
+            unreadable: Vec::new(),
         }
     }
 
@@ -471,6 +481,19 @@ impl ToolSetBuilder {
         self
     }
 
+    /// Records a tool of `server_id` that its listing held but that could
+    /// not be read ([`DropReason::Unreadable`]).
+    pub fn unreadable(mut self, server_id: &str, tool: &str, why: &str) -> Self {
+        self.unreadable.push(Dropped {
+            server_id: server_id.to_owned(),
+            tool: tool.to_owned(),
+            reason: DropReason::Unreadable {
+                why: why.to_owned(),
+            },
+        });
+        self
+    }
+
     /// Records a server whose listing failed: it contributes no tool.
     pub fn failed_server(mut self, server_id: impl Into<String>, error: impl Into<String>) -> Self {
         self.failed.push(FailedServer {
@@ -505,6 +528,7 @@ impl ToolSetBuilder {
         let mut set = Inner {
             report: ToolSetReport {
                 failed_servers: self.failed,
+                dropped: self.unreadable,
                 ..Default::default()
             },
             failed_prefixes,

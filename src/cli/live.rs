@@ -162,7 +162,8 @@ pub async fn source_from(
     }
     let mut options = ClientOptions::new()
         .handlers(handlers.clone())
-        .init_timeout(Duration::from_secs(live.startup_timeout));
+        .init_timeout(Duration::from_secs(live.startup_timeout))
+        .list_timeout(Duration::from_secs(live.startup_timeout));
     if super::signin::needed(&config) {
         let timeout = live
             .sign_in_timeout

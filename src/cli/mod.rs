@@ -357,8 +357,8 @@ struct LiveArgs {
     #[arg(long, value_name = "SECS")]
     sign_in_timeout: Option<u64>,
     /// How long a server has to start and answer its first request
-    /// (`initialize`, or `server/discover` from 2026-07-28), in seconds; a
-    /// sign-in is not counted.
+    /// (`initialize`, or `server/discover` from 2026-07-28), and to answer each
+    /// `tools/list` page, in seconds; a sign-in is not counted.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     startup_timeout: u64,
     /// Offer the model the servers' resources: the library's `list_resources`

@@ -9,6 +9,7 @@ mod hosted;
 #[cfg(feature = "rmcp-http")]
 mod http;
 mod hub;
+mod lines;
 mod live;
 mod options;
 mod requests;

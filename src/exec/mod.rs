@@ -74,7 +74,9 @@ pub use inprocess::InProcessServer;
 pub use options::{CallStart, DEFAULT_CALL_TIMEOUT, ExecOptions, OutputSchemaCheck};
 pub use policy::{Action, Approval, ApprovalRequest, Approver, Policy};
 pub use seal::StateKey;
-pub use server::{CallContext, Progress, ProgressFn, Server, ServerState, ToolsPage};
+pub use server::{
+    CallContext, Progress, ProgressFn, Server, ServerState, ToolsPage, UnreadableTool,
+};
 pub use source::{Source, SourceBuilder};
 pub use stream::StreamedExecution;
 pub use turn::{CallRecord, Execution, Status};
