@@ -439,7 +439,7 @@ impl Walker {
 /// The line that answers request `id` in place of one the SDK cannot take:
 /// a JSON-RPC error saying why, line feed included.
 pub(crate) fn answer(id: &Value, why: &Unreadable, server: &str) -> Vec<u8> {
-    let message = format!("server `{server}`: its answer could not be read: {why}");
+    let message = format!("the client could not read the answer of server `{server}`: {why}");
     let error = serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,

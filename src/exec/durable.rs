@@ -143,8 +143,8 @@ struct Body {
     hosted_waiting: Vec<String>,
     /// The document's MACs, checked by `TurnState::from_json_with_mac`
     /// only.
-    #[serde(default, rename = "mac")]
-    _mac: Option<Value>,
+    #[serde(default)]
+    mac: Option<Value>,
 }
 
 impl<'de> Deserialize<'de> for TurnState {
@@ -169,6 +169,14 @@ impl TurnState {
                 format!("the turn state does not read: {e}"),
             )
         })?;
+        if body.mac.is_some() {
+            return Err(Error::new(
+                ErrorKind::Input,
+                "the turn state is refused: it carries a MAC, so it is read only with its key \
+                 (`TurnState::from_json_with_mac`; on the command line --state-key-file or \
+                 MCP_ADAPTERS_STATE_KEY)",
+            ));
+        }
         check_calls(&body.calls, &body.answered)?;
         Ok(TurnState {
             format: body.format,

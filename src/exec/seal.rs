@@ -24,6 +24,8 @@ const MAC_FIELD: &str = "mac";
 const ALGORITHM: &str = "HMAC-SHA256";
 /// What the document's MAC is over, before the document.
 const DOCUMENT_CONTEXT: &[u8] = b"mcp-adapters/turn-state document\n";
+/// What the MAC of the document without its calls is over, before it.
+const REST_CONTEXT: &[u8] = b"mcp-adapters/turn-state rest\n";
 /// What a call's MAC is over, before the turn's id and the call.
 const CALL_CONTEXT: &[u8] = b"mcp-adapters/turn-state call\n";
 
@@ -129,9 +131,11 @@ impl TurnState {
             })
             .unwrap_or_default();
         let whole = key.tag(DOCUMENT_CONTEXT, None, &document);
+        let rest = key.tag(REST_CONTEXT, None, &without_calls(&document));
         let mut mac = Map::new();
         mac.insert("algorithm".into(), ALGORITHM.into());
         mac.insert("document".into(), whole.into());
+        mac.insert("rest".into(), rest.into());
         mac.insert("calls".into(), calls.into());
         if let Value::Object(map) = &mut document {
             map.insert(MAC_FIELD.into(), Value::Object(mac));
@@ -218,19 +222,35 @@ fn what_changed(key: &StateKey, document: &Value, mac: &Map<String, Value>) -> S
             tags.len() - calls.len()
         ));
     }
-    if unchanged == 0 && !calls.is_empty() && changed.len() >= calls.len() {
-        return "its MAC does not match: it was written with another key, or every call in it was changed".to_owned();
+    let rest = mac.get("rest").and_then(Value::as_str).unwrap_or("");
+    if !key.verifies(REST_CONTEXT, None, &without_calls(document), rest) {
+        if unchanged == 0 {
+            return "its MAC does not match: it was written with another key, or everything in \
+                    it was changed"
+                .to_owned();
+        }
+        changed.push(
+            "a field outside its calls (the turn, the provider, `halted`, `taint`, the calls \
+             answered without a server, the hosted calls) was changed"
+                .to_owned(),
+        );
     }
     if changed.is_empty() {
-        return "its MAC does not match: a field outside its calls (the turn, the provider, \
-                `halted`, `taint`, the calls answered without a server, the hosted calls) was \
-                changed since it was written"
-            .to_owned();
+        changed.push("its calls were reordered".to_owned());
     }
     format!(
         "its MAC does not match: {} since it was written",
         changed.join(", ")
     )
+}
+
+/// The document without its calls.
+fn without_calls(document: &Value) -> Value {
+    let mut rest = document.clone();
+    if let Value::Object(map) = &mut rest {
+        map.remove("calls");
+    }
+    rest
 }
 
 /// A call of a document, as the refusal names it: its index, id and tool
@@ -332,8 +352,9 @@ mod tests {
         }
         let compact = serde_json::to_vec(&Value::Object(reordered)).unwrap();
         assert_eq!(TurnState::from_json_with_mac(&compact, &key()).unwrap(), state());
-        // The plain reader takes it too.
-        assert_eq!(TurnState::from_json(&bytes).unwrap(), state());
+        // The plain reader refuses it: it is read only with its key.
+        let err = TurnState::from_json(&bytes).unwrap_err();
+        assert!(err.message().contains("carries a MAC"), "{err}");
     }
 
     #[test]
@@ -357,7 +378,7 @@ mod tests {
             .unwrap_err();
         assert!(err.message().contains("call 2 (`toolu_0`) to `fs/delete_file` was added"), "{err}");
 
-        let mut halted = serde_json::from_slice::<Value>(&bytes).unwrap();
+        let mut halted: Value = serde_json::from_slice(&bytes).unwrap();
         halted["taint"] = serde_json::json!(["web"]);
         let err = TurnState::from_json_with_mac(&serde_json::to_vec(&halted).unwrap(), &key())
             .unwrap_err();
