@@ -161,8 +161,10 @@ impl LineScan {
 
     fn string_ended(&mut self) {
         if let Some(key) = self.key.take() {
-            if key == self.wanted && self.id == Id::Seeking {
+            // The last of several is the one a JSON reader keeps.
+            if key == self.wanted {
                 self.id = Id::Keyed;
+                self.id_bytes.clear();
             }
         } else if self.id == Id::Reading && self.depth == 1 {
             self.id = Id::Read;
@@ -531,6 +533,18 @@ mod tests {
     }
 
     #[test]
+    fn the_framing_check_holds_on_hostile_lines() {
+        let deep = format!(r#"{{"id":4,"result":{}{}}}"#, "[".repeat(130), "]".repeat(130));
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+        bytes.extend_from_slice(deep.as_bytes());
+        bytes.extend_from_slice(b"\n{\"id\":\"x\",\"result\":\"caf\xe9\"}\n{\"id\":1,\"id\":2}\npartial");
+        for chunk in [1, 2, 7, 64, 4096] {
+            check_stdio_framing(&bytes, chunk);
+        }
+    }
+
+    #[test]
     fn the_answer_is_an_error_for_the_request() {
         let line = answer(&json!(5), &Unreadable::TooDeep(200), "s");
         let value: Value = serde_json::from_slice(&line).unwrap();
@@ -538,4 +552,86 @@ mod tests {
         assert!(value["error"]["message"].as_str().unwrap().contains("200 levels"));
         assert!(line.ends_with(b"\n"));
     }
+}
+
+/// Checks the stdio framing on `bytes`, a server's output read `chunk`
+/// bytes at a time (for the `stdio_framing` fuzz target): every byte is
+/// passed on in order, an answer is put in only after a line the SDK
+/// cannot take and only for that line's `id`, a line serde_json reads is
+/// never taken for an unreadable one, and one too deep for it always is.
+///
+/// # Panics
+///
+/// When one of these does not hold.
+#[doc(hidden)]
+pub fn check_stdio_framing(bytes: &[u8], chunk: usize) {
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use tokio::io::{AsyncRead, ReadBuf};
+
+    /// `bytes`, `chunk` at a time, always ready.
+    struct Chunks<'a>(&'a [u8], usize);
+
+    impl AsyncRead for Chunks<'_> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let n = self.0.len().min(self.1).min(buf.remaining());
+            buf.put_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    let mut reader = super::stdio::TapReader::new(
+        Chunks(bytes, chunk.max(1)),
+        super::stdio::Tap::default(),
+        "fuzz",
+    );
+    let waker = futures_util::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut out = Vec::new();
+    let mut space = [0u8; 97];
+    loop {
+        let mut buf = ReadBuf::new(&mut space);
+        match Pin::new(&mut reader).poll_read(&mut cx, &mut buf) {
+            Poll::Ready(Ok(())) if buf.filled().is_empty() => break,
+            Poll::Ready(Ok(())) => out.extend_from_slice(buf.filled()),
+            other => panic!("the reader answered {other:?}"),
+        }
+    }
+    let mut put_in = out.split_inclusive(|&b| b == b'\n').peekable();
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        assert_eq!(put_in.next(), Some(line), "a byte was lost or changed");
+        let Some(body) = line.strip_suffix(b"\n") else {
+            continue;
+        };
+        let mut scan = LineScan::default();
+        scan.push(body);
+        let verdict = scan.unreadable(Some(body));
+        match serde_json::from_slice::<Value>(body) {
+            Ok(value) => {
+                assert_eq!(verdict, None, "a line serde_json reads was refused");
+                let id = value.get("id").filter(|v| v.is_number() || v.is_string());
+                if value.is_object() {
+                    assert_eq!(scan.id().as_ref(), id, "the id was misread");
+                }
+            }
+            Err(e) if e.to_string().contains("recursion limit") => {
+                assert!(
+                    matches!(verdict, Some(Unreadable::TooDeep(_))),
+                    "a line too deep for serde_json was taken"
+                );
+            }
+            Err(_) => {}
+        }
+        if let (Some(_), Some(id)) = (verdict, scan.id()) {
+            let answer = put_in.next().expect("an unreadable line was not answered");
+            let answer: Value = serde_json::from_slice(answer).expect("the answer is JSON");
+            assert_eq!(answer["id"], id, "the answer is for another request");
+        }
+    }
+    assert_eq!(put_in.next(), None, "something was put in after the last line");
 }

@@ -19,5 +19,7 @@ mod tasks;
 mod tolerant;
 
 pub use hosted::{HostedOptions, HostedSplit, split_hosted};
+#[doc(hidden)]
+pub use lines::check_stdio_framing;
 pub use live::McpClient;
 pub use options::{ClientOptions, Lifecycle, Reconnect};
