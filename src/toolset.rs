@@ -433,7 +433,11 @@ impl ToolSetBuilder {
     /// Checks `pattern`, a rule over `server/tool` named `rule` (`policy
     /// deny`), against the listed tools as the filters are: one that
     /// matches none is reported in [`ToolSetReport::unmatched_rules`].
-    pub(crate) fn checked_rule(mut self, rule: impl Into<String>, pattern: impl Into<String>) -> Self {
+    pub(crate) fn checked_rule(
+        mut self,
+        rule: impl Into<String>,
+        pattern: impl Into<String>,
+    ) -> Self {
         self.checked.push((rule.into(), pattern.into()));
         self
     }
@@ -537,7 +541,7 @@ impl ToolSetBuilder {
         let mut listed = rules::Listed::new(&self.allow, &self.deny, &self.checked);
         for (server_id, tools) in self.servers {
             let mut seen = HashSet::new();
-            for mut tool in tools {
+            for tool in tools {
                 listed.push(&server_id, &tool.name);
                 let drop = |reason| Dropped {
                     server_id: server_id.clone(),
@@ -565,49 +569,12 @@ impl ToolSetBuilder {
                         tool,
                     });
                 } else {
-                    let found = hygiene::clean(&mut tool.input_schema);
-                    if let Some(first) = found.first().filter(|_| self.refuse_hidden) {
-                        let (path, kind) = (first.path.clone(), first.kind);
-                        set.report.dropped.push(Dropped {
-                            server_id: server_id.clone(),
-                            tool: tool.name.clone(),
-                            reason: DropReason::HiddenCharacters { path, kind },
-                        });
-                        continue;
-                    }
-                    for found in found {
-                        let hidden = found.named(&server_id, &tool.name);
-                        tracing::warn!(server = %hidden.server_id, tool = %hidden.tool,
-                            path = %hidden.path, kind = ?hidden.kind,
-                            "a tool's schema holds a name or value with hidden characters");
-                        set.report.hidden.push(hidden);
-                    }
                     let natural = natural_name(self.mode, &self.prefix, &server_id, &tool.name);
-                    set.insert(natural, server_id.clone(), tool);
+                    set.offer(natural, server_id.clone(), tool, self.refuse_hidden);
                 }
             }
         }
-        let failed: Vec<&str> = set
-            .report
-            .failed_servers
-            .iter()
-            .map(|f| f.server_id.as_str())
-            .collect();
-        if listed.has_rules() {
-            let exposed: Vec<(&str, String)> = set
-                .tools
-                .iter()
-                .map(|t| {
-                    let tool = format!("{}/{}", t.server_id, t.tool.name);
-                    (t.exposed_name.as_str(), tool)
-                })
-                .collect();
-            set.report.unmatched_rules = listed.unmatched(&failed, &exposed)?;
-        }
-        for unmatched in &set.report.unmatched_rules {
-            tracing::warn!(rule = %unmatched.rule, pattern = %unmatched.pattern,
-                could_mean = ?unmatched.could_mean, "a rule matches no listed tool");
-        }
+        set.check_rules(&listed)?;
         Ok(ToolSet {
             inner: Arc::new(set),
         })
@@ -642,6 +609,58 @@ impl ToolSetBuilder {
 }
 
 impl Inner {
+    /// Offers `tool` under `natural` once the prose of its schema is
+    /// cleaned; a name or value with hidden characters is reported, or
+    /// leaves the tool out when `refuse_hidden`.
+    fn offer(&mut self, natural: String, server_id: String, mut tool: Tool, refuse_hidden: bool) {
+        let found = hygiene::clean(&mut tool.input_schema);
+        if let Some(first) = found.first().filter(|_| refuse_hidden) {
+            let (path, kind) = (first.path.clone(), first.kind);
+            self.report.dropped.push(Dropped {
+                server_id,
+                tool: tool.name,
+                reason: DropReason::HiddenCharacters { path, kind },
+            });
+            return;
+        }
+        for found in found {
+            let hidden = found.named(&server_id, &tool.name);
+            tracing::warn!(server = %hidden.server_id, tool = %hidden.tool,
+                path = %hidden.path, kind = ?hidden.kind,
+                "a tool's schema holds a name or value with hidden characters");
+            self.report.hidden.push(hidden);
+        }
+        self.insert(natural, server_id, tool);
+    }
+
+    /// Reports the rules of `listed` that match no listed tool.
+    fn check_rules(&mut self, listed: &rules::Listed<'_>) -> Result<()> {
+        if !listed.has_rules() {
+            return Ok(());
+        }
+        let failed: Vec<&str> = self
+            .report
+            .failed_servers
+            .iter()
+            .map(|f| f.server_id.as_str())
+            .collect();
+        let exposed: Vec<(&str, String)> = self
+            .tools
+            .iter()
+            .map(|t| {
+                let tool = format!("{}/{}", t.server_id, t.tool.name);
+                (t.exposed_name.as_str(), tool)
+            })
+            .collect();
+        let unmatched = listed.unmatched(&failed, &exposed)?;
+        for rule in &unmatched {
+            tracing::warn!(rule = %rule.rule, pattern = %rule.pattern,
+                could_mean = ?rule.could_mean, "a rule matches no listed tool");
+        }
+        self.report.unmatched_rules = unmatched;
+        Ok(())
+    }
+
     fn insert(&mut self, natural: String, server_id: String, tool: Tool) {
         let mut reasons = Vec::new();
         let mut name = sanitize(&natural, &mut reasons);

@@ -678,7 +678,12 @@ fn a_halt_answers_the_calls_that_wait() {
         let json: Value = serde_json::from_slice(&state.to_json().unwrap()).unwrap();
         assert_eq!(json["halted"], true);
         let resumed = source(&log, Some(answering(&[])))
-            .resume_turn(p, state, &listing, &ExecOptions::new().approve_call("call_0"))
+            .resume_turn(
+                p,
+                state,
+                &listing,
+                &ExecOptions::new().approve_call("call_0"),
+            )
             .await
             .unwrap();
         assert_eq!(resumed.status, Status::Halt);

@@ -142,7 +142,11 @@ fn no_hidden_character_reaches_any_providers_listing() {
                 hidden,
                 [
                     ("set_mode", "/properties/mode/enum/1", HiddenIn::EnumValue),
-                    ("set_mode", "/properties/na\\u{202e}me", HiddenIn::PropertyName),
+                    (
+                        "set_mode",
+                        "/properties/na\\u{202e}me",
+                        HiddenIn::PropertyName
+                    ),
                 ],
                 "{}",
                 provider.id()
@@ -155,7 +159,13 @@ fn no_hidden_character_reaches_any_providers_listing() {
             let dropped = &listing.report.toolset.dropped;
             assert!(
                 dropped.iter().any(|d| d.tool == "set_mode"
-                    && matches!(&d.reason, DropReason::HiddenCharacters { kind: HiddenIn::EnumValue, .. })),
+                    && matches!(
+                        &d.reason,
+                        DropReason::HiddenCharacters {
+                            kind: HiddenIn::EnumValue,
+                            ..
+                        }
+                    )),
                 "{dropped:?}"
             );
         }
@@ -217,7 +227,10 @@ fn a_tool_list_the_transport_cannot_take_loses_only_what_it_could_not_read() {
                 .tools(provider("anthropic"), &ListOptions::new())
                 .await
                 .unwrap();
-            assert!(tool_names(&listing).contains(&"read_file".to_owned()), "{mode}");
+            assert!(
+                tool_names(&listing).contains(&"read_file".to_owned()),
+                "{mode}"
+            );
             assert!(!tool_names(&listing).contains(&lost.to_owned()), "{mode}");
             let dropped = &listing.report.toolset.dropped;
             assert!(
@@ -322,13 +335,26 @@ fn an_approval_names_one_call_of_one_turn() {
     );
     let turn2 = scene.response(
         "turn2.json",
-        &[("toolu_1", "delete_file", json!({"path": "/turn2/IMPORTANT"}))],
+        &[(
+            "toolu_1",
+            "delete_file",
+            json!({"path": "/turn2/IMPORTANT"}),
+        )],
     );
     let (server, policy) = (scene.server("plain"), scene.policy());
     let run = |approve: &str| {
         cli(&[
-            "run", "--provider", "anthropic", "--server", &server, "--policy", &policy,
-            "--approve-call", approve, &turn1, &turn2,
+            "run",
+            "--provider",
+            "anthropic",
+            "--server",
+            &server,
+            "--policy",
+            &policy,
+            "--approve-call",
+            approve,
+            &turn1,
+            &turn2,
         ])
     };
     // An id both turns have is refused before anything runs, naming both.
@@ -351,7 +377,11 @@ fn an_approval_names_one_call_of_one_turn() {
     // `#INDEX` names only a call without an id.
     let out = run("#0");
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("has the id `toolu_1`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("has the id `toolu_1`"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(calls_received(&scene.log).len(), 1);
 }
 
@@ -365,8 +395,16 @@ fn suspended(scene: &Scene, key: Option<&str>) -> PathBuf {
     let (server, policy) = (scene.server("plain"), scene.policy());
     let state_arg = state.display().to_string();
     let mut args = vec![
-        "run", "--provider", "anthropic", "--server", &server, "--policy", &policy,
-        "--suspend", &state_arg, &response,
+        "run",
+        "--provider",
+        "anthropic",
+        "--server",
+        &server,
+        "--policy",
+        &policy,
+        "--suspend",
+        &state_arg,
+        &response,
     ];
     if let Some(key) = key {
         args.extend(["--state-key-file", key]);
@@ -380,8 +418,17 @@ fn resume(scene: &Scene, state: &Path, extra: &[&str]) -> Output {
     let (server, policy) = (scene.server("plain"), scene.policy());
     let state = state.display().to_string();
     let mut args = vec![
-        "run", "--provider", "anthropic", "--server", &server, "--policy", &policy,
-        "--resume", &state, "--approve-call", "toolu_1",
+        "run",
+        "--provider",
+        "anthropic",
+        "--server",
+        &server,
+        "--policy",
+        &policy,
+        "--resume",
+        &state,
+        "--approve-call",
+        "toolu_1",
     ];
     args.extend(extra);
     cli(&args)
@@ -399,11 +446,16 @@ fn an_edited_state_document_is_refused_and_sends_nothing() {
     let key = scene.key();
     // With a key, changed arguments are refused, naming the call.
     let state = suspended(&scene, Some(&key));
-    edit(&state, |v| v["calls"][0]["arguments"]["path"] = json!("/turn2/IMPORTANT"));
+    edit(&state, |v| {
+        v["calls"][0]["arguments"]["path"] = json!("/turn2/IMPORTANT")
+    });
     let out = resume(&scene, &state, &["--state-key-file", &key]);
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("call 0 (`toolu_1`) to `hostile/delete_file` was changed"), "{err}");
+    assert!(
+        err.contains("call 0 (`toolu_1`) to `hostile/delete_file` was changed"),
+        "{err}"
+    );
     // Without the key, a document bound to one is refused too.
     let out = resume(&scene, &state, &[]);
     assert!(!out.status.success());
@@ -457,8 +509,13 @@ fn server_text_reaches_the_terminal_escaped() {
     let scene = Scene::new();
     // A server that crashes with escape sequences in its stderr.
     let out = cli(&[
-        "tools", "--provider", "anthropic", "--server", &scene.server("crash"),
-        "--startup-timeout", "60",
+        "tools",
+        "--provider",
+        "anthropic",
+        "--server",
+        &scene.server("crash"),
+        "--startup-timeout",
+        "60",
     ]);
     assert!(!out.status.success());
     let err = stderr(&out);
@@ -469,12 +526,23 @@ fn server_text_reaches_the_terminal_escaped() {
     let response = scene.response("rm.json", &[("toolu_9", "rm__31m", json!({}))]);
     let state = scene.dir.path().join("state.json").display().to_string();
     let out = cli(&[
-        "run", "--provider", "anthropic", "--server", &scene.server("plain"), "--policy",
-        &scene.policy(), "--suspend", &state, &response,
+        "run",
+        "--provider",
+        "anthropic",
+        "--server",
+        &scene.server("plain"),
+        "--policy",
+        &scene.policy(),
+        "--suspend",
+        &state,
+        &response,
     ]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("waiting: call toolu_9 (`hostile/rm\\x1b[31m`)"), "{err}");
+    assert!(
+        err.contains("waiting: call toolu_9 (`hostile/rm\\x1b[31m`)"),
+        "{err}"
+    );
     assert!(!err.contains('\u{1b}'), "{err}");
 }
 
@@ -490,8 +558,16 @@ fn rules_on_no_tool_are_warned_and_run_takes_a_prefix() {
         &[("toolu_1", "p_read_file", json!({"path": "/tmp/a"}))],
     );
     let out = cli(&[
-        "run", "--provider", "anthropic", "--server", &scene.server("plain"), "--policy",
-        &policy, "--prefix", "p_", &response,
+        "run",
+        "--provider",
+        "anthropic",
+        "--server",
+        &scene.server("plain"),
+        "--policy",
+        &policy,
+        "--prefix",
+        "p_",
+        &response,
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
@@ -512,7 +588,12 @@ fn a_server_tool_named_like_a_library_tool_gives_up_its_name() {
     let scene = Scene::new();
     let response = scene.response("response.json", &[("toolu_1", "list_resources", json!({}))]);
     let out = cli(&[
-        "run", "--provider", "anthropic", "--server", &scene.server("plain"), "--resources",
+        "run",
+        "--provider",
+        "anthropic",
+        "--server",
+        &scene.server("plain"),
+        "--resources",
         &response,
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -520,11 +601,16 @@ fn a_server_tool_named_like_a_library_tool_gives_up_its_name() {
     // The library's tool answered (the server's resources), and the
     // server's tool of that name was renamed, as the report says.
     assert_eq!(run["calls"][0]["server_id"], "mcp-adapters", "{run:#}");
-    assert!(run["results"][0].to_string().contains("file:///notes.txt"), "{run:#}");
+    assert!(
+        run["results"][0].to_string().contains("file:///notes.txt"),
+        "{run:#}"
+    );
     let renamed = run["report"]["renamed"].as_array().unwrap();
     assert!(
-        renamed.iter().any(|r| r["tool"] == "list_resources"
-            && r["reasons"][0]["with_server"] == "mcp-adapters"),
+        renamed
+            .iter()
+            .any(|r| r["tool"] == "list_resources"
+                && r["reasons"][0]["with_server"] == "mcp-adapters"),
         "{renamed:#?}"
     );
     assert!(calls_received(&scene.log).is_empty());

@@ -14,11 +14,11 @@ use serde_json::{Value, json};
 use super::input::{
     detect_framing, option_pairs, read_bytes, read_json, read_servers, registry, toolset,
 };
+use super::shown::escaped;
 use super::{
     CallsArgs, DeferArgs, LiveArgs, NamingArgs, ResultArgs, RunArgs, SearchToolsArgs, SpecsArg,
     StreamArgs, ToolsArgs, ToolsetArgs, asks, decisions, demo, live, state,
 };
-use super::shown::escaped;
 
 /// Listing options from the toolset flags.
 pub fn list_options(args: &ToolsetArgs) -> ListOptions {
@@ -391,11 +391,7 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             let bytes = read_bytes(file)?;
             let spec = provider.stream(&listing)?.framing_used();
             let framing = stream_framing(&args.stream, &bytes, spec);
-            let mut read = provider.stream(&listing)?.framing(framing);
-            let turn = match read.push(&bytes).and_then(|_| read.finish()) {
-                Ok(streamed) => decisions::TurnCalls::of(&streamed.extracted),
-                Err(_) => decisions::TurnCalls::default(),
-            };
+            let turn = decisions::TurnCalls::streamed(provider, &listing, framing, &bytes)?;
             let options = decisions::options(args, &options, &[turn])?.remove(0);
             let options = options.framing(framing);
             let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes)]);
@@ -421,12 +417,9 @@ pub fn run(args: &RunArgs) -> Result<Value> {
             }
             paths => paths.iter().map(|p| read_json(p)).collect::<Result<_>>()?,
         };
-        let calls: Vec<decisions::TurnCalls> = responses
+        let calls: Vec<_> = responses
             .iter()
-            .map(|response| match provider.extract_calls(response, &listing) {
-                Ok(extracted) => decisions::TurnCalls::of(&extracted),
-                Err(_) => decisions::TurnCalls::default(),
-            })
+            .map(|response| decisions::TurnCalls::extracted(provider, &listing, response))
             .collect();
         let mut per_turn = decisions::options(args, &options, &calls)?;
         if responses.len() > 1 {

@@ -25,7 +25,12 @@ impl TurnCalls {
             .calls
             .iter()
             .map(|c| (c.index, c.call_id.clone()))
-            .chain(extracted.rejected.iter().map(|c| (c.index, c.call_id.clone())))
+            .chain(
+                extracted
+                    .rejected
+                    .iter()
+                    .map(|c| (c.index, c.call_id.clone())),
+            )
             .collect();
         let hosted = extracted
             .hosted
@@ -34,6 +39,37 @@ impl TurnCalls {
             .map(|a| a.id.clone())
             .collect();
         TurnCalls { calls, hosted }
+    }
+
+    /// The calls of `response` (none when it does not read: the turn then
+    /// fails as it would have).
+    pub fn extracted(
+        provider: &mcp_adapters::Provider,
+        listing: &mcp_adapters::Listing,
+        response: &serde_json::Value,
+    ) -> Self {
+        match provider.extract_calls(response, listing) {
+            Ok(extracted) => TurnCalls::of(&extracted),
+            Err(_) => TurnCalls::default(),
+        }
+    }
+
+    /// The calls of a recorded stream, read ahead of the turn.
+    ///
+    /// # Errors
+    ///
+    /// When the provider has no stream section.
+    pub fn streamed(
+        provider: &mcp_adapters::Provider,
+        listing: &mcp_adapters::Listing,
+        framing: mcp_adapters::stream::Framing,
+        bytes: &[u8],
+    ) -> Result<Self> {
+        let mut read = provider.stream(listing)?.framing(framing);
+        Ok(match read.push(bytes).and_then(|_| read.finish()) {
+            Ok(streamed) => TurnCalls::of(&streamed.extracted),
+            Err(_) => TurnCalls::default(),
+        })
     }
 
     /// The waiting calls of a suspended turn.
@@ -59,12 +95,15 @@ impl TurnCalls {
                 None => Ok(true),
                 Some(call_id) => {
                     let of_turn = turn.map(|t| format!(" of turn {t}")).unwrap_or_default();
-                    Err(Error::new(ErrorKind::Input, format!(
-                        "{flag} {id}: call {index}{of_turn} has the id `{}`: name it by its id ({flag} {}{})",
-                        escape(call_id),
-                        turn.map(|t| format!("{t}:")).unwrap_or_default(),
-                        escape(call_id)
-                    )))
+                    Err(Error::new(
+                        ErrorKind::Input,
+                        format!(
+                            "{flag} {id}: call {index}{of_turn} has the id `{}`: name it by its id ({flag} {}{})",
+                            escape(call_id),
+                            turn.map(|t| format!("{t}:")).unwrap_or_default(),
+                            escape(call_id)
+                        ),
+                    ))
                 }
             };
         }
@@ -142,11 +181,14 @@ pub fn bind(args: &RunArgs, turns: &[TurnCalls]) -> Result<Vec<Vec<Decision>>> {
             .and_then(|(turn, id)| Some((turn.parse::<usize>().ok()?, id)));
         if let Some((turn, id)) = qualified {
             let Some(calls) = turn.checked_sub(1).and_then(|t| turns.get(t)) else {
-                return Err(Error::new(ErrorKind::Input, format!(
-                    "{flag} {}: this run has turns 1 to {}",
-                    escape(decision.id()),
-                    turns.len()
-                )));
+                return Err(Error::new(
+                    ErrorKind::Input,
+                    format!(
+                        "{flag} {}: this run has turns 1 to {}",
+                        escape(decision.id()),
+                        turns.len()
+                    ),
+                ));
             };
             if !calls.names(id, flag, Some(turn))? {
                 eprintln!(
@@ -277,7 +319,10 @@ mod tests {
         let err = bind(&args(&["toolu_1"]), &turns).unwrap_err();
         assert!(err.message().contains("turn 1 and one of turn 2"), "{err}");
         let bound = bind(&args(&["2:toolu_1"]), &turns).unwrap();
-        assert_eq!(bound, vec![vec![], vec![Decision::Approve("toolu_1".into())]]);
+        assert_eq!(
+            bound,
+            vec![vec![], vec![Decision::Approve("toolu_1".into())]]
+        );
     }
 
     #[test]

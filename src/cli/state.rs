@@ -32,8 +32,9 @@ pub fn key(args: &RunArgs) -> Result<Option<StateKey>> {
     }
     match std::env::var_os(KEY_VARIABLE) {
         Some(value) if !value.is_empty() => {
-            let key = StateKey::new(value.as_encoded_bytes())
-                .map_err(|e| Error::new(ErrorKind::Input, format!("{KEY_VARIABLE}: {}", e.message())))?;
+            let key = StateKey::new(value.as_encoded_bytes()).map_err(|e| {
+                Error::new(ErrorKind::Input, format!("{KEY_VARIABLE}: {}", e.message()))
+            })?;
             Ok(Some(key))
         }
         _ => Ok(None),

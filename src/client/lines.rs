@@ -247,7 +247,7 @@ impl LineScan {
 /// line to pass on instead, and each tool left out (its name, when it has
 /// one that reads) with why. `None` when the line is not such an answer,
 /// or is still unreadable without them.
-pub(crate) fn without_unreadable_tools(line: &[u8]) -> Option<(Vec<u8>, Vec<(String, String)>)> {
+pub(crate) fn without_unreadable_tools(line: &[u8]) -> Option<Salvaged> {
     let (open, close) = tools_array(line)?;
     let mut kept = Vec::with_capacity(line.len());
     kept.extend_from_slice(&line[..=open]);
@@ -294,7 +294,20 @@ pub(crate) fn without_unreadable_tools(line: &[u8]) -> Option<(Vec<u8>, Vec<(Str
         return None;
     }
     kept.push(b'\n');
-    Some((kept, left_out))
+    Some(Salvaged {
+        line: kept,
+        left_out,
+    })
+}
+
+/// A `tools/list` answer written again without the tools that could not
+/// be read.
+#[derive(Debug)]
+pub(crate) struct Salvaged {
+    /// The line to pass on, line feed included.
+    pub(crate) line: Vec<u8>,
+    /// Each tool left out: its name (`?` when it does not read) and why.
+    pub(crate) left_out: Vec<(String, String)>,
 }
 
 /// Where the array of `{"result": {"tools": [...]}}` opens and closes in
@@ -311,7 +324,9 @@ fn tools_array(line: &[u8]) -> Option<(usize, usize)> {
             Step::Key(key) if walk.depth == 2 && in_result && key == b"tools" => {
                 // The value: the next `[` after the colon.
                 let rest = &line[walk.after..];
-                let at = rest.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b':'))?;
+                let at = rest
+                    .iter()
+                    .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b':'))?;
                 if rest[at] != b'[' {
                     return None;
                 }
@@ -329,10 +344,10 @@ fn tools_array(line: &[u8]) -> Option<(usize, usize)> {
     };
     let mut i = open + 1;
     while i < line.len() {
-        if let Step::Close = walk.step(line, i) {
-            if walk.depth == 2 {
-                return Some((open, i));
-            }
+        if let Step::Close = walk.step(line, i)
+            && walk.depth == 2
+        {
+            return Some((open, i));
         }
         i = walk.after;
     }
@@ -349,11 +364,11 @@ fn elements(line: &[u8], from: usize, to: usize) -> Vec<(usize, usize)> {
     let mut start = from;
     let mut i = from;
     while i < to {
-        if let Step::Comma = walk.step(line, i) {
-            if walk.depth == 3 {
-                out.push(trimmed(line, start, i));
-                start = walk.after;
-            }
+        if let Step::Comma = walk.step(line, i)
+            && walk.depth == 3
+        {
+            out.push(trimmed(line, start, i));
+            start = walk.after;
         }
         i = walk.after;
     }
@@ -452,108 +467,6 @@ pub(crate) fn answer(id: &Value, why: &Unreadable, server: &str) -> Vec<u8> {
     line
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn scan(line: &[u8], cut: usize) -> LineScan {
-        let mut scan = LineScan::default();
-        for chunk in line.chunks(cut.max(1)) {
-            scan.push(chunk);
-        }
-        scan
-    }
-
-    #[test]
-    fn the_id_is_found_wherever_it_stands() {
-        let lines: [(&[u8], Value); 5] = [
-            (br#"{"jsonrpc":"2.0","id":7,"result":{"id":9}}"#, json!(7)),
-            (br#"{"result":{"id":9,"x":[1,{"id":3}]},"jsonrpc":"2.0","id":"a\"b"}"#, json!("a\"b")),
-            (br#"{ "id" : -12 , "result" : {} }"#, json!(-12)),
-            (br#"{"idx":1,"result":"id","id":2}"#, json!(2)),
-            (br#"{"method":"x","params":{"id":4}}"#, Value::Null),
-        ];
-        for (line, id) in lines {
-            for cut in [1, 2, 3, 5, 100] {
-                let found = scan(line, cut).id().unwrap_or(Value::Null);
-                assert_eq!(found, id, "{} cut {cut}", String::from_utf8_lossy(line));
-            }
-        }
-    }
-
-    #[test]
-    fn depth_size_and_encoding_are_told() {
-        let deep = format!(r#"{{"id":1,"result":{}{}}}"#, "[".repeat(127), "]".repeat(127));
-        let scanned = scan(deep.as_bytes(), 7);
-        assert_eq!(scanned.unreadable(Some(deep.as_bytes())), Some(Unreadable::TooDeep(128)));
-        assert!(serde_json::from_str::<Value>(&deep).is_err());
-        let fits = format!(r#"{{"id":1,"result":{}{}}}"#, "[".repeat(126), "]".repeat(126));
-        assert_eq!(scan(fits.as_bytes(), 7).unreadable(Some(fits.as_bytes())), None);
-        assert!(serde_json::from_str::<Value>(&fits).is_ok());
-        let bad = b"{\"id\":3,\"result\":{\"text\":\"\xff\"}}";
-        assert_eq!(scan(bad, 4).unreadable(Some(bad)), Some(Unreadable::NotUtf8(26)));
-        // Brackets inside strings do not count.
-        let quoted = format!(r#"{{"id":1,"result":"{}"}}"#, "[".repeat(500));
-        assert_eq!(scan(quoted.as_bytes(), 9).unreadable(Some(quoted.as_bytes())), None);
-        let mut large = LineScan::default();
-        large.push(&vec![b' '; MAX_LINE]);
-        assert_eq!(large.unreadable(None), Some(Unreadable::TooLarge(MAX_LINE + 1)));
-    }
-
-    #[test]
-    fn a_tool_list_loses_only_the_tools_that_cannot_be_read() {
-        let deep = format!("{}{}", "[".repeat(130), "]".repeat(130));
-        let line = format!(
-            r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{{"name":"ok","inputSchema":{{"type":"object","description":"a, b [c] {{d}}"}}}}, {{"name":"deep","inputSchema":{{"default":{deep}}}}},{{"name":"fine","inputSchema":{{}}}}]}}}}"#
-        );
-        let mut bytes = line.into_bytes();
-        let (kept, left_out) = without_unreadable_tools(&bytes).unwrap();
-        let value: Value = serde_json::from_slice(&kept).unwrap();
-        let names: Vec<&str> = value["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(names, ["ok", "fine"]);
-        assert_eq!(value["id"], 2);
-        assert_eq!(left_out.len(), 1);
-        assert_eq!(left_out[0].0, "deep");
-        assert!(left_out[0].1.contains("levels deep"), "{left_out:?}");
-        // Not UTF-8 in one tool.
-        let at = bytes.windows(4).position(|w| w == b"fine").unwrap();
-        bytes[at + 1] = 0xff;
-        let (kept, left_out) = without_unreadable_tools(&bytes).unwrap();
-        let value: Value = serde_json::from_slice(&kept).unwrap();
-        assert_eq!(value["result"]["tools"].as_array().unwrap().len(), 1);
-        assert_eq!(left_out.len(), 2);
-        // Anything else is not rewritten.
-        assert!(without_unreadable_tools(br#"{"id":1,"result":{"content":[]}}"#).is_none());
-    }
-
-    #[test]
-    fn the_framing_check_holds_on_hostile_lines() {
-        let deep = format!(r#"{{"id":4,"result":{}{}}}"#, "[".repeat(130), "]".repeat(130));
-        let mut bytes = Vec::new();
-        bytes.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
-        bytes.extend_from_slice(deep.as_bytes());
-        bytes.extend_from_slice(b"\n{\"id\":\"x\",\"result\":\"caf\xe9\"}\n{\"id\":1,\"id\":2}\npartial");
-        for chunk in [1, 2, 7, 64, 4096] {
-            check_stdio_framing(&bytes, chunk);
-        }
-    }
-
-    #[test]
-    fn the_answer_is_an_error_for_the_request() {
-        let line = answer(&json!(5), &Unreadable::TooDeep(200), "s");
-        let value: Value = serde_json::from_slice(&line).unwrap();
-        assert_eq!(value["id"], 5);
-        assert!(value["error"]["message"].as_str().unwrap().contains("200 levels"));
-        assert!(line.ends_with(b"\n"));
-    }
-}
-
 /// Checks the stdio framing on `bytes`, a server's output read `chunk`
 /// bytes at a time (for the `stdio_framing` fuzz target): every byte is
 /// passed on in order, an answer is put in only after a line the SDK
@@ -633,5 +546,154 @@ pub fn check_stdio_framing(bytes: &[u8], chunk: usize) {
             assert_eq!(answer["id"], id, "the answer is for another request");
         }
     }
-    assert_eq!(put_in.next(), None, "something was put in after the last line");
+    assert_eq!(
+        put_in.next(),
+        None,
+        "something was put in after the last line"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn scan(line: &[u8], cut: usize) -> LineScan {
+        let mut scan = LineScan::default();
+        for chunk in line.chunks(cut.max(1)) {
+            scan.push(chunk);
+        }
+        scan
+    }
+
+    #[test]
+    fn the_id_is_found_wherever_it_stands() {
+        let lines: [(&[u8], Value); 5] = [
+            (br#"{"jsonrpc":"2.0","id":7,"result":{"id":9}}"#, json!(7)),
+            (
+                br#"{"result":{"id":9,"x":[1,{"id":3}]},"jsonrpc":"2.0","id":"a\"b"}"#,
+                json!("a\"b"),
+            ),
+            (br#"{ "id" : -12 , "result" : {} }"#, json!(-12)),
+            (br#"{"idx":1,"result":"id","id":2}"#, json!(2)),
+            (br#"{"method":"x","params":{"id":4}}"#, Value::Null),
+        ];
+        for (line, id) in lines {
+            for cut in [1, 2, 3, 5, 100] {
+                let found = scan(line, cut).id().unwrap_or(Value::Null);
+                assert_eq!(found, id, "{} cut {cut}", String::from_utf8_lossy(line));
+            }
+        }
+    }
+
+    #[test]
+    fn depth_size_and_encoding_are_told() {
+        let deep = format!(
+            r#"{{"id":1,"result":{}{}}}"#,
+            "[".repeat(127),
+            "]".repeat(127)
+        );
+        let scanned = scan(deep.as_bytes(), 7);
+        assert_eq!(
+            scanned.unreadable(Some(deep.as_bytes())),
+            Some(Unreadable::TooDeep(128))
+        );
+        assert!(serde_json::from_str::<Value>(&deep).is_err());
+        let fits = format!(
+            r#"{{"id":1,"result":{}{}}}"#,
+            "[".repeat(126),
+            "]".repeat(126)
+        );
+        assert_eq!(
+            scan(fits.as_bytes(), 7).unreadable(Some(fits.as_bytes())),
+            None
+        );
+        assert!(serde_json::from_str::<Value>(&fits).is_ok());
+        let bad = b"{\"id\":3,\"result\":{\"text\":\"\xff\"}}";
+        assert_eq!(
+            scan(bad, 4).unreadable(Some(bad)),
+            Some(Unreadable::NotUtf8(26))
+        );
+        // Brackets inside strings do not count.
+        let quoted = format!(r#"{{"id":1,"result":"{}"}}"#, "[".repeat(500));
+        assert_eq!(
+            scan(quoted.as_bytes(), 9).unreadable(Some(quoted.as_bytes())),
+            None
+        );
+        let mut large = LineScan::default();
+        large.push(&vec![b' '; MAX_LINE]);
+        assert_eq!(
+            large.unreadable(None),
+            Some(Unreadable::TooLarge(MAX_LINE + 1))
+        );
+    }
+
+    #[test]
+    fn a_tool_list_loses_only_the_tools_that_cannot_be_read() {
+        let deep = format!("{}{}", "[".repeat(130), "]".repeat(130));
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{{"name":"ok","inputSchema":{{"type":"object","description":"a, b [c] {{d}}"}}}}, {{"name":"deep","inputSchema":{{"default":{deep}}}}},{{"name":"fine","inputSchema":{{}}}}]}}}}"#
+        );
+        let mut bytes = line.into_bytes();
+        let Salvaged {
+            line: kept,
+            left_out,
+        } = without_unreadable_tools(&bytes).unwrap();
+        let value: Value = serde_json::from_slice(&kept).unwrap();
+        let names: Vec<&str> = value["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["ok", "fine"]);
+        assert_eq!(value["id"], 2);
+        assert_eq!(left_out.len(), 1);
+        assert_eq!(left_out[0].0, "deep");
+        assert!(left_out[0].1.contains("levels deep"), "{left_out:?}");
+        // Not UTF-8 in one tool.
+        let at = bytes.windows(4).position(|w| w == b"fine").unwrap();
+        bytes[at + 1] = 0xff;
+        let Salvaged {
+            line: kept,
+            left_out,
+        } = without_unreadable_tools(&bytes).unwrap();
+        let value: Value = serde_json::from_slice(&kept).unwrap();
+        assert_eq!(value["result"]["tools"].as_array().unwrap().len(), 1);
+        assert_eq!(left_out.len(), 2);
+        // Anything else is not rewritten.
+        assert!(without_unreadable_tools(br#"{"id":1,"result":{"content":[]}}"#).is_none());
+    }
+
+    #[test]
+    fn the_framing_check_holds_on_hostile_lines() {
+        let deep = format!(
+            r#"{{"id":4,"result":{}{}}}"#,
+            "[".repeat(130),
+            "]".repeat(130)
+        );
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+        bytes.extend_from_slice(deep.as_bytes());
+        bytes.extend_from_slice(
+            b"\n{\"id\":\"x\",\"result\":\"caf\xe9\"}\n{\"id\":1,\"id\":2}\npartial",
+        );
+        for chunk in [1, 2, 7, 64, 4096] {
+            check_stdio_framing(&bytes, chunk);
+        }
+    }
+
+    #[test]
+    fn the_answer_is_an_error_for_the_request() {
+        let line = answer(&json!(5), &Unreadable::TooDeep(200), "s");
+        let value: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(value["id"], 5);
+        assert!(
+            value["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("200 levels")
+        );
+        assert!(line.ends_with(b"\n"));
+    }
 }

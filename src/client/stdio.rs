@@ -276,9 +276,10 @@ impl<R> TapReader<R> {
                         tracing::warn!(server = %self.server, why = %why,
                             "a message from the server could not be read");
                         self.answer = match salvaged {
-                            Some((line, left_out)) => {
+                            Some(salvaged) => {
+                                let line = salvaged.line;
                                 self.tap.note_message(&line[..line.len() - 1]);
-                                self.tap.left_out(left_out);
+                                self.tap.left_out(salvaged.left_out);
                                 line
                             }
                             None => lines::answer(&id, &why, &self.server),

@@ -211,7 +211,11 @@ fn check_calls(calls: &[CallEntry], answered: &[Answered]) -> Result<()> {
     let each = calls
         .iter()
         .map(|c| (c.index, c.call_id.as_deref(), true))
-        .chain(answered.iter().map(|a| (a.index, a.call_id.as_deref(), false)));
+        .chain(
+            answered
+                .iter()
+                .map(|a| (a.index, a.call_id.as_deref(), false)),
+        );
     for (index, id, sent) in each {
         if !indexes.insert(index) {
             return Err(refuse(format!("two of its calls are at index {index}")));

@@ -217,10 +217,7 @@ fn what_changed(key: &StateKey, document: &Value, mac: &Map<String, Value>) -> S
         }
     }
     if tags.len() > calls.len() {
-        changed.push(format!(
-            "{} call(s) were removed",
-            tags.len() - calls.len()
-        ));
+        changed.push(format!("{} call(s) were removed", tags.len() - calls.len()));
     }
     let rest = mac.get("rest").and_then(Value::as_str).unwrap_or("");
     if !key.verifies(REST_CONTEXT, None, &without_calls(document), rest) {
@@ -340,7 +337,10 @@ mod tests {
     #[test]
     fn a_document_reads_back_under_its_key_in_any_layout() {
         let bytes = state().to_json_with_mac(&key()).unwrap();
-        assert_eq!(TurnState::from_json_with_mac(&bytes, &key()).unwrap(), state());
+        assert_eq!(
+            TurnState::from_json_with_mac(&bytes, &key()).unwrap(),
+            state()
+        );
         // Another layout: compact, keys as a store may order them.
         let value: Value = serde_json::from_slice(&bytes).unwrap();
         let mut reordered = Map::new();
@@ -351,7 +351,10 @@ mod tests {
             reordered.insert(k.clone(), map[k].clone());
         }
         let compact = serde_json::to_vec(&Value::Object(reordered)).unwrap();
-        assert_eq!(TurnState::from_json_with_mac(&compact, &key()).unwrap(), state());
+        assert_eq!(
+            TurnState::from_json_with_mac(&compact, &key()).unwrap(),
+            state()
+        );
         // The plain reader refuses it: it is read only with its key.
         let err = TurnState::from_json(&bytes).unwrap_err();
         assert!(err.message().contains("carries a MAC"), "{err}");
@@ -366,7 +369,8 @@ mod tests {
         let err = TurnState::from_json_with_mac(&edited, &key()).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input);
         assert!(
-            err.message().contains("call 1 (`toolu_1`) to `fs/delete_file` was changed"),
+            err.message()
+                .contains("call 1 (`toolu_1`) to `fs/delete_file` was changed"),
             "{err}"
         );
 
@@ -376,7 +380,11 @@ mod tests {
         added["calls"].as_array_mut().unwrap().push(call);
         let err = TurnState::from_json_with_mac(&serde_json::to_vec(&added).unwrap(), &key())
             .unwrap_err();
-        assert!(err.message().contains("call 2 (`toolu_0`) to `fs/delete_file` was added"), "{err}");
+        assert!(
+            err.message()
+                .contains("call 2 (`toolu_0`) to `fs/delete_file` was added"),
+            "{err}"
+        );
 
         let mut halted: Value = serde_json::from_slice(&bytes).unwrap();
         halted["taint"] = serde_json::json!(["web"]);

@@ -259,7 +259,10 @@ mod tests {
         // Only the reported names and values keep their hidden characters.
         let mut rest = schema.clone();
         rest["properties"]["mode"]["enum"] = json!([]);
-        let name = rest["properties"].as_object_mut().unwrap().remove("na\u{202e}me");
+        let name = rest["properties"]
+            .as_object_mut()
+            .unwrap()
+            .remove("na\u{202e}me");
         assert!(name.is_some());
         rest["required"] = json!([]);
         let hidden_chars = ['\u{202e}', '\u{200b}', '\u{E0041}', '\u{1b}'];

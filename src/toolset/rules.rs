@@ -157,8 +157,7 @@ impl<'a> Listed<'a> {
         }
         for tool in &self.tools {
             let (server, name) = tool.split_once('/').unwrap_or(("", tool));
-            if plain.is_match(format!("{server}__{name}")) || folded.is_match(tool.to_lowercase())
-            {
+            if plain.is_match(format!("{server}__{name}")) || folded.is_match(tool.to_lowercase()) {
                 add(tool);
             }
         }
