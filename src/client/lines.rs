@@ -15,6 +15,9 @@ pub(crate) const MAX_LINE: usize = 16 << 20;
 /// limit of 128 leaves 127 levels of arrays and objects).
 pub(crate) const MAX_DEPTH: u32 = 127;
 
+/// The key of a request's method, with its closing quote.
+const METHOD: &[u8] = b"method\"";
+
 /// The longest `id` kept, in bytes.
 const MAX_ID: usize = 256;
 
@@ -39,6 +42,9 @@ enum Id {
 pub(crate) struct LineScan {
     /// The key looked for, with its closing quote (`id"`).
     wanted: &'static [u8],
+    /// The line has a top-level `method`: a request or a notification of
+    /// the server's own, not an answer.
+    request: bool,
     len: usize,
     depth: u32,
     deepest: u32,
@@ -56,6 +62,7 @@ impl Default for LineScan {
     fn default() -> Self {
         LineScan {
             wanted: b"id\"",
+            request: false,
             len: 0,
             depth: 0,
             deepest: 0,
@@ -143,7 +150,7 @@ impl LineScan {
         if let Some(key) = &mut self.key {
             // A key longer than the one looked for is not it; its first
             // bytes say so.
-            let room = (self.wanted.len() + 1).saturating_sub(key.len());
+            let room = (self.wanted.len().max(METHOD.len()) + 1).saturating_sub(key.len());
             key.extend_from_slice(&bytes[..bytes.len().min(room)]);
         } else if self.id == Id::Reading {
             self.keep_id(bytes);
@@ -162,6 +169,9 @@ impl LineScan {
     fn string_ended(&mut self) {
         if let Some(key) = self.key.take() {
             // The last of several is the one a JSON reader keeps.
+            if key == METHOD {
+                self.request = true;
+            }
             if key == self.wanted {
                 self.id = Id::Keyed;
                 self.id_bytes.clear();
@@ -231,7 +241,15 @@ impl LineScan {
         (self.deepest > MAX_DEPTH).then_some(Unreadable::TooDeep(self.deepest))
     }
 
-    /// The line's top-level `id`, when it is a JSON number or string.
+    /// The `id` of the request the line answers: its top-level `id`,
+    /// when it is a JSON number or string and the line is not a request
+    /// of the server's own (which has a `method`, and ids of its own).
+    pub(crate) fn answered(&self) -> Option<Value> {
+        self.id().filter(|_| !self.request)
+    }
+
+    /// The line's top-level `id` (or the key looked for), when it is a
+    /// JSON number or string.
     pub(crate) fn id(&self) -> Option<Value> {
         if self.id != Id::Read {
             return None;
@@ -540,7 +558,7 @@ pub fn check_stdio_framing(bytes: &[u8], chunk: usize) {
             }
             Err(_) => {}
         }
-        if let (Some(_), Some(id)) = (verdict, scan.id()) {
+        if let (Some(_), Some(id)) = (verdict, scan.answered()) {
             let answer = put_in.next().expect("an unreadable line was not answered");
             let answer: Value = serde_json::from_slice(answer).expect("the answer is JSON");
             assert_eq!(answer["id"], id, "the answer is for another request");
@@ -675,9 +693,9 @@ mod tests {
         let mut bytes = Vec::new();
         bytes.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
         bytes.extend_from_slice(deep.as_bytes());
-        bytes.extend_from_slice(
-            b"\n{\"id\":\"x\",\"result\":\"caf\xe9\"}\n{\"id\":1,\"id\":2}\npartial",
-        );
+        bytes.extend_from_slice(b"\n{\"id\":\"x\",\"result\":\"caf\xe9\"}\n{\"id\":1,\"id\":2}\n");
+        // A request of the server's own is never answered in the SDK's place.
+        bytes.extend_from_slice(b"{\"id\":1,\"method\":\"x\",\"params\":\"\xe9\"}\npartial");
         for chunk in [1, 2, 7, 64, 4096] {
             check_stdio_framing(&bytes, chunk);
         }

@@ -261,7 +261,7 @@ impl<R> TapReader<R> {
                         self.tap.note_message(line);
                     }
                     let unreadable = self.scan.unreadable(whole);
-                    let id = unreadable.as_ref().and_then(|_| self.scan.id());
+                    let id = unreadable.as_ref().and_then(|_| self.scan.answered());
                     // A tool list that only some of its tools spoil loses
                     // only those.
                     let salvaged = match (&unreadable, whole, &id) {
