@@ -319,6 +319,24 @@ impl Scene {
         )
     }
 
+    /// `run --provider anthropic` against the server in `plain` mode,
+    /// under `policy` (the scene's own when `None`), with `args` after.
+    fn run(&self, policy: Option<&str>, args: &[&str]) -> Output {
+        let server = self.server("plain");
+        let policy = policy.map_or_else(|| self.policy(), str::to_owned);
+        let mut all = vec![
+            "run",
+            "--provider",
+            "anthropic",
+            "--server",
+            &server,
+            "--policy",
+            &policy,
+        ];
+        all.extend(args);
+        cli(&all)
+    }
+
     fn key(&self) -> String {
         let path = self.dir.path().join("key");
         std::fs::write(&path, "a key of thirty-two bytes, or so\n").unwrap();
@@ -341,22 +359,7 @@ fn an_approval_names_one_call_of_one_turn() {
             json!({"path": "/turn2/IMPORTANT"}),
         )],
     );
-    let (server, policy) = (scene.server("plain"), scene.policy());
-    let run = |approve: &str| {
-        cli(&[
-            "run",
-            "--provider",
-            "anthropic",
-            "--server",
-            &server,
-            "--policy",
-            &policy,
-            "--approve-call",
-            approve,
-            &turn1,
-            &turn2,
-        ])
-    };
+    let run = |approve: &str| scene.run(None, &["--approve-call", approve, &turn1, &turn2]);
     // An id both turns have is refused before anything runs, naming both.
     let out = run("toolu_1");
     assert!(!out.status.success());
@@ -392,46 +395,21 @@ fn suspended(scene: &Scene, key: Option<&str>) -> PathBuf {
         &[("toolu_1", "delete_file", json!({"path": "/tmp/harmless"}))],
     );
     let state = scene.dir.path().join("state.json");
-    let (server, policy) = (scene.server("plain"), scene.policy());
     let state_arg = state.display().to_string();
-    let mut args = vec![
-        "run",
-        "--provider",
-        "anthropic",
-        "--server",
-        &server,
-        "--policy",
-        &policy,
-        "--suspend",
-        &state_arg,
-        &response,
-    ];
+    let mut args = vec!["--suspend", &state_arg, &response];
     if let Some(key) = key {
         args.extend(["--state-key-file", key]);
     }
-    let out = cli(&args);
+    let out = scene.run(None, &args);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     state
 }
 
 fn resume(scene: &Scene, state: &Path, extra: &[&str]) -> Output {
-    let (server, policy) = (scene.server("plain"), scene.policy());
     let state = state.display().to_string();
-    let mut args = vec![
-        "run",
-        "--provider",
-        "anthropic",
-        "--server",
-        &server,
-        "--policy",
-        &policy,
-        "--resume",
-        &state,
-        "--approve-call",
-        "toolu_1",
-    ];
+    let mut args = vec!["--resume", &state, "--approve-call", "toolu_1"];
     args.extend(extra);
-    cli(&args)
+    scene.run(None, &args)
 }
 
 fn edit(state: &Path, change: impl FnOnce(&mut Value)) {
@@ -525,18 +503,7 @@ fn server_text_reaches_the_terminal_escaped() {
     // A tool named with an escape sequence, on `run --suspend`'s waiting line.
     let response = scene.response("rm.json", &[("toolu_9", "rm__31m", json!({}))]);
     let state = scene.dir.path().join("state.json").display().to_string();
-    let out = cli(&[
-        "run",
-        "--provider",
-        "anthropic",
-        "--server",
-        &scene.server("plain"),
-        "--policy",
-        &scene.policy(),
-        "--suspend",
-        &state,
-        &response,
-    ]);
+    let out = scene.run(None, &["--suspend", &state, &response]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
@@ -557,18 +524,7 @@ fn rules_on_no_tool_are_warned_and_run_takes_a_prefix() {
         "response.json",
         &[("toolu_1", "p_read_file", json!({"path": "/tmp/a"}))],
     );
-    let out = cli(&[
-        "run",
-        "--provider",
-        "anthropic",
-        "--server",
-        &scene.server("plain"),
-        "--policy",
-        &policy,
-        "--prefix",
-        "p_",
-        &response,
-    ]);
+    let out = scene.run(Some(&policy), &["--prefix", "p_", &response]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
@@ -587,15 +543,8 @@ fn rules_on_no_tool_are_warned_and_run_takes_a_prefix() {
 fn a_server_tool_named_like_a_library_tool_gives_up_its_name() {
     let scene = Scene::new();
     let response = scene.response("response.json", &[("toolu_1", "list_resources", json!({}))]);
-    let out = cli(&[
-        "run",
-        "--provider",
-        "anthropic",
-        "--server",
-        &scene.server("plain"),
-        "--resources",
-        &response,
-    ]);
+    let allow = scene.file("allow.json", &json!({"default": "allow"}));
+    let out = scene.run(Some(&allow), &["--resources", &response]);
     assert!(out.status.success(), "{}", stderr(&out));
     let run = stdout(&out);
     // The library's tool answered (the server's resources), and the

@@ -303,7 +303,7 @@ mod tests {
 
     fn args(approve: &[&str]) -> RunArgs {
         use clap::Parser;
-        let mut argv = vec!["mcp-adapters", "run", "--provider", "anthropic"];
+        let mut argv = vec!["mcp-adapters", "run", "--provider", "p"];
         for id in approve {
             argv.extend(["--approve-call", id]);
         }

@@ -317,7 +317,7 @@ mod tests {
     }
 
     fn state() -> TurnState {
-        let mut state = TurnState::new("turn-1".into(), "anthropic".into());
+        let mut state = TurnState::new("turn-1".into(), "p".into());
         for (index, path) in [(0, "/tmp/harmless"), (1, "/tmp/other")] {
             let mut arguments = Map::new();
             arguments.insert("path".into(), path.into());
