@@ -20,8 +20,10 @@
 //! its authorization servers: the client is connected with an [`OAuth`]
 //! whose "person" fetches the authorization URL without following its
 //! redirect and answers with the redirect's URL, as a browser would bring it
-//! back; the context carries pre-registered or client credentials, or the
-//! identity provider and its ID token for enterprise-managed authorization. Scenarios
+//! back; the context carries pre-registered or client credentials, the
+//! identity provider and its ID token for enterprise-managed authorization,
+//! or a workload's JWT (written to a file the client reads, as a Kubernetes
+//! projected token is). DPoP is used as the servers ask (the default). Scenarios
 //! in which the client must refuse to sign in (a resource or issuer that does
 //! not match) pass when the connection fails with
 //! [`ErrorKind::Unauthorized`] before any token is sent.
@@ -35,6 +37,7 @@ use std::time::Duration;
 use mcp_adapters::client::Lifecycle;
 use mcp_adapters::client::auth::{
     ClientCredentials, EnterpriseSignIn, JwtAlgorithm, OAuth, RegisteredClient, SignInAnswer,
+    WorkloadIdentity,
 };
 use mcp_adapters::exec::{Handlers, InputAnswer, Roots, Sampling, SamplingAnswer};
 use mcp_adapters::mcp::{ElicitResult, Elicitation, InputRequest, InputResponses, Root};
@@ -65,6 +68,8 @@ struct Scenario {
     lifecycle: Lifecycle,
     context: Option<Value>,
     registry: &'static Registry,
+    /// A folder for files the client reads (a workload's token), removed at the end.
+    scratch: tempfile::TempDir,
 }
 
 impl Scenario {
@@ -93,6 +98,7 @@ impl Scenario {
             lifecycle,
             context,
             registry,
+            scratch: tempfile::tempdir()?,
         })
     }
 
@@ -668,9 +674,10 @@ async fn sign_in_headless(authorization_url: String) -> SignInAnswer {
 }
 
 impl Scenario {
-    /// How this scenario signs in: client credentials when the context
-    /// carries a private key or names no redirect flow, otherwise a person,
-    /// with the pre-registered client the context names.
+    /// How this scenario signs in: workload identity when the context
+    /// carries a workload's JWT, client credentials when it carries a
+    /// private key or names no redirect flow, otherwise a person, with the
+    /// pre-registered client the context names.
     fn oauth(&self) -> Fallible<OAuth> {
         let text = |field: &str| {
             self.context
@@ -679,6 +686,15 @@ impl Scenario {
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         };
+        if let Some(jwt) = text("valid_jwt") {
+            let file = self.scratch.path().join("workload-token");
+            std::fs::write(&file, jwt)?;
+            let mut workload = WorkloadIdentity::token_file(file);
+            if let Some(id) = text("client_id") {
+                workload = workload.client_id(id);
+            }
+            return Ok(OAuth::workload_identity(workload));
+        }
         if let Some(id_token) = text("idp_id_token") {
             let field = |name: &str| {
                 text(name).ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no `{name}`"))

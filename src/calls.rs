@@ -305,23 +305,16 @@ impl Provider {
                 format!("call id `{id}` was already used by an earlier call; not run twice"),
             ));
         }
-        let tool = toolset
-            .resolve(name)
-            .ok_or_else(|| match toolset.failed_server_of(name) {
-                Some(failed) => {
-                    let id = &failed.server_id;
-                    let down = format!("server `{id}` is down: ");
-                    let cause = failed.error.strip_prefix(&down).unwrap_or(&failed.error);
-                    Error::new(
-                        ErrorKind::Unavailable,
-                        format!("`{name}` cannot be called: server `{id}` is not running: {cause}"),
-                    )
-                }
-                None => Error::new(
-                    ErrorKind::UnknownTool,
-                    format!("unknown tool `{name}`: call one of the tools offered"),
-                ),
-            })?;
+        // A name no listed tool has is unknown, whatever the state of the
+        // server its prefix names: a server that did not start lists none,
+        // and why it did not is the application's to read (the toolset's
+        // report), never the model's.
+        let tool = toolset.resolve(name).ok_or_else(|| {
+            Error::new(
+                ErrorKind::UnknownTool,
+                format!("unknown tool `{name}`: call one of the tools offered"),
+            )
+        })?;
         if let Some(error) = arguments_error {
             return Err(error);
         }

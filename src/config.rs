@@ -1,7 +1,7 @@
 //! Servers from configuration: which MCP servers to start and how.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -188,6 +188,73 @@ impl ServerConfig {
     }
 }
 
+/// How one server signs in, as its `mcpServers` entry's `oauth` object says
+/// (the `oauth` feature): `{"oauth": {"workloadToken": FILE, "clientId": ID}}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerOAuth {
+    /// `workloadToken`: a file holding the JWT the workload's platform issued
+    /// it (a Kubernetes projected token, a CI job's OIDC token), read at each
+    /// sign-in: the server is signed in to with it, as a JWT bearer grant,
+    /// with no person.
+    pub workload_token: Option<PathBuf>,
+    /// `clientId`: the client id to use with the server's authorization
+    /// server: sent with the workload's grant, or a client registered
+    /// beforehand for a person's sign-in.
+    pub client_id: Option<String>,
+}
+
+impl ServerOAuth {
+    /// Signs in with the workload's JWT in `path`.
+    pub fn workload_token(path: impl Into<PathBuf>) -> Self {
+        ServerOAuth {
+            workload_token: Some(path.into()),
+            client_id: None,
+        }
+    }
+
+    /// With the client id `client_id`.
+    pub fn client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// Reads an entry's `oauth` object; other members (other clients' own)
+    /// are ignored.
+    fn from_value(name: &str, value: &Value) -> Result<Self> {
+        let at = |field: &str| format!("{}/oauth{field}", pointer_child("/mcpServers", name));
+        let Value::Object(members) = value else {
+            return Err(Error::new(
+                ErrorKind::Input,
+                format!(
+                    "server `{name}`: `oauth` must be an object (`workloadToken`, `clientId`), not {}",
+                    type_name(value)
+                ),
+            )
+            .with_path(at("")));
+        };
+        let string = |field: &str| match members.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+            Some(other) => Err(Error::new(
+                ErrorKind::Input,
+                format!(
+                    "server `{name}`: `oauth.{field}` must be a non-empty string, not {}",
+                    match other {
+                        Value::String(_) => "an empty string",
+                        other => type_name(other),
+                    }
+                ),
+            )
+            .with_path(at(&format!("/{field}")))),
+        };
+        Ok(ServerOAuth {
+            workload_token: string("workloadToken")?.map(PathBuf::from),
+            client_id: string("clientId")?,
+        })
+    }
+}
+
 /// Named servers and how to reach them.
 ///
 /// A [`HubConfig`] names servers and says how to reach each one
@@ -209,10 +276,13 @@ impl ServerConfig {
 ///
 /// An entry may ask to be hosted by the provider (`"hosted": true`, or
 /// [`HubConfig::host`]): see [`client::split_hosted`](crate::client::split_hosted).
+/// An HTTP server's entry may say how it signs in (`"oauth": {"workloadToken":
+/// FILE, "clientId": ID}`, or [`HubConfig::server_oauth`]): see [`ServerOAuth`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HubConfig {
     servers: Vec<(String, ServerConfig)>,
     hosted: std::collections::BTreeSet<String>,
+    oauth: BTreeMap<String, ServerOAuth>,
 }
 
 impl HubConfig {
@@ -244,6 +314,17 @@ impl HubConfig {
     /// Whether the server `name` asks to be hosted by the provider.
     pub fn is_hosted(&self, name: &str) -> bool {
         self.hosted.contains(name)
+    }
+
+    /// Says how the server `name` signs in (an entry's `oauth` object).
+    pub fn server_oauth(mut self, name: impl Into<String>, oauth: ServerOAuth) -> Self {
+        self.oauth.insert(name.into(), oauth);
+        self
+    }
+
+    /// How the server `name` signs in, when its entry says.
+    pub fn oauth_of(&self, name: &str) -> Option<&ServerOAuth> {
+        self.oauth.get(name)
     }
 
     /// Whether there are no servers.
@@ -285,7 +366,22 @@ impl HubConfig {
                 );
             }
             if let Some(server) = ServerConfig::from_value(name, entry)? {
+                let is_http = matches!(server, ServerConfig::Http { .. });
                 config = config.server(name.clone(), server);
+                match entry.get("oauth") {
+                    None | Some(Value::Null) => {}
+                    Some(_) if !is_http => {
+                        return Err(Error::new(
+                            ErrorKind::Input,
+                            format!("server `{name}`: `oauth` goes with a `url`: a stdio server does not sign in"),
+                        )
+                        .with_path(format!("{}/oauth", pointer_child("/mcpServers", name))));
+                    }
+                    Some(oauth) => {
+                        config = config
+                            .server_oauth(name.clone(), ServerOAuth::from_value(name, oauth)?);
+                    }
+                }
                 match entry.get("hosted") {
                     None | Some(Value::Null) | Some(Value::Bool(false)) => {}
                     Some(Value::Bool(true)) => config = config.host(name.clone()),
@@ -349,5 +445,49 @@ mod tests {
             text.contains("Authorization") && text.contains("API_KEY"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_entry_says_how_its_server_signs_in() {
+        use serde_json::json;
+        let config = super::HubConfig::from_value(&json!({"mcpServers": {
+            "notes": {"url": "https://n.example/mcp",
+                      "oauth": {"workloadToken": "/var/run/secrets/mcp/token", "clientId": "job", "callbackPort": 8080}},
+            "plain": {"url": "https://p.example/mcp"},
+        }}))
+        .unwrap();
+        let notes = config.oauth_of("notes").unwrap();
+        assert_eq!(
+            notes,
+            &super::ServerOAuth::workload_token("/var/run/secrets/mcp/token").client_id("job")
+        );
+        assert!(config.oauth_of("plain").is_none());
+        for (entry, pointer, says) in [
+            (
+                json!({"url": "https://x/mcp", "oauth": "token"}),
+                "/mcpServers/x/oauth",
+                "must be an object",
+            ),
+            (
+                json!({"url": "https://x/mcp", "oauth": {"workloadToken": ""}}),
+                "/mcpServers/x/oauth/workloadToken",
+                "non-empty string, not an empty string",
+            ),
+            (
+                json!({"url": "https://x/mcp", "oauth": {"clientId": 7}}),
+                "/mcpServers/x/oauth/clientId",
+                "not a number",
+            ),
+            (
+                json!({"command": "srv", "oauth": {"clientId": "c"}}),
+                "/mcpServers/x/oauth",
+                "goes with a `url`",
+            ),
+        ] {
+            let err =
+                super::HubConfig::from_value(&json!({"mcpServers": {"x": entry}})).unwrap_err();
+            assert_eq!(err.location().path.as_deref(), Some(pointer), "{err}");
+            assert!(err.to_string().contains(says), "{err}");
+        }
     }
 }

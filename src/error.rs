@@ -7,6 +7,14 @@
 //! `serde_json`, `jsonschema`, I/O or MCP SDK error) is its
 //! [`source`](std::error::Error::source); the alternate form (`{:#}`) adds the
 //! chain of causes to the sentence.
+//!
+//! No URL in an error's text carries its userinfo or its query: a server's
+//! URL with `?api_key=...`, a command line with `postgresql://user:password@...`
+//! read `https://host/path` and `postgresql://host/...` in the message, in
+//! the causes the alternate form and `Debug` write, and so in every log line
+//! and answer made of them. (What the wrapped error holds is its own: an
+//! application that walks the chain of sources and prints each one itself
+//! prints them as they are.)
 
 use std::error::Error as _;
 use std::fmt;
@@ -95,6 +103,11 @@ struct Inner {
     message: String,
     location: Location,
     source: Option<Cause>,
+    /// The server whose failure this is, for what a model is told.
+    server: Option<String>,
+    /// The message is the library's own words, with nothing of a server's
+    /// (its output, its configuration): a model may read it as it is.
+    plain: bool,
 }
 
 /// The library's result type.
@@ -106,9 +119,11 @@ impl Error {
         Error {
             inner: Box::new(Inner {
                 kind,
-                message: message.into(),
+                message: without_url_secrets(message.into()),
                 location: Location::default(),
                 source: None,
+                server: None,
+                plain: false,
             }),
         }
     }
@@ -167,7 +182,7 @@ impl Error {
     /// The same error with another message (kind, location and cause kept).
     #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
     pub(crate) fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.inner.message = message.into();
+        self.inner.message = without_url_secrets(message.into());
         self
     }
 
@@ -177,6 +192,53 @@ impl Error {
         let mut out = self.inner.message.clone();
         push_causes(&mut out, self.source());
         out
+    }
+
+    /// Names the server whose failure this is, unless one is named already.
+    pub(crate) fn of_server(mut self, server: &str) -> Self {
+        if self.inner.server.is_none() {
+            self.inner.server = Some(server.to_owned());
+        }
+        self
+    }
+
+    /// Says the message is the library's own words, with nothing of a
+    /// server's: a model is told it as it is, whatever the kind.
+    pub(crate) fn plain(mut self) -> Self {
+        self.inner.plain = true;
+        self
+    }
+
+    /// What a model is told of this error. A failure of the server itself
+    /// (it could not be started or reached, it went away during the
+    /// request, its sign-in did not complete) is told by its kind and the
+    /// server's name only, and that the application's log has the rest: the
+    /// message may quote the server's stderr, its command line or its URL,
+    /// which stay with the application (the error's message and causes, the
+    /// call's record, the log). Anything else is its message and causes.
+    pub(crate) fn told_to_model(&self) -> String {
+        let inner = &self.inner;
+        let server = match &inner.server {
+            Some(name) => format!("server `{name}`"),
+            None => "the tool's server".to_owned(),
+        };
+        match inner.kind {
+            _ if inner.plain => self.message_with_causes(),
+            ErrorKind::Unavailable => format!(
+                "{server} is unavailable (it could not be started or reached, or it stopped), so \
+                 the request was not sent; the application's log has the details"
+            ),
+            ErrorKind::Interrupted => format!(
+                "{server} did not answer: it went away while it handled the request (it exited, \
+                 crashed or dropped the connection), so the request may or may not have run; it \
+                 was not sent again, and the application's log has the details"
+            ),
+            ErrorKind::Unauthorized => format!(
+                "{server} requires a sign-in that did not complete, so the request was not run; \
+                 the application's log has the details"
+            ),
+            _ => self.message_with_causes(),
+        }
     }
 
     pub(crate) fn input(message: impl Into<String>) -> Self {
@@ -199,13 +261,51 @@ impl Error {
 /// skipping a cause whose text the message already ends with.
 fn push_causes(out: &mut String, mut source: Option<&(dyn std::error::Error + 'static)>) {
     while let Some(cause) = source {
-        let text = cause.to_string();
+        let text = without_url_secrets(cause.to_string());
         if !text.is_empty() && !out.ends_with(&text) {
             out.push_str(": ");
             out.push_str(&text);
         }
         source = cause.source();
     }
+}
+
+/// `text` with every URL's userinfo, query and fragment taken out
+/// (`scheme://user:pass@host/path?key=v#f` becomes `scheme://host/path`).
+/// A URL runs from its scheme to the first space, quote, bracket or angle
+/// bracket.
+pub(crate) fn without_url_secrets(text: String) -> String {
+    if memchr::memmem::find(text.as_bytes(), b"://").is_none() {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("://") {
+        let (before, after) = (&rest[..at + 3], &rest[at + 3..]);
+        out.push_str(before);
+        let end = after
+            .find(|c: char| {
+                c.is_whitespace()
+                    || matches!(
+                        c,
+                        '"' | '\'' | '`' | '<' | '>' | '(' | ')' | '[' | ']' | '{' | '}' | '\\'
+                    )
+            })
+            .unwrap_or(after.len());
+        let url = &after[..end];
+        let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
+        let authority = &url[..authority_end];
+        out.push_str(
+            authority
+                .rsplit_once('@')
+                .map_or(authority, |(_, host)| host),
+        );
+        let path = &url[authority_end..];
+        out.push_str(&path[..path.find(['?', '#']).unwrap_or(path.len())]);
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl fmt::Debug for Error {
@@ -216,8 +316,12 @@ impl fmt::Debug for Error {
         if self.inner.location != Location::default() {
             s.field("location", &self.inner.location);
         }
-        if let Some(source) = &self.inner.source {
-            s.field("source", source);
+        if self.inner.source.is_some() {
+            // The causes as they write themselves, URLs cleaned: their own
+            // `Debug` may quote a URL whole.
+            let mut causes = String::new();
+            push_causes(&mut causes, self.source());
+            s.field("causes", &causes.trim_start_matches(": "));
         }
         s.finish()
     }
@@ -300,6 +404,65 @@ mod tests {
             err.message_with_causes(),
             "the arguments are not valid JSON: EOF while parsing an object at line 1 column 1"
         );
+    }
+
+    #[test]
+    fn a_server_failure_is_told_by_its_kind_and_name_only() {
+        let crashed = Error::new(
+            ErrorKind::Unavailable,
+            "server `db` is down: `db --password K1` exited with status 1; its stderr ended with:\nK2",
+        )
+        .of_server("db");
+        let told = crashed.told_to_model();
+        assert!(told.starts_with("server `db` is unavailable"), "{told}");
+        assert!(!told.contains("K1") && !told.contains("K2"), "{told}");
+        // The application keeps the whole message.
+        assert!(format!("{crashed:#}").contains("K2"));
+        let gone = Error::new(ErrorKind::Interrupted, "stderr: K3");
+        assert!(
+            gone.told_to_model()
+                .starts_with("the tool's server did not answer")
+        );
+        // The library's own words, and other kinds, are told as they are.
+        let plain =
+            Error::new(ErrorKind::Unavailable, "the turn's state could not be kept").plain();
+        assert_eq!(plain.told_to_model(), "the turn's state could not be kept");
+        let denied =
+            Error::new(ErrorKind::Denied, "denied by policy (rule `db/*`)").of_server("db");
+        assert_eq!(denied.told_to_model(), "denied by policy (rule `db/*`)");
+    }
+
+    #[test]
+    fn no_url_keeps_its_userinfo_or_query() {
+        let clean = |t: &str| without_url_secrets(t.to_owned());
+        assert_eq!(
+            clean("cannot reach `https://mcp.example/v1/mcp?api_key=K1#frag`: refused"),
+            "cannot reach `https://mcp.example/v1/mcp`: refused"
+        );
+        assert_eq!(
+            clean("`db postgresql://admin:P4SS@db.local:5432/app --api-key K2` exited"),
+            "`db postgresql://db.local:5432/app --api-key K2` exited"
+        );
+        assert_eq!(
+            clean("error sending request for url (http://u@127.0.0.1:9/mcp?k=K3)"),
+            "error sending request for url (http://127.0.0.1:9/mcp)"
+        );
+        assert_eq!(clean("no url here"), "no url here");
+        assert_eq!(clean("a://"), "a://");
+        // In the message, the causes and the Debug output alike.
+        let cause = std::io::Error::other("GET https://x.example/?token=K4 failed");
+        let err = Error::new(ErrorKind::Unavailable, "at http://me:K5@x.example/mcp?q=K6")
+            .with_source(cause);
+        for text in [
+            format!("{err:#}"),
+            format!("{err:?}"),
+            err.message_with_causes(),
+        ] {
+            for secret in ["K4", "K5", "K6"] {
+                assert!(!text.contains(secret), "{text}");
+            }
+            assert!(text.contains("x.example"), "{text}");
+        }
     }
 
     #[test]

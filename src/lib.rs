@@ -138,6 +138,7 @@ mod deferred;
 mod describe;
 mod error;
 pub mod exec;
+mod files;
 pub mod guide;
 pub mod hosted;
 mod json;
@@ -156,7 +157,7 @@ pub mod toolset;
 pub use calls::{Extracted, RejectedCall, ToolCall};
 #[cfg(feature = "rmcp")]
 pub use client::{ClientOptions, McpClient};
-pub use config::{HubConfig, ServerConfig};
+pub use config::{HubConfig, ServerConfig, ServerOAuth};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use exec::{ExecOptions, Execution, InProcessServer, Policy, Server, Source, Status};
 pub use listing::{ListOptions, Listing, StrictMode};

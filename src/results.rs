@@ -134,7 +134,14 @@ impl ResultOptions {
 pub enum Outcome<'a> {
     /// The server answered (possibly with `isError: true`).
     Completed(&'a CallToolResult),
-    /// The call failed or was never sent; the model is told why.
+    /// The call failed or was never sent; the model is told why: the
+    /// error's message and causes, or, for a failure of the server itself
+    /// ([`Unavailable`](crate::ErrorKind::Unavailable),
+    /// [`Interrupted`](crate::ErrorKind::Interrupted),
+    /// [`Unauthorized`](crate::ErrorKind::Unauthorized)), only that, with
+    /// the server's name when the library made the error: its message may
+    /// quote the server's stderr, command line or URL, which the model is
+    /// never told.
     Failed(&'a Error),
 }
 
@@ -483,10 +490,7 @@ impl TurnAnswers<'_> {
     fn answer(&mut self, call_id: Option<&str>, name: &str, outcome: Outcome<'_>) -> Result<Value> {
         let (parts, is_error) = match outcome {
             Outcome::Completed(result) => (self.result_parts(result, call_id), result.is_error),
-            Outcome::Failed(err) => (
-                vec![Part::Text(Cow::Owned(err.message_with_causes()))],
-                true,
-            ),
+            Outcome::Failed(err) => (vec![Part::Text(Cow::Owned(err.told_to_model()))], true),
         };
         let mut items = Vec::new();
         let parts = parts

@@ -7,38 +7,63 @@
 //! - one span per MCP request a client makes, named `{mcp.method.name}
 //!   {target}` (`tools/call get_weather`, `tools/list`, `resources/read`),
 //!   kind client, with `mcp.method.name`, `gen_ai.tool.name` (calls),
-//!   `mcp.resource.uri` (reads), `mcp.protocol.version`,
-//!   `network.transport` (`pipe` for stdio, `tcp` for HTTP),
-//!   `mcp_adapters.server`, and on failure `error.type` (the error's kind:
-//!   `timeout`, `denied`, ...) and an error status, never its message;
+//!   `mcp.resource.uri` (reads), `gen_ai.prompt.name` (prompts),
+//!   `mcp.protocol.version`, `network.transport` (`pipe` for stdio, `tcp`
+//!   for HTTP), `mcp_adapters.server`, and on failure `error.type` (the
+//!   error's kind: `timeout`, `denied`, ...) and an error status, never its
+//!   message;
 //! - one span per tool execution in a turn, `execute_tool {exposed name}`,
 //!   with `gen_ai.operation.name` = `execute_tool`, `gen_ai.tool.name`,
 //!   `gen_ai.tool.call.id` and `mcp_adapters.server` (the source's id for
 //!   the server; the conventions name none); the client's request span is
 //!   its child;
+//! - one span per request a server makes of the client (`sampling/createMessage`,
+//!   `elicitation/create`, `roots/list`), kind server, with
+//!   `mcp.method.name`;
+//! - one span per sign-in round, `oauth sign-in`, with the server's host;
 //! - the `mcp.client.operation.duration` histogram (seconds), as a `tracing`
 //!   event whose `histogram.` field the OpenTelemetry metrics layer turns into
 //!   the instrument, with `mcp.method.name`, `gen_ai.tool.name` and
 //!   `error.type`.
 //!
 //! Tool arguments and results are recorded (`gen_ai.tool.call.arguments`,
-//! `gen_ai.tool.call.result`) only when the application opts in with
-//! [`ExecOptions::trace_content`](crate::ExecOptions::trace_content).
-//! No credential is ever an attribute: headers, tokens and sign-in secrets
-//! are not recorded.
+//! `gen_ai.tool.call.result`, as JSON on the `execute_tool` span) only when
+//! the application opts in with
+//! [`ExecOptions::trace_content`](crate::ExecOptions::trace_content); the
+//! result is the server's whole `CallToolResult`, its `_meta` included.
+//! Nothing else a call carries is ever recorded, opted in or not: no
+//! elicitation answer, sampling message, resource content, prompt argument,
+//! request `_meta` or turn state. Nor is any credential: access, refresh
+//! and ID tokens, client secrets, authorization codes, PKCE verifiers,
+//! assertions, `Authorization` and `Cookie` headers.
 //!
-//! With the `otel` feature, `export_otlp` installs a subscriber that
-//! exports these over OTLP, and each MCP request carries the current trace
-//! context in its `_meta` (`traceparent`, `tracestate`), so a server's own
-//! spans join the trace; a server's requests to the client (sampling,
-//! elicitation) that carry one are handled within it. A sign-in round is a
-//! span of its own (`oauth sign-in`, with the server's host).
+//! # What reaches a receiver
+//!
+//! Other crates emit `tracing` events too, and some carry what the list
+//! above leaves out: the MCP SDK writes every message it sends and receives
+//! at `trace` level (arguments, results, `_meta`), and the authorization
+//! code and the token response's extra fields (an OpenID `id_token`) at
+//! `debug` level during a sign-in. An OpenTelemetry layer without a filter
+//! turns every event into a span event and exports it, whatever `RUST_LOG`
+//! says to a log. [`TraceFilter`] (feature `otel`) keeps an OpenTelemetry
+//! layer to the list above: the library's own spans, with their
+//! attributes, and its measurements; no other crate's spans or events, and
+//! none of the library's log events (which may quote a server's stderr).
+//! [`export_otlp`] puts it on the layers it installs.
+//!
+//! For debugging, [`TraceFilter::widen`] lets more through, by target and
+//! level as `RUST_LOG` names them (`rmcp=debug`); the command line's
+//! `--otlp-include TARGETS` does the same. What that exports is all those
+//! crates say: with the SDK at `trace` or `debug`, tool arguments and
+//! results, sign-in codes and ID tokens reach the receiver. Keep it to a
+//! receiver that may see them.
 //!
 //! ```no_run
 //! # #[cfg(feature = "otel")]
 //! # fn main() -> Result<(), mcp_adapters::Error> {
+//! use mcp_adapters::telemetry::{TraceFilter, export_otlp};
 //! // Before the async runtime starts; spans go to {endpoint}/v1/traces.
-//! let telemetry = mcp_adapters::telemetry::export_otlp(Some("http://localhost:4318"))?;
+//! let telemetry = export_otlp(Some("http://localhost:4318"), TraceFilter::new())?;
 //! // ... list, run turns ...
 //! telemetry.shutdown()?; // sends what is still buffered
 //! # Ok(())
@@ -47,9 +72,44 @@
 //! # fn main() {}
 //! ```
 //!
+//! An application with a subscriber of its own (a log on stderr, its own
+//! spans) puts the filter on its OpenTelemetry layers, and nothing else
+//! changes for its other layers:
+//!
+//! ```
+//! # #[cfg(feature = "otel")]
+//! # fn main() {
+//! use mcp_adapters::telemetry::TraceFilter;
+//! use opentelemetry::trace::TracerProvider as _;
+//! use tracing_subscriber::{EnvFilter, Layer as _, layer::SubscriberExt as _};
+//!
+//! # let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+//! // `provider`: the application's OpenTelemetry tracer provider.
+//! let subscriber = tracing_subscriber::registry()
+//!     // The log, as RUST_LOG says.
+//!     .with(tracing_subscriber::fmt::layer().with_filter(EnvFilter::from_default_env()))
+//!     // The traces: the library's spans only.
+//!     .with(
+//!         tracing_opentelemetry::layer()
+//!             .with_tracer(provider.tracer("my-agent"))
+//!             .with_filter(TraceFilter::new()),
+//!     );
+//! let _guard = tracing::subscriber::set_default(subscriber);
+//! # }
+//! # #[cfg(not(feature = "otel"))]
+//! # fn main() {}
+//! ```
+//!
+//! With the `otel` feature, each MCP request carries the current trace
+//! context in its `_meta` (`traceparent`, `tracestate`), so a server's own
+//! spans join the trace; a server's requests to the client (sampling,
+//! elicitation) that carry one are handled within it.
+//!
 //! The tests hold this to Arize Phoenix, a real OTLP receiver installed
 //! from PyPI, and to the official Python SDK's server, which sees the
-//! `traceparent` of the call's span.
+//! `traceparent` of the call's span; and they send canaries through every
+//! channel a call has (arguments, results, `_meta`, questions, a sign-in)
+//! to an OTLP receiver, which finds none of them.
 
 use std::time::Instant;
 
@@ -102,7 +162,7 @@ pub(crate) fn operation_duration(
 }
 
 #[cfg(feature = "otel")]
-pub use otlp::{Telemetry, export_otlp};
+pub use otlp::{Telemetry, TraceFilter, export_otlp};
 
 #[cfg(feature = "otel")]
 #[cfg_attr(not(feature = "rmcp"), allow(unused_imports))]
@@ -119,8 +179,12 @@ mod otlp {
     use opentelemetry_sdk::propagation::TraceContextPropagator;
     use opentelemetry_sdk::trace::SdkTracerProvider;
     use serde_json::{Map, Value};
+    use tracing::Metadata;
+    use tracing::subscriber::Interest;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
-    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::{Context, Filter, SubscriberExt};
     use tracing_subscriber::util::SubscriberInitExt;
 
     use crate::error::{Error, ErrorKind, Result};
@@ -164,9 +228,102 @@ mod otlp {
         }
     }
 
+    /// What reaches an OpenTelemetry layer (see [what reaches a
+    /// receiver](crate::telemetry#what-reaches-a-receiver)): by default the
+    /// library's own spans with their attributes, and its measurements (the
+    /// duration histogram's events); no other crate's spans or events, and
+    /// none of the library's log events. A per-layer filter
+    /// ([`Layer::with_filter`](tracing_subscriber::Layer::with_filter)): the
+    /// application's other layers see what they saw.
+    #[derive(Debug, Clone, Default)]
+    pub struct TraceFilter {
+        /// More targets, at their levels, when widened for debugging.
+        wider: Option<Targets>,
+    }
+
+    impl TraceFilter {
+        /// The library's spans and measurements only.
+        pub fn new() -> Self {
+            Self::default()
+        }
+
+        /// Lets the spans and events of `targets` through too, each up to
+        /// its level, written as `RUST_LOG` writes them without span or
+        /// field filters (`rmcp=debug`, `rmcp=trace,my_app=info`). For
+        /// debugging: what those crates emit is exported as it is, and the
+        /// MCP SDK's `debug` and `trace` events carry tool arguments and
+        /// results, sign-in codes and ID tokens.
+        ///
+        /// # Errors
+        ///
+        /// [`ErrorKind::Input`] when `targets` does not parse, quoting it.
+        pub fn widen(mut self, targets: &str) -> Result<Self> {
+            let parsed: Targets = targets.parse().map_err(|e| {
+                Error::new(
+                    ErrorKind::Input,
+                    format!("`{targets}` is no list of targets and levels (`rmcp=debug`)"),
+                )
+                .with_source(e)
+            })?;
+            let wider = match self.wider.take() {
+                Some(before) => before.with_targets(parsed),
+                None => parsed,
+            };
+            self.wider = Some(wider);
+            Ok(self)
+        }
+
+        /// Whether a span or event of `meta` goes through.
+        fn admits(&self, meta: &Metadata<'_>) -> bool {
+            let target = meta.target();
+            let ours = target
+                .strip_prefix("mcp_adapters")
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"));
+            (ours && (meta.is_span() || is_measurement(meta)))
+                || self
+                    .wider
+                    .as_ref()
+                    .is_some_and(|t| t.would_enable(target, meta.level()))
+        }
+    }
+
+    /// An event the metrics layer turns into an instrument's measurement.
+    fn is_measurement(meta: &Metadata<'_>) -> bool {
+        meta.is_event()
+            && meta
+                .fields()
+                .iter()
+                .any(|f| f.name().starts_with("histogram."))
+    }
+
+    impl<S> Filter<S> for TraceFilter {
+        fn enabled(&self, meta: &Metadata<'_>, _: &Context<'_, S>) -> bool {
+            self.admits(meta)
+        }
+
+        fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
+            if self.admits(meta) {
+                Interest::always()
+            } else {
+                Interest::never()
+            }
+        }
+
+        fn max_level_hint(&self) -> Option<LevelFilter> {
+            // The library's spans and measurements are at `info`.
+            let wider = self
+                .wider
+                .as_ref()
+                .and_then(<Targets as Filter<S>>::max_level_hint);
+            Some(wider.map_or(LevelFilter::INFO, |w| w.max(LevelFilter::INFO)))
+        }
+    }
+
     /// Exports the library's spans and the duration histogram over OTLP
     /// (HTTP, protobuf) and sets the W3C trace-context propagator, installing
     /// a `tracing` subscriber that does so (the process's global one).
+    /// `filter` says what reaches the receiver: [`TraceFilter::new`] for
+    /// the library's spans and measurements only.
     ///
     /// `endpoint` is the receiver's base URL (`http://localhost:4318`):
     /// spans go to `{endpoint}/v1/traces`, metrics to `{endpoint}/v1/metrics`.
@@ -177,8 +334,8 @@ mod otlp {
     /// by default.
     ///
     /// An application with its own subscriber adds
-    /// `tracing_opentelemetry::layer()` to it instead: the library's spans
-    /// are ordinary `tracing` spans. Call this before the async runtime
+    /// `tracing_opentelemetry::layer()` to it instead, with a
+    /// [`TraceFilter`] (see [the chapter](crate::telemetry)). Call this before the async runtime
     /// starts: the exporters' HTTP client is a blocking one, which runs on a
     /// thread of its own.
     ///
@@ -186,7 +343,7 @@ mod otlp {
     ///
     /// [`ErrorKind::Input`] when the exporters cannot be built (a malformed
     /// endpoint), or a global subscriber is already installed.
-    pub fn export_otlp(endpoint: Option<&str>) -> Result<Telemetry> {
+    pub fn export_otlp(endpoint: Option<&str>, filter: TraceFilter) -> Result<Telemetry> {
         let at =
             |signal: &str| endpoint.map(|e| format!("{}/v1/{signal}", e.trim_end_matches('/')));
         let mut spans = opentelemetry_otlp::SpanExporter::builder()
@@ -223,8 +380,22 @@ mod otlp {
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         let tracer = traces.tracer("mcp-adapters");
         tracing_subscriber::registry()
-            .with(tracing_opentelemetry::layer().with_tracer(tracer))
-            .with(tracing_opentelemetry::MetricsLayer::new(meters.clone()))
+            .with(
+                tracing_opentelemetry::layer()
+                    .with_tracer(tracer)
+                    // The attributes the chapter lists, and nothing else: no
+                    // source locations, thread names or busy and idle times
+                    // (whose clock readings at every poll cost more than the
+                    // spans themselves); no OpenTelemetry context made current
+                    // at each poll, which nothing here reads.
+                    .with_location(false)
+                    .with_threads(false)
+                    .with_target(false)
+                    .with_tracked_inactivity(false)
+                    .with_context_activation(false)
+                    .with_filter(filter.clone()),
+            )
+            .with(tracing_opentelemetry::MetricsLayer::new(meters.clone()).with_filter(filter))
             .try_init()
             .map_err(|e| {
                 Error::new(

@@ -159,3 +159,140 @@ async fn a_sign_in_nobody_completes_times_out_naming_the_server() {
     assert!(all.contains("notes"), "{all}");
     assert!(lab.seen().iter().all(|s| s.path != "/token"));
 }
+
+/// A lab whose servers take DPoP-bound tokens only, with nonces at both ends.
+async fn dpop_lab() -> Lab {
+    let dpop = lab::LabDpop {
+        algs: vec!["ES256"],
+        required: true,
+        as_nonce: true,
+        rs_nonce: true,
+        ..lab::LabDpop::default()
+    };
+    Lab::start_dpop("notes", Duration::from_secs(3600), dpop).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workload_signs_in_with_its_token_file_from_the_flag_or_the_config() {
+    let lab = dpop_lab().await;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, lab.workload_jwt("ci-job")).unwrap();
+    let plain = dir.path().join("mcp.json");
+    std::fs::write(
+        &plain,
+        serde_json::json!({"mcpServers": {"notes": {"url": lab.mcp_url}}}).to_string(),
+    )
+    .unwrap();
+    let named = dir.path().join("named.json");
+    std::fs::write(
+        &named,
+        serde_json::json!({"mcpServers": {"notes": {"url": lab.mcp_url,
+            "oauth": {"workloadToken": token, "clientId": "ci-job"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let token = token.to_str().unwrap();
+    for args in [
+        vec![
+            "--config",
+            plain.to_str().unwrap(),
+            "--workload-token",
+            token,
+        ],
+        vec!["--config", named.to_str().unwrap()],
+    ] {
+        let mut all = vec!["tools", "--provider", "anthropic"];
+        all.extend(args);
+        let (stdout, stderr, code) = run(&all, false).await;
+        assert_eq!(code, 0, "{stderr}");
+        assert!(!stderr.contains("requires sign-in"), "{stderr}");
+        assert_eq!(tool_names(&stdout), ["read_notes", "write_note"]);
+    }
+    let seen = lab.seen();
+    assert!(seen.iter().all(|s| s.path != "/authorize"));
+    let grants: Vec<_> = seen
+        .iter()
+        .filter(|s| s.path == "/token")
+        .filter(|s| s.field("grant_type").as_deref() == Some(lab::JWT_BEARER))
+        .map(|s| s.field("client_id"))
+        .collect();
+    // Each run's grant, retried once with the nonce; the config's with its client id.
+    assert_eq!(
+        grants,
+        [None, None, Some("ci-job".into()), Some("ci-job".into())],
+        "{:?}",
+        lab.refusals()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dpop_bound_sign_in_is_kept_with_its_key_and_a_copied_token_is_refused() {
+    let lab = dpop_lab().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"notes": {"url": lab.mcp_url}}}).to_string(),
+    )
+    .unwrap();
+    let store = dir.path().join("tokens.json");
+    let args = [
+        "tools",
+        "--provider",
+        "anthropic",
+        "--config",
+        config.to_str().unwrap(),
+        "--token-store",
+        store.to_str().unwrap(),
+    ];
+    let (stdout, stderr, code) = run(&args, true).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(tool_names(&stdout), ["read_notes", "write_note"]);
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+    let entry = &kept["servers"][&lab.mcp_url];
+    assert!(entry["dpop_key"]["pkcs8"].is_string(), "{entry}");
+    let token = entry["access_token"].as_str().unwrap().to_owned();
+    for text in [&stdout, &stderr] {
+        assert!(
+            !text.contains(&token) && !text.contains(entry["dpop_key"]["pkcs8"].as_str().unwrap())
+        );
+    }
+    // The next run uses the kept sign-in and its key: no browser.
+    let (stdout, stderr, code) = run(&args, false).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("requires sign-in"), "{stderr}");
+    assert_eq!(tool_names(&stdout), ["read_notes", "write_note"]);
+    // The token alone, copied out of the file, opens nothing.
+    let response = reqwest::Client::new()
+        .post(&lab.mcp_url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    assert!(
+        lab.refusals()
+            .iter()
+            .any(|r| r == "a DPoP-bound token sent as a Bearer token")
+    );
+
+    // With DPoP off, the server that requires it is refused, saying so.
+    let (stdout, stderr, code) = run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--config",
+            config.to_str().unwrap(),
+            "--dpop",
+            "off",
+        ],
+        false,
+    )
+    .await;
+    assert_ne!(code, 0, "{stdout}");
+    assert!(stderr.contains("DPoP is off"), "{stderr}");
+}

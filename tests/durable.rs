@@ -928,3 +928,107 @@ fn a_rounds_request_is_not_sent_when_its_state_cannot_be_kept() {
         assert_eq!(received(&log), [("transfer".into(), None)]);
     });
 }
+
+/// Two servers of one turn receive idempotency keys that share nothing
+/// (each server's part is derived from the turn's secret id and the
+/// server's own id; the index counts that server's calls only), and a
+/// resumed turn sends a call the key it would have had: derived from what
+/// the state keeps.
+#[test]
+fn each_server_gets_keys_of_its_own_and_a_resumed_call_keeps_its_key() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let (log_a, log_b): (Log, Log) = (Arc::default(), Arc::default());
+        let hub = |a: &Log, b: &Log| {
+            Source::hub()
+                .server("a", server(a.clone()))
+                .server("b", server(b.clone()))
+                .policy(Policy::allow_all().ask("a/delete").unwrap())
+                .build()
+                .unwrap()
+        };
+        let first = hub(&log_a, &log_b);
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let calls = response(&[
+            ("a__read", json!({"n": 1})),
+            ("b__read", json!({"n": 2})),
+            ("b__read", json!({"n": 3})),
+            ("a__delete", json!({"n": 4})),
+            ("a__read", json!({"n": 5})),
+        ]);
+        let run = first
+            .execute_tool_calls(p, &calls, &listing, &ExecOptions::new().suspend(true))
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Suspended);
+        let keys = |log: &Log| -> Vec<String> {
+            log.lock()
+                .unwrap()
+                .iter()
+                .map(|(_, _, key)| key.clone().expect("every call has a key"))
+                .collect()
+        };
+        let split = |key: &str| -> (String, usize) {
+            let (server, index) = key.split_once('#').expect("`{server}#{index}`");
+            (server.to_owned(), index.parse().unwrap())
+        };
+        let (a, b) = (keys(&log_a), keys(&log_b));
+        assert_eq!(a.len(), 2, "{a:?}");
+        assert_eq!(b.len(), 2, "{b:?}");
+        let (a0, a2) = (split(&a[0]), split(&a[1]));
+        let (b0, b1) = (split(&b[0]), split(&b[1]));
+        // Each server's calls counted on their own, in the model's order.
+        assert_eq!((a0.1, a2.1, b0.1, b1.1), (0, 2, 0, 1));
+        assert_eq!(a0.0, a2.0);
+        assert_eq!(b0.0, b1.0);
+        // Nothing shared: neither the server part, nor any run of eight
+        // characters, nor the turn's id (which only the state holds).
+        assert_eq!(a0.0.len(), 32);
+        assert_ne!(a0.0, b0.0);
+        let shares = |x: &str, y: &str| {
+            x.as_bytes()
+                .windows(8)
+                .any(|w| y.as_bytes().windows(8).any(|v| v == w))
+        };
+        assert!(!shares(&a0.0, &b0.0), "{a0:?} {b0:?}");
+        let state = handed_over(&run);
+        for key in a.iter().chain(&b) {
+            assert!(!key.contains(state.turn_id()), "{key}");
+            assert!(!key.contains(&state.turn_id()[..8]), "{key}");
+        }
+
+        // Another process takes the turn up: the call that waited is sent
+        // now, under its server's key and its place among that server's calls.
+        let second = hub(&log_a, &log_b);
+        let listing = second.tools(p, &ListOptions::new()).await.unwrap();
+        let run = second
+            .resume_turn(
+                p,
+                state,
+                &listing,
+                &ExecOptions::new().approve_call("call_3"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        let a = keys(&log_a);
+        assert_eq!(a.len(), 3, "{a:?}");
+        assert_eq!(split(&a[2]), (a0.0.clone(), 1));
+        assert_eq!(keys(&log_b).len(), 2, "nothing sent twice");
+
+        // Another turn: other keys for the same servers.
+        let other = first
+            .execute_tool_calls(
+                p,
+                &response(&[("b__read", json!({"n": 6}))]),
+                &listing,
+                &ExecOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert!(other.calls[0].error.is_none());
+        let b = keys(&log_b);
+        assert_ne!(split(&b[2]).0, b0.0);
+        assert_eq!(split(&b[2]).1, 0);
+    });
+}

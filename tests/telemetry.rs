@@ -2,7 +2,8 @@
 //! turn against the tests' lab server (the official Python SDK), captured in
 //! memory, with their names, kinds, attributes and parents; the trace
 //! context the server received in its `_meta`; failures; and tool content
-//! recorded only when the application opts in.
+//! recorded only when the application opts in; all through the library's
+//! `TraceFilter`.
 #![cfg(all(feature = "otel", feature = "rmcp"))]
 
 mod common;
@@ -11,6 +12,7 @@ use common::*;
 use mcp_adapters::client::Lifecycle;
 use mcp_adapters::exec::{Handlers, Sampling, SamplingAnswer};
 use mcp_adapters::mcp::CreateMessageResult;
+use mcp_adapters::telemetry::TraceFilter;
 use mcp_adapters::{
     ClientOptions, ExecOptions, HubConfig, ListOptions, McpClient, Policy, ServerConfig, Source,
 };
@@ -18,6 +20,7 @@ use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
+use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt;
 
 /// Spans and metrics go to memory, for this thread.
@@ -38,9 +41,18 @@ fn capture() -> Capture {
     let meters = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(metrics.clone()).build())
         .build();
+    // Through the library's filter, as `export_otlp` installs it: what the
+    // chapter lists must pass it.
     let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(traces.tracer("tests")))
-        .with(tracing_opentelemetry::MetricsLayer::new(meters.clone()));
+        .with(
+            tracing_opentelemetry::layer()
+                .with_tracer(traces.tracer("tests"))
+                .with_filter(TraceFilter::new()),
+        )
+        .with(
+            tracing_opentelemetry::MetricsLayer::new(meters.clone())
+                .with_filter(TraceFilter::new()),
+        );
     let guard = tracing::subscriber::set_default(subscriber);
     Capture {
         spans,

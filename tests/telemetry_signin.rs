@@ -1,7 +1,12 @@
-//! No credential is ever a span attribute: a sign-in, a refresh and a call
+//! No credential ever reaches a trace: a sign-in, a refresh and a call
 //! against the local authorization server and the MCP server it protects
-//! (`oauth/lab.rs`), traced by OpenTelemetry's conventions. A binary of its
-//! own: the spans are captured by a subscriber for the test's thread.
+//! (`oauth/lab.rs`), traced by OpenTelemetry's conventions through the
+//! library's [`TraceFilter`], and every span's name, attributes and events
+//! searched for the secrets the lab handed out. A second layer in the same
+//! subscriber keeps every event, as an OpenTelemetry layer without the
+//! filter would export them, and shows where the secrets would be: the MCP
+//! SDK's debug events. A binary of its own: the spans are captured by a
+//! subscriber for the test's thread.
 #![cfg(all(feature = "oauth", feature = "otel"))]
 
 #[path = "oauth/lab.rs"]
@@ -14,7 +19,8 @@ use std::time::Duration;
 
 use lab::Lab;
 use mcp_adapters::client::Lifecycle;
-use mcp_adapters::client::auth::{OAuth, SignInAnswer, SignInRequest};
+use mcp_adapters::client::auth::{Dpop, FileTokenStore, OAuth, SignInAnswer, SignInRequest};
+use mcp_adapters::telemetry::TraceFilter;
 use mcp_adapters::{ClientOptions, ExecOptions, ListOptions, McpClient, Policy, Registry, Source};
 use serde_json::json;
 
@@ -37,24 +43,91 @@ fn oauth() -> OAuth {
     })
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn no_credential_is_ever_a_span_attribute() {
-    use opentelemetry::trace::TracerProvider as _;
-    use tracing_subscriber::layer::SubscriberExt;
-    let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
-    let traces = opentelemetry_sdk::trace::SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(traces.tracer("tests")));
-    let _guard = tracing::subscriber::set_default(subscriber);
+/// Every event, each field as `name=value`.
+#[derive(Clone, Default)]
+struct Events(Arc<std::sync::Mutex<Vec<String>>>);
 
-    // The first token expires at once, so the call refreshes it.
-    let lab = Lab::start_with("notes", Duration::from_secs(1), Duration::from_secs(3600)).await;
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Fields<'a>(&'a mut Vec<String>);
+        impl tracing::field::Visit for Fields<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0.push(format!("{}={value:?}", field.name()));
+            }
+        }
+        if let Ok(mut events) = self.0.lock() {
+            event.record(&mut Fields(&mut events));
+        }
+    }
+}
+
+/// Everything a span exports, as text: its name, attributes and events
+/// (each event's name and attributes).
+fn exported(spans: &[opentelemetry_sdk::trace::SpanData]) -> Vec<String> {
+    let mut out = Vec::new();
+    for span in spans {
+        out.push(span.name.to_string());
+        out.extend(
+            span.attributes
+                .iter()
+                .map(|kv| format!("{}={}", kv.key, kv.value)),
+        );
+        for event in span.events.iter() {
+            out.push(event.name.to_string());
+            out.extend(
+                event
+                    .attributes
+                    .iter()
+                    .map(|kv| format!("{}={}", kv.key, kv.value)),
+            );
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn no_credential_ever_reaches_a_trace() {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt;
+    let filtered = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    let traces = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_simple_exporter(filtered.clone())
+        .build();
+    let everything = Events::default();
+    let subscriber = tracing_subscriber::registry()
+        .with(
+            tracing_opentelemetry::layer()
+                .with_tracer(traces.tracer("tests"))
+                .with_filter(TraceFilter::new()),
+        )
+        .with(everything.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    // The first token expires at once, so the call refreshes it. Tokens are
+    // DPoP-bound (nonces at both ends), and the key is kept in the store.
+    let dpop = lab::LabDpop {
+        algs: vec!["ES256"],
+        required: true,
+        as_nonce: true,
+        rs_nonce: true,
+        ..Default::default()
+    };
+    let lab = Lab::start_dpop_with(
+        "notes",
+        Duration::from_secs(1),
+        Duration::from_secs(3600),
+        dpop,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("tokens.json");
+    let oauth = oauth()
+        .token_store(FileTokenStore::new(&store))
+        .dpop(Dpop::when_supported().keep_key_in_store());
     let options = ClientOptions::new()
         .lifecycle(Lifecycle::Legacy)
         .init_timeout(Duration::from_secs(20))
-        .oauth(oauth());
+        .oauth(oauth);
     let client = McpClient::connect_http(lab.name, &lab.mcp_url, &BTreeMap::new(), &options)
         .await
         .unwrap_or_else(|e| panic!("{e:#}"));
@@ -79,34 +152,52 @@ async fn no_credential_is_ever_a_span_attribute() {
     assert!(run.calls[0].error.is_none(), "{:?}", run.calls[0].error);
 
     traces.force_flush().unwrap();
-    let spans = exporter.get_finished_spans().unwrap();
+    let spans = filtered.get_finished_spans().unwrap();
     let names: Vec<&str> = spans.iter().map(|s| s.name.as_ref()).collect();
     assert!(names.contains(&"tools/call read_notes"), "{names:?}");
     assert!(names.contains(&"oauth sign-in"), "{names:?}");
-    let attributes: Vec<String> = spans
-        .iter()
-        .flat_map(|s| {
-            s.attributes
-                .iter()
-                .map(|kv| format!("{}={}", kv.key, kv.value))
-        })
-        .chain(spans.iter().map(|s| s.name.to_string()))
-        .collect();
+    assert!(names.contains(&"execute_tool read_notes"), "{names:?}");
     let seen = lab.seen();
+    // The DPoP key, as the store keeps it.
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+    let key = kept["servers"][&lab.mcp_url]["dpop_key"]["pkcs8"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let secrets: Vec<String> = seen
         .iter()
         .filter_map(|s| s.authorization.clone())
         .chain(seen.iter().filter_map(|s| s.field("code")))
         .chain(seen.iter().filter_map(|s| s.field("refresh_token")))
         .chain(seen.iter().filter_map(|s| s.field("code_verifier")))
-        .chain([lab.issued_prefix()])
+        .chain(seen.iter().filter_map(|s| s.field("client_secret")))
+        .chain(seen.iter().filter_map(|s| s.dpop.clone()))
+        .chain([key])
+        .chain(lab.secret_prefixes())
+        .map(|s| {
+            s.trim_start_matches("Bearer ")
+                .trim_start_matches("DPoP ")
+                .to_owned()
+        })
         .collect();
-    assert!(secrets.len() > 3, "{secrets:?}");
+    assert!(secrets.len() > 6, "{secrets:?}");
+    let exported_filtered = exported(&spans);
     for secret in &secrets {
-        let token = secret.trim_start_matches("Bearer ");
         assert!(
-            attributes.iter().all(|a| !a.contains(token)),
-            "`{token}` is in a span attribute"
+            exported_filtered
+                .iter()
+                .all(|a| !a.contains(secret.as_str())),
+            "`{secret}` is in a span's name, attributes or events"
+        );
+    }
+    // The check looks where such secrets go: without the filter, the SDK's
+    // sign-in events carry the authorization code and the ID token.
+    let exported_unfiltered = everything.0.lock().unwrap().clone();
+    for leaked in [format!("{}-code-", lab.name), format!("{}-idt-", lab.name)] {
+        assert!(
+            exported_unfiltered.iter().any(|a| a.contains(&leaked)),
+            "no `{leaked}` in the unfiltered spans: {exported_unfiltered:#?}"
         );
     }
 }

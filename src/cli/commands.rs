@@ -110,7 +110,11 @@ fn telemetry(live: &LiveArgs) -> Result<Option<mcp_adapters::telemetry::Telemetr
     if live.otlp_endpoint.is_none() && !from_env {
         return Ok(None);
     }
-    mcp_adapters::telemetry::export_otlp(live.otlp_endpoint.as_deref()).map(Some)
+    let mut filter = mcp_adapters::telemetry::TraceFilter::new();
+    if let Some(targets) = &live.otlp_include {
+        filter = filter.widen(targets)?;
+    }
+    mcp_adapters::telemetry::export_otlp(live.otlp_endpoint.as_deref(), filter).map(Some)
 }
 
 pub fn tools(args: &ToolsArgs) -> Result<Value> {
@@ -536,11 +540,7 @@ fn kept_if_suspended(
     let (Some(state), Some(file)) = (&run.suspended, file) else {
         return Ok(());
     };
-    std::fs::write(file, state::document(state, key)?).map_err(|e| {
-        Error::new(ErrorKind::Io, "cannot write the turn state")
-            .with_file(file)
-            .with_source(e)
-    })?;
+    state::write(state, file, key)?;
     for waiting in &run.waiting {
         let id = match (&waiting.call_id, waiting.index) {
             (Some(id), _) => escaped(id).into_owned(),
@@ -633,9 +633,23 @@ fn summarize_hosted(run: &mcp_adapters::Execution) {
 fn summarize(calls: &[CallRecord], turn: Option<usize>) {
     let (mut ran, mut rejected, mut denied, mut failed) = (0, 0, 0, 0);
     for call in calls {
+        let name = call.exposed_name.as_deref().unwrap_or("?");
         for warning in &call.warnings {
-            let name = call.exposed_name.as_deref().unwrap_or("?");
             eprintln!("warning: `{}`: {}", escaped(name), escaped(warning));
+        }
+        // The model is told only the kind and the server: the person at the
+        // terminal reads why (its stderr tail, its command line).
+        if let Some(error) = &call.error
+            && matches!(
+                error.kind(),
+                ErrorKind::Unavailable | ErrorKind::Interrupted | ErrorKind::Unauthorized
+            )
+        {
+            eprintln!(
+                "error: `{}`: {}",
+                escaped(name),
+                escaped(&format!("{error:#}"))
+            );
         }
         match call.error.as_ref().map(Error::kind) {
             // It ran, but the model was answered with what broke its schema.

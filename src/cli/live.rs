@@ -169,7 +169,13 @@ pub async fn source_from(
             .sign_in_timeout
             .map(Duration::from_secs)
             .unwrap_or(super::signin::DEFAULT_TIMEOUT);
-        options = options.oauth(super::signin::oauth(live.token_store.as_deref(), timeout).await?);
+        let sign_in = super::signin::SignIn {
+            store: live.token_store.as_deref(),
+            timeout,
+            workload_token: live.workload_token.as_deref(),
+            dpop: live.dpop,
+        };
+        options = options.oauth(sign_in.oauth().await?);
     }
     let mut builder = config.connect_with(&options).await?;
     if let Some(prefix) = &filters.prefix {

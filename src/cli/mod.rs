@@ -349,13 +349,26 @@ struct LiveArgs {
     /// An `mcpServers` JSON file naming the servers to start.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Keep the sign-ins of HTTP servers that require one (OAuth tokens) in FILE
-    /// between runs, readable by its owner only. Without it they last one run.
+    /// Keep the sign-ins of HTTP servers that require one (OAuth tokens, and
+    /// the DPoP keys DPoP-bound ones are bound to) in FILE between runs,
+    /// readable by its owner only. Without it they last one run.
     #[arg(long, value_name = "FILE")]
     token_store: Option<PathBuf>,
     /// How long to wait for a sign-in in the browser, in seconds (default 300).
     #[arg(long, value_name = "SECS")]
     sign_in_timeout: Option<u64>,
+    /// Sign in to the HTTP servers that require it with the workload's JWT in
+    /// FILE (a Kubernetes projected token, a CI job's OIDC token), read anew
+    /// at each sign-in, as an OAuth JWT bearer grant: no browser. An
+    /// `mcpServers` entry's `"oauth": {"workloadToken": FILE}` names one for
+    /// its server alone.
+    #[arg(long, value_name = "FILE")]
+    workload_token: Option<PathBuf>,
+    /// DPoP-bound tokens (RFC 9449), which a thief cannot use without the
+    /// key: with the servers that support them, with every server (a Bearer
+    /// token is refused), or never (a server that requires them fails).
+    #[arg(long, value_name = "MODE", value_enum, default_value_t)]
+    dpop: signin::DpopArg,
     /// How long a server has to start and answer its first request
     /// (`initialize`, or `server/discover` from 2026-07-28), and to answer each
     /// `tools/list` page, in seconds; a sign-in is not counted.
@@ -383,9 +396,16 @@ struct LiveArgs {
     /// variable, when set, says where.
     #[arg(long, value_name = "URL")]
     otlp_endpoint: Option<String>,
+    /// Export these crates' spans and events too, each up to its level, as
+    /// `RUST_LOG` names them (`rmcp=debug`). For debugging only: the MCP
+    /// SDK's debug and trace events carry tool arguments, results and
+    /// sign-in codes. Without it only the library's spans and measurements
+    /// are exported.
+    #[arg(long, value_name = "TARGETS")]
+    otlp_include: Option<String>,
     /// Go on without the servers that did not start (each is named on stderr,
-    /// and calls to its tools are answered that it is not running), as long as
-    /// one did. Without it, a server that did not start is an error.
+    /// with why; the model, offered none of their tools, is answered "unknown
+    /// tool" for a call to one), as long as one did. Without it, a server that did not start is an error.
     #[arg(long)]
     keep_going: bool,
 }

@@ -1,6 +1,8 @@
 //! Signing in to HTTP servers that require it, from the command line: the
 //! authorization URL is printed on stderr, and the browser's redirect comes
-//! back to a listener on a loopback port (RFC 8252), within a timeout.
+//! back to a listener on a loopback port (RFC 8252), within a timeout; or,
+//! with `--workload-token`, the workload's JWT is the grant and no one is
+//! asked. Tokens are DPoP-bound as `--dpop` says.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -8,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_adapters::client::auth::{
-    FileTokenStore, OAuth, SignInAnswer, SignInReason, SignInRequest,
+    Dpop, FileTokenStore, OAuth, SignInAnswer, SignInReason, SignInRequest, WorkloadIdentity,
 };
 use mcp_adapters::{Error, ErrorKind, HubConfig, Result, ServerConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -32,16 +34,66 @@ pub fn needed(config: &HubConfig) -> bool {
     })
 }
 
+/// `--dpop`.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum DpopArg {
+    /// With the servers whose metadata or challenge says they support DPoP.
+    #[default]
+    Auto,
+    /// With every server: a Bearer token is refused.
+    Required,
+    /// Never: a server that requires DPoP-bound tokens fails to sign in.
+    Off,
+}
+
+/// How the command line signs in.
+pub struct SignIn<'a> {
+    /// `--token-store`.
+    pub store: Option<&'a Path>,
+    /// How long a person has.
+    pub timeout: Duration,
+    /// `--workload-token`.
+    pub workload_token: Option<&'a Path>,
+    /// `--dpop`.
+    pub dpop: DpopArg,
+}
+
+impl SignIn<'_> {
+    /// The sign-in: the workload's JWT when there is one, else a person in
+    /// a browser; tokens kept in the store when there is one, with the DPoP
+    /// keys they are bound to (a kept sign-in is of no use without them).
+    ///
+    /// # Errors
+    ///
+    /// As [`browser`].
+    pub async fn oauth(&self) -> Result<OAuth> {
+        let mut oauth = match self.workload_token {
+            Some(file) => OAuth::workload_identity(WorkloadIdentity::token_file(file)),
+            None => browser(self.timeout).await?,
+        };
+        let mut dpop = match self.dpop {
+            DpopArg::Auto => Dpop::when_supported(),
+            DpopArg::Required => Dpop::required(),
+            DpopArg::Off => Dpop::off(),
+        };
+        if let Some(path) = self.store {
+            oauth = oauth.token_store(FileTokenStore::new(path));
+            dpop = dpop.keep_key_in_store();
+        }
+        Ok(oauth.dpop(dpop))
+    }
+}
+
 /// The sign-ins waiting for their redirect, by `state`.
 type Waiting = Arc<Mutex<HashMap<String, (String, oneshot::Sender<String>)>>>;
 
-/// Sign-in for the command line: a loopback listener for the redirects, the
-/// URL on stderr, `store` (when given) keeping the tokens between runs.
+/// A person's sign-in for the command line: a loopback listener for the
+/// redirects, the URL on stderr.
 ///
 /// # Errors
 ///
 /// [`ErrorKind::Io`] when no loopback port can be listened on.
-pub async fn oauth(store: Option<&Path>, timeout: Duration) -> Result<OAuth> {
+async fn browser(timeout: Duration) -> Result<OAuth> {
     let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|e| {
         Error::new(
             ErrorKind::Io,
@@ -56,7 +108,7 @@ pub async fn oauth(store: Option<&Path>, timeout: Duration) -> Result<OAuth> {
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
     let waiting: Waiting = Arc::default();
     tokio::spawn(listen(listener, redirect_uri.clone(), waiting.clone()));
-    let mut oauth = OAuth::new(redirect_uri.clone(), move |request: SignInRequest| {
+    let oauth = OAuth::new(redirect_uri.clone(), move |request: SignInRequest| {
         let (tx, rx) = oneshot::channel();
         if let Ok(mut waiting) = waiting.lock() {
             waiting.insert(request.state.clone(), (request.server.clone(), tx));
@@ -84,9 +136,6 @@ pub async fn oauth(store: Option<&Path>, timeout: Duration) -> Result<OAuth> {
         })
     })
     .sign_in_timeout(timeout);
-    if let Some(path) = store {
-        oauth = oauth.token_store(FileTokenStore::new(path));
-    }
     Ok(oauth)
 }
 

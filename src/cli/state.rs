@@ -41,15 +41,16 @@ pub fn key(args: &RunArgs) -> Result<Option<StateKey>> {
     }
 }
 
-/// The document of `state`, with its MAC under `key` when there is one.
+/// `state` written to `path` as its owner's only file, with its MAC under
+/// `key` when there is one.
 ///
 /// # Errors
 ///
-/// As [`TurnState::to_json`].
-pub fn document(state: &TurnState, key: Option<&StateKey>) -> Result<Vec<u8>> {
+/// As [`TurnState::write_file`].
+pub fn write(state: &TurnState, path: &Path, key: Option<&StateKey>) -> Result<()> {
     match key {
-        Some(key) => state.to_json_with_mac(key),
-        None => state.to_json(),
+        Some(key) => state.write_file_with_mac(path, key),
+        None => state.write_file(path),
     }
 }
 

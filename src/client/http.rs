@@ -40,7 +40,14 @@ impl TappedClient {
         Ok(TappedClient { inner, tap })
     }
 
-    fn tapped(
+    /// The reqwest client its requests go through.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.inner
+    }
+
+    /// `stream`, with the tap on each event.
+    pub(crate) fn tapped(
         &self,
         stream: BoxStream<'static, Result<Sse, SseError>>,
     ) -> BoxStream<'static, Result<Sse, SseError>> {
@@ -64,7 +71,7 @@ impl TappedClient {
     /// request is answered rather than left waiting, and the session marked
     /// refused (it is started again, and the call sent again: the server
     /// refused it before running it).
-    fn tapped_response(
+    pub(crate) fn tapped_response(
         &self,
         request: Option<RequestId>,
         session: bool,
@@ -112,7 +119,7 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
 }
 
 /// The id of a request, if the message is one.
-fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+pub(crate) fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
     match message {
         ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
         _ => None,

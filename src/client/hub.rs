@@ -1,5 +1,6 @@
 //! Starting the servers of a [`HubConfig`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::live::McpClient;
@@ -32,6 +33,12 @@ impl HubConfig {
     /// and tried again once [`Reconnect::retry_after`](crate::client::Reconnect::retry_after)
     /// has passed, as a server that died would be.
     ///
+    /// A server whose entry says how it signs in ([`ServerOAuth`](crate::ServerOAuth))
+    /// is connected with `options`' [`OAuth`](crate::client::auth::OAuth)
+    /// told so: a workload token file makes it sign in with workload
+    /// identity (with no `OAuth` in `options`, one that does only that); a
+    /// client id is the client registered for it.
+    ///
     /// # Errors
     ///
     /// [`ErrorKind::Input`] when the configuration names no server.
@@ -44,7 +51,11 @@ impl HubConfig {
         }
         let started = futures_util::future::join_all(self.servers().iter().map(
             |(name, config)| async move {
-                let server: Arc<dyn Server> = match McpClient::connect(name, config, options).await {
+                let connected = match self.options_for(name, options) {
+                    Ok(options) => McpClient::connect(name, config, &options).await,
+                    Err(error) => Err(error),
+                };
+                let server: Arc<dyn Server> = match connected {
                     Ok(client) => Arc::new(client),
                     Err(error) => {
                         tracing::warn!(server = %name, error = %format_args!("{error:#}"), "MCP server failed to start; its tools are left out");
@@ -64,5 +75,56 @@ impl HubConfig {
             builder = builder.shared_server(name, server);
         }
         Ok(builder)
+    }
+
+    /// `options` for the server `name`, with the sign-in its entry says.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when the entry names a workload token and the
+    /// `oauth` feature is off.
+    fn options_for<'a>(
+        &self,
+        name: &str,
+        options: &'a ClientOptions,
+    ) -> Result<Cow<'a, ClientOptions>> {
+        #[cfg(feature = "oauth")]
+        if let Some(server) = self.oauth_of(name) {
+            use crate::client::auth::{OAuth, RegisteredClient, WorkloadIdentity};
+            let workload = server.workload_token.as_ref().map(|file| {
+                let workload = WorkloadIdentity::token_file(file);
+                match &server.client_id {
+                    Some(id) => workload.client_id(id),
+                    None => workload,
+                }
+            });
+            let oauth = match (options.oauth.clone(), workload, &server.client_id) {
+                (Some(oauth), Some(workload), _) => {
+                    Some(oauth.workload_identity_for(name, workload))
+                }
+                (None, Some(workload), _) => Some(OAuth::workload_identity(workload)),
+                (Some(oauth), None, Some(id)) => {
+                    Some(oauth.client_for(name, RegisteredClient::new(id)))
+                }
+                // A client id with no sign-in configured: nothing signs in.
+                (oauth, None, _) => oauth,
+            };
+            let mut options = options.clone();
+            options.oauth = oauth;
+            return Ok(Cow::Owned(options));
+        }
+        #[cfg(not(feature = "oauth"))]
+        if self
+            .oauth_of(name)
+            .is_some_and(|server| server.workload_token.is_some())
+        {
+            return Err(Error::new(
+                ErrorKind::Input,
+                format!(
+                    "server `{name}`: its entry signs in with a workload token (`oauth.workloadToken`), which needs the `oauth` feature"
+                ),
+            ));
+        }
+        Ok(Cow::Borrowed(options))
     }
 }

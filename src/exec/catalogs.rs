@@ -265,10 +265,14 @@ impl Catalogs {
                     let (_, resource) = self
                         .held_skills
                         .read_file(id, server.as_ref(), &skill, uri)
-                        .await?;
+                        .await
+                        .map_err(|e| e.of_server(id))?;
                     return Ok(from_server(vec![embedded(resource)], id));
                 }
-                let read = server.read_resource(uri).await?;
+                let read = server
+                    .read_resource(uri)
+                    .await
+                    .map_err(|e| e.of_server(id))?;
                 Ok(from_server(
                     read.contents.into_iter().map(embedded).collect(),
                     id,
@@ -290,7 +294,10 @@ impl Catalogs {
                         )));
                     }
                 };
-                let prompt = server.get_prompt(name, prompt_arguments).await?;
+                let prompt = server
+                    .get_prompt(name, prompt_arguments)
+                    .await
+                    .map_err(|e| e.of_server(id))?;
                 let mut content = Vec::with_capacity(prompt.messages.len() * 2 + 1);
                 if let Some(description) = prompt.description {
                     content.push(Content::text(description));
@@ -344,7 +351,8 @@ impl Catalogs {
                 let loaded = self
                     .held_skills
                     .load(id, server.as_ref(), asked.skill)
-                    .await?;
+                    .await
+                    .map_err(|e| e.of_server(id))?;
                 let skill = &loaded.skill;
                 let mut head = format!("Skill `{}` of server `{id}`, loaded", skill.name);
                 match &skill.files {
@@ -368,7 +376,8 @@ impl Catalogs {
                 let (skill, resource) = self
                     .held_skills
                     .read_file(id, server.as_ref(), asked.skill, file)
-                    .await?;
+                    .await
+                    .map_err(|e| e.of_server(id))?;
                 let mut content = Vec::with_capacity(2);
                 if skill.files.is_none() {
                     content.push(Content::text(format!(
@@ -411,7 +420,8 @@ impl Catalogs {
                 let items = match list_whole_catalog(server.as_ref(), *catalog).await {
                     Ok(items) => items,
                     Err(e) => {
-                        let _ = writeln!(text, "  ({} failed: {})", catalog.method(), e.message());
+                        let told = e.of_server(id).told_to_model();
+                        let _ = writeln!(text, "  ({} failed: {told})", catalog.method());
                         continue;
                     }
                 };

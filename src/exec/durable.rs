@@ -38,36 +38,116 @@ pub const TURN_STATE_VERSION: u32 = 1;
 /// ([`ExecOptions::retry_interrupted`](crate::exec::ExecOptions::retry_interrupted)).
 pub const IDEMPOTENCY_KEY: &str = "mcp-adapters/idempotency-key";
 
-/// A call's idempotency key: its turn's id and its position in the turn,
-/// written `{turn}#{index}` (in a request's `_meta` under
-/// [`IDEMPOTENCY_KEY`]). The same for every round of the call and wherever
-/// its turn is resumed.
+/// A call's idempotency key, written `{server key}#{index}` (in a request's
+/// `_meta` under [`IDEMPOTENCY_KEY`]): a key of the turn for the call's
+/// server (an HMAC-SHA-256 of the server's id, keyed with the turn's
+/// secret id, 32 hex digits), and the call's position among the turn's
+/// calls to that server. Two servers of one turn get keys that share
+/// nothing, so they cannot tell they served one conversation; the same
+/// call gets the same key in every round and wherever its turn is resumed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct IdempotencyKey {
-    turn: Arc<str>,
+    server: Arc<str>,
     index: usize,
 }
 
 impl IdempotencyKey {
-    pub(crate) fn new(turn: Arc<str>, index: usize) -> Self {
-        IdempotencyKey { turn, index }
-    }
-
-    /// The turn's id ([`TurnState::turn_id`]).
-    pub fn turn_id(&self) -> &str {
-        &self.turn
-    }
-
-    /// The call's position in the model's response.
-    pub fn index(&self) -> usize {
+    /// The call's position among the turn's calls to its server, in the
+    /// model's order (0 for the first).
+    pub fn index_on_server(&self) -> usize {
         self.index
     }
 }
 
 impl std::fmt::Display for IdempotencyKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}#{}", self.turn, self.index)
+        write!(f, "{}#{}", self.server, self.index)
     }
+}
+
+/// What a turn's idempotency keys are made from: its id, each server's key
+/// (derived once), and the model's indexes of the turn's calls to each
+/// server, from which a call's position on its server is read. Made again
+/// from a [`TurnState`] (its id and its calls), it gives every call the key
+/// it had.
+pub(crate) struct KeyRing {
+    turn: Arc<str>,
+    servers: Mutex<std::collections::HashMap<String, ServerKeys>>,
+}
+
+/// One server's key in a turn, and its calls' indexes, in order.
+struct ServerKeys {
+    key: Arc<str>,
+    calls: Vec<usize>,
+}
+
+impl KeyRing {
+    pub(crate) fn new(turn: Arc<str>) -> Self {
+        KeyRing {
+            turn,
+            servers: Mutex::default(),
+        }
+    }
+
+    /// Counts `call` among its server's calls. Every call of a lower index
+    /// to the same server is noted before a call's key is read.
+    pub(crate) fn note(&self, call: &ToolCall) {
+        self.note_index(&call.server_id, call.index);
+    }
+
+    /// Counts the call of `index` to `server` (as a [`TurnState`] keeps it).
+    pub(crate) fn note_index(&self, server: &str, index: usize) {
+        let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+        let keys = self.server(&mut servers, server);
+        if let Err(at) = keys.calls.binary_search(&index) {
+            keys.calls.insert(at, index);
+        }
+    }
+
+    /// `call`'s key: its server's, and its position among the calls noted
+    /// for that server.
+    pub(crate) fn key(&self, call: &ToolCall) -> IdempotencyKey {
+        let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+        let keys = self.server(&mut servers, &call.server_id);
+        IdempotencyKey {
+            server: keys.key.clone(),
+            index: keys.calls.partition_point(|&i| i < call.index),
+        }
+    }
+
+    fn server<'a>(
+        &self,
+        servers: &'a mut std::collections::HashMap<String, ServerKeys>,
+        server: &str,
+    ) -> &'a mut ServerKeys {
+        if !servers.contains_key(server) {
+            let key = server_key(&self.turn, server);
+            servers.insert(
+                server.to_owned(),
+                ServerKeys {
+                    key,
+                    calls: Vec::new(),
+                },
+            );
+        }
+        servers.get_mut(server).expect("inserted above")
+    }
+}
+
+/// A server's key in a turn: HMAC-SHA-256 of its id, keyed with the
+/// turn's id, the first 128 bits in hex.
+fn server_key(turn: &str, server: &str) -> Arc<str> {
+    use hmac::{KeyInit as _, Mac as _};
+    use std::fmt::Write as _;
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(turn.as_bytes())
+        .expect("HMAC takes a key of any length");
+    mac.update(server.as_bytes());
+    let digest = mac.finalize().into_bytes();
+    let mut hex = String::with_capacity(32);
+    for byte in &digest[..16] {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    Arc::from(hex)
 }
 
 /// A suspended turn: what it answers, each call's stage, the answers and
@@ -99,7 +179,8 @@ pub struct TurnState {
     version: u32,
     /// The library version that wrote the document (informative).
     library: String,
-    /// The turn's id: with a call's index, its idempotency key.
+    /// The turn's id: never sent, the key from which each call's
+    /// idempotency key is derived.
     pub(crate) turn: String,
     /// The provider spec whose response the turn answers.
     pub(crate) provider: String,
@@ -331,6 +412,21 @@ impl TurnState {
         })
     }
 
+    /// Writes the document ([`to_json`](Self::to_json)) to `path` as a
+    /// file only its owner may read and write (mode 0600 on Unix, whatever
+    /// the umask): a new file in the same folder, synced, then renamed over
+    /// `path`. A crash leaves the earlier document whole, and a symbolic
+    /// link at `path` is replaced, never followed. The document holds the
+    /// calls' arguments and results: keep it as you keep the conversation.
+    ///
+    /// # Errors
+    ///
+    /// As [`to_json`](Self::to_json); [`ErrorKind::Io`] naming `path` when
+    /// it cannot be written.
+    pub fn write_file(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        crate::files::write_private(path.as_ref(), &self.to_json()?)
+    }
+
     /// Reads a document written by [`to_json`](Self::to_json).
     ///
     /// # Errors
@@ -344,7 +440,9 @@ impl TurnState {
         Self::read(value)
     }
 
-    /// The turn's id, from which each call's idempotency key is made.
+    /// The turn's id, from which each call's idempotency key is derived
+    /// (with its server's id and its position among the turn's calls to
+    /// that server). It is never sent.
     pub fn turn_id(&self) -> &str {
         &self.turn
     }
@@ -723,7 +821,7 @@ impl Journal {
             Ok(Err(error)) => {
                 tracing::error!(turn = %turn, error = %error.message_with_causes(),
                     "the turn's checkpoint failed");
-                Error::new(ErrorKind::Unavailable, "the turn's state could not be kept")
+                Error::new(ErrorKind::Unavailable, "the turn's state could not be kept").plain()
             }
             Err(panic) => {
                 let why = panic
@@ -736,6 +834,7 @@ impl Journal {
                     ErrorKind::Unavailable,
                     "the turn's state could not be kept (its checkpoint panicked)",
                 )
+                .plain()
             }
         };
         Err(failed)

@@ -149,7 +149,8 @@ impl Source {
                 ErrorKind::Interrupted,
                 "the call was sent, and the process that sent it ended before its answer came: it \
                  may or may not have run, and it was not sent again",
-            ));
+            )
+            .plain());
             if let Some(journal) = shared.journal() {
                 journal.stage(&call, Stage::Ended(Ended::of(&outcome)));
             }

@@ -12,7 +12,7 @@ use tracing::Instrument;
 use super::answerer::{Answerer, CallState};
 use super::cache::SchemaOf;
 use super::clock::Halt;
-use super::durable::{Ended, IdempotencyKey, Journal, Stage, TurnState, Waits};
+use super::durable::{Ended, Journal, KeyRing, Stage, TurnState, Waits};
 use super::future::BoxFuture;
 use super::gate::{Pass, Slots};
 use super::input::Mark;
@@ -519,7 +519,7 @@ impl Source {
                 call.server_id.clone(),
                 state.clone(),
             )),
-            idempotency_key: Some(IdempotencyKey::new(shared.turn.clone(), call.index)),
+            idempotency_key: Some(shared.keys.key(call)),
         }
     }
 
@@ -641,6 +641,7 @@ impl Source {
                 ErrorKind::Unavailable,
                 format!("server `{}` is not part of this source", call.server_id),
             )
+            .plain()
         })?;
         let retry = options.retry_interrupted && safe_to_repeat(&tool.tool);
         let alone = self.runs_alone(&call.server_id, &call.tool);
@@ -737,7 +738,7 @@ impl Source {
                 let Some(validator) = validator.as_ref() else {
                     return Checked::as_it_is(Ok(result));
                 };
-                schema_problems(validator, value)
+                broken_rules(validator, schema, value)
             }
         };
         if problems.is_empty() {
@@ -797,11 +798,16 @@ impl Source {
                 ),
             )
         })?;
-        self.cache
-            .check_offered(&self.servers, &call.server_id, &call.tool)
-            .await?;
-        if let Approving::Asking(approval) = self.check_policy(call, context, halted, shared)? {
-            approval.await?;
+        // The policy first: a call it denies reaches no server, not even
+        // to list its tools again.
+        {
+            let approving = self.check_policy(call, context, halted, shared)?;
+            self.cache
+                .check_offered(&self.servers, &call.server_id, &call.tool)
+                .await?;
+            if let Approving::Asking(approval) = approving {
+                approval.await?;
+            }
         }
         if self.validate {
             self.check_arguments(call, &tool.tool.input_schema)?;
@@ -821,6 +827,7 @@ impl Source {
                 ErrorKind::Unavailable,
                 format!("server `{}` is not part of this source", call.server_id),
             )
+            .plain()
         })?;
         let retry = retry_interrupted && safe_to_repeat(&tool.tool);
         let alone = self.runs_alone(&call.server_id, &call.tool);
@@ -960,6 +967,34 @@ fn schema_problems(validator: &jsonschema::Validator, instance: &Value) -> Vec<S
         .collect()
 }
 
+/// Where `instance` breaks `schema` and which rule, as ``/path: breaks
+/// `keyword: rule` ``: the first five. The instance's values are never
+/// quoted: a result that breaks its schema is not passed on, and what it
+/// holds must not reach the model through the error either.
+fn broken_rules(
+    validator: &jsonschema::Validator,
+    schema: &Value,
+    instance: &Value,
+) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().as_str();
+            let at = if at.is_empty() { "/" } else { at };
+            let keyword = e.kind().keyword();
+            let rule = schema
+                .pointer(e.schema_path().as_str())
+                .map(Value::to_string)
+                .filter(|rule| rule.len() <= 200);
+            match rule {
+                Some(rule) => format!("{at}: breaks `{keyword}: {rule}`"),
+                None => format!("{at}: breaks `{keyword}`"),
+            }
+        })
+        .collect()
+}
+
 /// A call's approval decided: `Ok` to run it, or why not (a deny-and-halt
 /// halts the turn).
 fn decided(approval: Approval, call: &ToolCall, halted: &Halt) -> Result<()> {
@@ -1035,8 +1070,8 @@ fn safe_to_repeat(tool: &crate::mcp::Tool) -> bool {
 /// Per-turn values every call's context shares, the turn's slots on each
 /// server, and who makes the calls.
 pub(super) struct Shared {
-    /// The turn's id: with a call's index, its idempotency key.
-    pub(super) turn: Arc<str>,
+    /// The calls' idempotency keys, derived per server from the turn's id.
+    pub(super) keys: KeyRing,
     /// Whether calls may wait for answers not available now.
     pub(super) suspend: bool,
     /// Approvals the application gave for calls by id (or `#INDEX`).
@@ -1068,7 +1103,12 @@ impl Shared {
     /// A model's turn taken up again from `state`: its id, taint and halt.
     pub(super) fn resumed(options: &ExecOptions, state: TurnState) -> Self {
         let mut shared = Self::for_caller(options, Caller::Model, None);
-        shared.turn = Arc::from(state.turn.as_str());
+        // The same keys as before: the turn's id, and each call's place
+        // among the calls to its server.
+        shared.keys = KeyRing::new(Arc::from(state.turn.as_str()));
+        for entry in &state.calls {
+            shared.keys.note_index(&entry.server_id, entry.index);
+        }
         shared.add_taint(state.taint.iter().map(String::as_str));
         // What the provider's hosted calls put in the model's context.
         shared.add_taint(state.hosted.servers());
@@ -1109,6 +1149,9 @@ impl Shared {
     /// Puts the turn's calls in its state (as not yet sent), with what the
     /// provider did with the servers it hosts.
     pub(super) fn begin(&self, calls: &[ToolCall], hosted: &HostedItems) {
+        for call in calls {
+            self.keys.note(call);
+        }
         if let Some(journal) = &self.journal {
             let taint = self.taint();
             journal.update(|state| {
@@ -1180,7 +1223,7 @@ impl Shared {
                 )
             });
         Shared {
-            turn: Arc::from(turn),
+            keys: KeyRing::new(Arc::from(turn)),
             // A turn whose state is not kept cannot be resumed: nothing waits.
             suspend: options.suspend && journal.is_some(),
             decisions: options.decisions.clone(),

@@ -145,6 +145,22 @@ impl TurnState {
         })
     }
 
+    /// Writes the document with its MAC under `key`
+    /// ([`to_json_with_mac`](Self::to_json_with_mac)) to `path`, as
+    /// [`write_file`](Self::write_file) writes it: a file only its owner may
+    /// read and write, renamed over `path`, never written through a link.
+    ///
+    /// # Errors
+    ///
+    /// As [`write_file`](Self::write_file).
+    pub fn write_file_with_mac(
+        &self,
+        path: impl AsRef<std::path::Path>,
+        key: &StateKey,
+    ) -> Result<()> {
+        crate::files::write_private(path.as_ref(), &self.to_json_with_mac(key)?)
+    }
+
     /// Reads a document written by [`to_json_with_mac`](Self::to_json_with_mac)
     /// with the same `key`, and refuses one that does not match its MAC.
     ///

@@ -142,6 +142,8 @@ impl Source {
                     let Some(call) = queued.pop_front() else {
                         break;
                     };
+                    // In the model's order: every earlier call is counted.
+                    shared.keys.note(&call);
                     running.push(self.guarded(
                         call,
                         toolset,

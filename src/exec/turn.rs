@@ -253,7 +253,11 @@ impl<'a> Answering<'a> {
     ///
     /// A call that waits (its turn may be suspended) is not answered: if the
     /// turn is halted by its end, it is answered as not run.
-    pub(super) fn ended(&mut self, call: ToolCall, checked: Checked) {
+    pub(super) fn ended(&mut self, call: ToolCall, mut checked: Checked) {
+        // What the model is told of a failure of the server names it.
+        if let Err(e) = checked.outcome {
+            checked.outcome = Err(e.of_server(&call.server_id));
+        }
         match &checked.outcome {
             Err(e) if let Some(stage) = Waits::of(e) => self.waiting.push((call, stage.clone())),
             _ => self.ended.push((call, checked)),
@@ -462,7 +466,8 @@ fn halted_while(stage: &Stage) -> Error {
                  left running there, and its result is not read",
                 crate::describe::sanitize_description(task_id)
             ),
-        ),
+        )
+        .plain(),
         _ => not_run_halted(),
     }
 }

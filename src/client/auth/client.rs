@@ -1,7 +1,9 @@
 //! The streamable HTTP client of a server that requires sign-in: every
 //! request carries the server's token, and a request the server refuses
 //! (401, or 403 `insufficient_scope`) is sent again once the sign-in,
-//! refresh or step-up it calls for is done.
+//! refresh or step-up it calls for is done. A DPoP-bound token goes with a
+//! fresh proof, through [`wire`](super::wire), and a `use_dpop_nonce`
+//! refusal is answered with one retry carrying the server's nonce.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,7 +11,7 @@ use std::sync::Arc;
 use futures_util::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::auth::AuthError;
+use rmcp::transport::auth::{AuthError, WWWAuthenticateParams};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -17,7 +19,8 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream_02::Sse;
 
 use super::flow::{Authorizer, Recovery};
-use crate::client::http::TappedClient;
+use super::wire::{self, Answer, Presented};
+use crate::client::http::{TappedClient, request_id};
 use crate::error::Error;
 
 type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
@@ -35,35 +38,80 @@ fn failed(err: Error) -> StreamableHttpError<reqwest::Error> {
     StreamableHttpError::Auth(AuthError::AuthorizationFailed(err.message_with_causes()))
 }
 
+/// Whether a 401's challenge asks for a DPoP nonce.
+fn asks_nonce(challenge: &str, uri: &str) -> bool {
+    url::Url::parse(uri).is_ok_and(|base| {
+        WWWAuthenticateParams::parse(challenge, &base)
+            .error
+            .as_deref()
+            == Some("use_dpop_nonce")
+    })
+}
+
+/// The token of a request that is not DPoP-bound.
+fn bearer(presented: Presented) -> Option<String> {
+    match presented {
+        Presented::Bearer(token) => Some(token),
+        Presented::Nothing | Presented::Dpop { .. } => None,
+    }
+}
+
+impl<T> Answer<T> {
+    /// The SDK's client's result, which shows no nonce.
+    fn of(result: HttpResult<T>) -> Self {
+        Answer {
+            result,
+            nonce: None,
+        }
+    }
+}
+
 impl SignedInClient {
     pub(crate) fn new(inner: TappedClient, auth: Option<Arc<Authorizer>>) -> Self {
         SignedInClient { inner, auth }
     }
 
-    /// Runs `call` with the server's token, recovering from the refusals
-    /// sign-in can answer: a 401 once (refresh, else sign-in), a 403
+    /// Runs `call` (a `method` request to `uri`) with the server's token,
+    /// recovering from the refusals sign-in can answer: a `use_dpop_nonce`
+    /// once (with the nonce), a 401 once (refresh, else sign-in), a 403
     /// `insufficient_scope` up to the step-up limit. Without sign-in, `call`
     /// is given `configured` (a bearer token from the headers) as it is.
-    async fn send<T, F, Fut>(&self, configured: Option<String>, call: F) -> HttpResult<T>
+    async fn send<T, F, Fut>(
+        &self,
+        method: &str,
+        uri: &str,
+        configured: Option<String>,
+        call: F,
+    ) -> HttpResult<T>
     where
-        F: Fn(Option<String>) -> Fut,
-        Fut: Future<Output = HttpResult<T>>,
+        F: Fn(Presented) -> Fut,
+        Fut: Future<Output = Answer<T>>,
     {
         let Some(auth) = &self.auth else {
-            return call(configured).await;
+            return call(configured.map_or(Presented::Nothing, Presented::Bearer))
+                .await
+                .result;
         };
-        let mut unauthorized = 0;
-        let mut step_ups = 0;
+        let (mut unauthorized, mut step_ups, mut nonce_retried) = (0, 0, false);
         loop {
-            let token = auth.token().await.map_err(failed)?;
-            let refusal = match call(token.clone()).await {
+            let presented = auth.present(method, uri).await.map_err(failed)?;
+            let proving = matches!(presented, Presented::Dpop { .. });
+            let sent = presented.token().map(str::to_owned);
+            let answer = call(presented).await;
+            let new_nonce = answer.nonce.as_deref().is_some_and(|n| auth.note_nonce(n));
+            let refusal = match answer.result {
                 Err(StreamableHttpError::AuthRequired(refusal)) => {
+                    let challenge = &refusal.www_authenticate_header;
+                    if proving && new_nonce && !nonce_retried && asks_nonce(challenge, uri) {
+                        nonce_retried = true;
+                        continue;
+                    }
                     unauthorized += 1;
                     if unauthorized > 2 {
                         return Err(failed(auth.rejected_again()));
                     }
                     let recovery = auth
-                        .unauthorized(&refusal.www_authenticate_header, token.as_deref())
+                        .unauthorized(challenge, sent.as_deref())
                         .await
                         .map_err(failed)?;
                     (recovery, StreamableHttpError::AuthRequired(refusal))
@@ -89,6 +137,107 @@ impl SignedInClient {
             }
         }
     }
+
+    /// A POST, through the SDK's client or, with a DPoP-bound token, [`wire`].
+    async fn post(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        self.send("POST", &uri, auth_header, |presented| {
+            let (uri, message) = (uri.clone(), message.clone());
+            let (session_id, custom_headers) = (session_id.clone(), custom_headers.clone());
+            async move {
+                let Presented::Dpop { headers, .. } = presented else {
+                    return Answer::of(
+                        self.inner
+                            .post_message_with_response_limits(
+                                uri,
+                                message,
+                                session_id,
+                                bearer(presented),
+                                custom_headers,
+                                limits,
+                            )
+                            .await,
+                    );
+                };
+                let session = session_id.as_deref();
+                let answer = wire::post(
+                    self.inner.http(),
+                    &uri,
+                    &message,
+                    session,
+                    &headers,
+                    &custom_headers,
+                    limits,
+                )
+                .await;
+                Answer {
+                    result: answer.result.map(|response| {
+                        self.inner.tapped_response(
+                            request_id(&message),
+                            session.is_some(),
+                            response,
+                        )
+                    }),
+                    nonce: answer.nonce,
+                }
+            }
+        })
+        .await
+    }
+
+    /// A GET of the server's event stream, as [`post`](Self::post) sends.
+    async fn get(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> HttpResult<BoxStream<'static, Result<Sse, SseError>>> {
+        self.send("GET", &uri, auth_header, |presented| {
+            let (uri, session_id) = (uri.clone(), session_id.clone());
+            let (last_event_id, custom_headers) = (last_event_id.clone(), custom_headers.clone());
+            async move {
+                let Presented::Dpop { headers, .. } = presented else {
+                    return Answer::of(
+                        self.inner
+                            .get_stream_with_max_sse_event_size(
+                                uri,
+                                session_id,
+                                last_event_id,
+                                bearer(presented),
+                                custom_headers,
+                                max_sse_event_size,
+                            )
+                            .await,
+                    );
+                };
+                let answer = wire::get_stream(
+                    self.inner.http(),
+                    &uri,
+                    session_id.as_deref(),
+                    last_event_id.as_deref(),
+                    &headers,
+                    &custom_headers,
+                    max_sse_event_size,
+                )
+                .await;
+                Answer {
+                    result: answer.result.map(|stream| self.inner.tapped(stream)),
+                    nonce: answer.nonce,
+                }
+            }
+        })
+        .await
+    }
 }
 
 impl StreamableHttpClient for SignedInClient {
@@ -102,15 +251,15 @@ impl StreamableHttpClient for SignedInClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<StreamableHttpPostResponse> {
-        self.send(auth_header, |token| {
-            self.inner.post_message(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
+        let limits = StreamableHttpResponseLimits::default();
+        self.post(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
         .await
     }
 
@@ -123,16 +272,16 @@ impl StreamableHttpClient for SignedInClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> HttpResult<StreamableHttpPostResponse> {
-        self.send(auth_header, |token| {
-            self.inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
         .await
     }
 
@@ -145,16 +294,14 @@ impl StreamableHttpClient for SignedInClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> HttpResult<StreamableHttpPostResponse> {
-        self.send(auth_header, |token| {
-            self.inner.post_message_with_response_limits(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-                limits,
-            )
-        })
+        self.post(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
         .await
     }
 
@@ -165,14 +312,46 @@ impl StreamableHttpClient for SignedInClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<()> {
-        // Ending a session is no reason to ask a person: the token held is used as it is.
-        let token = match &self.auth {
-            Some(auth) => auth.token().await.ok().flatten(),
-            None => auth_header,
+        let Some(auth) = &self.auth else {
+            return self
+                .inner
+                .delete_session(uri, session_id, auth_header, custom_headers)
+                .await;
         };
-        self.inner
-            .delete_session(uri, session_id, token, custom_headers)
-            .await
+        // Ending a session is no reason to ask a person: the token held is
+        // used as it is, with one retry for a DPoP nonce.
+        let mut retried = false;
+        loop {
+            let presented = auth
+                .present("DELETE", &uri)
+                .await
+                .unwrap_or(Presented::Nothing);
+            let Presented::Dpop { headers, .. } = presented else {
+                return self
+                    .inner
+                    .delete_session(uri, session_id, bearer(presented), custom_headers)
+                    .await;
+            };
+            let answer = wire::delete_session(
+                self.inner.http(),
+                &uri,
+                &session_id,
+                &headers,
+                &custom_headers,
+            )
+            .await;
+            let new_nonce = answer.nonce.as_deref().is_some_and(|n| auth.note_nonce(n));
+            match answer.result {
+                Err(StreamableHttpError::AuthRequired(refusal))
+                    if new_nonce
+                        && !retried
+                        && asks_nonce(&refusal.www_authenticate_header, &uri) =>
+                {
+                    retried = true;
+                }
+                other => return other,
+            }
+        }
     }
 
     async fn get_stream(
@@ -183,15 +362,15 @@ impl StreamableHttpClient for SignedInClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<BoxStream<'static, Result<Sse, SseError>>> {
-        self.send(auth_header, |token| {
-            self.inner.get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
+        let max = StreamableHttpResponseLimits::default().max_sse_event_size;
+        self.get(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max,
+        )
         .await
     }
 
@@ -204,16 +383,14 @@ impl StreamableHttpClient for SignedInClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> HttpResult<BoxStream<'static, Result<Sse, SseError>>> {
-        self.send(auth_header, |token| {
-            self.inner.get_stream_with_max_sse_event_size(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
+        self.get(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        )
         .await
     }
 }

@@ -13,9 +13,13 @@ use rmcp::transport::auth::{
 };
 use url::Url;
 
-use super::store::{Bridge, StoredSignIn};
+use super::binding::{Binding, ProofHttp};
+use super::guard::GuardedHttp;
+use super::store::{BoundKey, Bridge, Issued, StoredSignIn};
+use super::wire::{DpopHeaders, Presented};
 use super::{ClientProof, Grant, JwtAlgorithm, OAuth, SignInAnswer, SignInReason, SignInRequest};
 use crate::error::{Error, ErrorKind, Result};
+use http::HeaderValue;
 
 /// What a request that was refused should do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +82,11 @@ pub(crate) struct Authorizer {
     server: String,
     url: String,
     oauth: OAuth,
+    /// How this server signs in.
+    grant: Grant,
     bridge: Bridge,
+    /// Whether its tokens are DPoP-bound, and to which key.
+    binding: Arc<Binding>,
     manager: tokio::sync::Mutex<Option<Arc<AuthorizationManager>>>,
     /// Whether the store was read for a sign-in from an earlier connection.
     restored: AtomicBool,
@@ -103,6 +111,13 @@ impl Authorizer {
             server: server.to_owned(),
             url: url.to_owned(),
             bridge: Bridge::new(oauth.store.clone(), url),
+            binding: Arc::new(Binding::new(
+                server,
+                url,
+                &oauth.dpop,
+                oauth.dpop_keys.clone(),
+            )),
+            grant: oauth.grant_for(server),
             oauth: oauth.clone(),
             manager: tokio::sync::Mutex::new(None),
             restored: AtomicBool::new(false),
@@ -162,7 +177,7 @@ impl Authorizer {
     }
 
     fn asks_a_person(&self) -> bool {
-        matches!(self.oauth.grant, Grant::Person { .. })
+        matches!(self.grant, Grant::Person { .. })
     }
 
     /// An error about this server's sign-in.
@@ -173,9 +188,13 @@ impl Authorizer {
         )
     }
 
-    /// The same, caused by an SDK error (whose text names no secret).
+    /// The same, caused by an SDK error (whose text names no secret), or by
+    /// the token response the DPoP binding refused under it.
     fn sdk_failure(&self, what: &str, err: AuthError) -> Error {
-        self.failure(format!("{what}: {err}"))
+        match self.binding.take_refusal() {
+            Some(refusal) => Error::new(ErrorKind::Unauthorized, format!("{refusal} ({what})")),
+            None => self.failure(format!("{what}: {err}")),
+        }
     }
 
     /// The token to send, refreshed first when it is about to expire;
@@ -194,6 +213,43 @@ impl Authorizer {
             Err(AuthError::AuthorizationRequired) => Ok(None),
             Err(e) => Err(self.sdk_failure("the token could not be refreshed", e)),
         }
+    }
+
+    /// How the next request to the server presents its token: a DPoP-bound
+    /// one with a fresh proof for `method` and `uri`, never as a Bearer token.
+    ///
+    /// # Errors
+    ///
+    /// As [`token`](Self::token); when a DPoP-bound token's key is missing
+    /// or its proof cannot be signed.
+    pub(crate) async fn present(&self, method: &str, uri: &str) -> Result<Presented> {
+        let Some(token) = self.token().await? else {
+            return Ok(Presented::Nothing);
+        };
+        let bound = match self.bridge.is_bound(&token) {
+            Some(bound) => bound,
+            None => self.bridge.stored().await?.is_some_and(|s| s.is_bound()),
+        };
+        if !bound {
+            return Ok(Presented::Bearer(token));
+        }
+        let proof = self.binding.resource_proof(method, uri, &token).await?;
+        let header = |text: String| {
+            HeaderValue::try_from(text)
+                .map_err(|_| self.failure("the token or its proof is not a valid header value"))
+        };
+        Ok(Presented::Dpop {
+            headers: DpopHeaders {
+                authorization: header(format!("DPoP {token}"))?,
+                proof: header(proof)?,
+            },
+            token,
+        })
+    }
+
+    /// Keeps the DPoP nonce the server supplied; whether it is a new one.
+    pub(crate) fn note_nonce(&self, nonce: &str) -> bool {
+        self.binding.note_rs_nonce(nonce)
     }
 
     /// The signed-in manager, restored from the store on first use.
@@ -222,6 +278,11 @@ impl Authorizer {
         if !stored.has_token() {
             return Ok(None);
         }
+        if !self.binding.restore(&stored) {
+            tracing::info!(server = %self.server, "the kept tokens are DPoP-bound to a key this client does not hold (or are not as its DPoP setting requires); signing in again");
+            return Ok(None);
+        }
+        self.bridge.set_bound(self.bound_key());
         self.bridge.set_registration(stored.clone());
         let mut manager = self.new_manager().await?;
         let restored = manager
@@ -243,8 +304,25 @@ impl Authorizer {
         Ok(Some(Arc::new(manager)))
     }
 
+    /// The HTTP client of this server's OAuth requests: guarded, and signing
+    /// DPoP proofs for its token requests while its tokens are DPoP-bound.
+    fn http(&self) -> Result<ProofHttp> {
+        let guard = GuardedHttp::for_server(&self.url)
+            .map_err(|e| self.failure("cannot start a sign-in").with_source(e))?;
+        Ok(ProofHttp::new(guard, self.binding.clone()))
+    }
+
+    /// The DPoP key new tokens are bound to, as the store keeps it.
+    fn bound_key(&self) -> Option<BoundKey> {
+        self.binding.key().map(|key| BoundKey {
+            jkt: key.thumbprint().to_owned(),
+            kept: self.binding.key_to_keep(),
+        })
+    }
+
     async fn new_manager(&self) -> Result<AuthorizationManager> {
-        let mut manager = AuthorizationManager::new(self.url.as_str())
+        let http = Arc::new(self.http()?);
+        let mut manager = AuthorizationManager::new_with_oauth_http_client(self.url.as_str(), http)
             .await
             .map_err(|e| self.sdk_failure("cannot start a sign-in", e))?;
         manager.set_credential_store(self.bridge.clone());
@@ -261,6 +339,7 @@ impl Authorizer {
         challenge: &str,
         sent: Option<&str>,
     ) -> Result<Recovery> {
+        self.binding.note_challenge(challenge);
         let _one = self.signing_in.lock().await;
         // Another request may have refreshed or signed in meanwhile.
         let current = self.token().await?;
@@ -382,6 +461,9 @@ impl Authorizer {
         reason: SignInReason,
         scopes: Option<Vec<String>>,
     ) -> Result<()> {
+        if let Some(challenge) = challenge {
+            self.binding.note_challenge(challenge);
+        }
         let mut manager = self.new_manager().await?;
         let resolution = manager
             .resolve_metadata_from_challenge(challenge)
@@ -389,7 +471,8 @@ impl Authorizer {
             .map_err(|e| self.sdk_failure("authorization server discovery failed", e))?;
         let metadata = resolution.metadata;
         manager.set_metadata(metadata.clone());
-        let manager = match &self.oauth.grant {
+        self.bind(&metadata)?;
+        let manager = match &self.grant {
             Grant::Client(credentials) => {
                 // A step-up asks for the scopes granted so far plus the challenged ones.
                 let config = client_credentials_config(
@@ -417,48 +500,86 @@ impl Authorizer {
                     .await?;
                 manager
             }
+            Grant::Workload(workload) => {
+                let scopes = scopes.as_deref().unwrap_or(&workload.scopes);
+                self.workload(&mut manager, &metadata, workload, scopes)
+                    .await?;
+                manager
+            }
             Grant::Person {
                 redirect_uri,
                 callback,
             } => {
-                let scopes = match scopes.or_else(|| self.oauth.scopes.clone()) {
-                    Some(scopes) => scopes,
-                    None => manager.select_initial_scopes(&[]).await,
+                let person = Person {
+                    redirect_uri,
+                    callback: callback.as_ref(),
+                    reason,
                 };
-                let registration = self
-                    .register(&mut manager, &metadata, redirect_uri, &scopes)
-                    .await?;
-                self.bridge.set_registration(registration.clone());
-                let mut request = AuthorizationRequest::new(redirect_uri.as_str())
-                    .with_preregistered_client(registration.client_id());
-                if let Some(secret) = registration.client_secret() {
-                    request = request.with_client_secret(secret);
-                }
-                request = if scopes.is_empty() {
-                    request.with_initial_scope_selection()
-                } else {
-                    request.with_scopes(scopes)
-                };
-                let session = AuthorizationSession::new(manager, request)
-                    .await
-                    .map_err(|(_, e)| self.sdk_failure("cannot start the authorization", e))?;
-                let answer = self
-                    .ask(callback.as_ref(), &session, redirect_uri, reason)
-                    .await?;
-                session
-                    .handle_callback_with_issuer(
-                        &answer.code,
-                        &answer.state,
-                        answer.issuer.as_deref(),
-                    )
-                    .await
-                    .map_err(|e| self.sdk_failure("the authorization was not completed", e))?;
-                session.auth_manager
+                self.person(manager, &metadata, &person, scopes).await?
             }
         };
         *self.manager.lock().await = Some(Arc::new(manager));
         tracing::info!(server = %self.server, ?reason, "signed in");
         Ok(())
+    }
+
+    /// Decides, once discovery is done, whether the tokens of this sign-in
+    /// are DPoP-bound, and to which key.
+    fn bind(&self, metadata: &AuthorizationMetadata) -> Result<()> {
+        match &self.grant {
+            // The SDK's enterprise exchange takes Bearer tokens only.
+            Grant::Enterprise(_) => self
+                .binding
+                .begin_without("enterprise-managed authorization obtains Bearer tokens only")?,
+            _ => self.binding.begin(metadata)?,
+        }
+        self.bridge.set_bound(self.bound_key());
+        Ok(())
+    }
+
+    /// A person's authorization: registration, the authorization URL given
+    /// to the callback, and the code of the redirect it answers exchanged.
+    async fn person(
+        &self,
+        mut manager: AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        person: &Person<'_>,
+        scopes: Option<Vec<String>>,
+    ) -> Result<AuthorizationManager> {
+        let scopes = match scopes.or_else(|| self.oauth.scopes.clone()) {
+            Some(scopes) => scopes,
+            None => manager.select_initial_scopes(&[]).await,
+        };
+        let registration = self
+            .register(&mut manager, metadata, person.redirect_uri, &scopes)
+            .await?;
+        self.bridge.set_registration(registration.clone());
+        let mut request = AuthorizationRequest::new(person.redirect_uri)
+            .with_preregistered_client(registration.client_id());
+        if let Some(secret) = registration.client_secret() {
+            request = request.with_client_secret(secret);
+        }
+        request = if scopes.is_empty() {
+            request.with_initial_scope_selection()
+        } else {
+            request.with_scopes(scopes)
+        };
+        let session = AuthorizationSession::new(manager, request)
+            .await
+            .map_err(|(_, e)| self.sdk_failure("cannot start the authorization", e))?;
+        let answer = self
+            .ask(
+                person.callback,
+                &session,
+                person.redirect_uri,
+                person.reason,
+            )
+            .await?;
+        session
+            .handle_callback_with_issuer(&answer.code, &answer.state, answer.issuer.as_deref())
+            .await
+            .map_err(|e| self.sdk_failure("the authorization was not completed", e))?;
+        Ok(session.auth_manager)
     }
 
     /// Enterprise-managed authorization: the identity provider's ID token
@@ -513,7 +634,7 @@ impl Authorizer {
         // which refuses addresses the server itself is not on.
         let idp_http = rmcp::transport::auth::default_oauth_http_client()
             .map_err(|e| self.sdk_failure("cannot start the token exchange", e))?;
-        let resource_http = super::guard::GuardedHttp::for_server(&self.url).map_err(|e| {
+        let resource_http = GuardedHttp::for_server(&self.url).map_err(|e| {
             self.failure("cannot start the token exchange")
                 .with_source(e)
         })?;
@@ -530,17 +651,42 @@ impl Authorizer {
         );
         let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
         scopes.sort();
+        let issued = Issued {
+            access_token: token.access_token.secret().clone(),
+            token_type: "Bearer".into(),
+            refresh_token: None,
+            expires_in: token.expires_in,
+            scopes,
+        };
         self.bridge
-            .keep(StoredSignIn::issued(
-                registration,
-                token.access_token.secret().clone(),
-                token.expires_in,
-                scopes,
-            ))
+            .keep(StoredSignIn::issued(registration, issued))
             .await?;
         manager
             .configure_client_id(&enterprise.client.client_id)
             .map_err(|e| self.sdk_failure("cannot use the registration", e))
+    }
+
+    /// Workload identity: the workload's JWT as a JWT bearer grant at
+    /// `metadata`'s authorization server; the token is kept for the manager.
+    async fn workload(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        workload: &super::WorkloadIdentity,
+        scopes: &[String],
+    ) -> Result<()> {
+        let issued = super::workload::grant(&self.http()?, metadata, workload, &self.url, scopes)
+            .await
+            .map_err(|message| self.failure(message))?;
+        let client_id = workload.client_id.clone().unwrap_or_default();
+        let registration =
+            StoredSignIn::registration(client_id.clone(), None, None, metadata.issuer.clone());
+        self.bridge
+            .keep(StoredSignIn::issued(registration, issued))
+            .await?;
+        manager
+            .configure_client_id(&client_id)
+            .map_err(|e| self.sdk_failure("cannot use the workload's sign-in", e))
     }
 
     /// The client registration for `metadata`'s authorization server, in
@@ -699,6 +845,13 @@ impl Authorizer {
             issuer: param("iss"),
         })
     }
+}
+
+/// How a person is asked to sign in.
+struct Person<'a> {
+    redirect_uri: &'a str,
+    callback: &'a super::SignInFn,
+    reason: SignInReason,
 }
 
 /// What the redirect carried back.

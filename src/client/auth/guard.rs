@@ -1,9 +1,11 @@
-//! The HTTP client of the OAuth requests the SDK's own guarded client does
-//! not make (the enterprise-managed token exchange): a host named by a
+//! The HTTP client of a sign-in's OAuth requests (discovery, registration,
+//! token requests, the enterprise-managed token exchange): a host named by a
 //! server's metadata resolves only to public addresses, or to the kind of
 //! address the MCP server itself is on (loopback for a server on
 //! `localhost`, private for one on a private address), whether it is a
-//! name or an IP literal, on the first request and on every redirect.
+//! name or an IP literal, on the first request and on every redirect, as the
+//! SDK's own client does. The DPoP binding's client
+//! ([`ProofHttp`](super::binding::ProofHttp)) sends through it.
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -139,9 +141,9 @@ impl Resolve for Resolver {
     }
 }
 
-/// A request refused by the guard.
+/// A request refused by the guard (or a response by the sign-in's client).
 #[derive(Debug)]
-struct Refused(String);
+pub(crate) struct Refused(pub(crate) String);
 
 impl std::fmt::Display for Refused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -192,46 +194,56 @@ impl GuardedHttp {
     }
 }
 
-impl OAuthHttpClient for GuardedHttp {
-    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
-        Box::pin(async move {
-            let client = match request.redirect_policy {
-                OAuthHttpRedirectPolicy::Stop => &self.stop,
-                _ => &self.follow,
-            };
-            let request = reqwest::Request::try_from(request.request)
-                .map_err(|e| Box::new(e) as OAuthHttpClientError)?;
-            if !self.allowed.allows_url(request.url()) {
+impl GuardedHttp {
+    /// Sends `request` (redirects followed or not, as `policy` says) and
+    /// reads its response, within the guard's addresses and size bound.
+    pub(crate) async fn send(
+        &self,
+        request: oauth2::http::Request<Vec<u8>>,
+        policy: OAuthHttpRedirectPolicy,
+    ) -> Result<oauth2::http::Response<Vec<u8>>, OAuthHttpClientError> {
+        let client = match policy {
+            OAuthHttpRedirectPolicy::Stop => &self.stop,
+            _ => &self.follow,
+        };
+        let request =
+            reqwest::Request::try_from(request).map_err(|e| Box::new(e) as OAuthHttpClientError)?;
+        if !self.allowed.allows_url(request.url()) {
+            return Err(Box::new(Refused(format!(
+                "{} is an address the sign-in may not reach (private, loopback or link-local)",
+                request.url()
+            ))) as OAuthHttpClientError);
+        }
+        let response = client
+            .execute(request)
+            .await
+            .map_err(|e| Box::new(e) as OAuthHttpClientError)?;
+        let mut builder = oauth2::http::Response::builder()
+            .status(response.status())
+            .version(response.version());
+        for (name, value) in response.headers() {
+            builder = builder.header(name, value);
+        }
+        let mut body = Vec::new();
+        let mut chunks = response.bytes_stream();
+        while let Some(chunk) = chunks.next().await {
+            let chunk = chunk.map_err(|e| Box::new(e) as OAuthHttpClientError)?;
+            if body.len() + chunk.len() > MAX_BODY {
                 return Err(Box::new(Refused(format!(
-                    "{} is an address the sign-in may not reach (private, loopback or link-local)",
-                    request.url()
+                    "the response is larger than {MAX_BODY} bytes"
                 ))) as OAuthHttpClientError);
             }
-            let response = client
-                .execute(request)
-                .await
-                .map_err(|e| Box::new(e) as OAuthHttpClientError)?;
-            let mut builder = oauth2::http::Response::builder()
-                .status(response.status())
-                .version(response.version());
-            for (name, value) in response.headers() {
-                builder = builder.header(name, value);
-            }
-            let mut body = Vec::new();
-            let mut chunks = response.bytes_stream();
-            while let Some(chunk) = chunks.next().await {
-                let chunk = chunk.map_err(|e| Box::new(e) as OAuthHttpClientError)?;
-                if body.len() + chunk.len() > MAX_BODY {
-                    return Err(Box::new(Refused(format!(
-                        "the response is larger than {MAX_BODY} bytes"
-                    ))) as OAuthHttpClientError);
-                }
-                body.extend_from_slice(&chunk);
-            }
-            builder
-                .body(body)
-                .map_err(|e| Box::new(e) as OAuthHttpClientError)
-        })
+            body.extend_from_slice(&chunk);
+        }
+        builder
+            .body(body)
+            .map_err(|e| Box::new(e) as OAuthHttpClientError)
+    }
+}
+
+impl OAuthHttpClient for GuardedHttp {
+    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+        Box::pin(self.send(request.request, request.redirect_policy))
     }
 }
 

@@ -8,9 +8,10 @@
 //! was sent ([`SignInAnswer::Redirect`]). A desktop application opens a
 //! browser and listens on a loopback port (RFC 8252); a server application
 //! sends its user a link. A client that signs in as itself uses
-//! [`OAuth::client_credentials`] instead, and one whose person signed in to
-//! the enterprise's identity provider [`OAuth::enterprise`]; no person is
-//! asked then.
+//! [`OAuth::client_credentials`] instead, one whose person signed in to
+//! the enterprise's identity provider [`OAuth::enterprise`], and a workload
+//! that holds a JWT its platform issued (a Kubernetes projected token, a CI
+//! job's OIDC token) [`OAuth::workload_identity`]; no person is asked then.
 //!
 //! With [`ClientOptions::oauth`](crate::ClientOptions::oauth), a server
 //! reached with [`McpClient::connect_http`](crate::McpClient::connect_http)
@@ -36,6 +37,10 @@
 //!    before they expire (or when the server rejects one), and are kept in
 //!    the [`TokenStore`] (in memory by default) so that they survive a restart
 //!    when the application wants.
+//! 5. **DPoP** (RFC 9449, the MCP DPoP extension): when the authorization
+//!    server or the server supports it, the tokens are bound to a key the
+//!    client holds and every request carries a fresh proof signed with it,
+//!    so that a token that leaks is of no use without the key (see [`Dpop`]).
 //!
 //! A request answered `403 insufficient_scope` is sent again after a
 //! **step-up**: a sign-in asking for the scopes granted so far plus the ones
@@ -51,18 +56,24 @@
 //! log target prints the authorization code at `debug` level: keep it at
 //! `info` where logs leave the machine).
 
+mod binding;
 mod client;
+mod dpop;
 mod flow;
 mod guard;
 mod store;
+mod wire;
+mod workload;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) use client::SignedInClient;
+pub use dpop::{Dpop, DpopKey, DpopSignFn};
 pub(crate) use flow::{Authorizer, Refusal, sign_in_failure, sign_in_message};
 pub use store::{FileTokenStore, MemoryTokenStore, StoredSignIn, TokenStore};
+pub use workload::{WorkloadIdentity, WorkloadTokenFn};
 
 use crate::exec::BoxFuture;
 
@@ -179,7 +190,8 @@ impl std::fmt::Debug for RegisteredClient {
     }
 }
 
-/// A signing algorithm for [`ClientCredentials::private_key_jwt`].
+/// A JWS signing algorithm: of a [`ClientCredentials::private_key_jwt`]
+/// assertion, or of DPoP proofs ([`DpopKey`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JwtAlgorithm {
@@ -196,6 +208,17 @@ pub enum JwtAlgorithm {
 }
 
 impl JwtAlgorithm {
+    /// The JWS `alg` name (`RS256`, `ES256`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            JwtAlgorithm::Rs256 => "RS256",
+            JwtAlgorithm::Rs384 => "RS384",
+            JwtAlgorithm::Rs512 => "RS512",
+            JwtAlgorithm::Es256 => "ES256",
+            JwtAlgorithm::Es384 => "ES384",
+        }
+    }
+
     /// The algorithm of a JWS `alg` name (`RS256`, `ES256`, ...).
     pub fn from_name(name: &str) -> Option<Self> {
         Some(match name {
@@ -368,6 +391,10 @@ pub struct OAuth {
     pub(crate) scopes: Option<Vec<String>>,
     pub(crate) max_step_ups: u32,
     pub(crate) sign_in_timeout: Duration,
+    pub(crate) workload_for: BTreeMap<String, WorkloadIdentity>,
+    pub(crate) dpop: Dpop,
+    /// The DPoP keys made for each server, shared by the clones.
+    pub(crate) dpop_keys: Arc<binding::KeyRing>,
 }
 
 #[derive(Clone)]
@@ -381,6 +408,8 @@ pub(crate) enum Grant {
     Client(ClientCredentials),
     /// An enterprise identity provider's ID token is exchanged.
     Enterprise(EnterpriseSignIn),
+    /// A workload's JWT is presented as a JWT bearer grant.
+    Workload(WorkloadIdentity),
 }
 
 impl std::fmt::Debug for OAuth {
@@ -390,6 +419,7 @@ impl std::fmt::Debug for OAuth {
             Grant::Person { redirect_uri, .. } => s.field("redirect_uri", redirect_uri),
             Grant::Client(credentials) => s.field("client_credentials", credentials),
             Grant::Enterprise(enterprise) => s.field("enterprise", enterprise),
+            Grant::Workload(workload) => s.field("workload_identity", workload),
         };
         s.field("client_name", &self.client_name)
             .field("client_metadata_url", &self.client_metadata_url)
@@ -398,6 +428,8 @@ impl std::fmt::Debug for OAuth {
             .field("scopes", &self.scopes)
             .field("max_step_ups", &self.max_step_ups)
             .field("sign_in_timeout", &self.sign_in_timeout)
+            .field("workload_for", &self.workload_for)
+            .field("dpop", &self.dpop)
             .finish_non_exhaustive()
     }
 }
@@ -426,6 +458,12 @@ impl OAuth {
         Self::with_grant(Grant::Enterprise(enterprise))
     }
 
+    /// A workload signs in with the JWT its platform issued it (a JWT bearer
+    /// grant, RFC 7523); no person is asked.
+    pub fn workload_identity(workload: WorkloadIdentity) -> Self {
+        Self::with_grant(Grant::Workload(workload))
+    }
+
     fn with_grant(grant: Grant) -> Self {
         OAuth {
             grant,
@@ -437,6 +475,9 @@ impl OAuth {
             scopes: None,
             max_step_ups: 2,
             sign_in_timeout: Duration::from_secs(600),
+            workload_for: BTreeMap::new(),
+            dpop: Dpop::default(),
+            dpop_keys: Arc::default(),
         }
     }
 
@@ -500,9 +541,34 @@ impl OAuth {
         self
     }
 
+    /// The server named `server` signs in with `workload`'s JWT, whatever
+    /// the others do.
+    pub fn workload_identity_for(
+        mut self,
+        server: impl Into<String>,
+        workload: WorkloadIdentity,
+    ) -> Self {
+        self.workload_for.insert(server.into(), workload);
+        self
+    }
+
+    /// How DPoP is used ([`Dpop::when_supported`] by default).
+    pub fn dpop(mut self, dpop: Dpop) -> Self {
+        self.dpop = dpop;
+        self
+    }
+
     /// The registration configured for `server`.
     pub(crate) fn registered_client(&self, server: &str) -> Option<&RegisteredClient> {
         self.registered_for.get(server).or(self.registered.as_ref())
+    }
+
+    /// How `server` signs in.
+    pub(crate) fn grant_for(&self, server: &str) -> Grant {
+        match self.workload_for.get(server) {
+            Some(workload) => Grant::Workload(workload.clone()),
+            None => self.grant.clone(),
+        }
     }
 }
 

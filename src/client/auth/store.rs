@@ -15,14 +15,18 @@ use serde_json::{Value, json};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::BoxFuture;
+use crate::files::{Exposed, Open, open_private, place, write_private};
 
 /// What is kept of one server's sign-in: the client registration it used
 /// (client id, and secret when the authorization server issued one), the
-/// authorization server's issuer, and the tokens with their expiry and scopes.
+/// authorization server's issuer, and the tokens with their expiry and scopes;
+/// for DPoP-bound tokens, the thumbprint of the key they are bound to and,
+/// when [`Dpop::keep_key_in_store`](super::Dpop::keep_key_in_store) says so,
+/// the private key itself.
 ///
 /// It serializes to JSON for a [`TokenStore`] to keep as it is. Its `Debug`
-/// output shows the client id, issuer, scopes and expiry, never a token or a
-/// secret.
+/// output shows the client id, issuer, scopes, expiry and key thumbprint,
+/// never a token, a secret or a private key.
 #[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredSignIn {
     client_id: String,
@@ -43,6 +47,57 @@ pub struct StoredSignIn {
     expires_at: Option<u64>,
     #[serde(default)]
     scopes: Vec<String>,
+    /// The thumbprint (RFC 7638) of the DPoP key the tokens are bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dpop_jkt: Option<String>,
+    /// That key, when it is kept beside them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dpop_key: Option<KeptKey>,
+}
+
+/// A DPoP private key kept beside the tokens bound to it: its algorithm and
+/// its PKCS#8 encoding (base64url).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct KeptKey {
+    alg: String,
+    pkcs8: String,
+}
+
+impl KeptKey {
+    pub(crate) fn of(key: &super::DpopKey) -> Result<Self> {
+        use base64::Engine as _;
+        Ok(KeptKey {
+            alg: key.algorithm().name().to_owned(),
+            pkcs8: base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(key.to_pkcs8()?),
+        })
+    }
+
+    /// The key again.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when what is kept is not a key.
+    pub(crate) fn key(&self) -> Result<super::DpopKey> {
+        use base64::Engine as _;
+        let algorithm = super::JwtAlgorithm::from_name(&self.alg).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Input,
+                format!(
+                    "the token store keeps a DPoP key for `{}`, not a known algorithm",
+                    self.alg
+                ),
+            )
+        })?;
+        let der = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(&self.pkcs8)
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::Input,
+                    "the token store's DPoP key is not base64url",
+                )
+            })?;
+        super::DpopKey::from_pkcs8(algorithm, &der)
+    }
 }
 
 impl std::fmt::Debug for StoredSignIn {
@@ -56,6 +111,8 @@ impl std::fmt::Debug for StoredSignIn {
             .field("refresh_token", &hidden(self.refresh_token.is_some()))
             .field("expires_at", &self.expires_at)
             .field("scopes", &self.scopes)
+            .field("dpop_jkt", &self.dpop_jkt)
+            .field("dpop_key", &hidden(self.dpop_key.is_some()))
             .finish()
     }
 }
@@ -92,6 +149,24 @@ impl StoredSignIn {
         self.access_token.is_some()
     }
 
+    /// Whether the tokens are DPoP-bound (RFC 9449): usable only with proofs
+    /// signed by their key.
+    pub fn is_bound(&self) -> bool {
+        self.token_type
+            .as_deref()
+            .is_some_and(super::binding::is_dpop)
+    }
+
+    /// The thumbprint of the DPoP key the tokens are bound to.
+    pub(crate) fn key_thumbprint(&self) -> Option<&str> {
+        self.dpop_jkt.as_deref()
+    }
+
+    /// The DPoP key kept beside the tokens.
+    pub(crate) fn kept_key(&self) -> Option<&KeptKey> {
+        self.dpop_key.as_ref()
+    }
+
     /// The client registration alone: the client id and secret, the redirect
     /// URI it was registered with and the issuer, without tokens.
     pub(crate) fn registration(
@@ -110,17 +185,15 @@ impl StoredSignIn {
     }
 
     /// A sign-in with tokens obtained outside the SDK's own flows.
-    pub(crate) fn issued(
-        registration: StoredSignIn,
-        access_token: String,
-        expires_in: Option<std::time::Duration>,
-        scopes: Vec<String>,
-    ) -> Self {
+    pub(crate) fn issued(registration: StoredSignIn, tokens: Issued) -> Self {
         StoredSignIn {
-            access_token: Some(access_token),
-            token_type: Some("Bearer".into()),
-            expires_at: expires_in.map(|d| now_secs().saturating_add(d.as_secs())),
-            scopes,
+            access_token: Some(tokens.access_token),
+            token_type: Some(tokens.token_type),
+            refresh_token: tokens.refresh_token,
+            expires_at: tokens
+                .expires_in
+                .map(|d| now_secs().saturating_add(d.as_secs())),
+            scopes: tokens.scopes,
             ..registration
         }
     }
@@ -163,8 +236,13 @@ impl StoredSignIn {
         serde_json::from_value(wire).ok()
     }
 
-    /// Reads the SDK's form, keeping `registration`'s secret and redirect URI.
-    fn from_sdk(credentials: &StoredCredentials, registration: Option<&StoredSignIn>) -> Self {
+    /// Reads the SDK's form, keeping `registration`'s secret and redirect URI,
+    /// and binding it to the DPoP key `bound` names.
+    fn from_sdk(
+        credentials: &StoredCredentials,
+        registration: Option<&StoredSignIn>,
+        bound: Option<&BoundKey>,
+    ) -> Self {
         let wire = serde_json::to_value(credentials).unwrap_or(Value::Null);
         let text = |v: &Value| v.as_str().map(str::to_owned);
         let token = &wire["token_response"];
@@ -187,8 +265,29 @@ impl StoredSignIn {
                 .as_u64()
                 .map(|s| received.saturating_add(s)),
             scopes,
+            dpop_jkt: None,
+            dpop_key: None,
         }
+        .bound_to(bound)
     }
+
+    /// The same, with DPoP-bound tokens bound to `key`.
+    pub(crate) fn bound_to(mut self, key: Option<&BoundKey>) -> Self {
+        (self.dpop_jkt, self.dpop_key) = match key {
+            Some(key) if self.is_bound() => (Some(key.jkt.clone()), key.kept.clone()),
+            _ => (None, None),
+        };
+        self
+    }
+}
+
+/// Tokens obtained outside the SDK's own flows.
+pub(crate) struct Issued {
+    pub(crate) access_token: String,
+    pub(crate) token_type: String,
+    pub(crate) refresh_token: Option<String>,
+    pub(crate) expires_in: Option<std::time::Duration>,
+    pub(crate) scopes: Vec<String>,
 }
 
 fn now_secs() -> u64 {
@@ -268,13 +367,20 @@ impl TokenStore for MemoryTokenStore {
 }
 
 /// A [`TokenStore`] in one JSON file, `{"servers": {URL: sign-in}}`, written
-/// whole on every change (to a temporary file in the same directory, then
-/// renamed over it) and, on Unix, readable and writable by its owner only
-/// (mode 0600, also when the file existed with wider permissions).
+/// whole on every change (to a new file in the same directory, readable and
+/// writable by its owner only, synced, then renamed over it).
+///
+/// The store and its lock file (`.NAME.lock`, beside it) are treated as ssh
+/// treats its keys: never read or written through a symbolic link, and on
+/// Unix refused when another user owns them or when other users may read or
+/// write them (a mode other than 0600), with an error naming the file.
+/// [`warn_when_exposed`](Self::warn_when_exposed) uses such a file with a
+/// warning in the log instead.
 #[derive(Debug, Clone)]
 pub struct FileTokenStore {
     path: PathBuf,
     lock: Arc<Mutex<()>>,
+    exposed: Exposed,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -289,7 +395,16 @@ impl FileTokenStore {
         FileTokenStore {
             path: path.into(),
             lock: Arc::default(),
+            exposed: Exposed::Refuse,
         }
+    }
+
+    /// Uses a store (or lock file) that another user owns or may read, with
+    /// a warning in the log naming it, instead of refusing it. A symbolic
+    /// link is refused all the same.
+    pub fn warn_when_exposed(mut self) -> Self {
+        self.exposed = Exposed::Warn;
+        self
     }
 
     /// The file.
@@ -298,11 +413,12 @@ impl FileTokenStore {
     }
 
     fn read(&self) -> Result<TokenFile> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TokenFile::default()),
-            Err(e) => return Err(Error::io(e, &self.path)),
+        let Some(mut file) = open_private(&self.path, Open::Read, self.exposed)? else {
+            return Ok(TokenFile::default());
         };
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text)
+            .map_err(|e| Error::io(e, &self.path))?;
         if text.trim().is_empty() {
             return Ok(TokenFile::default());
         }
@@ -324,46 +440,7 @@ impl FileTokenStore {
         let text = serde_json::to_string_pretty(file).map_err(|e| {
             Error::new(ErrorKind::Io, "cannot encode the token store").with_source(e)
         })?;
-        let written = self.temp_file().and_then(|mut temp| {
-            use std::io::Write;
-            temp.write_all(text.as_bytes())?;
-            temp.as_file().sync_all()?;
-            temp.persist(&self.path).map(drop).map_err(|e| e.error)
-        });
-        written.map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!("cannot write {}", self.path.display()),
-            )
-            .with_file(&self.path)
-            .with_source(e)
-        })
-    }
-
-    /// The folder of the file, and its name.
-    fn place(&self) -> (&Path, String) {
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "tokens".into());
-        (dir, name)
-    }
-
-    /// A new file beside the store, under a random name, that only its owner
-    /// may read and write (created exclusively: never an existing file or a
-    /// link planted there), renamed over the store once written.
-    fn temp_file(&self) -> std::io::Result<tempfile::NamedTempFile> {
-        let (dir, name) = self.place();
-        tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)
+        write_private(&self.path, text.as_bytes())
     }
 
     /// Reads, changes and writes the file under a lock: the process's, and
@@ -371,19 +448,11 @@ impl FileTokenStore {
     /// store do not lose each other's changes.
     fn update(&self, change: impl FnOnce(&mut TokenFile)) -> Result<()> {
         let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        let (dir, name) = self.place();
+        let (dir, name) = place(&self.path);
         let lock_path = dir.join(format!(".{name}.lock"));
-        let mut options = std::fs::OpenOptions::new();
-        options.create(true).truncate(false).write(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let lock = options
-            .open(&lock_path)
-            .and_then(|f| f.lock().map(|()| f))
-            .map_err(|e| Error::io(e, &lock_path))?;
+        let lock = open_private(&lock_path, Open::Create, self.exposed)?
+            .ok_or_else(|| Error::new(ErrorKind::Io, "the lock file was not created"))?;
+        lock.lock().map_err(|e| Error::io(e, &lock_path))?;
         let mut file = self.read()?;
         change(&mut file);
         let written = self.write(&file);
@@ -427,6 +496,10 @@ pub(crate) struct Bridge {
     key: Arc<str>,
     /// The client registration in use (id, secret, redirect URI, issuer).
     registration: Arc<Mutex<Option<StoredSignIn>>>,
+    /// The DPoP key new tokens are bound to.
+    bound: Arc<Mutex<Option<BoundKey>>>,
+    /// The access token last loaded or saved, and whether it is DPoP-bound.
+    last: Arc<Mutex<Option<(String, bool)>>>,
     /// Held across a refresh and its save.
     refreshing: Arc<tokio::sync::Mutex<()>>,
 }
@@ -437,6 +510,8 @@ impl Bridge {
             store,
             key: Arc::from(key),
             registration: Arc::default(),
+            bound: Arc::default(),
+            last: Arc::default(),
             refreshing: Arc::default(),
         }
     }
@@ -448,16 +523,55 @@ impl Bridge {
         }
     }
 
-    /// What the application's store keeps for this server.
-    pub(crate) async fn stored(&self) -> Result<Option<StoredSignIn>> {
-        self.store.load(&self.key).await
+    /// The DPoP key the next tokens are bound to (none: Bearer tokens).
+    pub(crate) fn set_bound(&self, key: Option<BoundKey>) {
+        if let Ok(mut current) = self.bound.lock() {
+            *current = key;
+        }
     }
 
-    /// Keeps `sign_in` for this server.
+    fn bound(&self) -> Option<BoundKey> {
+        self.bound.lock().ok().and_then(|b| b.clone())
+    }
+
+    fn note(&self, sign_in: &StoredSignIn) {
+        if let (Some(token), Ok(mut last)) = (&sign_in.access_token, self.last.lock()) {
+            *last = Some((token.clone(), sign_in.is_bound()));
+        }
+    }
+
+    /// Whether `token` is DPoP-bound, when it is the token last loaded or saved.
+    pub(crate) fn is_bound(&self, token: &str) -> Option<bool> {
+        let last = self.last.lock().ok()?;
+        last.as_ref()
+            .filter(|(t, _)| t == token)
+            .map(|(_, bound)| *bound)
+    }
+
+    /// What the application's store keeps for this server.
+    pub(crate) async fn stored(&self) -> Result<Option<StoredSignIn>> {
+        let stored = self.store.load(&self.key).await?;
+        if let Some(stored) = &stored {
+            self.note(stored);
+        }
+        Ok(stored)
+    }
+
+    /// Keeps `sign_in` for this server, bound to the current DPoP key.
     pub(crate) async fn keep(&self, sign_in: StoredSignIn) -> Result<()> {
+        let sign_in = sign_in.bound_to(self.bound().as_ref());
         self.set_registration(sign_in.clone());
+        self.note(&sign_in);
         self.store.save(&self.key, sign_in).await
     }
+}
+
+/// The DPoP key tokens are bound to: its thumbprint, and the key itself when
+/// it is kept beside them.
+#[derive(Clone)]
+pub(crate) struct BoundKey {
+    pub(crate) jkt: String,
+    pub(crate) kept: Option<KeptKey>,
 }
 
 fn store_error(err: &Error) -> AuthError {
@@ -476,13 +590,16 @@ impl CredentialStore for Bridge {
             if let Ok(mut current) = self.registration.lock() {
                 current.get_or_insert_with(|| s.clone());
             }
+            self.note(&s);
             s.to_sdk()
         }))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> std::result::Result<(), AuthError> {
         let registration = self.registration.lock().ok().and_then(|r| r.clone());
-        let sign_in = StoredSignIn::from_sdk(&credentials, registration.as_ref());
+        let sign_in =
+            StoredSignIn::from_sdk(&credentials, registration.as_ref(), self.bound().as_ref());
+        self.note(&sign_in);
         self.store
             .save(&self.key, sign_in)
             .await
@@ -519,6 +636,8 @@ mod tests {
             refresh_token: Some("rt-secret".into()),
             expires_at: Some(now_secs() + 3600),
             scopes: vec!["read".into(), "write".into()],
+            dpop_jkt: None,
+            dpop_key: None,
         }
     }
 
@@ -538,7 +657,7 @@ mod tests {
     fn the_sdk_form_keeps_tokens_expiry_and_scopes() {
         let stored = sample();
         let sdk = stored.to_sdk().expect("converts");
-        let back = StoredSignIn::from_sdk(&sdk, Some(&stored));
+        let back = StoredSignIn::from_sdk(&sdk, Some(&stored), None);
         assert_eq!(back.client_secret(), Some("shh-secret"));
         assert_eq!(back.access_token, stored.access_token);
         assert_eq!(back.refresh_token, stored.refresh_token);
@@ -550,7 +669,7 @@ mod tests {
         // Another client's secret is never attached.
         let other = StoredSignIn::registration("client-2".into(), Some("x".into()), None, None);
         assert_eq!(
-            StoredSignIn::from_sdk(&sdk, Some(&other)).client_secret(),
+            StoredSignIn::from_sdk(&sdk, Some(&other), None).client_secret(),
             None
         );
     }
@@ -559,12 +678,6 @@ mod tests {
     async fn the_file_store_is_private_and_keyed_by_server() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tokens.json");
-        std::fs::write(&path, "").unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        }
         let store = FileTokenStore::new(&path);
         // One sign-in, saved and compared: `sample()` reads the clock, so two
         // calls can differ by a second.
