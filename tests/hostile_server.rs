@@ -256,13 +256,22 @@ fn a_tool_list_the_transport_cannot_take_loses_only_what_it_could_not_read() {
 // ---- the command line ----
 
 fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-adapters"))
+    cli_keyed(args, None)
+}
+
+/// The command line, with `MCP_ADAPTERS_STATE_KEY` set to `key` (unset
+/// without one).
+fn cli_keyed(args: &[&str], key: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-adapters"));
+    command
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(std::process::Stdio::null())
-        .env_remove("MCP_ADAPTERS_STATE_KEY")
-        .output()
-        .unwrap()
+        .env_remove("MCP_ADAPTERS_STATE_KEY");
+    if let Some(key) = key {
+        command.env("MCP_ADAPTERS_STATE_KEY", key);
+    }
+    command.output().unwrap()
 }
 
 fn stderr(out: &Output) -> String {
@@ -322,6 +331,11 @@ impl Scene {
     /// `run --provider anthropic` against the server in `plain` mode,
     /// under `policy` (the scene's own when `None`), with `args` after.
     fn run(&self, policy: Option<&str>, args: &[&str]) -> Output {
+        self.run_keyed(policy, args, None)
+    }
+
+    /// As [`run`](Self::run), with `MCP_ADAPTERS_STATE_KEY` set to `key`.
+    fn run_keyed(&self, policy: Option<&str>, args: &[&str], key: Option<&str>) -> Output {
         let server = self.server("plain");
         let policy = policy.map_or_else(|| self.policy(), str::to_owned);
         let mut all = vec![
@@ -334,7 +348,7 @@ impl Scene {
             &policy,
         ];
         all.extend(args);
-        cli(&all)
+        cli_keyed(&all, key)
     }
 
     fn key(&self) -> String {
@@ -511,6 +525,71 @@ fn server_text_reaches_the_terminal_escaped() {
         "{err}"
     );
     assert!(!err.contains('\u{1b}'), "{err}");
+    // A skill whose URI hides escape sequences, refused at listing.
+    let out = cli(&[
+        "tools",
+        "--provider",
+        "anthropic",
+        "--server",
+        &scene.server("skills"),
+        "--skills",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("skill `skill://x\\x1b]0;pwned\\x07\\u{202e}/SKILL.md` left out"),
+        "{err}"
+    );
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}') && !err.contains('\u{202e}'));
+}
+
+#[test]
+fn a_tool_list_waits_no_longer_than_the_startup_timeout() {
+    let scene = Scene::new();
+    let out = cli(&[
+        "tools",
+        "--provider",
+        "anthropic",
+        "--server",
+        &scene.server("list-silent"),
+        "--startup-timeout",
+        "2",
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("tools/list within 2000 ms"), "{err}");
+}
+
+#[test]
+fn a_state_key_in_the_environment_binds_the_document() {
+    let scene = Scene::new();
+    let key = "a key of thirty-two bytes, or so";
+    let response = scene.response(
+        "response.json",
+        &[("toolu_1", "delete_file", json!({"path": "/tmp/harmless"}))],
+    );
+    let state = scene.dir.path().join("state.json");
+    let state_arg = state.display().to_string();
+    let out = scene.run_keyed(None, &["--suspend", &state_arg, &response], Some(key));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let document: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    assert_eq!(document["mac"]["algorithm"], "HMAC-SHA256", "{document:#}");
+    edit(&state, |v| {
+        v["calls"][0]["arguments"]["path"] = json!("/turn2/IMPORTANT")
+    });
+    let resume = ["--resume", &state_arg, "--approve-call", "toolu_1"];
+    let out = scene.run_keyed(None, &resume, Some(key));
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("was changed"), "{}", stderr(&out));
+    // A key too short is refused, naming the variable.
+    let out = scene.run_keyed(None, &resume, Some("short"));
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("MCP_ADAPTERS_STATE_KEY: a turn state key is at least 16 bytes"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(calls_received(&scene.log).is_empty());
 }
 
 #[test]

@@ -232,7 +232,8 @@ async fn hosted_tools(
     for left in &split.hosted.local {
         eprintln!(
             "note: server `{}` runs here, not hosted: {}",
-            left.server_id, left.reason
+            escaped(&left.server_id),
+            escaped(&left.reason)
         );
     }
     let listing = if split.local.is_empty() {

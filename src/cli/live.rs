@@ -11,6 +11,7 @@ use mcp_adapters::{
 };
 use serde::Deserialize;
 
+use super::shown::escaped;
 use super::{LiveArgs, NamingArgs};
 
 /// `NAME=COMMAND ARGS`, split with shell-words rules.
@@ -216,12 +217,18 @@ pub async fn check_started(source: &Source, live: &LiveArgs) -> Result<()> {
     if live.skills {
         let skills = source.list_skills().await;
         for failed in &skills.failed_servers {
-            eprintln!("warning: server `{}`: {}", failed.server_id, failed.error);
+            eprintln!(
+                "warning: server `{}`: {}",
+                escaped(&failed.server_id),
+                escaped(&failed.error)
+            );
         }
         for refused in &skills.refused {
             eprintln!(
                 "warning: server `{}`: skill `{}` left out: {}",
-                refused.server_id, refused.uri, refused.reason
+                escaped(&refused.server_id),
+                escaped(&refused.uri),
+                escaped(&refused.reason)
             );
         }
         if skills.skills.is_empty() {
@@ -231,7 +238,7 @@ pub async fn check_started(source: &Source, live: &LiveArgs) -> Result<()> {
     let toolset = source.toolset().await?;
     // Once per server and field, for the person: the report has them too.
     for field in source.defaulted() {
-        eprintln!("note: {field}");
+        eprintln!("note: {}", escaped(&field.to_string()));
     }
     let failed = &toolset.report().failed_servers;
     if failed.is_empty() {
@@ -241,7 +248,10 @@ pub async fn check_started(source: &Source, live: &LiveArgs) -> Result<()> {
     let all = failed.len() == source.server_states().len();
     if live.keep_going && !all {
         for line in &lines {
-            eprintln!("warning: {line}; going on without it (--keep-going)");
+            eprintln!(
+                "warning: {}; going on without it (--keep-going)",
+                escaped(line)
+            );
         }
         return Ok(());
     }

@@ -12,6 +12,9 @@ it). Its first argument is its mode:
   levels deep, beside tools that read;
 - `list-not-utf8`: answers `tools/list` with one tool whose description is
   not UTF-8, beside tools that read;
+- `list-silent`: never answers `tools/list`;
+- `skills`: as `plain`, and also declares the skills extension and lists
+  a skill whose URI holds escape sequences (refused: it has no digest);
 - `crash`: writes escape sequences to stderr and exits before answering.
 
 Its tools answer calls with their text, except `big` (a result line over
@@ -88,6 +91,8 @@ def reply(request_id, result):
 
 
 def tools_list(request_id):
+    if MODE == "list-silent":
+        return None
     if MODE == "list-too-large":
         tool = {"name": "huge", "description": "x" * (17 << 20), "inputSchema": {"type": "object"}}
         return reply(request_id, {"tools": TOOLS + [tool]})
@@ -128,15 +133,23 @@ for line in sys.stdin:
     method = request.get("method")
     params = request.get("params") or {}
     if method == "initialize":
+        capabilities = {"tools": {}, "resources": {}}
+        if MODE == "skills":
+            capabilities["extensions"] = {"io.modelcontextprotocol/skills": {}}
         reply(request["id"], {
             "protocolVersion": params.get("protocolVersion", "2025-11-25"),
-            "capabilities": {"tools": {}, "resources": {}},
+            "capabilities": capabilities,
             "serverInfo": {"name": "hostile", "version": "1.0.0"},
         })
     elif method == "tools/list":
         tools_list(request["id"])
     elif method == "tools/call":
         call(request["id"], params)
+    elif method == "skills/list" and MODE == "skills":
+        uri = "skill://x\x1b]0;pwned\x07\u202e/SKILL.md"
+        skill = {"uri": uri, "frontmatter": {"name": "x", "description": "A skill"},
+                 "resources": [{"uri": uri, "size": 10}]}
+        reply(request["id"], {"skills": [skill]})
     elif method == "resources/list":
         reply(request["id"], {"resources": [{"uri": "file:///notes.txt", "name": "notes"}]})
     elif method == "ping":
