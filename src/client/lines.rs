@@ -264,7 +264,9 @@ impl LineScan {
 /// (one nested too deep, one not UTF-8), written again without them: the
 /// line to pass on instead, and each tool left out (its name, when it has
 /// one that reads) with why. `None` when the line is not such an answer,
-/// or is still unreadable without them.
+/// or is still unreadable without them (or not JSON: a line broken
+/// elsewhere too, or whose brackets do not pair, is answered with the
+/// error instead).
 pub(crate) fn without_unreadable_tools(line: &[u8]) -> Option<Salvaged> {
     let (open, close) = tools_array(line)?;
     let mut kept = Vec::with_capacity(line.len());
@@ -308,7 +310,9 @@ pub(crate) fn without_unreadable_tools(line: &[u8]) -> Option<Salvaged> {
     kept.extend_from_slice(&line[close..]);
     let mut scan = LineScan::default();
     scan.push(&kept);
-    if scan.unreadable(Some(&kept)).is_some() {
+    if scan.unreadable(Some(&kept)).is_some()
+        || serde_json::from_slice::<serde::de::IgnoredAny>(&kept).is_err()
+    {
         return None;
     }
     kept.push(b'\n');
@@ -711,6 +715,20 @@ mod tests {
         line.extend_from_slice(&[b']'; 86]);
         line.extend_from_slice(b"},\"id\":7}\n");
         check_stdio_framing(&line, 8);
+        // Found by the same target (its seed
+        // `regression-salvaged-not-json.bin`): a tool list whose deep tool
+        // also holds bytes no JSON has, and closes more brackets than it
+        // opens, is answered with the error, not with a salvaged line that
+        // does not read either.
+        let mut line = br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"ok","inputSchema":{}},{"name":"deep","inputSchema":{"default":"#.to_vec();
+        line.extend_from_slice(&[b'['; 130]);
+        line.extend_from_slice(&[b']'; 50]);
+        line.extend_from_slice(b"\x02\x00");
+        line.extend_from_slice(&[b']'; 96]);
+        line.extend_from_slice(b"}}]}}");
+        assert!(without_unreadable_tools(&line).is_none());
+        line.push(b'\n');
+        check_stdio_framing(&line, 201);
     }
 
     #[test]
