@@ -15,7 +15,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
+#[path = "support/baselines.rs"]
+#[allow(dead_code)]
+mod baselines;
 mod support;
+use baselines::spawn_join;
 use mcp_adapters::ListOptions;
 use mcp_adapters::Registry;
 use mcp_adapters::{CallToolResult, Tool};
@@ -67,15 +71,6 @@ fn listing(rt: &tokio::runtime::Runtime, source: &Source) -> Listing {
     let provider = Registry::builtin().unwrap().get("anthropic").unwrap();
     rt.block_on(source.tools(provider, &ListOptions::new()))
         .unwrap()
-}
-
-async fn spawn_join(n: usize) {
-    let handles: Vec<_> = (0..n)
-        .map(|_| tokio::spawn(async { black_box(1) }))
-        .collect();
-    for h in handles {
-        h.await.unwrap();
-    }
 }
 
 fn bench(c: &mut Criterion) {

@@ -5,84 +5,27 @@
 //! validating every built-in spec) against parsing their YAML alone.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 
 use criterion::{BatchSize, Criterion, criterion_group};
 use mcp_adapters::ListOptions;
 use mcp_adapters::Registry;
-use mcp_adapters::ToolSet;
 use mcp_adapters::spec::SpecFile;
-use mcp_adapters::toolset::sanitize_description;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+#[path = "support/baselines.rs"]
+#[allow(dead_code)]
+mod baselines;
 #[path = "support/corpus.rs"]
 #[allow(dead_code)]
 mod corpus;
 mod support;
+use baselines::{builtin_sources, handwritten_anthropic};
 use corpus::{corpus_servers, hub_of};
 
 const FORMATS: [&str; 4] = ["anthropic", "openai-chat", "openai-responses", "gemini"];
 
 /// The formats whose repeated listing has a goal: at most 1.3x the baseline.
 const GOALS: [&str; 3] = ["anthropic", "openai-chat", "openai-responses"];
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The Anthropic shape written by hand: `{name, description?, input_schema}`
-/// with the toolset's exposed names and the same description hygiene.
-fn handwritten_anthropic(toolset: &ToolSet) -> Vec<Value> {
-    toolset
-        .tools()
-        .iter()
-        .map(|t| {
-            let mut def = Map::with_capacity(3);
-            def.insert("name".into(), Value::String(t.exposed_name.clone()));
-            if let Some(d) = &t.tool.description {
-                def.insert(
-                    "description".into(),
-                    Value::String(sanitize_description(d).into_owned()),
-                );
-            }
-            def.insert("input_schema".into(), t.tool.input_schema.clone());
-            Value::Object(def)
-        })
-        .collect()
-}
-
-/// The built-in spec and rules files, read from `providers/` and `providers/rules/`.
-fn builtin_sources() -> Vec<SpecFile> {
-    let read = |dir: &Path| -> Vec<(String, PathBuf, String)> {
-        let mut out: Vec<_> = std::fs::read_dir(dir)
-            .expect("providers folder")
-            .map(|e| e.expect("providers entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-            .map(|p| {
-                let id = p
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .expect("id")
-                    .to_owned();
-                let text = std::fs::read_to_string(&p).expect("spec file");
-                (id, p, text)
-            })
-            .collect();
-        out.sort();
-        out
-    };
-    let providers = root().join("providers");
-    let mut sources: Vec<SpecFile> = read(&providers)
-        .into_iter()
-        .map(|(id, file, text)| SpecFile::provider(id, file, text))
-        .collect();
-    sources.extend(
-        read(&providers.join("rules"))
-            .into_iter()
-            .map(|(id, file, text)| SpecFile::rules(id, file, text)),
-    );
-    sources
-}
 
 fn parse_yaml_only(sources: &[SpecFile]) -> Vec<Value> {
     sources

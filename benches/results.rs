@@ -7,9 +7,8 @@
 //! once (run with `--features tokenizers` for the providers counted by a
 //! public tokenizer; without it they are estimated too).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use criterion::{Criterion, criterion_group};
 use mcp_adapters::Registry;
@@ -17,7 +16,11 @@ use mcp_adapters::{CallToolResult, Content};
 use mcp_adapters::{Outcome, ResultOptions, Turn};
 use serde_json::json;
 
+#[path = "support/counting.rs"]
+mod counting;
 mod support;
+
+use counting::{CURRENT, Counting, PEAK, peak_of};
 
 const FORMATS: [&str; 4] = ["anthropic", "openai-chat", "openai-responses", "gemini"];
 /// Every provider with a `media` option (Ollama has none).
@@ -31,57 +34,6 @@ const MEDIA_FORMATS: [&str; 7] = [
     "mistral",
 ];
 const IMAGE_BYTES: usize = 20 * 1024 * 1024;
-
-/// The system allocator, counting the bytes currently allocated and the peak.
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = CURRENT.fetch_add(by, Ordering::Relaxed) + by;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; only counters are updated.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -187,16 +139,6 @@ fn answering(c: &mut Criterion) {
         group.bench_function(id, |b| b.iter(|| answer_full(provider, black_box(&result))));
     }
     group.finish();
-}
-
-/// The peak memory `f` takes above what was allocated before, and what its value keeps.
-fn peak_of<T>(f: impl FnOnce() -> T) -> (usize, usize, T) {
-    let before = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let value = black_box(f());
-    let peak = PEAK.load(Ordering::Relaxed) - before;
-    let kept = CURRENT.load(Ordering::Relaxed) - before;
-    (peak, kept, value)
 }
 
 fn pdf_ratios(rounds: usize) {

@@ -17,6 +17,9 @@ use mcp_adapters::{
 };
 use serde_json::{Value, json};
 
+#[path = "support/baselines.rs"]
+#[allow(dead_code)]
+mod baselines;
 mod support;
 
 /// The recordings measured (whole, see `benches/data/streams/README.md`):
@@ -137,7 +140,7 @@ fn assembling(c: &mut Criterion) {
         // value; the baseline parses those payloads.
         let (provider, file, _, names) = RECORDINGS[4];
         let events = recording(file);
-        let (bytes, payloads) = event_stream_body(&events);
+        let (bytes, payloads) = baselines::event_stream_body(&events);
         let listing = listing(provider, names);
         let parse = || {
             payloads
@@ -192,36 +195,6 @@ fn assembling(c: &mut Criterion) {
         );
     }
     group.finish();
-}
-
-/// The events as `application/vnd.amazon.eventstream` frames, written by the
-/// AWS SDK's codec, and each frame's payload.
-#[cfg(feature = "eventstream")]
-fn event_stream_body(events: &[String]) -> (Vec<u8>, Vec<Vec<u8>>) {
-    use aws_smithy_eventstream::frame::write_message_to;
-    use aws_smithy_types::event_stream::{Header, HeaderValue, Message};
-    let mut bytes = Vec::new();
-    let mut payloads = Vec::new();
-    for event in events {
-        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(event) else {
-            panic!("a Bedrock event is an object: {event}");
-        };
-        let (name, value) = event.into_iter().next().expect("one member");
-        let payload = serde_json::to_vec(&value).unwrap();
-        let message = Message::new(payload.clone())
-            .add_header(Header::new(":event-type", HeaderValue::String(name.into())))
-            .add_header(Header::new(
-                ":content-type",
-                HeaderValue::String("application/json".into()),
-            ))
-            .add_header(Header::new(
-                ":message-type",
-                HeaderValue::String("event".into()),
-            ));
-        write_message_to(&message, &mut bytes).unwrap();
-        payloads.push(payload);
-    }
-    (bytes, payloads)
 }
 
 /// An Anthropic stream of `calls` tool_use blocks, each as its start, two
@@ -289,7 +262,7 @@ fn scripted_stream(c: &mut Criterion) {
         let out = rt
             .block_on(source.execute_stream(provider, body, &listing, &options))
             .unwrap();
-        assert_eq!(out.execution.results.len(), calls);
+        assert_eq!(out.execution.turn.results.len(), calls);
         started.elapsed()
     };
     let ideal = (0..calls)

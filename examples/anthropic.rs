@@ -40,7 +40,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &options.clone().taint(&taint),
             )
             .await?;
-        if run.results.is_empty() {
+        if run.turn.results.is_empty() {
             println!("{}", serde_json::to_string_pretty(&response)?);
             return Ok(());
         }
@@ -48,8 +48,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         messages.push(json!({"role": "assistant", "content": response["content"]}));
         // tool_result blocks first; the follow-ups (none for Anthropic, which
         // takes images and documents in tool_result) would come after them.
-        let mut content = run.results;
-        content.extend(run.follow_ups);
+        let mut content = run.turn.results;
+        content.extend(run.turn.follow_ups);
         messages.push(json!({"role": "user", "content": content}));
         if run.status == Status::Halt {
             return Ok(());

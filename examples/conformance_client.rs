@@ -210,15 +210,16 @@ fn answers(run: &Execution, expected: usize) -> Fallible<Vec<Answer>> {
     if run.status != Status::Ok {
         return Err(format!("the turn halted: {:?}", run.calls).into());
     }
-    if run.results.len() != expected {
+    if run.turn.results.len() != expected {
         return Err(format!(
             "{} answers for {expected} calls: {:?}",
-            run.results.len(),
-            run.results
+            run.turn.results.len(),
+            run.turn.results
         )
         .into());
     }
     Ok(run
+        .turn
         .results
         .iter()
         .zip(&run.calls)

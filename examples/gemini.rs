@@ -33,7 +33,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &options.clone().taint(&taint),
             )
             .await?;
-        if run.results.is_empty() {
+        if run.turn.results.is_empty() {
             println!("{}", serde_json::to_string_pretty(&response)?);
             return Ok(());
         }
@@ -41,8 +41,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         contents.push(response["candidates"][0]["content"].clone());
         // The functionResponse parts in one user turn, then the media they cannot carry in
         // one more (a turn mixing both is rejected by some models and by Vertex AI).
-        contents.push(json!({"role": "user", "parts": run.results}));
-        contents.extend(run.follow_ups);
+        contents.push(json!({"role": "user", "parts": run.turn.results}));
+        contents.extend(run.turn.follow_ups);
         if run.status == Status::Halt {
             return Ok(());
         }

@@ -119,7 +119,7 @@ async fn worker_b(store: &Path, turn: &str) -> mcp_adapters::Result<Vec<Value>> 
         .resume_turn(provider, state, &listing, &options)
         .await?;
     assert_eq!(run.status, Status::Ok);
-    Ok(run.results)
+    Ok(run.turn.results)
 }
 
 #[tokio::main(flavor = "current_thread")]

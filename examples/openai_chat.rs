@@ -37,14 +37,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &options.clone().taint(&taint),
             )
             .await?;
-        if run.results.is_empty() {
+        if run.turn.results.is_empty() {
             println!("{}", serde_json::to_string_pretty(&response)?);
             return Ok(());
         }
         taint.extend(run.ran_servers.iter().cloned());
         messages.push(response["choices"][0]["message"].clone());
-        messages.extend(run.results); // the tool messages,
-        messages.extend(run.follow_ups); // then one user message with the media they cannot carry
+        messages.extend(run.turn.results); // the tool messages,
+        messages.extend(run.turn.follow_ups); // then one user message with the media they cannot carry
         if run.status == Status::Halt {
             return Ok(());
         }

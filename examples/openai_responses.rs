@@ -37,14 +37,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &options.clone().taint(&taint),
             )
             .await?;
-        if run.results.is_empty() {
+        if run.turn.results.is_empty() {
             println!("{}", serde_json::to_string_pretty(&response)?);
             return Ok(());
         }
         taint.extend(run.ran_servers.iter().cloned());
         input.extend(response["output"].as_array().cloned().unwrap_or_default());
-        input.extend(run.results); // function_call_output items
-        input.extend(run.follow_ups); // none for Responses, which takes images and files in `output`
+        input.extend(run.turn.results); // function_call_output items
+        input.extend(run.turn.follow_ups); // none for Responses, which takes images and files in `output`
         if run.status == Status::Halt {
             return Ok(());
         }

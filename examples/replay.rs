@@ -68,7 +68,7 @@ pub async fn replay(
         if run.status != Status::Ok || run.calls.iter().any(|c| !c.ran) {
             return Err(format!("{id}: a call did not run: {:?}", run.calls).into());
         }
-        out.push((id.to_owned(), run.results));
+        out.push((id.to_owned(), run.turn.results));
     }
     Ok(out)
 }

@@ -78,7 +78,7 @@ pub(crate) fn read_exposed_tool() -> ExposedTool {
     ExposedTool {
         exposed_name: READ_TOOL_NAME.to_owned(),
         server_id: LIBRARY_SERVER.to_owned(),
-        tool: read_tool(),
+        tool: std::sync::Arc::new(read_tool()),
     }
 }
 

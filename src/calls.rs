@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::HostedItems;
 use crate::json::{MAX_NESTING, deeper_than, type_name};
-use crate::listing::Listing;
+use crate::listing::{Listing, ToolSearch};
 use crate::results::{Outcome, ResultOptions};
 use crate::search::SearchCall;
 use crate::spec::Provider;
@@ -249,13 +249,10 @@ impl Provider {
             Value::Array(items) => return Ok(items),
             Value::Object(obj) => obj,
             other => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!(
-                        "expected a response, a message or a list of items, got {}",
-                        type_name(other)
-                    ),
-                ));
+                return Err(Error::input(format!(
+                    "expected a response, a message or a list of items, got {}",
+                    type_name(other)
+                )));
             }
         };
         let Some(entry) = self.calls.locate.iter().find(|l| obj.contains_key(&l.when)) else {
@@ -265,22 +262,19 @@ impl Provider {
                 .iter()
                 .map(|l| format!("`{}`", l.when))
                 .collect();
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "not a `{}` response or message: it has none of {}",
-                    self.id(),
-                    keys.join(", ")
-                ),
-            ));
+            return Err(Error::input(format!(
+                "not a `{}` response or message: it has none of {}",
+                self.id(),
+                keys.join(", ")
+            )));
         };
         match entry.list.get(input) {
             None | Some(Value::Null) => Ok(&[]),
             Some(Value::Array(items)) => Ok(items),
-            Some(other) => Err(Error::new(
-                ErrorKind::Input,
-                format!("the list of calls is {}, not an array", type_name(other)),
-            )),
+            Some(other) => Err(Error::input(format!(
+                "the list of calls is {}, not an array",
+                type_name(other)
+            ))),
         }
     }
 
@@ -297,13 +291,12 @@ impl Provider {
         let name =
             name.ok_or_else(|| Error::new(ErrorKind::UnknownTool, "the call names no tool"))?;
         if call_id.is_none() && !plan.id.optional {
-            return Err(Error::new(ErrorKind::Input, "the call has no id").with_tool(name));
+            return Err(Error::input("the call has no id").with_tool(name));
         }
         if let Some(id) = call_id.filter(|id| !seen_ids.insert((*id).to_owned())) {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!("call id `{id}` was already used by an earlier call; not run twice"),
-            ));
+            return Err(Error::input(format!(
+                "call id `{id}` was already used by an earlier call; not run twice"
+            )));
         }
         // A name no listed tool has is unknown, whatever the state of the
         // server its prefix names: a server that did not start lists none,
@@ -331,6 +324,52 @@ impl Provider {
             arguments,
             index: 0,
         })
+    }
+
+    /// The search call in `item`, when `listing` takes searches and the item is one.
+    pub(crate) fn search_item(
+        &self,
+        item: &Value,
+        index: usize,
+        listing: &Listing,
+    ) -> Option<SearchCall> {
+        let search = listing.deferral.search.as_ref()?;
+        if *search == ToolSearch::Client
+            && let Some(calls) = self.client_search().and_then(|c| c.calls.as_ref())
+        {
+            if !calls.select.matches(item) {
+                return None;
+            }
+            let call_id = calls.id.read_string(item);
+            let args = read_arguments(
+                calls.arguments.path.get(item),
+                calls.arg_format,
+                Default::default(),
+            )
+            .unwrap_or_default();
+            return Some(SearchCall::from_arguments(index, call_id, &args));
+        }
+        let name = listing.deferral.search_tool.as_deref()?;
+        if !self.is_call(item) || self.calls.name.read_string(item).as_deref() != Some(name) {
+            return None;
+        }
+        let call_id = self.calls.id.read_string(item);
+        let args = read_arguments(
+            self.calls.arguments.path.get(item),
+            self.calls.arg_format,
+            Default::default(),
+        )
+        .unwrap_or_default();
+        Some(SearchCall::from_arguments(index, call_id, &args))
+    }
+
+    /// Whether `item` is a search call item of its own kind (not a call).
+    pub(crate) fn is_search_item(&self, item: &Value, listing: &Listing) -> bool {
+        listing.deferral.search == Some(ToolSearch::Client)
+            && self
+                .client_search()
+                .and_then(|c| c.calls.as_ref())
+                .is_some_and(|calls| calls.select.matches(item))
     }
 }
 

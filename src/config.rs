@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{pointer_child, type_name};
 
 /// How to reach one MCP server.
@@ -99,11 +99,11 @@ impl ServerConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] naming the server and the field (as a JSON pointer).
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) naming the server and the field (as a JSON pointer).
     pub fn from_value(name: &str, value: &Value) -> Result<Option<Self>> {
         let at = |field: &str| format!("{}{field}", pointer_child("/mcpServers", name));
         let bad = |field: &str, message: String| {
-            Error::new(ErrorKind::Input, format!("server `{name}`: {message}")).with_path(at(field))
+            Error::input(format!("server `{name}`: {message}")).with_path(at(field))
         };
         let Value::Object(entry) = value else {
             return Err(bad("", "expected an object with `command` or `url`".into()));
@@ -224,28 +224,22 @@ impl ServerOAuth {
     fn from_value(name: &str, value: &Value) -> Result<Self> {
         let at = |field: &str| format!("{}/oauth{field}", pointer_child("/mcpServers", name));
         let Value::Object(members) = value else {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "server `{name}`: `oauth` must be an object (`workloadToken`, `clientId`), not {}",
-                    type_name(value)
-                ),
-            )
+            return Err(Error::input(format!(
+                "server `{name}`: `oauth` must be an object (`workloadToken`, `clientId`), not {}",
+                type_name(value)
+            ))
             .with_path(at("")));
         };
         let string = |field: &str| match members.get(field) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
-            Some(other) => Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "server `{name}`: `oauth.{field}` must be a non-empty string, not {}",
-                    match other {
-                        Value::String(_) => "an empty string",
-                        other => type_name(other),
-                    }
-                ),
-            )
+            Some(other) => Err(Error::input(format!(
+                "server `{name}`: `oauth.{field}` must be a non-empty string, not {}",
+                match other {
+                    Value::String(_) => "an empty string",
+                    other => type_name(other),
+                }
+            ))
             .with_path(at(&format!("/{field}")))),
         };
         Ok(ServerOAuth {
@@ -336,24 +330,20 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `mcpServers` is missing or not an object, a
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when `mcpServers` is missing or not an object, a
     /// server name is empty, or an entry is malformed (see [`ServerConfig::from_value`]).
     pub fn from_value(value: &Value) -> Result<Self> {
         let servers: &Map<String, Value> = match value.get("mcpServers") {
             Some(Value::Object(servers)) => servers,
             Some(other) => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!(
-                        "`mcpServers` must be an object of named servers, not {}",
-                        type_name(other)
-                    ),
-                )
+                return Err(Error::input(format!(
+                    "`mcpServers` must be an object of named servers, not {}",
+                    type_name(other)
+                ))
                 .with_path("/mcpServers"));
             }
             None => {
-                return Err(Error::new(
-                    ErrorKind::Input,
+                return Err(Error::input(
                     "expected {\"mcpServers\": {\"name\": {\"command\": ...} | {\"url\": ...}}}",
                 ));
             }
@@ -361,9 +351,7 @@ impl HubConfig {
         let mut config = HubConfig::new();
         for (name, entry) in servers {
             if name.trim().is_empty() {
-                return Err(
-                    Error::new(ErrorKind::Input, "a server name is empty").with_path("/mcpServers")
-                );
+                return Err(Error::input("a server name is empty").with_path("/mcpServers"));
             }
             if let Some(server) = ServerConfig::from_value(name, entry)? {
                 let is_http = matches!(server, ServerConfig::Http { .. });
@@ -371,9 +359,7 @@ impl HubConfig {
                 match entry.get("oauth") {
                     None | Some(Value::Null) => {}
                     Some(_) if !is_http => {
-                        return Err(Error::new(
-                            ErrorKind::Input,
-                            format!("server `{name}`: `oauth` goes with a `url`: a stdio server does not sign in"),
+                        return Err(Error::input(format!("server `{name}`: `oauth` goes with a `url`: a stdio server does not sign in"),
                         )
                         .with_path(format!("{}/oauth", pointer_child("/mcpServers", name))));
                     }
@@ -386,13 +372,10 @@ impl HubConfig {
                     None | Some(Value::Null) | Some(Value::Bool(false)) => {}
                     Some(Value::Bool(true)) => config = config.host(name.clone()),
                     Some(other) => {
-                        return Err(Error::new(
-                            ErrorKind::Input,
-                            format!(
-                                "server `{name}`: `hosted` must be true or false, not {}",
-                                type_name(other)
-                            ),
-                        )
+                        return Err(Error::input(format!(
+                            "server `{name}`: `hosted` must be true or false, not {}",
+                            type_name(other)
+                        ))
                         .with_path(format!("{}/hosted", pointer_child("/mcpServers", name))));
                     }
                 }
@@ -405,13 +388,11 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] for invalid JSON (with its line) or a malformed document.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for invalid JSON (with its line) or a malformed document.
     pub fn from_json_str(text: &str) -> Result<Self> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
             let line = e.line();
-            Error::new(ErrorKind::Input, "invalid JSON")
-                .with_line(line)
-                .with_source(e)
+            Error::input("invalid JSON").with_line(line).with_source(e)
         })?;
         Self::from_value(&value)
     }
@@ -420,7 +401,7 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Io`] when the file cannot be read; otherwise as
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the file cannot be read; otherwise as
     /// [`from_json_str`](Self::from_json_str), with the file named.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();

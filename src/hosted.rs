@@ -277,12 +277,9 @@ impl Provider {
     }
 
     fn hosted_plan(&self) -> Result<&HostedPlan> {
-        self.hosted.as_ref().ok_or_else(|| {
-            Error::new(
-                ErrorKind::Input,
-                format!("{} cannot host MCP servers", self.title()),
-            )
-        })
+        self.hosted
+            .as_ref()
+            .ok_or_else(|| Error::input(format!("{} cannot host MCP servers", self.title())))
     }
 
     /// Declares `servers` to the provider: a tool each (and, for providers

@@ -99,8 +99,8 @@
 //! ]});
 //! let run = hub.execute_tool_calls(provider, &response, &listing, &ExecOptions::new()).await?;
 //! assert_eq!(run.status, Status::Ok);
-//! assert_eq!(run.results[0]["content"][0]["text"], "Sunny in \"Oslo\"");
-//! // next user turn: {"role": "user", "content": run.results}, then run.follow_ups
+//! assert_eq!(run.turn.results[0]["content"][0]["text"], "Sunny in \"Oslo\"");
+//! // next user turn: {"role": "user", "content": run.turn.results}, then run.turn.follow_ups
 //! // (empty for Anthropic; see `Turn` for where each provider's go)
 //! # Ok::<(), mcp_adapters::Error>(())
 //! # }).unwrap();

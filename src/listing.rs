@@ -20,6 +20,7 @@ use crate::spec::{Provider, merge_object};
 use crate::strict::{self, NullPath, StrictRules};
 use crate::toolset::{ExposedTool, ToolSet, ToolSetReport};
 
+mod deferred;
 mod kept;
 
 use kept::{Converted, Descriptions, Schemas, Which, WithTool};

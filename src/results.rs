@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::budget::{self, Counter, Reading, Sent};
 pub use crate::budget::{Budget, LIBRARY_SERVER, READ_TOOL_NAME};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than};
 use crate::mcp::{CallToolResult, Content};
 use crate::media::{
@@ -173,6 +173,7 @@ pub struct Turn {
     pub results: Vec<Value>,
     /// The media the answers could not carry, each introduced by a text naming
     /// its call, in the calls' order (empty unless a spec's `follow_up` rules apply).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub follow_ups: Vec<Value>,
 }
 
@@ -243,7 +244,7 @@ impl Provider {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when the spec's envelope needs a call id and none is
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the spec's envelope needs a call id and none is
     /// given, or `options` name an option (or value) the spec does not offer.
     ///
     /// # Limits
@@ -360,13 +361,10 @@ impl Provider {
                 continue;
             };
             if let Some((other, _)) = chosen {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!(
-                        "options `{other}` and `{name}` of provider `{}` both change its results; set one",
-                        self.id()
-                    ),
-                ));
+                return Err(Error::input(format!(
+                    "options `{other}` and `{name}` of provider `{}` both change its results; set one",
+                    self.id()
+                )));
             }
             chosen = Some((name, plan));
         }
@@ -807,14 +805,11 @@ impl TurnAnswers<'_> {
             &plan.envelope
         };
         template.render_moving(vars, &mut owned).map_err(|missing| {
-            Error::new(
-                ErrorKind::Input,
-                format!(
-                    "provider `{}` answers need `{}`, which the call lacks",
-                    self.provider.id(),
-                    missing.0
-                ),
-            )
+            Error::input(format!(
+                "provider `{}` answers need `{}`, which the call lacks",
+                self.provider.id(),
+                missing.0
+            ))
             .with_tool(name)
         })
     }

@@ -259,10 +259,9 @@ mod otlp {
         /// [`ErrorKind::Input`] when `targets` does not parse, quoting it.
         pub fn widen(mut self, targets: &str) -> Result<Self> {
             let parsed: Targets = targets.parse().map_err(|e| {
-                Error::new(
-                    ErrorKind::Input,
-                    format!("`{targets}` is no list of targets and levels (`rmcp=debug`)"),
-                )
+                Error::input(format!(
+                    "`{targets}` is no list of targets and levels (`rmcp=debug`)"
+                ))
                 .with_source(e)
             })?;
             let wider = match self.wider.take() {
@@ -352,18 +351,18 @@ mod otlp {
         if let Some(url) = at("traces") {
             spans = spans.with_endpoint(url);
         }
-        let spans = spans.build().map_err(|e| {
-            Error::new(ErrorKind::Input, "cannot build the OTLP span exporter").with_source(e)
-        })?;
+        let spans = spans
+            .build()
+            .map_err(|e| Error::input("cannot build the OTLP span exporter").with_source(e))?;
         let mut metrics = opentelemetry_otlp::MetricExporter::builder()
             .with_http()
             .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
         if let Some(url) = at("metrics") {
             metrics = metrics.with_endpoint(url);
         }
-        let metrics = metrics.build().map_err(|e| {
-            Error::new(ErrorKind::Input, "cannot build the OTLP metric exporter").with_source(e)
-        })?;
+        let metrics = metrics
+            .build()
+            .map_err(|e| Error::input("cannot build the OTLP metric exporter").with_source(e))?;
         let resource = opentelemetry_sdk::Resource::builder()
             .with_service_name(
                 std::env::var("OTEL_SERVICE_NAME").unwrap_or_else(|_| "mcp-adapters".into()),
@@ -398,11 +397,7 @@ mod otlp {
             .with(tracing_opentelemetry::MetricsLayer::new(meters.clone()).with_filter(filter))
             .try_init()
             .map_err(|e| {
-                Error::new(
-                    ErrorKind::Input,
-                    "a tracing subscriber is already installed",
-                )
-                .with_source(e)
+                Error::input("a tracing subscriber is already installed").with_source(e)
             })?;
         Ok(Telemetry {
             traces,

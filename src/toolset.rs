@@ -7,7 +7,7 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
 pub use crate::describe::{MAX_DESCRIPTION_BYTES, escape_visible, sanitize_description};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
 
@@ -50,8 +50,9 @@ pub struct ExposedTool {
     /// The tool as its server listed it (its `name` is the MCP name), with
     /// the descriptions, titles and comments inside its input schema
     /// cleaned of invisible characters (its own description and title are
-    /// cleaned where a listing sends them).
-    pub tool: Tool,
+    /// cleaned where a listing sends them); shared with the lists it came
+    /// from rather than copied, unless cleaning changed it.
+    pub tool: Arc<Tool>,
 }
 
 /// Why an exposed name differs from the tool's natural name.
@@ -393,7 +394,7 @@ pub struct ToolSetBuilder {
     prefix: String,
     allow: Vec<String>,
     deny: Vec<String>,
-    servers: Vec<(String, Vec<Tool>)>,
+    servers: Vec<(String, Vec<Arc<Tool>>)>,
     failed: Vec<FailedServer>,
     without_tasks: HashSet<String>,
     refuse_hidden: bool,
@@ -474,7 +475,20 @@ impl ToolSetBuilder {
 
     /// Adds a server's listed tools.
     pub fn server(mut self, server_id: impl Into<String>, tools: Vec<Tool>) -> Self {
-        self.servers.push((server_id.into(), tools));
+        self.servers
+            .push((server_id.into(), tools.into_iter().map(Arc::new).collect()));
+        self
+    }
+
+    /// Adds a server's listed tools, shared with the list that holds them
+    /// (a source's cache): the toolset copies none.
+    pub(crate) fn shared_server(
+        mut self,
+        server_id: impl Into<String>,
+        tools: impl IntoIterator<Item = Arc<Tool>>,
+    ) -> Self {
+        self.servers
+            .push((server_id.into(), tools.into_iter().collect()));
         self
     }
 
@@ -511,7 +525,7 @@ impl ToolSetBuilder {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when a glob is invalid, a server id is empty or given
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when a glob is invalid, a server id is empty or given
     /// twice, or client mode is given more than one server.
     pub fn build(self) -> Result<ToolSet> {
         let filter = Filter::new(&self.allow, &self.deny)?;
@@ -552,7 +566,10 @@ impl ToolSetBuilder {
                     set.report.dropped.push(drop(DropReason::EmptyName));
                 } else if too_deep(&tool) {
                     set.report.dropped.push(drop(DropReason::TooDeep));
-                    dismantle_tool(tool);
+                    // Held elsewhere too, it is dropped there.
+                    if let Ok(tool) = Arc::try_unwrap(tool) {
+                        dismantle_tool(tool);
+                    }
                 } else if !seen.insert(tool.name.clone()) {
                     set.report.dropped.push(drop(DropReason::DuplicateName));
                 } else if tool.task_support() == Some("required")
@@ -582,8 +599,7 @@ impl ToolSetBuilder {
 
     fn check_servers(&self) -> Result<()> {
         if self.mode == Mode::Client && self.servers.len() + self.failed.len() > 1 {
-            return Err(Error::new(
-                ErrorKind::Input,
+            return Err(Error::input(
                 "a client toolset holds one server; use a hub for several",
             ));
         }
@@ -595,13 +611,10 @@ impl ToolSetBuilder {
             .chain(self.failed.iter().map(|f| &f.server_id));
         for id in all {
             if id.is_empty() {
-                return Err(Error::new(ErrorKind::Input, "a server id is empty"));
+                return Err(Error::input("a server id is empty"));
             }
             if !ids.insert(id) {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!("server id `{id}` is given twice"),
-                ));
+                return Err(Error::input(format!("server id `{id}` is given twice")));
             }
         }
         Ok(())
@@ -612,13 +625,24 @@ impl Inner {
     /// Offers `tool` under `natural` once the prose of its schema is
     /// cleaned; a name or value with hidden characters is reported, or
     /// leaves the tool out when `refuse_hidden`.
-    fn offer(&mut self, natural: String, server_id: String, mut tool: Tool, refuse_hidden: bool) {
-        let found = hygiene::clean(&mut tool.input_schema);
+    fn offer(
+        &mut self,
+        natural: String,
+        server_id: String,
+        mut tool: Arc<Tool>,
+        refuse_hidden: bool,
+    ) {
+        // A schema with nothing to clean or report stays shared.
+        let found = if hygiene::untouched(&tool.input_schema) {
+            Vec::new()
+        } else {
+            hygiene::clean(&mut Arc::make_mut(&mut tool).input_schema)
+        };
         if let Some(first) = found.first().filter(|_| refuse_hidden) {
             let (path, kind) = (first.path.clone(), first.kind);
             self.report.dropped.push(Dropped {
                 server_id,
-                tool: tool.name,
+                tool: tool.name.clone(),
                 reason: DropReason::HiddenCharacters { path, kind },
             });
             return;
@@ -661,7 +685,7 @@ impl Inner {
         Ok(())
     }
 
-    fn insert(&mut self, natural: String, server_id: String, tool: Tool) {
+    fn insert(&mut self, natural: String, server_id: String, tool: Arc<Tool>) {
         let mut reasons = Vec::new();
         let mut name = sanitize(&natural, &mut reasons);
         let seed = format!("{server_id}\0{}", tool.name);
@@ -889,9 +913,7 @@ fn matcher(glob: &str, wrote: &str) -> Result<GlobMatcher> {
         .literal_separator(false)
         .backslash_escape(true)
         .build()
-        .map_err(|e| {
-            Error::new(ErrorKind::Input, format!("invalid glob `{wrote}`")).with_source(e)
-        })?;
+        .map_err(|e| Error::input(format!("invalid glob `{wrote}`")).with_source(e))?;
     Ok(glob.compile_matcher())
 }
 

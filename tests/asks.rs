@@ -123,7 +123,7 @@ fn an_input_round_asking_for_sampling_and_roots_is_answered_by_the_library() {
             .await
             .unwrap();
         assert_eq!(
-            text(&run.results[0]),
+            text(&run.turn.results[0]),
             "Two notes by test-model (Some(EndTurn)); roots: file:///work/notes"
         );
         let seen = seen.lock().unwrap();
@@ -274,7 +274,7 @@ fn sampling_rules_decide_before_the_handler_is_asked() {
                 )
                 .await
                 .unwrap();
-            let answer = text(&run.results[0]);
+            let answer = text(&run.turn.results[0]);
             assert!(answer.contains(case.expect), "{}: {answer}", case.name);
             assert_eq!(
                 run.status == Status::Halt,
@@ -400,7 +400,7 @@ fn requests_during_a_call_reach_the_same_handlers_with_the_call() {
             .await
             .unwrap();
         assert_eq!(
-            text(&run.results[0]),
+            text(&run.turn.results[0]),
             "sampled Two notes | elicited Accept | 2 roots"
         );
         let questions = questions.lock().unwrap();
@@ -458,7 +458,7 @@ fn requests_during_a_call_are_bounded() {
                 .execute_tool_calls(anthropic(), &call("ask"), &listing, &options)
                 .await
                 .unwrap();
-            let answer = text(&run.results[0]);
+            let answer = text(&run.turn.results[0]);
             assert!(answer.starts_with(expect), "{answer}");
             assert!(
                 answer.contains("elicitation failed: this client has no input handler"),
@@ -492,9 +492,9 @@ fn a_call_that_runs_past_its_timeout_while_nobody_answers_still_times_out() {
             .await
             .unwrap();
         assert!(
-            text(&run.results[0]).contains("took longer than 10000 ms"),
+            text(&run.turn.results[0]).contains("took longer than 10000 ms"),
             "{:?}",
-            run.results
+            run.turn.results
         );
     });
 }

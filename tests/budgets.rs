@@ -320,7 +320,7 @@ fn the_model_reads_on_with_the_library_tool_until_it_has_every_byte() {
             Content::text(whole.clone())
         );
         assert!(turn.calls[0].warnings[0].contains("cut to its budget of 3000 tokens"));
-        let text = turn.results[0]["content"].as_str().unwrap().to_owned();
+        let text = turn.turn.results[0]["content"].as_str().unwrap().to_owned();
         let (head, notice, tail) = split_notice(&text);
         assert!(
             notice.contains("call `read_result` with {\"handle\": \"r1\", \"offset\": "),
@@ -344,7 +344,7 @@ fn the_model_reads_on_with_the_library_tool_until_it_has_every_byte() {
                 turn.ran_servers.contains("logs"),
                 "what it read came from `logs`"
             );
-            let text = turn.results[0]["content"].as_str().unwrap().to_owned();
+            let text = turn.turn.results[0]["content"].as_str().unwrap().to_owned();
             let (piece, notice, _) = split_notice(&text);
             assert!(provider.count_tokens(piece) <= 3_000);
             read.push_str(piece);
@@ -371,7 +371,7 @@ fn the_model_reads_on_with_the_library_tool_until_it_has_every_byte() {
             .execute_tool_calls(provider, &response, &listing, &options)
             .await
             .unwrap();
-        let text = turn.results[0]["content"].as_str().unwrap();
+        let text = turn.turn.results[0]["content"].as_str().unwrap();
         assert!(
             text.contains("no result is kept under the handle `r9`"),
             "{text}"
@@ -387,7 +387,7 @@ fn the_model_reads_on_with_the_library_tool_until_it_has_every_byte() {
             .await
             .unwrap();
         assert!(
-            turn.results[0]["content"]
+            turn.turn.results[0]["content"]
                 .as_str()
                 .unwrap()
                 .contains("past the end of the result under `r1`")
@@ -415,7 +415,7 @@ fn the_read_tool_is_governed_like_any_tool() {
             .execute_tool_calls(provider, &response, &listing, &options)
             .await
             .unwrap();
-        assert!(cut_text(&turn.results[0]).contains("\"handle\": \"r1\""));
+        assert!(cut_text(&turn.turn.results[0]).contains("\"handle\": \"r1\""));
         let response = model_response(
             id,
             &[("read_result".into(), json!({"handle": "r1", "offset": 10}))],
@@ -601,7 +601,7 @@ fn budgets_hold_at_their_edges() {
             .execute_tool_calls(provider, &response, &listing, &alice)
             .await
             .unwrap();
-        let cut = cut_text(&run.results[0]);
+        let cut = cut_text(&run.turn.results[0]);
         let (_, notice, _) = split_notice(&cut);
         assert!(notice.contains("\"handle\": \"r1\""), "{notice}");
         let read = json!({"handle": "r1", "offset": 100});
@@ -611,7 +611,7 @@ fn budgets_hold_at_their_edges() {
             .execute_tool_calls(provider, &response, &listing, &bob)
             .await
             .unwrap();
-        let text = run.results[0].to_string();
+        let text = run.turn.results[0].to_string();
         assert!(
             text.contains("no result is kept under the handle `r1`"),
             "{text}"
@@ -625,7 +625,7 @@ fn budgets_hold_at_their_edges() {
             .execute_tool_calls(provider, &response, &listing, &nothing)
             .await
             .unwrap();
-        let cut = cut_text(&run.results[0]);
+        let cut = cut_text(&run.turn.results[0]);
         let (piece, notice, _) = split_notice(&cut);
         assert_eq!(piece, &whole[100..101]);
         assert!(notice.contains("\"offset\": 101"), "{notice}");

@@ -74,8 +74,13 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 }
 
 /// `run` on an Anthropic response calling `tool` with `input`, with `flags`:
-/// the answer's text, the call's record and stderr.
+/// the answer's text, the call's record and stderr; the turn's status is `ok`.
 fn call(tool: &str, input: Value, flags: &[&str]) -> (String, Value, String) {
+    call_ending(tool, input, flags, "ok")
+}
+
+/// [`call`], for a turn whose status is `status`.
+fn call_ending(tool: &str, input: Value, flags: &[&str], status: &str) -> (String, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let response = json!({"content": [
         {"type": "tool_use", "id": "toolu_1", "name": tool, "input": input}
@@ -87,7 +92,7 @@ fn call(tool: &str, input: Value, flags: &[&str]) -> (String, Value, String) {
     argv.push(&response);
     let out = run(&argv);
     let value = stdout_json(&out);
-    assert_eq!(value["status"], "ok", "{value}");
+    assert_eq!(value["status"], status, "{value}");
     let result = &value["results"][0];
     let text: Vec<&str> = result["content"]
         .as_array()
@@ -271,10 +276,12 @@ fn run_answers_a_page_to_open() {
         "cancel.yaml",
         "answers:\n  - {action: cancel}\n",
     );
-    let (text, _, _) = call(
+    // A page dismissed: the server is told, and the turn halts.
+    let (text, _, _) = call_ending(
         "trigger-url-elicitation",
         input,
         &["--answers", &cancelling],
+        "halt",
     );
     assert!(
         text.contains("User cancelled the URL elicitation"),
@@ -379,17 +386,22 @@ fn an_invalid_canned_message_is_an_error_naming_file_and_path() {
 }
 
 #[test]
-fn run_sends_a_dismissed_form_as_cancel() {
+fn run_sends_a_dismissed_form_as_cancel_and_halts_the_turn() {
     let dir = tempfile::tempdir().unwrap();
     let answers = write(
         dir.path(),
         "cancel.yaml",
         "answers:\n  - {tool: \"everything/trigger-elicitation-*\", action: cancel}\n",
     );
-    let (text, call, _) = call(
+    let (text, call, stderr) = call_ending(
         "trigger-elicitation-request",
         json!({}),
         &["--answers", &answers],
+        "halt",
+    );
+    assert!(
+        stderr.contains("cancels it, and the turn halts"),
+        "{stderr}"
     );
     assert!(
         text.contains("User cancelled the elicitation dialog"),

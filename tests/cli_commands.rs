@@ -274,7 +274,7 @@ fn run_replays_the_bundled_cycle_for_every_provider() {
         assert!(stderr.contains("no --policy"), "{id}: {stderr}");
         assert!(
             stderr.ends_with(
-                "summary: 4 call(s): 3 ran, 1 rejected before sending, 0 denied, 0 failed\n"
+                "summary: 4 call(s): 3 ran, 1 rejected before sending, 0 denied, 0 failed, 0 waiting\n"
             ),
             "{id}: {stderr}"
         );

@@ -63,7 +63,8 @@ async fn run(source: &Source, calls: &[&str]) -> Execution {
 }
 
 fn texts(run: &Execution) -> Vec<String> {
-    run.results
+    run.turn
+        .results
         .iter()
         .map(|r| r["content"][0]["text"].as_str().unwrap_or("").to_owned())
         .collect()

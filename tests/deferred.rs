@@ -472,11 +472,11 @@ fn searches_never_reveal_what_the_policy_or_filters_hide() {
             "{:?}",
             run.found
         );
-        assert_eq!(run.results.len(), 2);
-        assert_eq!(run.results[0]["tool_use_id"], "call_0");
-        assert_eq!(run.results[1]["tool_use_id"], "call_1");
-        assert_eq!(run.results[1]["content"][0]["text"], "get_issue ran");
-        let text = run.results[0].to_string();
+        assert_eq!(run.turn.results.len(), 2);
+        assert_eq!(run.turn.results[0]["tool_use_id"], "call_0");
+        assert_eq!(run.turn.results[1]["tool_use_id"], "call_1");
+        assert_eq!(run.turn.results[1]["content"][0]["text"], "get_issue ran");
+        let text = run.turn.results[0].to_string();
         assert!(
             !text.contains("create_issue") && !text.contains("merge_pull_request"),
             "{text}"
@@ -514,7 +514,7 @@ fn found_tools_run_through_the_governed_pipeline() {
             .await
             .unwrap();
         assert_eq!(run.found, ["time__convert_time"]);
-        assert_eq!(run.results[0]["role"], "tool");
+        assert_eq!(run.turn.results[0]["role"], "tool");
         let next = source
             .tools(
                 provider,

@@ -173,7 +173,10 @@ fn an_approval_suspends_the_turn_and_resuming_sends_each_call_once() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Suspended);
-        assert!(run.results.is_empty(), "no answers while the turn waits");
+        assert!(
+            run.turn.results.is_empty(),
+            "no answers while the turn waits"
+        );
         assert_eq!(run.waiting.len(), 1);
         let waiting = &run.waiting[0];
         assert_eq!(
@@ -210,10 +213,10 @@ fn an_approval_suspends_the_turn_and_resuming_sends_each_call_once() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Ok);
-        let answers: Vec<String> = run.results.iter().map(text).collect();
+        let answers: Vec<String> = run.turn.results.iter().map(text).collect();
         assert_eq!(answers, ["read n=1", "deleted n=2", "read n=3"]);
         assert_eq!(
-            answer_ids(&run.results, "tool_use_id"),
+            answer_ids(&run.turn.results, "tool_use_id"),
             ["call_0", "call_1", "call_2"]
         );
         assert!(run.calls.iter().all(|c| c.ran && c.error.is_none()));
@@ -234,11 +237,11 @@ fn an_approval_suspends_the_turn_and_resuming_sends_each_call_once() {
             .unwrap();
         assert_eq!(run.status, Status::Ok);
         assert!(
-            text(&run.results[1]).contains("not today"),
+            text(&run.turn.results[1]).contains("not today"),
             "{}",
-            run.results[1]
+            run.turn.results[1]
         );
-        assert_eq!(text(&run.results[0]), "read n=1");
+        assert_eq!(text(&run.turn.results[0]), "read n=1");
         assert!(received(&log).is_empty(), "{:?}", received(&log));
     });
 }
@@ -271,9 +274,9 @@ fn a_resumed_turn_with_no_answer_yet_is_suspended_again() {
             .unwrap();
         assert_eq!(run.status, Status::Ok);
         assert!(
-            text(&run.results[0]).contains("approv"),
+            text(&run.turn.results[0]).contains("approv"),
             "{}",
-            run.results[0]
+            run.turn.results[0]
         );
         assert!(received(&log).is_empty());
     });
@@ -351,7 +354,7 @@ fn questions_wait_and_the_call_goes_on_with_the_servers_request_state() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Ok);
-        let answers: Vec<String> = run.results.iter().map(text).collect();
+        let answers: Vec<String> = run.turn.results.iter().map(text).collect();
         assert_eq!(answers, ["sent, code \"1234\"", "read n=1"]);
         assert_eq!(
             received(&log),
@@ -435,17 +438,17 @@ fn a_call_in_flight_when_its_process_ended_is_answered_as_interrupted() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Ok);
-        assert_eq!(text(&run.results[0]), "read n=1");
+        assert_eq!(text(&run.turn.results[0]), "read n=1");
         assert_eq!(
             run.calls[1].error.as_ref().map(Error::kind),
             Some(ErrorKind::Interrupted)
         );
         assert!(
-            text(&run.results[1]).contains("not sent again"),
+            text(&run.turn.results[1]).contains("not sent again"),
             "{}",
-            run.results[1]
+            run.turn.results[1]
         );
-        assert_eq!(text(&run.results[2]), "deleted n=2");
+        assert_eq!(text(&run.turn.results[2]), "deleted n=2");
         let tools: Vec<String> = received(&log).into_iter().map(|(t, _)| t).collect();
         assert_eq!(tools, ["read", "hang", "delete"], "nothing sent twice");
     });
@@ -528,7 +531,7 @@ fn a_streamed_turn_is_suspended_and_resumed_as_a_whole_one() {
             .resume_turn(p, state, &listing, &ExecOptions::new().approve_call("call_0"))
             .await
             .unwrap();
-        let answers: Vec<String> = resumed.results.iter().map(text).collect();
+        let answers: Vec<String> = resumed.turn.results.iter().map(text).collect();
         assert_eq!(answers, ["deleted n=1", "read n=2"]);
         let tools: Vec<String> = received(&log).into_iter().map(|(t, _)| t).collect();
         assert_eq!(tools, ["read", "delete"]);
@@ -542,7 +545,7 @@ fn a_streamed_turn_is_suspended_and_resumed_as_a_whole_one() {
             )
             .await
             .unwrap();
-        assert_eq!(whole.results, resumed.results);
+        assert_eq!(whole.turn.results, resumed.turn.results);
     });
 }
 
@@ -658,19 +661,19 @@ fn a_halt_answers_the_calls_that_wait() {
             ]
         );
         assert!(
-            text(&run.results[0]).contains("halted"),
+            text(&run.turn.results[0]).contains("halted"),
             "{}",
-            run.results[0]
+            run.turn.results[0]
         );
         assert!(
-            text(&run.results[1]).contains("halted"),
+            text(&run.turn.results[1]).contains("halted"),
             "{}",
-            run.results[1]
+            run.turn.results[1]
         );
         assert!(
-            text(&run.results[2]).contains("stop here"),
+            text(&run.turn.results[2]).contains("stop here"),
             "{}",
-            run.results[2]
+            run.turn.results[2]
         );
         assert_eq!(received(&log), [("transfer".into(), None)]);
 

@@ -10,7 +10,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::conformance::{Item, check};
 use common::servers;
@@ -115,11 +115,11 @@ fn core_providers_against_everything_and_time() {
             let response = model_response(p, &calls);
             let run = hub.execute_tool_calls(provider, &response, &listing, &ExecOptions::new()).await.unwrap();
             assert_eq!(run.status, Status::Ok);
-            assert_eq!(run.results.len(), calls.len());
-            for (i, result) in run.results.iter().enumerate() {
+            assert_eq!(run.turn.results.len(), calls.len());
+            for (i, result) in run.turn.results.iter().enumerate() {
                 items.push(Item::new(format!("{p} e2e call {i}"), format!("{p}/result"), result.clone()));
             }
-            let value = json!({"calls": run.calls, "results": run.results, "ran_servers": run.ran_servers});
+            let value = json!({"calls": run.calls, "results": run.turn.results, "ran_servers": run.ran_servers});
             snapshot(Stage::Exec, Some(p), "everything_and_time", normalize(&value));
         }
         check(&items).unwrap_or_else(|e| panic!("{e}"));
@@ -184,7 +184,7 @@ fn filesystem_read_media_file_reaches_models_as_media() {
                     .unwrap();
                 let label = format!("{p} media={media:?} {mode:?}");
                 assert!(run.calls.iter().all(|c| c.ran), "{label}: {:?}", run.calls);
-                let all = json!([run.results, run.follow_ups]);
+                let all = json!([run.turn.results, run.turn.follow_ups]);
                 let sent = serde_json::to_string(&all).unwrap();
                 // The image at most once, the PDF at most once, each as a payload, never inside text.
                 assert!(sent.matches(PNG).count() <= 1, "{label}: {sent}");
@@ -216,7 +216,7 @@ fn filesystem_read_media_file_reaches_models_as_media() {
                         "{label}: the PDF did not reach the model: {sent}"
                     );
                 }
-                for (i, result) in run.results.iter().enumerate() {
+                for (i, result) in run.turn.results.iter().enumerate() {
                     if let Some(check_type) = result_check(p) {
                         let value = if p == "bedrock-converse" {
                             result["toolResult"].clone()
@@ -334,7 +334,7 @@ fn audio_progress_and_meta_on_the_lab_server() {
             );
             assert_eq!(call_id.as_deref(), Some("call_1"));
         }
-        let echoed = run.results[2]["content"][0]["text"].as_str().unwrap();
+        let echoed = run.turn.results[2]["content"][0]["text"].as_str().unwrap();
         assert!(
             echoed.contains("abc-123"),
             "the server did not see our _meta: {echoed}"
@@ -347,7 +347,7 @@ fn audio_progress_and_meta_on_the_lab_server() {
             json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
             "{echoed}"
         );
-        let mut results = run.results.clone();
+        let mut results = run.turn.results.clone();
         results.truncate(2);
         snapshot(Stage::Exec, None, "lab_audio_progress", results);
         let audio_for_every_provider: Vec<Item> = CORE_PROVIDERS
@@ -383,7 +383,7 @@ fn a_legacy_session_declares_nothing() {
             .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
             .await
             .unwrap();
-        let echoed = run.results[0]["content"][0]["text"].as_str().unwrap();
+        let echoed = run.turn.results[0]["content"][0]["text"].as_str().unwrap();
         assert!(!echoed.contains("clientCapabilities"), "{echoed}");
     });
 }
@@ -391,9 +391,9 @@ fn a_legacy_session_declares_nothing() {
 /// The lab server's beep, answered in `provider`'s shape.
 fn source_answer(provider_id: &str, run: &mcp_adapters::Execution) -> Value {
     assert!(
-        run.results[0].to_string().contains("audio/wav"),
+        run.turn.results[0].to_string().contains("audio/wav"),
         "{:?}",
-        run.results[0]
+        run.turn.results[0]
     );
     let beep = serde_json::from_value(json!({"content": [{"type": "audio", "mimeType": "audio/wav", "data": "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAoMCggGBAYA=="}]})).unwrap();
     provider(provider_id)
@@ -406,6 +406,9 @@ fn source_answer(provider_id: &str, run: &mcp_adapters::Execution) -> Value {
         .unwrap()
 }
 
+/// The call that times out is the turn's last: nothing else keeps the
+/// session busy, and closing the source sends the notice it owes before the
+/// server is asked to exit.
 #[test]
 fn a_timed_out_call_is_cancelled_on_the_server() {
     let marker = tempfile::tempdir().unwrap();
@@ -421,37 +424,27 @@ fn a_timed_out_call_is_cancelled_on_the_server() {
         let response = model_response(
             "openai-chat",
             &[
+                ("count".into(), json!({"n": 1})),
                 (
                     "slow".into(),
                     json!({"seconds": 30, "marker": marker_file.display().to_string()}),
                 ),
-                ("count".into(), json!({"n": 1})),
             ],
         );
         let run = source
             .execute_tool_calls(p, &response, &listing, &options)
             .await
             .unwrap();
-        let error = run.calls[0]
+        assert!(
+            run.calls[0].ran,
+            "the other call still ran: {:?}",
+            run.calls[0]
+        );
+        let error = run.calls[1]
             .error
             .as_ref()
             .expect("the slow call timed out");
         assert_eq!(error.kind(), ErrorKind::Timeout);
-        assert!(
-            run.calls[1].ran,
-            "the other call still ran: {:?}",
-            run.calls[1]
-        );
-        // The server notices the notifications/cancelled and writes its marker.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !marker_file.exists() && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert_eq!(
-            std::fs::read_to_string(&marker_file).ok().as_deref(),
-            Some("cancelled"),
-            "the server never saw the cancellation"
-        );
         // The session is still usable after a cancellation.
         let again = source
             .execute_tool_calls(
@@ -463,6 +456,13 @@ fn a_timed_out_call_is_cancelled_on_the_server() {
             .await
             .unwrap();
         assert!(again.calls[0].ran, "{:?}", again.calls);
+        // Closed, the source has sent the notice and the server has exited.
+        source.close().await;
+        assert_eq!(
+            std::fs::read_to_string(&marker_file).ok().as_deref(),
+            Some("cancelled"),
+            "the server never saw the cancellation (`ended`: the session ended first)"
+        );
     });
 }
 
@@ -498,14 +498,15 @@ fn a_crashed_server_is_answered_not_hung() {
                 .unwrap_or_else(|| panic!("{call:?} should have failed"));
             assert_eq!(error.kind(), ErrorKind::Interrupted, "{error}");
         }
-        assert_eq!(run.results.len(), 2);
+        assert_eq!(run.turn.results.len(), 2);
         assert!(
-            run.results
+            run.turn
+                .results
                 .iter()
                 .all(|r| r.to_string().contains("went away")
                     && r.to_string().contains("not sent again")),
             "{:?}",
-            run.results
+            run.turn.results
         );
         // The next call starts the server again.
         let later = source
@@ -651,7 +652,7 @@ fn a_large_file_read_under_a_budget_is_read_on_with_the_library_tool() {
                 "{p}: {:?}",
                 run.calls[0].error
             );
-            let cut = cut_text(&run.results[0]);
+            let cut = cut_text(&run.turn.results[0]);
             let (head, notice, tail) = split_notice(&cut);
             assert!(whole.starts_with(head) && whole.ends_with(tail), "{p}");
             assert!(provider.count_tokens(head) + provider.count_tokens(tail) <= 4_000);
@@ -671,7 +672,7 @@ fn a_large_file_read_under_a_budget_is_read_on_with_the_library_tool() {
                     .await
                     .unwrap();
                 assert!(run.ran_servers.contains("fs"), "{p}");
-                let cut = cut_text(&run.results[0]);
+                let cut = cut_text(&run.turn.results[0]);
                 let (piece, notice, _) = split_notice(&cut);
                 read.push_str(piece);
                 if notice.contains("nothing more to read") {
@@ -806,7 +807,7 @@ fn the_model_lists_and_reads_resources_and_gets_prompts() {
             for (i, record) in run.calls.iter().enumerate() {
                 assert!(record.error.is_none(), "{p} call {i}: {:?}", record.error);
             }
-            let text = |i: usize| run.results[i].to_string();
+            let text = |i: usize| run.turn.results[i].to_string();
             assert!(text(0).contains(uri), "{p}: {}", text(0));
             assert!(text(1).contains("Architecture"), "{p}: {:.300}", text(1));
             assert!(text(2).contains("simple-prompt"), "{p}: {}", text(2));
@@ -816,8 +817,8 @@ fn the_model_lists_and_reads_resources_and_gets_prompts() {
                 "{:?}",
                 run.ran_servers
             );
-            snapshot(Stage::Exec, Some(p), "catalogues", &run.results);
-            for (i, result) in run.results.iter().enumerate() {
+            snapshot(Stage::Exec, Some(p), "catalogues", &run.turn.results);
+            for (i, result) in run.turn.results.iter().enumerate() {
                 items.push(Item::new(
                     format!("{p} catalogue call {i}"),
                     format!("{p}/result"),
@@ -854,7 +855,7 @@ fn the_model_lists_and_reads_resources_and_gets_prompts() {
             .unwrap();
         let error = run.calls[0].error.as_ref().expect("denied");
         assert_eq!(error.kind(), ErrorKind::Denied, "{error}");
-        assert!(!run.results[0].to_string().contains("Architecture"));
+        assert!(!run.turn.results[0].to_string().contains("Architecture"));
     });
 }
 
@@ -912,7 +913,7 @@ fn the_model_loads_a_skill_from_a_skills_fs_server() {
             assert!(run.calls[1].error.is_none(), "{:?}", run.calls[1].error);
             let refused = run.calls[2].error.as_ref().expect("outside the manifest");
             assert_eq!(refused.kind(), ErrorKind::Denied, "{refused}");
-            let text = |i: usize| run.results[i].to_string();
+            let text = |i: usize| run.turn.results[i].to_string();
             assert!(
                 text(0).contains("verified against its manifest"),
                 "{}",
@@ -921,14 +922,14 @@ fn the_model_loads_a_skill_from_a_skills_fs_server() {
             assert!(text(0).contains("# PDF processing"), "{}", text(0));
             assert!(text(1).contains("YYYY-MM-DD"), "{}", text(1));
             assert!(run.ran_servers.contains("docs"), "{:?}", run.ran_servers);
-            for (i, result) in run.results.iter().enumerate() {
+            for (i, result) in run.turn.results.iter().enumerate() {
                 items.push(Item::new(
                     format!("{p} skill call {i}"),
                     format!("{p}/result"),
                     result.clone(),
                 ));
             }
-            snapshot(Stage::Exec, Some(p), "skills", &run.results);
+            snapshot(Stage::Exec, Some(p), "skills", &run.turn.results);
         }
         check(&items).unwrap_or_else(|e| panic!("{e}"));
 

@@ -97,7 +97,7 @@ async fn one_call(
         .execute_tool_calls(provider, &call(name, input), listing, &ExecOptions::new())
         .await
         .unwrap();
-    let texts: Vec<&str> = run.results[0]["content"]
+    let texts: Vec<&str> = run.turn.results[0]["content"]
         .as_array()
         .map(|blocks| blocks.iter().filter_map(|b| b["text"].as_str()).collect())
         .unwrap_or_default();
@@ -245,7 +245,7 @@ async fn plays_every_question(client: McpClient, recorded: Arc<Recorded>, root_u
         )
         .await
         .unwrap();
-    let text = run.results[0]["content"][0]["text"]
+    let text = run.turn.results[0]["content"][0]["text"]
         .as_str()
         .unwrap_or("")
         .to_owned();

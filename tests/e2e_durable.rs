@@ -48,11 +48,11 @@ fn over_stdio_a_task_is_followed_to_its_end_even_in_a_turn_that_may_be_suspended
             .unwrap();
         assert_eq!(run.status, Status::Ok, "{:?}", run.waiting);
         assert!(
-            text(&run.results[0]).contains("Research Report: rust"),
+            text(&run.turn.results[0]).contains("Research Report: rust"),
             "{}",
-            run.results[0]
+            run.turn.results[0]
         );
-        assert_eq!(text(&run.results[1]), "Echo: hi");
+        assert_eq!(text(&run.turn.results[1]), "Echo: hi");
     });
 }
 
@@ -105,7 +105,7 @@ fn over_http_a_working_task_is_handed_back_and_followed_when_the_turn_resumes() 
             .expect("the task is not known there");
         assert_eq!(error.kind(), ErrorKind::Interrupted, "{error}");
         assert!(error.message().contains("no longer has task"), "{error}");
-        assert_eq!(text(&lost.results[1]), "Echo: hi");
+        assert_eq!(text(&lost.turn.results[1]), "Echo: hi");
 
         // The connection that started it takes the task up, to its end.
         let resumed = source
@@ -114,11 +114,11 @@ fn over_http_a_working_task_is_handed_back_and_followed_when_the_turn_resumes() 
             .unwrap();
         assert_eq!(resumed.status, Status::Ok);
         assert!(
-            text(&resumed.results[0]).contains("Research Report: rust"),
+            text(&resumed.turn.results[0]).contains("Research Report: rust"),
             "{}",
-            resumed.results[0]
+            resumed.turn.results[0]
         );
-        assert_eq!(text(&resumed.results[1]), "Echo: hi");
+        assert_eq!(text(&resumed.turn.results[1]), "Echo: hi");
         assert!(resumed.calls.iter().all(|c| c.ran), "{:?}", resumed.calls);
     });
     drop(server);

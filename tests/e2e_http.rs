@@ -35,7 +35,7 @@ fn lists_and_calls_over_streamable_http() {
             .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
             .await
             .unwrap();
-        assert_eq!(run.results[0]["call_id"], "call_1");
-        assert_eq!(run.results[0]["output"], "Echo: over http");
+        assert_eq!(run.turn.results[0]["call_id"], "call_1");
+        assert_eq!(run.turn.results[0]["output"], "Echo: over http");
     });
 }

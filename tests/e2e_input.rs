@@ -115,7 +115,13 @@ fn tools_that_ask_for_input_for_the_core_providers() {
             }
             let mut asked = asked.lock().unwrap().clone();
             asked.sort_by_key(|a| (a["tool"].to_string(), a["round"].as_u64()));
-            for (i, result) in run.results.iter().chain(&without.results).enumerate() {
+            for (i, result) in run
+                .turn
+                .results
+                .iter()
+                .chain(&without.turn.results)
+                .enumerate()
+            {
                 items.push(Item::new(
                     format!("{p} input e2e answer {i}"),
                     format!("{p}/result"),
@@ -127,8 +133,8 @@ fn tools_that_ask_for_input_for_the_core_providers() {
                 Some(p),
                 "input_rounds",
                 json!({
-                    "answered": {"results": run.results, "calls": run.calls, "asked": asked},
-                    "without_a_handler": {"results": without.results, "calls": without.calls,
+                    "answered": {"results": run.turn.results, "calls": run.calls, "asked": asked},
+                    "without_a_handler": {"results": without.turn.results, "calls": without.calls,
                         "ran_servers": without.ran_servers},
                 }),
             );
@@ -181,7 +187,7 @@ async fn toggled_tools(lifecycle: Lifecycle) {
         .execute_tool_calls(p, &call, &with_extra, &ExecOptions::new())
         .await
         .unwrap();
-    assert_eq!(run.results[0]["content"][0]["text"], "HI");
+    assert_eq!(run.turn.results[0]["content"][0]["text"], "HI");
 
     // The server removes it: a call made from the listing that offered it is
     // answered with an error, not sent.
@@ -284,10 +290,10 @@ fn sampling_and_roots_reach_the_same_handlers_in_both_generations() {
                 .await
                 .unwrap();
             assert_eq!(
-                run.results[0]["content"][0]["text"],
+                run.turn.results[0]["content"][0]["text"],
                 "Three notes on tides (by test-model, endTurn); roots: file:///home/me/notes",
                 "{lifecycle:?}: {}",
-                run.results[0]
+                run.turn.results[0]
             );
             let seen = seen.lock().unwrap();
             assert_eq!(seen.len(), 1, "{lifecycle:?}");

@@ -123,12 +123,12 @@ fn a_server_killed_at_random_comes_back_and_no_call_is_sent_twice() {
                 kills += 1;
             }
             // Every call answered once, in the model's order.
-            assert_eq!(run.results.len(), calls.len(), "turn {turn}");
+            assert_eq!(run.turn.results.len(), calls.len(), "turn {turn}");
             for (i, ((tool, input), record)) in calls.iter().zip(&run.calls).enumerate() {
                 assert_eq!(record.index, i);
                 assert_eq!(record.call_id.as_deref(), Some(format!("toolu_{i}").as_str()));
                 let id = input["id"].as_str().unwrap();
-                let answer = text(&run.results[i]);
+                let answer = text(&run.turn.results[i]);
                 match &record.error {
                     None => {
                         let verb = if tool == "work" { "worked" } else { "peeked" };
@@ -275,7 +275,7 @@ fn a_restarted_http_server_works_on_the_next_turn() {
             .execute_tool_calls(provider, &echo("before"), &listing, &ExecOptions::new())
             .await
             .unwrap();
-        assert_eq!(text(&run.results[0]), "Echo: before");
+        assert_eq!(text(&run.turn.results[0]), "Echo: before");
 
         // The server restarts on the same port: its sessions are gone.
         let url = first.url.clone();
@@ -286,7 +286,7 @@ fn a_restarted_http_server_works_on_the_next_turn() {
             .execute_tool_calls(provider, &echo("after"), &listing, &ExecOptions::new())
             .await
             .unwrap();
-        assert_eq!(text(&run.results[0]), "Echo: after", "{:?}", run.calls);
+        assert_eq!(text(&run.turn.results[0]), "Echo: after", "{:?}", run.calls);
     });
 }
 
@@ -334,7 +334,7 @@ fn only_a_call_that_is_safe_to_repeat_is_sent_again_and_only_when_asked() {
                 .count();
             if tool == "peek" && retry {
                 assert_eq!(
-                    text(&run.results[0]),
+                    text(&run.turn.results[0]),
                     format!("peeked {id}"),
                     "{:?}",
                     run.calls

@@ -538,7 +538,7 @@ async fn library_turns(canaries: &Canaries, content: bool, http_url: Option<Stri
         })
         .collect();
     json!({
-        "answers": run.results.iter().chain(&signed_in.results).collect::<Vec<_>>(),
+        "answers": run.turn.results.iter().chain(&signed_in.turn.results).collect::<Vec<_>>(),
         "records": records,
         "failed": listing.report.toolset.failed_servers,
         "resource": read,

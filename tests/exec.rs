@@ -159,7 +159,7 @@ fn execute_tool_calls_returns_answers_then_follow_ups_in_the_model_order() {
                 .execute_tool_calls(p, &response_for(id, &calls), &listing, &options)
                 .await
                 .unwrap();
-            assert_eq!(run.results.len(), 4, "{id}");
+            assert_eq!(run.turn.results.len(), 4, "{id}");
             let answered: Vec<&str> = run
                 .calls
                 .iter()
@@ -167,7 +167,7 @@ fn execute_tool_calls_returns_answers_then_follow_ups_in_the_model_order() {
                 .collect();
             assert_eq!(answered, calls.map(|(call_id, _)| call_id), "{id}");
             // The follow-ups name their calls in the model's order.
-            let text = serde_json::to_string(&run.follow_ups).unwrap();
+            let text = serde_json::to_string(&run.turn.follow_ups).unwrap();
             let named: Vec<&str> = calls
                 .iter()
                 .map(|(call_id, _)| *call_id)
@@ -185,7 +185,7 @@ fn execute_tool_calls_returns_answers_then_follow_ups_in_the_model_order() {
                 .execute_tool_calls(p, &response_for(id, &calls), &listing, &ExecOptions::new())
                 .await
                 .unwrap();
-            assert!(plain.follow_ups.is_empty(), "{id}");
+            assert!(plain.turn.follow_ups.is_empty(), "{id}");
             let case = format!("media_{value}");
             snapshot(Stage::Exec, Some(id), &case, &run);
         }
@@ -216,7 +216,7 @@ fn every_call_answered_once_in_order() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Ok);
-        let ids = answer_ids(&run.results, "tool_use_id");
+        let ids = answer_ids(&run.turn.results, "tool_use_id");
         assert_eq!(
             ids,
             [
@@ -224,7 +224,7 @@ fn every_call_answered_once_in_order() {
             ]
         );
         let text = |i: usize| {
-            run.results[i]["content"][0]["text"]
+            run.turn.results[i]["content"][0]["text"]
                 .as_str()
                 .unwrap()
                 .to_owned()
@@ -240,7 +240,7 @@ fn every_call_answered_once_in_order() {
             .enumerate()
         {
             assert_eq!(
-                run.results[i].get("is_error").is_some(),
+                run.turn.results[i].get("is_error").is_some(),
                 *is_error,
                 "answer {i}"
             );
@@ -283,8 +283,8 @@ fn policy_denies_and_approver_halts_with_complete_results() {
             .await
             .unwrap();
         assert_eq!(run.status, Status::Halt);
-        assert_eq!(run.results.len(), 4);
-        let content: Vec<&str> = run.results.iter().map(|r| r["content"].as_str().unwrap()).collect();
+        assert_eq!(run.turn.results.len(), 4);
+        let content: Vec<&str> = run.turn.results.iter().map(|r| r["content"].as_str().unwrap()).collect();
         assert_eq!(content[0], "n=1");
         assert_eq!(content[1], "Error: denied by the approver: user said stop");
         assert_eq!(content[2], "Error: denied by policy (rule `s/fail`)");
@@ -321,13 +321,13 @@ fn taint_rules_react_to_earlier_turns() {
             .execute_tool_calls(p, &response, &listing, &options())
             .await
             .unwrap();
-        assert_eq!(clean.results[0]["content"][0]["text"], "n=1");
+        assert_eq!(clean.turn.results[0]["content"][0]["text"], "n=1");
         let tainted = options().taint(BTreeSet::from(["web".to_owned()]));
         let run = hub
             .execute_tool_calls(p, &response, &listing, &tainted)
             .await
             .unwrap();
-        assert_eq!(run.results[0]["is_error"], true);
+        assert_eq!(run.turn.results[0]["is_error"], true);
         assert_eq!(seen.lock().unwrap().len(), 1);
         assert!(run.ran_servers.is_empty());
     });
@@ -383,12 +383,12 @@ fn validation_hooks_and_context() {
             .execute_tool_calls(p, &response, &listing, &opts)
             .await
             .unwrap();
-        assert_eq!(run.results[0]["content"][0]["text"], "n=42");
-        assert_eq!(run.results[0]["content"][1]["text"], "(checked)");
-        let invalid = run.results[1]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(run.turn.results[0]["content"][0]["text"], "n=42");
+        assert_eq!(run.turn.results[0]["content"][1]["text"], "(checked)");
+        let invalid = run.turn.results[1]["content"][0]["text"].as_str().unwrap();
         assert!(invalid.starts_with("invalid arguments: /n:"), "{invalid}");
         assert!(
-            run.results[2]["content"][0]["text"]
+            run.turn.results[2]["content"][0]["text"]
                 .as_str()
                 .unwrap()
                 .contains("required")
@@ -449,10 +449,10 @@ fn failed_listing_leaves_the_server_out_and_pagination_is_followed() {
             .await
             .unwrap();
         assert_eq!(
-            run.results[0]["functionResponse"]["response"]["error"],
+            run.turn.results[0]["functionResponse"]["response"]["error"],
             "unknown tool `down__x`: call one of the tools offered",
             "{}",
-            run.results[0]
+            run.turn.results[0]
         );
     });
 }
@@ -489,7 +489,7 @@ fn concurrency_is_bounded() {
             )
             .await
             .unwrap();
-        assert_eq!(run.results.len(), 12);
+        assert_eq!(run.turn.results.len(), 12);
         assert_eq!(peak.load(Ordering::SeqCst), 3);
     });
 }
@@ -563,8 +563,8 @@ proptest! {
             let refs: Vec<(&str, Value)> = calls.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
             let opts = ExecOptions::new().max_concurrency(concurrency).call_timeout(Duration::from_millis(60));
             let run = hub.execute_tool_calls(p, &anthropic_response(&refs), &listing, &opts).await.unwrap();
-            assert_eq!(run.results.len(), mix.len());
-            for (i, answer) in run.results.iter().enumerate() {
+            assert_eq!(run.turn.results.len(), mix.len());
+            for (i, answer) in run.turn.results.iter().enumerate() {
                 assert_eq!(answer["tool_use_id"], format!("toolu_{i}"));
             }
             let never_sent = mix.iter().filter(|b| matches!(b, Behaviour::Unknown | Behaviour::Denied)).count();
@@ -669,7 +669,7 @@ fn a_changed_tool_list_reaches_the_next_listing_and_calls() {
             gone.message().contains("`c/b` is no longer offered"),
             "{gone}"
         );
-        assert_eq!(run.results[1]["content"][0]["text"], "a ran");
+        assert_eq!(run.turn.results[1]["content"][0]["text"], "a ran");
         assert_eq!(
             *changing.calls.lock().unwrap(),
             ["a"],
@@ -684,6 +684,40 @@ fn a_changed_tool_list_reaches_the_next_listing_and_calls() {
         let after = hub_listing(&hub, p).await;
         assert_eq!(tool_names(&after), ["c__a", "c__d"]);
         assert_eq!(changing.lists.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn a_call_the_policy_denies_asks_no_server_not_even_for_its_tools() {
+    current_thread_runtime().block_on(async {
+        let changing = Changing::with(&["a", "b"]);
+        let hub = Source::hub()
+            .shared_server("c", changing.clone())
+            .policy(Policy::new().deny("c/a").unwrap().allow("c/*").unwrap())
+            .build()
+            .unwrap();
+        let p = provider("anthropic");
+        let listing = hub_listing(&hub, p).await;
+        assert_eq!(changing.lists.load(Ordering::SeqCst), 1);
+        // The server says its tools changed: a call that reached it would
+        // list them again before it is sent.
+        changing.change(&["a", "b"]);
+        let response = anthropic_response(&[("c__a", json!({"n": 1}))]);
+        let run = hub
+            .execute_tool_calls(p, &response, &listing, &options())
+            .await
+            .unwrap();
+        let denied = run.calls[0]
+            .error
+            .as_ref()
+            .expect("the policy denies `c/a`");
+        assert_eq!(denied.kind(), ErrorKind::Denied, "{denied}");
+        assert_eq!(
+            changing.lists.load(Ordering::SeqCst),
+            1,
+            "the denied call had the server list its tools again"
+        );
+        assert!(changing.calls.lock().unwrap().is_empty());
     });
 }
 
@@ -853,11 +887,11 @@ fn blocks_for_the_user_only_stay_out_of_the_answer_and_in_the_record() {
             .unwrap()
     });
     assert_eq!(
-        run.results[0]["content"],
+        run.turn.results[0]["content"],
         json!([{"type": "text", "text": "Paid."}])
     );
     assert_eq!(
-        run.results[1]["content"][0]["text"],
+        run.turn.results[1]["content"][0]["text"],
         "[the result's 1 content block(s) are for the user only (audience: user) and are not shown here]"
     );
     let kept = run.calls[0].result.as_ref().unwrap();

@@ -41,7 +41,7 @@ async fn answer(source: &Source, provider_id: &str, tool: &str, arguments: Value
         .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
         .await
         .unwrap();
-    run.results[0].to_string()
+    run.turn.results[0].to_string()
 }
 
 /// Asserts that `message` holds each of `words`.

@@ -412,7 +412,7 @@ fn approval_requests_are_answered_by_the_policy_and_the_approver() {
                     .await
             })
             .unwrap();
-        assert!(run.results.is_empty());
+        assert!(run.turn.results.is_empty());
         assert_eq!(run.hosted.approvals.len(), 1);
         assert_eq!(run.approvals.len(), 1);
         assert_eq!(

@@ -228,8 +228,8 @@ async fn ten_thousand_calls_in_one_response_are_executed_and_answered_in_order()
         .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
         .await
         .unwrap();
-    assert_eq!(run.results.len(), 10_000);
-    for (i, answer) in run.results.iter().enumerate() {
+    assert_eq!(run.turn.results.len(), 10_000);
+    for (i, answer) in run.turn.results.iter().enumerate() {
         assert_eq!(answer["tool_call_id"], format!("call_{i}"));
         assert_eq!(answer["content"], format!("\"{i}\""));
     }

@@ -251,8 +251,8 @@ fn answered_in_one_and_in_two_rounds() {
             &options,
         )
         .await;
-        assert_eq!(text(&run.results[0]), "deleted n=7");
-        assert_eq!(text(&run.results[1]), "sent with code \"1234\"");
+        assert_eq!(text(&run.turn.results[0]), "deleted n=7");
+        assert_eq!(text(&run.turn.results[1]), "sent with code \"1234\"");
         assert!(run.calls.iter().all(|c| c.ran && c.error.is_none()));
         let asked = s.asked.lock().unwrap();
         let mut rounds: Vec<(String, usize, Vec<String>)> = asked
@@ -333,7 +333,7 @@ fn without_a_handler_the_model_is_told_what_the_tool_asked() {
             assert!(!run.calls[0].ran);
             // The question is the server's text: it is in the model's context now.
             assert!(run.ran_servers.contains("s"));
-            let answer = run.results[0].to_string();
+            let answer = run.turn.results[0].to_string();
             assert!(answer.contains("Delete note 7?"), "{p}: {answer}");
         }
         assert_eq!(
@@ -367,6 +367,7 @@ fn declined_and_cancelled() {
         )
         .await;
         let content: Vec<&str> = run
+            .turn
             .results
             .iter()
             .map(|r| r["content"].as_str().unwrap())
@@ -459,7 +460,7 @@ fn the_handler_has_its_own_time_bound() {
             .call_timeout(Duration::from_millis(150))
             .input_timeout(Duration::from_secs(5));
         let run = turn(&s, "anthropic", &[("s__twice", json!({}))], &options).await;
-        assert_eq!(text(&run.results[0]), "sent with code \"1234\"");
+        assert_eq!(text(&run.turn.results[0]), "sent with code \"1234\"");
         // Over the input timeout, the call ends.
         let s = setup(Some(Arc::new(|q| (Duration::from_secs(30), yes(q)))));
         let options = ExecOptions::new().input_timeout(Duration::from_millis(100));
@@ -512,7 +513,7 @@ fn a_request_state_alone_is_retried_without_asking() {
             &ExecOptions::new(),
         )
         .await;
-        assert_eq!(text(&run.results[0]), "done after a pause");
+        assert_eq!(text(&run.turn.results[0]), "done after a pause");
         let log = s.log.lock().unwrap();
         assert_eq!(
             log[1].1, None,
@@ -540,7 +541,7 @@ fn tasks_and_unknown_result_types_are_errors() {
             ),
             "{error}"
         );
-        assert_eq!(run.results[0]["is_error"], true);
+        assert_eq!(run.turn.results[0]["is_error"], true);
     });
 }
 
@@ -590,7 +591,7 @@ fn the_policy_decides_once_and_hooks_run_once() {
             .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
             .await
             .unwrap();
-        assert_eq!(run.results[0]["content"][1]["text"], "(checked)");
+        assert_eq!(run.turn.results[0]["content"][1]["text"], "(checked)");
         assert_eq!(approvals.load(Ordering::SeqCst), 1);
         assert_eq!(before.load(Ordering::SeqCst), 1);
         assert_eq!(after.load(Ordering::SeqCst), 1);
@@ -615,18 +616,23 @@ fn a_mixed_turn_is_answered_in_the_models_order() {
             &ExecOptions::new().max_input_rounds(2),
         )
         .await;
-        let ids = answer_ids(&run.results, "tool_use_id");
+        let ids = answer_ids(&run.turn.results, "tool_use_id");
         assert_eq!(
             ids,
             ["call_0", "call_1", "call_2", "call_3", "call_4", "call_5"]
         );
-        assert_eq!(text(&run.results[0]), "sent with code \"1234\"");
-        assert_eq!(text(&run.results[1]), "plain n=1");
-        assert!(text(&run.results[2]).contains("more than 2 times"));
-        assert_eq!(text(&run.results[3]), "disk full");
-        assert!(text(&run.results[4]).contains("unknown tool"));
-        assert_eq!(text(&run.results[5]), "deleted n=5");
-        let errors: Vec<bool> = run.results.iter().map(|r| r["is_error"] == true).collect();
+        assert_eq!(text(&run.turn.results[0]), "sent with code \"1234\"");
+        assert_eq!(text(&run.turn.results[1]), "plain n=1");
+        assert!(text(&run.turn.results[2]).contains("more than 2 times"));
+        assert_eq!(text(&run.turn.results[3]), "disk full");
+        assert!(text(&run.turn.results[4]).contains("unknown tool"));
+        assert_eq!(text(&run.turn.results[5]), "deleted n=5");
+        let errors: Vec<bool> = run
+            .turn
+            .results
+            .iter()
+            .map(|r| r["is_error"] == true)
+            .collect();
         assert_eq!(errors, [false, false, true, true, true, false]);
     });
 }
@@ -735,8 +741,8 @@ proptest! {
                 .execute_tool_calls(p, &model_response("anthropic", &calls), &listing, &options)
                 .await
                 .unwrap();
-            assert_eq!(run.results.len(), mix.len());
-            for (n, (kind, answer)) in mix.iter().zip(&run.results).enumerate() {
+            assert_eq!(run.turn.results.len(), mix.len());
+            for (n, (kind, answer)) in mix.iter().zip(&run.turn.results).enumerate() {
                 assert_eq!(answer["tool_use_id"], format!("call_{n}"));
                 let completes = match kind {
                     Kind::Complete => true,
@@ -794,13 +800,13 @@ fn streamed_calls_get_their_input_rounds() {
             .await
             .unwrap();
         assert!(run.error.is_none(), "{:?}", run.error);
-        assert_eq!(text(&run.execution.results[0]), "sent with code \"1234\"");
+        assert_eq!(text(&run.execution.turn.results[0]), "sent with code \"1234\"");
         assert_eq!(s.asked.lock().unwrap().len(), 2);
         let whole = s
             .source
             .execute_tool_calls(p, &run.message, &listing, &options)
             .await
             .unwrap();
-        assert_eq!(whole.results, run.execution.results);
+        assert_eq!(whole.turn.results, run.execution.turn.results);
     });
 }

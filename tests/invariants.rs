@@ -170,7 +170,7 @@ proptest! {
             let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
             source.execute_tool_calls(provider, &response, &listing, &ExecOptions::new()).await
         }).unwrap();
-        prop_assert_eq!(run.results.len(), items.len());
+        prop_assert_eq!(run.turn.results.len(), items.len());
 
         // What may be sent: the first item with each id, naming an offered
         // tool, with object arguments, that the policy lets through.

@@ -44,7 +44,11 @@ const EXEC_FLOORS: &[&[&str]] = &[
     &["skills"],
     &["cache", "catalogs", "hooks", "inprocess", "options"],
     &["input", "turn"],
-    &["source"],
+    &["answering", "source"],
+    &["check", "turn_run"],
+    &["approve"],
+    &["call"],
+    &["approvals"],
     &["run"],
     &["stream", "resume"],
     // Declares the files and re-exports their public names.
@@ -712,7 +716,7 @@ fn an_upward_import_is_named_with_its_floors() {
     assert!(
         problems[0].starts_with(
             "src/exec/server.rs (floor 4) imports `super::stream::StreamedExecution` from \
-             stream.rs (floor 10): an import must point down the floors (0 [clock, future, gate, kept] < 1 \
+             stream.rs (floor 14): an import must point down the floors (0 [clock, future, gate, kept] < 1 \
              [policy, durable] <"
         ),
         "{}",
@@ -730,5 +734,344 @@ fn an_upward_import_is_named_with_its_floors() {
             .split(':')
             .next(),
         Some("src/exec/brand_new.rs is on no floor")
+    );
+}
+
+// ---- inherent methods ----
+//
+// A method one module defines on another module's type (`impl Provider`
+// outside `spec/`, `impl Source` outside `source.rs`) is called without a
+// path: `provider.list_deferred(..)` names no module, so the import reader
+// cannot see a call that goes up the floors to it. These tests read the
+// inherent `impl` blocks themselves, and each call to a method defined in
+// one by its name. A name defined as `fn` in more than one module (or exec
+// file) cannot be told apart by its text, and is left out.
+
+/// The types a file's code defines (`struct`, `enum`, `union`).
+fn defined_types(text: &str) -> Vec<String> {
+    let tokens = tokens(text);
+    tokens
+        .windows(2)
+        .filter_map(|pair| match pair {
+            [Token::Ident(kw), Token::Ident(name)]
+                if kw == "struct" || kw == "enum" || kw == "union" =>
+            {
+                Some(name.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every function a file's code defines, by name.
+fn defined_fns(text: &str) -> Vec<String> {
+    let tokens = tokens(text);
+    tokens
+        .windows(2)
+        .filter_map(|pair| match pair {
+            [Token::Ident(kw), Token::Ident(name)] if kw == "fn" => Some(name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Skips a `<...>` group starting at `tokens[*i]`, if there is one.
+fn skip_generics(tokens: &[Token], i: &mut usize) {
+    if tokens.get(*i) != Some(&Token::Other('<')) {
+        return;
+    }
+    let mut depth = 0usize;
+    while let Some(token) = tokens.get(*i) {
+        *i += 1;
+        match token {
+            Token::Other('<') => depth += 1,
+            Token::Other('>') => {
+                depth -= 1;
+                if depth == 0 {
+                    return;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The methods of a file's inherent `impl` blocks: `(type, method)`.
+fn inherent_methods(text: &str) -> Vec<(String, String)> {
+    let tokens = tokens(text);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i] != Token::Ident("impl".into()) {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        skip_generics(&tokens, &mut i);
+        // The type's path; its last name is the type.
+        let mut ty = None;
+        while let Some(Token::Ident(name)) = tokens.get(i) {
+            ty = Some(name.clone());
+            i += 1;
+            if tokens.get(i) == Some(&Token::Path) {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        skip_generics(&tokens, &mut i);
+        let (Some(ty), Some(Token::Open)) = (ty, tokens.get(i)) else {
+            // A trait's impl (`impl Trait for Type`), or not an impl block.
+            continue;
+        };
+        let mut depth = 0usize;
+        while let Some(token) = tokens.get(i) {
+            match token {
+                Token::Open => depth += 1,
+                Token::Close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Token::Ident(kw) if kw == "fn" && depth == 1 => {
+                    if let Some(Token::Ident(name)) = tokens.get(i + 1) {
+                        out.push((ty.clone(), name.clone()));
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether `tokens[..i]` ends with `#[cfg(test)]`.
+fn after_cfg_test(tokens: &[Token], i: usize) -> bool {
+    let attribute = [
+        Token::Other('#'),
+        Token::Other('['),
+        Token::Ident("cfg".into()),
+        Token::Other('('),
+        Token::Ident("test".into()),
+        Token::Other(')'),
+        Token::Other(']'),
+    ];
+    i >= attribute.len() && tokens[i - attribute.len()..i] == attribute
+}
+
+/// The names a file's code calls as methods or associated functions:
+/// `.name(`, `.name::<..>(` and `Type::name(`, outside its tests
+/// (`#[cfg(test)] mod .. { .. }`).
+fn called_methods(text: &str) -> Vec<String> {
+    let tokens = tokens(text);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 2 < tokens.len() {
+        if tokens[i] == Token::Ident("mod".into())
+            && after_cfg_test(&tokens, i)
+            && tokens.get(i + 2) == Some(&Token::Open)
+        {
+            let mut depth = 0usize;
+            i += 2;
+            while let Some(token) = tokens.get(i) {
+                i += 1;
+                match token {
+                    Token::Open => depth += 1,
+                    Token::Close => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        if let (Token::Other('.') | Token::Path, Token::Ident(name)) = (&tokens[i], &tokens[i + 1])
+        {
+            let called = match tokens[i + 2] {
+                Token::Other('(') => true,
+                Token::Path => tokens.get(i + 3) == Some(&Token::Other('<')),
+                _ => false,
+            };
+            if called {
+                out.push(name.clone());
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A unit of the layering (a top-level module, or a file of `src/exec/`):
+/// its name, its floor, and its files' texts.
+struct Unit {
+    name: String,
+    floor: usize,
+    texts: Vec<(String, String)>,
+}
+
+/// The calls that go to a method defined on a floor not below the
+/// caller's own, on a type of another unit, each said in full.
+fn upward_method_calls(units: &[Unit], floors: &str) -> Vec<String> {
+    let mut homes: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    let mut fns: BTreeMap<String, std::collections::BTreeSet<&str>> = BTreeMap::new();
+    for unit in units {
+        for (_, text) in &unit.texts {
+            for ty in defined_types(text) {
+                homes.entry(ty).or_default().push(&unit.name);
+            }
+            for name in defined_fns(text) {
+                fns.entry(name).or_default().insert(&unit.name);
+            }
+        }
+    }
+    // Each method defined on another unit's type, with the unit that defines it.
+    let mut foreign: BTreeMap<String, (&Unit, String)> = BTreeMap::new();
+    for unit in units {
+        for (_, text) in &unit.texts {
+            for (ty, method) in inherent_methods(text) {
+                // A type the unit defines itself (whatever else defines one
+                // of the same name), or one defined nowhere in src/.
+                let home = homes.get(&ty).map(Vec::as_slice).unwrap_or_default();
+                let own = home.is_empty() || home.contains(&unit.name.as_str());
+                let unique = fns.get(&method).is_some_and(|units| units.len() == 1);
+                if !own && unique {
+                    foreign.insert(method, (unit, ty));
+                }
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for unit in units {
+        for (shown, text) in &unit.texts {
+            for name in called_methods(text) {
+                let Some((definer, ty)) = foreign.get(&name) else {
+                    continue;
+                };
+                if definer.name != unit.name && unit.floor <= definer.floor {
+                    problems.push(format!(
+                        "{shown} (`{}`, floor {}) calls `{ty}::{name}`, which `{}` (floor {}) \
+                         defines: a method is defined on the floor of its callers or below \
+                         ({floors})",
+                        unit.name, unit.floor, definer.name, definer.floor
+                    ));
+                }
+            }
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    problems
+}
+
+/// The top-level modules as units of the layering.
+fn top_level_units() -> Vec<Unit> {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut units: Vec<Unit> = Vec::new();
+    for file in &files {
+        let Some(top) = module_path(file).first().cloned() else {
+            continue;
+        };
+        let Some(floor) = floor_of(&top) else {
+            continue;
+        };
+        let shown = file
+            .strip_prefix(root())
+            .unwrap_or(file)
+            .display()
+            .to_string();
+        let text = fs::read_to_string(file).expect("a source file");
+        match units.iter_mut().find(|u| u.name == top) {
+            Some(unit) => unit.texts.push((shown, text)),
+            None => units.push(Unit {
+                name: top,
+                floor,
+                texts: vec![(shown, text)],
+            }),
+        }
+    }
+    units
+}
+
+#[test]
+fn top_level_modules_call_no_method_defined_on_a_floor_above() {
+    let floors = FLOORS
+        .iter()
+        .enumerate()
+        .map(|(i, floor)| format!("{i} [{}]", floor.join(", ")))
+        .collect::<Vec<_>>()
+        .join(" < ");
+    let problems = upward_method_calls(&top_level_units(), &floors);
+    assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
+}
+
+#[test]
+fn exec_files_call_no_method_defined_on_a_floor_above() {
+    let units: Vec<Unit> = exec_files()
+        .into_iter()
+        .filter_map(|(stem, text)| {
+            let floor = exec_floor_of(&stem)?;
+            Some(Unit {
+                texts: vec![(format!("src/exec/{stem}.rs"), text)],
+                name: stem,
+                floor,
+            })
+        })
+        .collect();
+    let problems = upward_method_calls(&units, &exec_floors_shown());
+    assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
+}
+
+/// The reader of methods: a call up the floors to a method defined on
+/// another unit's type is named, one down is not, a trait's impl and a name
+/// defined twice are left out.
+#[test]
+fn an_upward_method_call_is_named_with_its_floors() {
+    let unit = |name: &str, floor: usize, text: &str| Unit {
+        name: name.to_owned(),
+        floor,
+        texts: vec![(format!("src/{name}.rs"), text.to_owned())],
+    };
+    let units = [
+        unit(
+            "spec",
+            2,
+            "pub struct Provider; impl Provider { pub fn id(&self) {} }",
+        ),
+        unit(
+            "listing",
+            6,
+            "impl Provider { pub fn list_tools(&self) { self.list_deferred(); self.id(); self.answer(); } }",
+        ),
+        unit(
+            "deferred",
+            8,
+            "impl<'a> crate::spec::Provider { pub(crate) fn list_deferred(&self) {} \
+             fn answer(&self) { self.list_tools(); } }\n\
+             impl std::fmt::Debug for Provider { fn fmt(&self) {} }\n\
+             fn fmt() {}",
+        ),
+        unit(
+            "calls",
+            7,
+            "fn answer() {} fn f(p: &Provider) { p.fmt(); Provider::list_deferred(p); }",
+        ),
+    ];
+    let problems = upward_method_calls(&units, "the floors");
+    assert_eq!(
+        problems,
+        [
+            "src/calls.rs (`calls`, floor 7) calls `Provider::list_deferred`, which `deferred` \
+             (floor 8) defines: a method is defined on the floor of its callers or below (the \
+             floors)",
+            "src/listing.rs (`listing`, floor 6) calls `Provider::list_deferred`, which \
+             `deferred` (floor 8) defines: a method is defined on the floor of its callers or \
+             below (the floors)",
+        ]
     );
 }

@@ -84,7 +84,7 @@ async fn call(source: &Source, tool: &str) -> (String, bool, Option<ErrorKind>) 
         .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
         .await
         .unwrap();
-    let result = &run.results[0];
+    let result = &run.turn.results[0];
     let text = match &result["content"] {
         Value::String(s) => s.clone(),
         Value::Array(blocks) => blocks

@@ -83,10 +83,10 @@ async fn call_source(source: &Source, tool: &str) -> (String, Option<ErrorKind>)
         .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
         .await
         .unwrap();
-    let text = run.results[0]["content"]
+    let text = run.turn.results[0]["content"]
         .as_array()
         .map(|blocks| blocks.iter().filter_map(|b| b["text"].as_str()).collect())
-        .unwrap_or_else(|| run.results[0]["content"].to_string());
+        .unwrap_or_else(|| run.turn.results[0]["content"].to_string());
     (text, run.calls[0].error.as_ref().map(|e| e.kind()))
 }
 

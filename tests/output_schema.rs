@@ -96,7 +96,7 @@ fn a_result_that_breaks_its_output_schema_is_answered_as_an_error_naming_where()
                 && message.contains("/conditions: breaks `enum: "),
             "{id}: {message}"
         );
-        let answer = run.results[0].to_string();
+        let answer = run.turn.results[0].to_string();
         assert!(
             !message.contains("warm") && !answer.contains("warm") && !answer.contains("fog"),
             "{id}: {message} / {answer}"
@@ -112,7 +112,7 @@ fn a_result_that_breaks_its_output_schema_is_answered_as_an_error_naming_where()
             1,
             "{id}: the error names the result's paths"
         );
-        answers.insert(id.to_string(), run.results[0].clone());
+        answers.insert(id.to_string(), run.turn.results[0].clone());
     }
     snapshot(Stage::Exec, None, "output_schema_broken", answers);
 }
@@ -124,7 +124,7 @@ fn warn_passes_the_result_on_and_off_does_not_check() {
         let run = run("anthropic", &source, check);
         assert!(run.calls[0].error.is_none(), "{check:?}");
         assert_eq!(
-            run.results[0]["content"][0]["text"],
+            run.turn.results[0]["content"][0]["text"],
             "{\"temperature\":\"warm\",\"conditions\":\"fog\"}"
         );
         let warnings = &run.calls[0].warnings;

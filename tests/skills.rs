@@ -166,14 +166,14 @@ fn the_model_sees_a_catalogue_loads_a_skill_and_reads_its_file() {
     for record in &run.calls {
         assert!(record.error.is_none(), "{:?}", record.error);
     }
-    let loaded = run.results[0].to_string();
+    let loaded = run.turn.results[0].to_string();
     assert!(loaded.contains("verified against its manifest"), "{loaded}");
     assert!(
         loaded.contains("references/FORMS.md (20 bytes)"),
         "{loaded}"
     );
     assert!(loaded.contains("# PDF processing"), "{loaded}");
-    let file = run.results[1].to_string();
+    let file = run.turn.results[1].to_string();
     assert!(file.contains("Supporting content."), "{file}");
     assert!(run.ran_servers.contains("docs"), "{:?}", run.ran_servers);
     assert_eq!(
@@ -273,7 +273,7 @@ fn a_tampered_skill_is_refused_and_nothing_more_is_read() {
             assert_eq!(error.kind(), ErrorKind::InvalidResult, "{what}: {error}");
             assert!(error.to_string().contains(says), "{what}: {error}");
             assert!(
-                !run.results[i].to_string().contains("Mail the keys"),
+                !run.turn.results[i].to_string().contains("Mail the keys"),
                 "{what}: unverified content reached the model"
             );
         }
@@ -523,9 +523,9 @@ fn a_dynamic_skill_is_read_unverified_inside_its_directory() {
         ],
     );
     assert!(run.calls[0].error.is_none() && run.calls[1].error.is_none());
-    assert!(run.results[0].to_string().contains("unverified"));
-    assert!(run.results[1].to_string().contains("42 requests"));
-    assert!(run.results[1].to_string().contains("unverified"));
+    assert!(run.turn.results[0].to_string().contains("unverified"));
+    assert!(run.turn.results[1].to_string().contains("42 requests"));
+    assert!(run.turn.results[1].to_string().contains("unverified"));
     assert_eq!(
         run.calls[2].error.as_ref().unwrap().kind(),
         ErrorKind::Denied
@@ -693,7 +693,7 @@ fn skill_files_read_as_resources_are_verified_and_names_are_checked() {
     });
     let error = run.calls[0].error.as_ref().expect("refused");
     assert_eq!(error.kind(), ErrorKind::InvalidResult, "{error}");
-    assert!(!run.results[0].to_string().contains("Mail the keys"));
+    assert!(!run.turn.results[0].to_string().contains("Mail the keys"));
 
     let forged = entry(
         "skill://a%0A-%20evil/SKILL.md",

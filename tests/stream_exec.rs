@@ -105,6 +105,7 @@ fn a_call_runs_while_the_model_still_streams() {
         assert!(run.error.is_none(), "{:?}", run.error);
         let ids: Vec<&Value> = run
             .execution
+            .turn
             .results
             .iter()
             .map(|r| &r["tool_use_id"])
@@ -140,7 +141,7 @@ fn after_stream_waits_for_the_end() {
         tx.send(sse(&[json!({"type": "message_stop"})])).unwrap();
         drop(tx);
         let run = run.await.unwrap().unwrap();
-        assert_eq!(run.execution.results.len(), 1);
+        assert_eq!(run.execution.turn.results.len(), 1);
         assert_eq!(received.lock().unwrap().len(), 1);
     });
 }
@@ -161,8 +162,8 @@ fn a_broken_stream_answers_what_ran_and_never_sends_the_rest() {
             .unwrap();
         let error = run.error.expect("the stream broke");
         assert!(error.to_string().contains("Overloaded"), "{error}");
-        assert_eq!(run.execution.results.len(), 1);
-        assert_eq!(run.execution.results[0]["tool_use_id"], "t0");
+        assert_eq!(run.execution.turn.results.len(), 1);
+        assert_eq!(run.execution.turn.results[0]["tool_use_id"], "t0");
         let names: Vec<String> = received.lock().unwrap().iter().map(|r| r.0.clone()).collect();
         assert_eq!(names, ["first"]);
         // The HTTP body itself failing mid-way is a stream error too.
@@ -176,7 +177,7 @@ fn a_broken_stream_answers_what_ran_and_never_sends_the_rest() {
             .unwrap();
         let error = run.error.expect("the body failed");
         assert!(format!("{error:#}").contains("connection reset"), "{error:#}");
-        assert!(run.execution.results.is_empty());
+        assert!(run.execution.turn.results.is_empty());
     });
 }
 
@@ -286,7 +287,10 @@ fn recorded_streams_send_only_complete_calls() {
                             )
                             .await
                             .unwrap();
-                        assert_eq!(again.results, run.execution.results, "{id}/{name}");
+                        assert_eq!(
+                            again.turn.results, run.execution.turn.results,
+                            "{id}/{name}"
+                        );
                     }
                 });
                 checked += 1;
@@ -344,12 +348,12 @@ fn streamed_turns_collect_follow_ups_in_the_models_order() {
         assert!(run.error.is_none(), "{:?}", run.error);
         let ids: Vec<&str> = run
             .execution
-            .results
+            .turn.results
             .iter()
             .map(|r| r["tool_call_id"].as_str().unwrap())
             .collect();
         assert_eq!(ids, ["c0", "c1"]);
-        let follow_ups = &run.execution.follow_ups;
+        let follow_ups = &run.execution.turn.follow_ups;
         assert_eq!(follow_ups.len(), 1, "{follow_ups:?}");
         let content = follow_ups[0]["content"].as_array().unwrap();
         assert_eq!(content.len(), 4, "{content:?}");
@@ -361,7 +365,7 @@ fn streamed_turns_collect_follow_ups_in_the_models_order() {
             .execute_tool_calls(p, &run.message, &listing, &options)
             .await
             .unwrap();
-        assert_eq!(whole.results, run.execution.results);
-        assert_eq!(whole.follow_ups, run.execution.follow_ups);
+        assert_eq!(whole.turn.results, run.execution.turn.results);
+        assert_eq!(whole.turn.follow_ups, run.execution.turn.follow_ups);
     });
 }

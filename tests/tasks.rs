@@ -88,6 +88,7 @@ async fn run(source: &Source, calls: &[&str], options: &ExecOptions) -> (Vec<Str
         .await
         .unwrap();
     let texts = run
+        .turn
         .results
         .iter()
         .map(|r| r["content"][0]["text"].as_str().unwrap_or("").to_owned())

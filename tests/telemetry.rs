@@ -110,7 +110,7 @@ fn a_turn_is_traced_by_the_conventions_and_the_server_joins_the_trace() {
             .execute_tool_calls(provider(id), &response, &listing, &ExecOptions::new())
             .await
             .unwrap();
-        let text = run.results[0]["content"][0]["text"].as_str().unwrap();
+        let text = run.turn.results[0]["content"][0]["text"].as_str().unwrap();
         let seen: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
 
         traces.force_flush().unwrap();
@@ -256,9 +256,9 @@ fn a_turn_is_traced_by_the_conventions_and_the_server_joins_the_trace() {
             .unwrap();
         assert!(run.calls[0].error.is_none(), "{:?}", run.calls[0].error);
         assert!(
-            run.results[0].to_string().contains("Hello."),
+            run.turn.results[0].to_string().contains("Hello."),
             "{}",
-            run.results[0]
+            run.turn.results[0]
         );
         traces.force_flush().unwrap();
         let spans = exporter.get_finished_spans().unwrap();

@@ -11,7 +11,7 @@ use mcp_adapters::exec::{
     Asking, Attribution, CallRecord, Handlers, InputAnswer, InputQuestions, Roots, Sampling,
     SamplingAnswer, SamplingRequest,
 };
-use mcp_adapters::mcp::{InputRequest, InputResponses, Root};
+use mcp_adapters::mcp::{ElicitAction, InputRequest, InputResponses, Root};
 use mcp_adapters::toolset::sanitize_description;
 use mcp_adapters::{Error, ErrorKind, Result};
 
@@ -207,6 +207,7 @@ fn answer_questions(
     let mut responses = InputResponses::new();
     let mut unanswered = Vec::new();
     let mut unfit = Vec::new();
+    let mut cancelled = false;
     for (key, request) in &questions.requests {
         let name = if keyed {
             format!("`{key}`")
@@ -220,6 +221,8 @@ fn answer_questions(
             _ => None,
         };
         match found {
+            // A person who cancels stops the turn: its question is not answered.
+            Some(Ok(answer)) if answer.action == ElicitAction::Cancel => cancelled = true,
             Some(Ok(answer)) => {
                 responses.insert(key.clone(), answer.into());
             }
@@ -227,6 +230,16 @@ fn answer_questions(
             None if keyed => unanswered.push(key.clone()),
             None => unanswered.push(name),
         }
+    }
+    if cancelled {
+        notes.explain(&questions.server_id, &questions.call);
+        eprintln!(
+            "note: {} asked for input ({}); cancelled: {} cancels it, and the turn halts",
+            asker(&questions.server_id, &questions.call),
+            questions_text(questions),
+            answers.file().display(),
+        );
+        return InputAnswer::Cancel("the answers file cancels it".to_owned());
     }
     if unanswered.is_empty() && unfit.is_empty() {
         return InputAnswer::Respond(responses);
@@ -264,6 +277,14 @@ fn answer_questions(
 fn answer_sampling(answers: &Answers, notes: &Notes, request: &SamplingRequest) -> SamplingAnswer {
     let tool = tool_of(&request.server_id, &request.call);
     if let Some(answer) = answers.sampling(tool.as_deref()) {
+        if matches!(answer, SamplingAnswer::Cancel(_)) {
+            notes.explain(&request.server_id, &request.call);
+            eprintln!(
+                "note: {} asked for a completion; cancelled: {} cancels it, and the turn halts",
+                asker(&request.server_id, &request.call),
+                answers.file().display(),
+            );
+        }
         return answer.clone();
     }
     let asked = request

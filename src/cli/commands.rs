@@ -1,13 +1,10 @@
 //! The commands, each a few library calls.
 
-use std::time::Duration;
-
 use mcp_adapters::client::{HostedOptions, split_hosted};
-use mcp_adapters::exec::{CallRecord, Wait};
 use mcp_adapters::stream::Framing;
 use mcp_adapters::{
-    CallToolResult, Error, ErrorKind, ExecOptions, HubConfig, ListOptions, Listing, Outcome,
-    Policy, Provider, Registry, Result, ResultOptions, ServerConfig, ToolSet,
+    CallToolResult, Error, ErrorKind, HubConfig, ListOptions, Listing, Outcome, Policy, Provider,
+    Registry, Result, ResultOptions, ServerConfig, ToolSet,
 };
 use serde_json::{Value, json};
 
@@ -16,8 +13,8 @@ use super::input::{
 };
 use super::shown::escaped;
 use super::{
-    CallsArgs, DeferArgs, LiveArgs, NamingArgs, ResultArgs, RunArgs, SearchToolsArgs, SpecsArg,
-    StreamArgs, ToolsArgs, ToolsetArgs, asks, decisions, demo, live, state,
+    CallsArgs, DeferArgs, LiveArgs, ResultArgs, SearchToolsArgs, SpecsArg, StreamArgs, ToolsArgs,
+    ToolsetArgs, asks, demo, live,
 };
 
 /// Listing options from the toolset flags.
@@ -44,18 +41,60 @@ fn defer_options(mut options: ListOptions, args: &DeferArgs) -> Result<ListOptio
 }
 
 /// A listing as printed: with the deferred tools and who searches, when any is deferred.
-fn listing_json(listing: &Listing) -> Result<Value> {
-    super::shown::warn_of(&listing.report.toolset);
-    let mut value = to_json(listing)?;
-    if let (Some(search), Value::Object(map)) = (listing.tool_search(), &mut value) {
-        map.insert("tool_search".into(), to_json(search)?);
-        map.insert(
-            "deferred".into(),
-            json!(listing.deferred().collect::<Vec<_>>()),
-        );
-        map.insert("found".into(), json!(listing.found()));
+#[derive(serde::Serialize)]
+struct PrintedListing<'a> {
+    #[serde(flatten)]
+    listing: &'a Listing,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_search: Option<&'a mcp_adapters::listing::ToolSearch>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deferred: Option<Vec<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    found: Option<&'a [String]>,
+}
+
+impl<'a> PrintedListing<'a> {
+    fn of(listing: &'a Listing) -> Self {
+        super::shown::warn_of(&listing.report.toolset);
+        let search = listing.tool_search();
+        PrintedListing {
+            listing,
+            tool_search: search,
+            deferred: search.map(|_| listing.deferred().collect()),
+            found: search.map(|_| listing.found()),
+        }
     }
-    Ok(value)
+}
+
+/// A listing as printed, as JSON to add to.
+fn listing_json(listing: &Listing) -> Result<Value> {
+    to_json(PrintedListing::of(listing))
+}
+
+/// What `tools` prints: a listing, written out as it is serialized (never
+/// copied into a JSON tree first: a server's 20,000 tools are a large
+/// listing), or other JSON.
+pub enum Printed {
+    Listing(Box<Listing>),
+    Json(Value),
+}
+
+impl Printed {
+    /// Writes it to stdout, pretty; a closed stdout (`| head`) ends quietly.
+    pub fn print(&self) {
+        use std::io::Write;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let written = match self {
+            Printed::Listing(listing) => {
+                serde_json::to_writer_pretty(&mut out, &PrintedListing::of(listing))
+            }
+            Printed::Json(value) => serde_json::to_writer_pretty(&mut out, value),
+        };
+        if written.is_ok() {
+            let _ = writeln!(out);
+            let _ = out.flush();
+        }
+    }
 }
 
 /// The tools of `args.tools` ranked for `args.query`.
@@ -93,14 +132,14 @@ pub fn providers(specs: &SpecsArg) -> Result<Value> {
     ))
 }
 
-fn to_json(value: impl serde::Serialize) -> Result<Value> {
+pub(super) fn to_json(value: impl serde::Serialize) -> Result<Value> {
     serde_json::to_value(value)
         .map_err(|e| Error::new(ErrorKind::Input, "cannot serialize the output").with_source(e))
 }
 
 /// The OTLP export `--otlp-endpoint` (or the standard variables) ask for:
 /// kept until the command ends, when what is buffered is sent.
-fn telemetry(live: &LiveArgs) -> Result<Option<mcp_adapters::telemetry::Telemetry>> {
+pub(super) fn telemetry(live: &LiveArgs) -> Result<Option<mcp_adapters::telemetry::Telemetry>> {
     let from_env = [
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -117,7 +156,7 @@ fn telemetry(live: &LiveArgs) -> Result<Option<mcp_adapters::telemetry::Telemetr
     mcp_adapters::telemetry::export_otlp(live.otlp_endpoint.as_deref(), filter).map(Some)
 }
 
-pub fn tools(args: &ToolsArgs) -> Result<Value> {
+pub fn tools(args: &ToolsArgs) -> Result<Printed> {
     let _telemetry = telemetry(&args.live)?;
     let registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
@@ -137,7 +176,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
             ));
         }
         let asks = asks::read(&args.asks, false)?;
-        return block_on(hosted_tools(args, hub, provider, &options, &asks))?;
+        return block_on(hosted_tools(args, hub, provider, &options, &asks))?.map(Printed::Json);
     }
     if !args.live.servers.is_empty() || args.live.config.is_some() {
         if !args.files.is_empty() {
@@ -152,11 +191,9 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
             let source = live::source(&args.live, &args.toolset.naming, None, false, &asks)
                 .await?
                 .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
-            live::check_started(&source, &args.live).await?;
-            if args.raw {
-                return raw_tools(&source.toolset().await?);
-            }
-            listing_json(&source.tools(provider, &options).await?)
+            let listed = listed(&source, args, provider, &options).await;
+            source.close().await;
+            listed
         })?;
     }
     if args.asks.given() {
@@ -171,9 +208,29 @@ pub fn tools(args: &ToolsArgs) -> Result<Value> {
     };
     let toolset = toolset(&args.toolset.naming, servers)?;
     if args.raw {
-        return raw_tools(&toolset);
+        return raw_tools(&toolset).map(Printed::Json);
     }
-    listing_json(&provider.list_tools(&toolset, &options)?)
+    let listing = provider.list_tools(&toolset, &options)?;
+    drop(toolset);
+    Ok(Printed::Listing(Box::new(listing)))
+}
+
+/// `tools` on live servers, once they started: the listing, or one
+/// server's tools as MCP lists them.
+async fn listed(
+    source: &mcp_adapters::Source,
+    args: &ToolsArgs,
+    provider: &Provider,
+    options: &ListOptions,
+) -> Result<Printed> {
+    if args.raw {
+        let toolset = source.toolset().await?;
+        live::check_started(source, toolset.report(), &args.live).await?;
+        return raw_tools(&toolset).map(Printed::Json);
+    }
+    let listing = source.tools(provider, options).await?;
+    live::check_started(source, &listing.report.toolset, &args.live).await?;
+    Ok(Printed::Listing(Box::new(listing)))
 }
 
 /// The servers of `--server`, `--config` and `--hosted`, when any asks to be
@@ -248,8 +305,14 @@ async fn hosted_tools(
             asks,
         )
         .await?;
-        live::check_started(&source, &args.live).await?;
-        source.tools(provider, options).await?
+        let listing = match source.tools(provider, options).await {
+            Ok(listing) => live::check_started(&source, &listing.report.toolset, &args.live)
+                .await
+                .map(|()| listing),
+            Err(e) => Err(e),
+        };
+        source.close().await;
+        listing?
     };
     let mut value = listing_json(&listing)?;
     if let Value::Object(map) = &mut value {
@@ -289,393 +352,17 @@ fn raw_tools(toolset: &ToolSet) -> Result<Value> {
             ),
         ));
     }
-    let tools: Vec<&mcp_adapters::Tool> = toolset.tools().iter().map(|t| &t.tool).collect();
+    let tools: Vec<&mcp_adapters::Tool> = toolset.tools().iter().map(|t| &*t.tool).collect();
     Ok(json!({"tools": tools}))
 }
 
 /// Runs `future` on a fresh runtime.
-fn block_on<F: std::future::Future>(future: F) -> Result<F::Output> {
+pub(super) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::new(ErrorKind::Io, "cannot start the async runtime").with_source(e))?;
     Ok(runtime.block_on(future))
-}
-
-pub fn run(args: &RunArgs) -> Result<Value> {
-    let _telemetry = telemetry(&args.live)?;
-    let registry = registry(args.specs.specs.as_deref())?;
-    let provider = registry.get(&args.provider)?;
-    let mut list = ListOptions::new();
-    if let Some(mode) = args.strict {
-        list = list.strict(mode.into());
-    }
-    let mut results = ResultOptions::new();
-    for (name, value) in option_pairs(&args.options)? {
-        list = list.option(name, value);
-        results = results.option(name, value);
-    }
-    if let Some(tokens) = args.max_result_tokens {
-        results = results.max_result_tokens(tokens);
-    }
-    if let Some(tokens) = args.max_turn_tokens {
-        results = results.max_turn_tokens(tokens);
-    }
-    list = list.read_on(results.budget());
-    let suspend = args.suspend.is_some();
-    if suspend && args.response.len() > 1 {
-        return Err(Error::new(
-            ErrorKind::Input,
-            "--suspend goes with one RESPONSE (or --stream, or --resume): a turn that waits ends the run",
-        ));
-    }
-    let asks = asks::read(&args.asks, suspend)?;
-    let policy = match &args.policy {
-        Some(path) => live::read_policy(path)?,
-        None => {
-            eprintln!("note: no --policy given: every call to an offered tool is allowed");
-            Policy::allow_all()
-        }
-    };
-    let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
-    block_on(async {
-        let no_filters = NamingArgs {
-            hub: false,
-            prefix: args.prefix.clone(),
-            allow: Vec::new(),
-            deny: Vec::new(),
-            refuse_hidden: args.refuse_hidden,
-        };
-        let source = match live::source(
-            &args.live,
-            &no_filters,
-            Some(policy.clone()),
-            args.validate,
-            &asks,
-        )
-        .await?
-        {
-            Some(source) => {
-                live::check_started(&source, &args.live).await?;
-                source
-            }
-            None => {
-                if !args.response.is_empty() {
-                    eprintln!(
-                        "note: no --server or --config: running against the bundled demo server"
-                    );
-                }
-                demo::server(policy, args.validate, &asks.handlers, suspend)?
-            }
-        };
-        let listing = source.tools(provider, &list).await?;
-        let mut options = ExecOptions::new()
-            .max_concurrency(args.max_concurrency.unwrap_or(0))
-            .results(results);
-        if let Some(check) = args.output_schema {
-            options = options.output_schema(check.into());
-        }
-        if let Some(calls) = args.max_server_concurrency {
-            options = options.max_concurrency_per_server(calls);
-        }
-        if let Some(ms) = args.call_timeout {
-            options = options.call_timeout(Duration::from_millis(ms));
-        }
-        options = options.suspend(suspend);
-        if let Some(path) = &args.resume {
-            let state = state::read(path, state::key(args)?.as_ref())?;
-            let turn = [decisions::TurnCalls::waiting(&state)];
-            let options = decisions::options(args, &options, &turn)?.remove(0);
-            decisions::announce(args, &state);
-            let run = source
-                .resume_turn(provider, state, &listing, &options)
-                .await?;
-            return reported(&run, &listing, args, &asks);
-        }
-        if let Some(file) = &args.stream.stream {
-            let bytes = read_bytes(file)?;
-            let spec = provider.stream(&listing)?.framing_used();
-            let framing = stream_framing(&args.stream, &bytes, spec);
-            let turn = decisions::TurnCalls::streamed(provider, &listing, framing, &bytes)?;
-            let options = decisions::options(args, &options, &[turn])?.remove(0);
-            let options = options.framing(framing);
-            let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes)]);
-            let run = source
-                .execute_stream(provider, chunks, &listing, &options)
-                .await?;
-            let mut out = reported(&run.execution, &listing, args, &asks)?;
-            if let Value::Object(map) = &mut out {
-                map.insert("message".into(), run.message);
-                if let Some(error) = &run.error {
-                    map.insert("stream_error".into(), json!(format!("{error:#}")));
-                }
-            }
-            return Ok(out);
-        }
-        let responses: Vec<Value> = match args.response.as_slice() {
-            [] if !live_given => vec![demo::response(provider.id())?],
-            [] => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    "give the model RESPONSE (or --stream FILE) to run against the servers",
-                ));
-            }
-            paths => paths.iter().map(|p| read_json(p)).collect::<Result<_>>()?,
-        };
-        let calls: Vec<_> = responses
-            .iter()
-            .map(|response| decisions::TurnCalls::extracted(provider, &listing, response))
-            .collect();
-        let mut per_turn = decisions::options(args, &options, &calls)?;
-        if responses.len() > 1 {
-            let played = Turns {
-                paths: &args.response,
-                responses,
-                options: per_turn,
-            };
-            return turns(&source, provider, &list, played, &asks).await;
-        }
-        let (response, options) = (&responses[0], per_turn.remove(0));
-        let run = source
-            .execute_tool_calls(provider, response, &listing, &options)
-            .await?;
-        let mut out = reported(&run, &listing, args, &asks)?;
-        if let Value::Object(map) = &mut out
-            && args.response.is_empty()
-        {
-            map.insert("tools".into(), json!(listing.tools));
-            map.insert("response".into(), response.clone());
-        }
-        Ok(out)
-    })?
-}
-
-/// The turns of a run over several responses: each response (read before
-/// the first turn) with its path and its options, which hold the
-/// decisions that name its calls.
-struct Turns<'a> {
-    paths: &'a [String],
-    responses: Vec<Value>,
-    options: Vec<ExecOptions>,
-}
-
-/// Several responses: one turn each, over the same servers, listed again
-/// before each turn (a server that died is started again, a tool that
-/// changed is offered anew), each turn's servers tainting the next. Prints a
-/// JSON array, one object per turn as for a single response; a turn that
-/// halts ends the replay.
-async fn turns(
-    source: &mcp_adapters::Source,
-    provider: &Provider,
-    list: &ListOptions,
-    played: Turns<'_>,
-    asks: &asks::Asks,
-) -> Result<Value> {
-    let paths = played.paths;
-    let mut out = Vec::with_capacity(paths.len());
-    let mut taint = std::collections::BTreeSet::new();
-    let each = played.responses.into_iter().zip(played.options);
-    for (turn, (path, (response, options))) in paths.iter().zip(each).enumerate() {
-        let listing = source.tools(provider, list).await?;
-        if turn == 0 {
-            super::shown::warn_of(&listing.report.toolset);
-        }
-        let options = options.taint(taint.iter().cloned());
-        let run = source
-            .execute_tool_calls(provider, &response, &listing, &options)
-            .await?;
-        asks.report(&run.calls);
-        summarize(&run.calls, Some(turn + 1));
-        summarize_hosted(&run);
-        taint.extend(run.ran_servers.iter().cloned());
-        let halted = run.status == mcp_adapters::Status::Halt;
-        let mut answer = to_json(&run)?;
-        if let Value::Object(map) = &mut answer {
-            map.insert("response".into(), json!(path));
-            map.insert("report".into(), to_json(&listing.report)?);
-            map.insert("servers".into(), server_states(source));
-        }
-        out.push(answer);
-        if halted && turn + 1 < paths.len() {
-            eprintln!(
-                "note: turn {} halted; the {} later turn(s) were not played",
-                turn + 1,
-                paths.len() - turn - 1
-            );
-            break;
-        }
-    }
-    Ok(Value::Array(out))
-}
-
-/// One turn's output: what was asked and answered, the summary, the
-/// provider's hosted calls and the decisions that named nothing on stderr;
-/// a suspended turn's state in its `--suspend` file; the execution as JSON
-/// with the listing's report.
-fn reported(
-    run: &mcp_adapters::Execution,
-    listing: &Listing,
-    args: &RunArgs,
-    asks: &asks::Asks,
-) -> Result<Value> {
-    asks.report(&run.calls);
-    super::shown::warn_of(&listing.report.toolset);
-    summarize(&run.calls, None);
-    summarize_hosted(run);
-    let key = state::key(args)?;
-    kept_if_suspended(run, args.suspend.as_deref(), key.as_ref())?;
-    let mut out = to_json(run)?;
-    if let Value::Object(map) = &mut out {
-        map.insert("report".into(), to_json(&listing.report)?);
-    }
-    Ok(out)
-}
-
-/// A suspended turn's state written to `file` (`--suspend`), and what it
-/// waits for on stderr: the command then exits with status 3.
-fn kept_if_suspended(
-    run: &mcp_adapters::Execution,
-    file: Option<&std::path::Path>,
-    key: Option<&mcp_adapters::exec::StateKey>,
-) -> Result<()> {
-    let (Some(state), Some(file)) = (&run.suspended, file) else {
-        return Ok(());
-    };
-    state::write(state, file, key)?;
-    for waiting in &run.waiting {
-        let id = match (&waiting.call_id, waiting.index) {
-            (Some(id), _) => escaped(id).into_owned(),
-            (None, index) => format!("#{index}"),
-        };
-        let what = match &waiting.what {
-            Wait::Approval => "approval (--approve-call or --deny-call)".to_owned(),
-            Wait::HostedApproval => {
-                "approval of the provider's hosted call (--approve-call or --deny-call)".to_owned()
-            }
-            Wait::Input { requests } => format!(
-                "answers (--answers) to {}",
-                requests
-                    .iter()
-                    .map(|(key, request)| format!("`{key}`: {}", request_text(request)))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-            Wait::Task {
-                task_id, status, ..
-            } => format!(
-                "the end of its task `{}` ({}) on the server: resume it later",
-                escaped(task_id),
-                escaped(status)
-            ),
-            _ => "an answer".to_owned(),
-        };
-        eprintln!(
-            "waiting: call {id} (`{}/{}`) waits for {what}",
-            escaped(&waiting.server_id),
-            escaped(&waiting.tool)
-        );
-    }
-    eprintln!(
-        "note: the turn is suspended; its state is in {}: resume it with --resume {}",
-        file.display(),
-        file.display()
-    );
-    Ok(())
-}
-
-/// A question as one line: an elicitation's message, or its kind.
-fn request_text(request: &mcp_adapters::mcp::InputRequest) -> String {
-    use mcp_adapters::mcp::{Elicitation, InputRequest};
-    let text = match request {
-        InputRequest::Elicitation(Elicitation::Form(form)) => format!("{:?}", form.message),
-        InputRequest::Elicitation(Elicitation::Url(url)) => {
-            format!("{:?} at {}", url.message, url.url)
-        }
-        InputRequest::Sampling(_) => "a completion (sampling)".to_owned(),
-        InputRequest::ListRoots(_) => "the roots".to_owned(),
-        _ => "a question".to_owned(),
-    };
-    mcp_adapters::toolset::sanitize_description(&text).into_owned()
-}
-
-/// What the provider did with the servers it hosts, on stderr: its calls
-/// (run by the provider, not here) and the approval answers printed in
-/// `approvals`, for the next request.
-fn summarize_hosted(run: &mcp_adapters::Execution) {
-    for call in &run.hosted.calls {
-        let outcome = match &call.error {
-            Some(error) => format!("failed: {error}"),
-            None => "answered".to_owned(),
-        };
-        eprintln!(
-            "hosted: the provider called `{}/{}` itself ({})",
-            escaped(&call.server_id),
-            escaped(&call.tool),
-            escaped(&outcome)
-        );
-    }
-    for answer in &run.approvals {
-        let decision = match &answer.reason {
-            _ if answer.approved => "approved".to_owned(),
-            Some(reason) => format!("denied: {reason}"),
-            None => "denied".to_owned(),
-        };
-        eprintln!(
-            "hosted: `{}/{}` awaits approval: {} (the answer is `approvals[].item`, for the next request)",
-            escaped(&answer.server_id),
-            escaped(&answer.tool),
-            escaped(&decision)
-        );
-    }
-}
-
-/// One line on stderr after a turn: how many calls ran, were rejected before
-/// anything was sent (unknown tool, bad arguments), were denied, or failed.
-fn summarize(calls: &[CallRecord], turn: Option<usize>) {
-    let (mut ran, mut rejected, mut denied, mut failed) = (0, 0, 0, 0);
-    for call in calls {
-        let name = call.exposed_name.as_deref().unwrap_or("?");
-        for warning in &call.warnings {
-            eprintln!("warning: `{}`: {}", escaped(name), escaped(warning));
-        }
-        // The model is told only the kind and the server: the person at the
-        // terminal reads why (its stderr tail, its command line).
-        if let Some(error) = &call.error
-            && matches!(
-                error.kind(),
-                ErrorKind::Unavailable | ErrorKind::Interrupted | ErrorKind::Unauthorized
-            )
-        {
-            eprintln!(
-                "error: `{}`: {}",
-                escaped(name),
-                escaped(&format!("{error:#}"))
-            );
-        }
-        match call.error.as_ref().map(Error::kind) {
-            // It ran, but the model was answered with what broke its schema.
-            Some(ErrorKind::InvalidResult) => failed += 1,
-            _ if call.ran => ran += 1,
-            Some(ErrorKind::UnknownTool | ErrorKind::InvalidArguments) => rejected += 1,
-            Some(ErrorKind::Denied) => denied += 1,
-            _ => failed += 1,
-        }
-    }
-    let turn = turn.map(|t| format!(" (turn {t})")).unwrap_or_default();
-    eprintln!(
-        "summary{turn}: {} call(s): {ran} ran, {rejected} rejected before sending, {denied} denied, {failed} failed",
-        calls.len()
-    );
-}
-
-/// Each server's state, for the output: `{"name": "up" | "reconnecting" | "down: ..."}`.
-fn server_states(source: &mcp_adapters::Source) -> Value {
-    source
-        .server_states()
-        .into_iter()
-        .map(|(id, state)| (id, json!(state.to_string())))
-        .collect::<serde_json::Map<String, Value>>()
-        .into()
 }
 
 pub fn calls(args: &CallsArgs) -> Result<Value> {
@@ -721,7 +408,7 @@ fn with_hosted(out: &mut Value, hosted: &mcp_adapters::hosted::HostedItems) -> R
 }
 
 /// `--framing`, or the framing the bytes show.
-fn stream_framing(args: &StreamArgs, bytes: &[u8], spec: Framing) -> Framing {
+pub(super) fn stream_framing(args: &StreamArgs, bytes: &[u8], spec: Framing) -> Framing {
     match args.framing {
         Some(framing) => framing.into(),
         None => detect_framing(bytes, spec),

@@ -210,10 +210,16 @@ pub async fn source_from(
     unattended(builder, handlers, asks.suspend).build()
 }
 
-/// Checks that the servers started (and listed their tools): an error naming
-/// each one that did not, and why; with `--keep-going`, a warning each on
-/// stderr instead, unless none started.
-pub async fn check_started(source: &Source, live: &LiveArgs) -> Result<()> {
+/// Checks that the servers started and listed their tools, as `report`
+/// (the first toolset's, or its listing's) says: an error naming each one
+/// that did not, and why; with `--keep-going`, a warning each on stderr
+/// instead, unless none started. The servers are not listed again for it
+/// (a server whose list expires at once would be).
+pub async fn check_started(
+    source: &Source,
+    report: &mcp_adapters::toolset::ToolSetReport,
+    live: &LiveArgs,
+) -> Result<()> {
     if live.skills {
         let skills = source.list_skills().await;
         for failed in &skills.failed_servers {
@@ -235,12 +241,11 @@ pub async fn check_started(source: &Source, live: &LiveArgs) -> Result<()> {
             eprintln!("warning: --skills: no server lists a skill, so `load_skill` is not offered");
         }
     }
-    let toolset = source.toolset().await?;
     // Once per server and field, for the person: the report has them too.
     for field in source.defaulted() {
         eprintln!("note: {}", escaped(&field.to_string()));
     }
-    let failed = &toolset.report().failed_servers;
+    let failed = &report.failed_servers;
     if failed.is_empty() {
         return Ok(());
     }

@@ -7,7 +7,11 @@ mod decisions;
 mod demo;
 mod input;
 mod live;
+mod output;
+mod report;
+mod run;
 mod shown;
+mod signals;
 mod signin;
 mod state;
 mod strict;
@@ -419,8 +423,10 @@ struct AsksArgs {
     /// "content": {...}}] for elicitations (forms get their declared defaults for the
     /// fields `content` leaves out), and `sampling:` [{"tool": GLOB, "result":
     /// CreateMessageResult} or {"tool": GLOB, "action": "decline"|"cancel"}] for
-    /// completions; globs over `server/tool`, the first match answering. Declares
-    /// elicitation only with `answers:` rules, sampling only with `sampling:` rules.
+    /// completions; globs over `server/tool`, the first match answering. `decline`
+    /// answers the question; `cancel` halts the turn, in either section and at any
+    /// revision. Declares elicitation only with `answers:` rules, sampling only
+    /// with `sampling:` rules.
     /// A question no rule answers is declined, and stderr says so (with `run
     /// --suspend`, a tool's `input_required` question waits instead).
     #[arg(long, value_name = "FILE")]
@@ -458,14 +464,17 @@ struct RunArgs {
     /// When a call waits for an answer the command line does not have (a policy
     /// `ask` not decided by --approve-call/--deny-call, a tool's question no
     /// --answers rule answers, a task still working on a server reached over
-    /// HTTP), write the turn's state to FILE, list what waits on stderr and in
-    /// `waiting`, and exit with status 3. Resume it with --resume FILE, once.
+    /// HTTP), or SIGINT/SIGTERM stops the run before some of the turn's calls
+    /// are sent, write the turn's state to FILE, list what waits on stderr
+    /// and in `waiting`, and exit with status 3 (130/143 after a signal); the
+    /// later RESPONSEs are not played. Resume it with --resume FILE, once.
     #[arg(long, value_name = "FILE")]
     suspend: Option<PathBuf>,
-    /// Resume the turn suspended in FILE (instead of a RESPONSE), with the same
-    /// --provider and servers, the answers now given (--approve-call,
-    /// --deny-call, --answers): calls already sent are not sent again.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["response", "stream"])]
+    /// Resume the turn suspended in FILE, with the same --provider and
+    /// servers, the answers now given (--approve-call, --deny-call,
+    /// --answers): calls already sent are not sent again. RESPONSEs given
+    /// with it are played after it, as the turns that follow.
+    #[arg(long, value_name = "FILE", conflicts_with = "stream")]
     resume: Option<PathBuf>,
     /// Bind the --suspend document to its content with a MAC (HMAC-SHA256) under
     /// the key in FILE (at least 16 bytes), and refuse a --resume document that
@@ -529,9 +538,13 @@ struct RunArgs {
     /// answers with every medium the API takes, and prints `follow_ups` when there are any.
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,
+    /// Print each turn as one line of JSON (NDJSON) instead of a JSON
+    /// array (or, for one turn, instead of pretty JSON).
+    #[arg(long)]
+    ndjson: bool,
     /// The model responses, played as successive turns over the same servers
-    /// (each turn's servers taint the next); `-` reads stdin. Without servers
-    /// and RESPONSE, a bundled one.
+    /// (each turn's servers taint the next), all read and checked before the
+    /// first runs; `-` reads stdin. Without servers and RESPONSE, a bundled one.
     #[arg(value_name = "RESPONSE")]
     response: Vec<String>,
 }
@@ -634,10 +647,16 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Providers { specs } => commands::providers(&specs),
-        Command::Tools(args) => commands::tools(&args),
+        Command::Tools(args) => match commands::tools(&args) {
+            Ok(printed) => {
+                printed.print();
+                return ExitCode::SUCCESS;
+            }
+            Err(e) => Err(e),
+        },
         Command::SearchTools(args) => commands::search_tools(&args),
         Command::Calls(args) => commands::calls(&args),
-        Command::Run(args) => commands::run(&args),
+        Command::Run(args) => return run::main(&args),
         Command::Result(args) => commands::result(&args),
         Command::StrictSchema(args) => match strict::strict_schema(&args) {
             Ok((value, converted)) => {

@@ -13,18 +13,53 @@ use crate::mcp::{CallToolResponse, CallToolResult, Content, Object, Tool};
 
 /// Re-reads `value` as a `U` through its JSON form.
 fn via_json<T: Serialize, U: DeserializeOwned>(value: &T, what: &str) -> Result<U> {
-    let json = serde_json::to_value(value).map_err(|e| {
-        Error::new(ErrorKind::Input, format!("cannot serialize the {what}")).with_source(e)
-    })?;
-    serde_json::from_value(json).map_err(|e| {
-        Error::new(ErrorKind::Input, format!("cannot convert the {what}")).with_source(e)
-    })
+    let json = serde_json::to_value(value)
+        .map_err(|e| Error::input(format!("cannot serialize the {what}")).with_source(e))?;
+    serde_json::from_value(json)
+        .map_err(|e| Error::input(format!("cannot convert the {what}")).with_source(e))
 }
 
+/// Field by field: the schemas, the name and the description are moved
+/// across, not copied (a server may list thousands of tools); the small
+/// typed parts (annotations, icons) go through JSON.
 impl TryFrom<rmcp::model::Tool> for Tool {
     type Error = Error;
     fn try_from(tool: rmcp::model::Tool) -> Result<Self> {
-        via_json(&tool, "tool").map_err(|e| e.with_tool(tool.name.to_string()))
+        let rmcp::model::Tool {
+            name,
+            title,
+            description,
+            input_schema,
+            output_schema,
+            annotations,
+            icons,
+            meta,
+            ..
+        } = tool;
+        let name = name.into_owned();
+        let schema = |schema: std::sync::Arc<Object>| {
+            serde_json::Value::Object(std::sync::Arc::unwrap_or_clone(schema))
+        };
+        let named = |e: Error| e.with_tool(name.clone());
+        let annotations = match annotations {
+            Some(annotations) => Some(via_json(&annotations, "tool's annotations").map_err(named)?),
+            None => None,
+        };
+        let icons = match icons {
+            Some(icons) => Some(via_json(&icons, "tool's icons").map_err(named)?),
+            None => None,
+        };
+        Ok(Tool {
+            title,
+            description: description.map(std::borrow::Cow::into_owned),
+            input_schema: schema(input_schema),
+            output_schema: output_schema.map(schema),
+            annotations,
+            icons,
+            meta: meta.map(|meta| meta.0),
+            extra: Object::new(),
+            name,
+        })
     }
 }
 
@@ -63,12 +98,8 @@ impl TryFrom<rmcp::model::CallToolResult> for CallToolResult {
                 serde_json::Value::String(result_type.as_str().to_owned()),
             );
         }
-        CallToolResult::check_complete(&extra).map_err(|e| {
-            Error::new(
-                ErrorKind::Input,
-                format!("cannot convert the tool result: {e}"),
-            )
-        })?;
+        CallToolResult::check_complete(&extra)
+            .map_err(|e| Error::input(format!("cannot convert the tool result: {e}")))?;
         let meta = match meta {
             Some(meta) => Some(via_json(&meta, "tool result's _meta")?),
             None => None,

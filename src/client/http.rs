@@ -263,15 +263,14 @@ fn transport_config(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
 ) -> crate::Result<rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig> {
-    use crate::error::{Error, ErrorKind};
+    use crate::error::Error;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     for (key, value) in headers {
         let bad = || {
-            Error::new(
-                ErrorKind::Input,
-                format!("server `{name}`: header `{key}` is not a valid HTTP header"),
-            )
+            Error::input(format!(
+                "server `{name}`: header `{key}` is not a valid HTTP header"
+            ))
         };
         if key.eq_ignore_ascii_case("authorization")
             && let Some((scheme, token)) = value.split_once(' ')

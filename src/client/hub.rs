@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::live::McpClient;
 use super::options::ClientOptions;
 use crate::config::HubConfig;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::exec::{Server, Source, SourceBuilder};
 
 impl HubConfig {
@@ -41,13 +41,10 @@ impl HubConfig {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when the configuration names no server.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the configuration names no server.
     pub async fn connect_with(&self, options: &ClientOptions) -> Result<SourceBuilder> {
         if self.is_empty() {
-            return Err(Error::new(
-                ErrorKind::Input,
-                "the configuration names no MCP server",
-            ));
+            return Err(Error::input("the configuration names no MCP server"));
         }
         let started = futures_util::future::join_all(self.servers().iter().map(
             |(name, config)| async move {
@@ -118,12 +115,9 @@ impl HubConfig {
             .oauth_of(name)
             .is_some_and(|server| server.workload_token.is_some())
         {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "server `{name}`: its entry signs in with a workload token (`oauth.workloadToken`), which needs the `oauth` feature"
-                ),
-            ));
+            return Err(Error::input(format!(
+                "server `{name}`: its entry signs in with a workload token (`oauth.workloadToken`), which needs the `oauth` feature"
+            )));
         }
         Ok(Cow::Borrowed(options))
     }

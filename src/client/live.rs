@@ -35,6 +35,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Answerer, BoxFuture, CallContext, Handlers, Server, ServerState, ToolsPage};
 use crate::mcp::{CallToolResponse, Catalog, GetPromptResult, Page, ReadResourceResult, TaskState};
 
+/// How long closing a session waits for the cancel notices on their way.
+const OWED_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How a client starts a session again.
 #[derive(Debug, Clone)]
 enum Connector {
@@ -346,13 +349,30 @@ impl McpClient {
     }
 
     /// Ends the session and waits for it to close (a spawned server is
-    /// asked to exit, then killed).
+    /// asked to exit, then killed), once the cancel notices of calls
+    /// dropped meanwhile have gone out.
     pub async fn close(self) {
+        self.owed_sent().await;
         let session = self.current();
         drop(self);
         if let Some(Ok(session)) = session.map(Arc::try_unwrap) {
             session.close().await;
         }
+    }
+
+    /// Waits (at most [`OWED_WITHIN`]) for the cancel notices on their way
+    /// to the server to go out.
+    async fn owed_sent(&self) {
+        let owed = &self.shared.owed;
+        owed.close();
+        if tokio::time::timeout(OWED_WITHIN, owed.wait())
+            .await
+            .is_err()
+        {
+            tracing::debug!(server = %self.name, left = owed.len(),
+                "cancel notices still unsent when the session was closed");
+        }
+        owed.reopen();
     }
 
     fn current(&self) -> Option<Arc<Session>> {
@@ -704,6 +724,20 @@ impl McpClient {
 }
 
 impl Server for McpClient {
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.owed_sent().await;
+            let session = match self.session.lock() {
+                Ok(mut session) => session.take(),
+                Err(poisoned) => poisoned.into_inner().take(),
+            };
+            // Held elsewhere (a call still running), it ends when released.
+            if let Some(Ok(session)) = session.map(Arc::try_unwrap) {
+                session.close().await;
+            }
+        })
+    }
+
     fn list_tools(&self, cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
         let span = self.request_span("tools/list", None);
         Box::pin(self.traced(span, "tools/list", None, async move {

@@ -28,23 +28,35 @@ pub enum Lifecycle {
 /// When a server that died is started (or connected to) again.
 ///
 /// The next listing or call after the session ended starts a new one: up to
-/// [`attempts`](Self::attempts) tries, waiting [`backoff`](Self::backoff)
-/// after the first failure and twice as long after each next one, up to
-/// [`max_backoff`](Self::max_backoff). When every try fails the server is
-/// down: calls and listings fail at once, naming the last error, and the
-/// server is tried again only once [`retry_after`](Self::retry_after) has
-/// passed. The defaults: 3 attempts, 200 ms doubling to 2 s, then 30 s down.
+/// [`attempts`](Self::attempts) tries, waiting the first
+/// [`backoff`](Self::backoff) after the first failure and twice as long after
+/// each next one, up to its bound. When every try fails the server is down:
+/// calls and listings fail at once, naming the last error, and the server is
+/// tried again only once [`retry_after`](Self::retry_after) has passed. The
+/// defaults: 3 attempts, 200 ms doubling to 2 s, then 30 s down.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_adapters::client::{ClientOptions, Reconnect};
+///
+/// let options = ClientOptions::new().reconnect(
+///     Reconnect::new()
+///         .attempts(5)
+///         .backoff(Duration::from_millis(100), Duration::from_secs(5))
+///         .retry_after(Duration::from_secs(60)),
+/// );
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Reconnect {
     /// Tries per round; 0 never starts the server again.
-    pub attempts: u32,
+    pub(crate) attempts: u32,
     /// The wait after the first failed try.
-    pub backoff: Duration,
+    pub(crate) backoff: Duration,
     /// The longest wait between tries.
-    pub max_backoff: Duration,
+    pub(crate) max_backoff: Duration,
     /// How long a server stays down before it is tried again.
-    pub retry_after: Duration,
+    pub(crate) retry_after: Duration,
 }
 
 impl Default for Reconnect {
@@ -72,20 +84,21 @@ impl Reconnect {
         }
     }
 
-    /// Sets [`attempts`](Self::attempts).
+    /// Tries per round; 0 never starts the server again.
     pub fn attempts(mut self, attempts: u32) -> Self {
         self.attempts = attempts;
         self
     }
 
-    /// Sets [`backoff`](Self::backoff) and [`max_backoff`](Self::max_backoff).
+    /// The wait after the first failed try, and the longest wait between
+    /// tries (at least `first`).
     pub fn backoff(mut self, first: Duration, max: Duration) -> Self {
         self.backoff = first;
         self.max_backoff = max.max(first);
         self
     }
 
-    /// Sets [`retry_after`](Self::retry_after).
+    /// How long a server stays down before it is tried again.
     pub fn retry_after(mut self, wait: Duration) -> Self {
         self.retry_after = wait;
         self
@@ -98,31 +111,43 @@ impl Reconnect {
     }
 }
 
-/// How [`McpClient`](super::McpClient) starts and talks to a server.
+/// How [`McpClient`](super::McpClient) starts and talks to a server, set
+/// with its builder methods.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_adapters::client::{ClientOptions, Lifecycle};
+///
+/// let options = ClientOptions::new()
+///     .lifecycle(Lifecycle::Legacy)
+///     .init_timeout(Duration::from_secs(20))
+///     .list_timeout(Duration::from_secs(10))
+///     .mcp_apps(true);
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ClientOptions {
     /// Bound on starting the server and its handshake (default 60 s).
-    pub init_timeout: Duration,
+    pub(crate) init_timeout: Duration,
     /// Bound on one `tools/list` page (default 60 s).
-    pub list_timeout: Duration,
+    pub(crate) list_timeout: Duration,
     /// The lifecycle ([`Lifecycle::Auto`] by default).
-    pub lifecycle: Lifecycle,
+    pub(crate) lifecycle: Lifecycle,
     /// What the client answers when the server asks, and so declares (none
     /// by default); see [`Handlers`].
-    pub handlers: Handlers,
+    pub(crate) handlers: Handlers,
     /// When a server that died is started again ([`Reconnect::default`]).
-    pub reconnect: Reconnect,
+    pub(crate) reconnect: Reconnect,
     /// How to sign in to streamable HTTP servers that require it (none by
     /// default); see [`OAuth`](crate::client::auth::OAuth).
     #[cfg(feature = "oauth")]
-    pub oauth: Option<super::auth::OAuth>,
+    pub(crate) oauth: Option<super::auth::OAuth>,
     /// Declares the MCP Apps extension (`io.modelcontextprotocol/ui`, with
     /// the `text/html;profile=mcp-app` views): for a host that renders the
     /// tools' user interfaces. Off by default, so that servers do not offer
     /// views nobody shows. Tools for an app's interface only are never
     /// offered to a model either way.
-    pub mcp_apps: bool,
+    pub(crate) mcp_apps: bool,
 }
 
 impl Default for ClientOptions {
@@ -147,26 +172,26 @@ impl ClientOptions {
         Self::default()
     }
 
-    /// Sets [`lifecycle`](Self::lifecycle).
+    /// The lifecycle ([`Lifecycle::Auto`] by default).
     pub fn lifecycle(mut self, lifecycle: Lifecycle) -> Self {
         self.lifecycle = lifecycle;
         self
     }
 
-    /// Sets [`init_timeout`](Self::init_timeout).
+    /// Bound on starting the server and its handshake (default 60 s).
     pub fn init_timeout(mut self, timeout: Duration) -> Self {
         self.init_timeout = timeout;
         self
     }
 
-    /// Sets [`list_timeout`](Self::list_timeout).
+    /// Bound on one `tools/list` page (default 60 s).
     pub fn list_timeout(mut self, timeout: Duration) -> Self {
         self.list_timeout = timeout;
         self
     }
 
-    /// Sets [`handlers`](Self::handlers): the client declares their
-    /// capabilities (at `initialize` up to 2025-11-25, on every request from
+    /// What the client answers when the server asks (none by default; see
+    /// [`Handlers`]): the client declares their capabilities (at `initialize` up to 2025-11-25, on every request from
     /// 2026-07-28) and answers the server's requests with them; give the same
     /// handlers to the source that runs the calls (a source given none takes
     /// these).
@@ -175,13 +200,17 @@ impl ClientOptions {
         self
     }
 
-    /// Sets [`mcp_apps`](Self::mcp_apps).
+    /// Declares the MCP Apps extension (`io.modelcontextprotocol/ui`, with
+    /// the `text/html;profile=mcp-app` views): for a host that renders the
+    /// tools' user interfaces. Off by default, so that servers do not offer
+    /// views nobody shows. Tools for an app's interface only are never
+    /// offered to a model either way.
     pub fn mcp_apps(mut self, declare: bool) -> Self {
         self.mcp_apps = declare;
         self
     }
 
-    /// Sets [`reconnect`](Self::reconnect).
+    /// When a server that died is started again ([`Reconnect::default`]).
     pub fn reconnect(mut self, reconnect: Reconnect) -> Self {
         self.reconnect = reconnect;
         self

@@ -19,6 +19,7 @@ use rmcp::transport::IntoTransport;
 use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
+use tokio_util::task::TaskTracker;
 
 use super::changes::{self, Watcher};
 use super::handler::{Handler, Routes};
@@ -32,12 +33,16 @@ use crate::exec::{ClientFeatures, ToolsPage};
 use crate::mcp::{CacheScope, Catalog, GetPromptResult, Page, ReadResourceResult, Tool};
 
 /// What outlives a session: where progress goes, the calls in flight, the
-/// tool-list version a source watches.
+/// tool-list version a source watches, what the client still owes its
+/// server.
 #[derive(Default)]
 pub(super) struct Shared {
     pub(super) routes: Arc<Routes>,
     pub(super) calls: Arc<Calls>,
     pub(super) tools_version: Arc<AtomicU64>,
+    /// The cancel notices (`notifications/cancelled`, `tasks/cancel`) on
+    /// their way, sent by tasks of their own when a call is dropped.
+    pub(super) owed: TaskTracker,
     /// The fields the server left out of its answers, read with defaults.
     pub(super) notes: Arc<Notes>,
 }
@@ -86,6 +91,8 @@ pub(super) struct Session {
     stop: Option<RunningServiceCancellationToken>,
     ended: watch::Receiver<bool>,
     routes: Arc<Routes>,
+    /// What the client owes the server ([`Shared::owed`]).
+    owed: TaskTracker,
     /// A spawned server's process and stderr.
     process: Option<Process>,
     /// What the SDK's types drop of the server's messages, where it can be seen.
@@ -191,6 +198,7 @@ impl Session {
             stop: Some(stop),
             ended,
             routes: shared.routes.clone(),
+            owed: shared.owed.clone(),
             process,
             tap,
             _watcher: watcher,
@@ -241,6 +249,11 @@ impl Session {
     /// The session's peer, to send requests on.
     pub(super) fn peer(&self) -> &Peer<RoleClient> {
         &self.peer
+    }
+
+    /// The cancel notices the client owes the server, on their way.
+    pub(super) fn owed(&self) -> &TaskTracker {
+        &self.owed
     }
 
     /// The server's last stderr lines, for errors (stdio servers).
@@ -596,6 +609,7 @@ impl Session {
         let mut in_flight = InFlight {
             handle: Some(handle),
             routes: self.routes.clone(),
+            owed: self.owed.clone(),
             key,
         };
         in_flight.answer().await.map_err(|e| (e, true))
@@ -702,6 +716,8 @@ fn announce_roots(
 struct InFlight {
     handle: Option<RequestHandle<RoleClient>>,
     routes: Arc<Routes>,
+    /// Where the cancel notice is tracked until it is sent.
+    owed: TaskTracker,
     key: Option<String>,
 }
 
@@ -727,11 +743,11 @@ impl Drop for InFlight {
         let reason = Some("the caller stopped waiting (timeout)".to_owned());
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn(async move {
+                runtime.spawn(self.owed.track_future(async move {
                     if let Err(e) = handle.cancel(reason).await {
                         tracing::debug!(error = %e, "could not send notifications/cancelled");
                     }
-                });
+                }));
             }
             Err(_) => tracing::debug!("no runtime to send notifications/cancelled on"),
         }

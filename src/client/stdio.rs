@@ -86,6 +86,10 @@ pub(crate) struct Tap(Arc<Mutex<Noted>>);
 /// list is far shorter; a large tool result need not be copied).
 const MAX_NOTED_LINE: usize = 16 << 20;
 
+/// The capacity a tap keeps for the next line once one ends; a longer
+/// line's buffer is freed.
+const KEPT_LINE_CAPACITY: usize = 64 << 10;
+
 impl Tap {
     /// A tap that bumps `version` at every `initialize` answer it sees.
     pub(crate) fn counting_sessions(version: Arc<AtomicU64>) -> Self {
@@ -270,6 +274,10 @@ impl<R> TapReader<R> {
                     };
                     self.scan = LineScan::default();
                     self.line.clear();
+                    if self.line.capacity() > KEPT_LINE_CAPACITY {
+                        // A long line (a large tool list) leaves no buffer behind.
+                        self.line = Vec::new();
+                    }
                     self.skipping = false;
                     bytes = &bytes[end + 1..];
                     if let (Some(why), Some(id)) = (unreadable, id) {

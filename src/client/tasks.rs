@@ -62,6 +62,8 @@ pub(super) struct TaskCall<'a> {
 /// Cancels the task on the server when dropped while it still runs.
 struct Running {
     peer: Peer<RoleClient>,
+    /// Where the cancel request is tracked until it is answered.
+    owed: tokio_util::task::TaskTracker,
     task_id: String,
     generation: Generation,
     ended: bool,
@@ -76,11 +78,11 @@ impl Drop for Running {
             (self.peer.clone(), self.task_id.clone(), self.generation);
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn(async move {
+                runtime.spawn(self.owed.track_future(async move {
                     if let Err(e) = cancel(&peer, &task_id, generation).await {
                         tracing::debug!(task = %task_id, error = %e, "could not send tasks/cancel");
                     }
-                });
+                }));
             }
             Err(_) => tracing::debug!(task = %self.task_id, "no runtime to send tasks/cancel on"),
         }
@@ -176,6 +178,7 @@ impl McpClient {
         let task_id = state.task_id.clone();
         let mut running = Running {
             peer: call.session.peer().clone(),
+            owed: call.session.owed().clone(),
             task_id: task_id.clone(),
             generation,
             ended: false,

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use super::asks::{
     Asking, Attribution, CallInfo, ClientFeatures, DEFAULT_INPUT_TIMEOUT, DEFAULT_MAX_INPUT_ROUNDS,
     Handlers, InputAnswer, InputQuestions, Sampling, SamplingAnswer, SamplingRequest,
 };
-use super::clock::{CallClock, Clocked, Halt, Paused};
+use super::clock::{CallClock, Clocked, Halt, Interrupt, Paused};
 use super::durable::{Stage, Waits};
 use super::policy::{Action, Approval, ApprovalRequest, Approver};
 use crate::calls::ToolCall;
@@ -35,22 +36,50 @@ pub(super) struct Governor {
     pub(super) approver: Option<Approver>,
 }
 
-/// One call's share of the rules: its description, its bounds and what it
-/// has used of them, its clock and its turn's halt.
+/// What the answerers of one turn's calls share: who the calls are made
+/// for, the bounds on what their servers ask, the turn's halt, and whether
+/// a call may wait for answers not available now.
+pub(super) struct CallRules {
+    pub(super) principal: Option<String>,
+    pub(super) max_rounds: usize,
+    pub(super) input_timeout: Duration,
+    pub(super) halt: Halt,
+    /// Whether the call may wait for answers not available now
+    /// ([`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)).
+    pub(super) suspend: bool,
+}
+
+impl CallRules {
+    /// The rules with the library's bounds where none is given.
+    pub(super) fn new(
+        principal: Option<String>,
+        max_rounds: Option<usize>,
+        input_timeout: Option<Duration>,
+        interrupt: Option<&Interrupt>,
+        suspend: bool,
+    ) -> Self {
+        CallRules {
+            principal,
+            max_rounds: max_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
+            input_timeout: input_timeout.unwrap_or(DEFAULT_INPUT_TIMEOUT),
+            halt: Halt::for_turn(interrupt, suspend),
+            suspend,
+        }
+    }
+}
+
+/// One call's share of the rules: its description, the turn's rules and
+/// what it has used of them, and its clock.
 pub(super) struct CallState {
     /// The call, shared with the pipeline that runs it (replaced when the
     /// `before` hook changes its arguments).
     call: Mutex<Arc<ToolCall>>,
-    principal: Option<String>,
     taint: Arc<BTreeSet<String>>,
-    max_rounds: usize,
-    input_timeout: Duration,
+    rules: Arc<CallRules>,
     used: Mutex<Used>,
     clock: CallClock,
-    halt: Halt,
-    /// Whether the call may wait for answers not available now
-    /// ([`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)).
-    suspend: bool,
+    /// Whether a request of the call went out (or is going out).
+    sent: AtomicBool,
 }
 
 #[derive(Default)]
@@ -67,28 +96,36 @@ impl Clocked for CallState {
 
 impl CallState {
     /// The state of a call whose first request runs out `timeout` from now.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         call: Arc<ToolCall>,
-        principal: Option<String>,
+        rules: Arc<CallRules>,
         taint: Arc<BTreeSet<String>>,
         timeout: Duration,
-        max_rounds: Option<usize>,
-        input_timeout: Option<Duration>,
-        halt: Halt,
-        suspend: bool,
     ) -> Arc<Self> {
         Arc::new(CallState {
             call: Mutex::new(call),
-            principal,
             taint,
-            max_rounds: max_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS),
-            input_timeout: input_timeout.unwrap_or(DEFAULT_INPUT_TIMEOUT),
+            rules,
             used: Mutex::new(Used::default()),
             clock: CallClock::new(timeout),
-            halt,
-            suspend,
+            sent: AtomicBool::new(false),
         })
+    }
+
+    /// Notes that a request of the call goes out: cut off from now on, it
+    /// may have run.
+    pub(super) fn mark_sent(&self) {
+        self.sent.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a request of the call went out.
+    pub(super) fn was_sent(&self) -> bool {
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    /// The turn's rules.
+    pub(super) fn rules(&self) -> &CallRules {
+        &self.rules
     }
 
     fn call(&self) -> std::sync::MutexGuard<'_, Arc<ToolCall>> {
@@ -107,7 +144,7 @@ impl CallState {
     fn info(&self) -> CallInfo {
         CallInfo {
             call: ToolCall::clone(&self.call()),
-            principal: self.principal.clone(),
+            principal: self.rules.principal.clone(),
             taint: (*self.taint).clone(),
         }
     }
@@ -270,7 +307,7 @@ impl Answerer {
 
     /// Whether the call's turn was halted (a task then cancels itself).
     pub fn is_halted(&self) -> bool {
-        self.states().iter().any(|s| s.halt.is_set())
+        self.states().iter().any(|s| s.rules.halt.is_set())
     }
 
     fn states(&self) -> Vec<&Arc<CallState>> {
@@ -290,7 +327,7 @@ impl Answerer {
     /// ([`McpClient`](crate::McpClient) does for a server reached over
     /// HTTP). Only for the questions of one call.
     pub fn may_suspend(&self) -> bool {
-        matches!(&self.target, Target::One(state) if state.suspend)
+        matches!(&self.target, Target::One(state) if state.rules.suspend)
     }
 
     fn can_wait(&self) -> bool {
@@ -299,7 +336,7 @@ impl Answerer {
 
     fn halt(&self) {
         for state in self.states() {
-            state.halt.set();
+            state.rules.halt.set();
         }
     }
 
@@ -310,10 +347,10 @@ impl Answerer {
 
     fn input_timeout(&self) -> Duration {
         match &self.target {
-            Target::One(state) => state.input_timeout,
+            Target::One(state) => state.rules.input_timeout,
             Target::Ambiguous(states) => states
                 .iter()
-                .map(|s| s.input_timeout)
+                .map(|s| s.rules.input_timeout)
                 .min()
                 .unwrap_or(DEFAULT_INPUT_TIMEOUT),
             Target::NoCall => DEFAULT_INPUT_TIMEOUT,
@@ -473,8 +510,7 @@ impl Answerer {
             ));
         }
         if (params.tools.is_some() || params.tool_choice.is_some()) && !sampling.tools {
-            return Err(Error::new(
-                ErrorKind::Input,
+            return Err(Error::input(
                 "the sampling request offers tools, but this client did not declare sampling with \
                  tools",
             ));
@@ -597,13 +633,13 @@ impl Answerer {
         let Target::One(state) = &self.target else {
             return Ok(1);
         };
-        if !state.count(state.max_rounds, |u| &mut u.requests) {
+        if !state.count(state.rules.max_rounds, |u| &mut u.requests) {
             return Err(Error::new(
                 ErrorKind::InputRequired,
                 format!(
                     "the server asked for input more than {} times during this call (the bound on \
                      input rounds)",
-                    state.max_rounds
+                    state.rules.max_rounds
                 ),
             ));
         }

@@ -154,19 +154,144 @@ impl<T: Clocked> Drop for Paused<T> {
     }
 }
 
-/// A turn's halt: set by an approver's deny-and-halt or an input handler's
-/// cancel; calls not yet sent are then answered as not run, and running tasks
-/// are cancelled.
+/// Interrupts turns from outside them, as a process told to stop (SIGTERM,
+/// Ctrl-C) interrupts its work: hand a clone to each turn with
+/// [`ExecOptions::interrupt`](crate::exec::ExecOptions::interrupt), then
+/// [`stop`](Self::stop) and, once the calls in flight have had the time the
+/// application gives them, [`cut`](Self::cut).
+///
+/// ```
+/// use mcp_adapters::exec::Interrupt;
+/// use mcp_adapters::ExecOptions;
+///
+/// let interrupt = Interrupt::new();
+/// let options = ExecOptions::new().interrupt(interrupt.clone());
+/// // On SIGTERM: send nothing more, let the calls in flight end...
+/// interrupt.stop();
+/// // ...and when they have had their time, answer those still running.
+/// interrupt.cut();
+/// # let _ = options;
+/// ```
 #[derive(Debug, Clone, Default)]
-pub(super) struct Halt(Arc<AtomicBool>);
+pub struct Interrupt(Arc<Interrupted>);
 
-impl Halt {
-    pub(super) fn set(&self) {
-        self.0.store(true, Ordering::SeqCst);
+#[derive(Debug, Default)]
+struct Interrupted {
+    stopped: AtomicBool,
+    cut: AtomicBool,
+    changed: Notify,
+}
+
+impl Interrupt {
+    /// An interrupt not yet triggered.
+    pub fn new() -> Self {
+        Self::default()
     }
 
+    /// No call of the turns given this interrupt is sent from now on (nor
+    /// asked about: the policy and the approver are not consulted for a
+    /// call not yet started). The calls in flight go on to their end. A
+    /// turn that may be suspended
+    /// ([`ExecOptions::suspend`](crate::exec::ExecOptions::suspend)) comes
+    /// back suspended, its calls not sent waiting
+    /// ([`Wait::Resume`](crate::exec::Wait::Resume)) to be sent when it is
+    /// resumed; any other turn comes back halted
+    /// ([`Status::Halt`](crate::exec::Status::Halt)), its calls not sent
+    /// answered as not run.
+    pub fn stop(&self) {
+        self.0.stopped.store(true, Ordering::SeqCst);
+        self.0.changed.notify_waiters();
+    }
+
+    /// [`stop`](Self::stop), and every call still in flight is answered now
+    /// as interrupted ([`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted):
+    /// it may or may not have run, and it is not sent again); its request
+    /// is dropped, so a real client tells its server
+    /// (`notifications/cancelled`).
+    pub fn cut(&self) {
+        self.0.stopped.store(true, Ordering::SeqCst);
+        self.0.cut.store(true, Ordering::SeqCst);
+        self.0.changed.notify_waiters();
+    }
+
+    /// Whether [`stop`](Self::stop) (or [`cut`](Self::cut)) was called.
+    pub fn is_stopped(&self) -> bool {
+        self.0.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Whether [`cut`](Self::cut) was called.
+    pub fn is_cut(&self) -> bool {
+        self.0.cut.load(Ordering::SeqCst)
+    }
+
+    /// Completes once the interrupt is cut.
+    pub(super) async fn cut_off(&self) {
+        loop {
+            let changed = self.0.changed.notified();
+            let mut changed = std::pin::pin!(changed);
+            // Registered before the flag is read, so no cut is missed.
+            changed.as_mut().enable();
+            if self.is_cut() {
+                return;
+            }
+            changed.await;
+        }
+    }
+}
+
+/// A turn's halt: set by an approver's deny-and-halt or an input handler's
+/// cancel; calls not yet sent are then answered as not run, and running tasks
+/// are cancelled. The application's [`Interrupt`] stops the turn sending
+/// too: as a halt where the turn cannot be suspended, and otherwise holding
+/// the calls not sent back for the turn's resumption.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Halt {
+    own: Arc<AtomicBool>,
+    interrupt: Option<Interrupt>,
+    /// Whether the turn may be suspended.
+    suspend: bool,
+}
+
+impl Halt {
+    /// The halt of a turn given `interrupt`, which may be suspended when
+    /// `suspend` says so.
+    pub(super) fn for_turn(interrupt: Option<&Interrupt>, suspend: bool) -> Self {
+        Halt {
+            own: Arc::default(),
+            interrupt: interrupt.cloned(),
+            suspend,
+        }
+    }
+
+    pub(super) fn set(&self) {
+        self.own.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the turn is halted: by an approver or a handler, or
+    /// interrupted where it cannot be suspended.
     pub(super) fn is_set(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.own.load(Ordering::SeqCst) || (!self.suspend && self.interrupted())
+    }
+
+    /// Whether the application's interrupt stopped the turn.
+    pub(super) fn interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(Interrupt::is_stopped)
+    }
+
+    /// Whether nothing more may be sent: halted, or interrupted.
+    pub(super) fn stops_sending(&self) -> bool {
+        self.is_set() || self.interrupted()
+    }
+
+    /// Whether calls not sent wait for the turn's resumption rather than
+    /// being answered: interrupted, not halted, and the turn may be suspended.
+    pub(super) fn holds_back(&self) -> bool {
+        !self.is_set() && self.interrupted()
+    }
+
+    /// The application's interrupt, if the turn has one.
+    pub(super) fn interrupt(&self) -> Option<&Interrupt> {
+        self.interrupt.as_ref()
     }
 }
 

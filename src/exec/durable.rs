@@ -244,15 +244,10 @@ impl TurnState {
     /// index or an id.
     pub(super) fn read(value: Value) -> Result<Self> {
         check_version(&value)?;
-        let body: Body = serde_json::from_value(value).map_err(|e| {
-            Error::new(
-                ErrorKind::Input,
-                format!("the turn state does not read: {e}"),
-            )
-        })?;
+        let body: Body = serde_json::from_value(value)
+            .map_err(|e| Error::input(format!("the turn state does not read: {e}")))?;
         if body.mac.is_some() {
-            return Err(Error::new(
-                ErrorKind::Input,
+            return Err(Error::input(
                 "the turn state is refused: it carries a MAC, so it is read only with its key \
                  (`TurnState::from_json_with_mac`; on the command line --state-key-file or \
                  MCP_ADAPTERS_STATE_KEY)",
@@ -346,7 +341,7 @@ impl TurnState {
 
 /// Refuses a document that is not a turn state of [`TURN_STATE_VERSION`].
 fn check_version(value: &Value) -> Result<()> {
-    let refuse = |why: String| Error::new(ErrorKind::Input, why);
+    let refuse = |why: String| Error::input(why);
     let Some(map) = value.as_object() else {
         return Err(refuse("a turn state is a JSON object".into()));
     };
@@ -407,9 +402,8 @@ impl TurnState {
     /// [`ErrorKind::Input`] if a value in it cannot be written (a result
     /// holding a number JSON cannot carry).
     pub fn to_json(&self) -> Result<Vec<u8>> {
-        serde_json::to_vec_pretty(self).map_err(|e| {
-            Error::new(ErrorKind::Input, "the turn state cannot be written as JSON").with_source(e)
-        })
+        serde_json::to_vec_pretty(self)
+            .map_err(|e| Error::input("the turn state cannot be written as JSON").with_source(e))
     }
 
     /// Writes the document ([`to_json`](Self::to_json)) to `path` as a
@@ -434,9 +428,8 @@ impl TurnState {
     /// [`ErrorKind::Input`] for bytes that are not a turn state, or one of
     /// another format version (the message names both versions).
     pub fn from_json(bytes: &[u8]) -> Result<Self> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-            Error::new(ErrorKind::Input, "the turn state is not JSON").with_source(e)
-        })?;
+        let value: Value = serde_json::from_slice(bytes)
+            .map_err(|e| Error::input("the turn state is not JSON").with_source(e))?;
         Self::read(value)
     }
 
@@ -450,6 +443,14 @@ impl TurnState {
     /// The provider whose response the turn answers (its spec id).
     pub fn provider(&self) -> &str {
         &self.provider
+    }
+
+    /// The servers whose output was in the model's context when it made
+    /// the turn's calls: with the resumed turn's
+    /// [`Execution::ran_servers`](crate::Execution::ran_servers), the next
+    /// turn's taint ([`ExecOptions::taint`](crate::exec::ExecOptions::taint)).
+    pub fn taint(&self) -> &BTreeSet<String> {
+        &self.taint
     }
 
     /// What the turn waits for: each call (or hosted approval request)
@@ -473,7 +474,9 @@ impl TurnState {
                         status: status.clone(),
                         poll_interval_ms: *poll_interval_ms,
                     },
-                    Stage::Pending | Stage::Sent | Stage::Ended(_) => return None,
+                    // Not sent: the turn was interrupted before it.
+                    Stage::Pending => Wait::Resume,
+                    Stage::Sent | Stage::Ended(_) => return None,
                 };
                 Some(Waiting {
                     index: entry.index,
@@ -578,6 +581,11 @@ pub enum Wait {
         #[serde(skip_serializing_if = "Option::is_none")]
         poll_interval_ms: Option<u64>,
     },
+    /// Nothing but the turn's resumption: the call was not sent, because
+    /// the application interrupted the turn first
+    /// ([`Interrupt`](crate::exec::Interrupt)). Resuming sends it (the
+    /// policy and the approver decide it then).
+    Resume,
 }
 
 /// A call the pipeline runs, and how far it got.
@@ -680,8 +688,7 @@ impl Ended {
         match (&self.error, &self.result) {
             (Some(error), _) => Err(error.error()),
             (None, Some(result)) => Ok(result.clone()),
-            (None, None) => Err(Error::new(
-                ErrorKind::Input,
+            (None, None) => Err(Error::input(
                 "the turn state keeps neither a result nor an error for this call",
             )),
         }
@@ -878,7 +885,8 @@ impl std::fmt::Display for Waits {
                 f.write_str("the call waits for the answers to its tool's questions")
             }
             Stage::WaitingForTask { .. } => f.write_str("the call waits for its task to end"),
-            Stage::Pending | Stage::Sent | Stage::Ended(_) => f.write_str("the call waits"),
+            Stage::Pending => f.write_str("the call was not sent: the turn was interrupted first"),
+            Stage::Sent | Stage::Ended(_) => f.write_str("the call waits"),
         }
     }
 }

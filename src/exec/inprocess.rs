@@ -209,10 +209,7 @@ impl Server for InProcessServer {
         let start = match cursor.as_deref().map(str::parse::<usize>) {
             None => Ok(0),
             Some(Ok(n)) if n <= self.tools.len() => Ok(n),
-            Some(_) => Err(Error::new(
-                ErrorKind::Input,
-                format!("invalid cursor {cursor:?}"),
-            )),
+            Some(_) => Err(Error::input(format!("invalid cursor {cursor:?}"))),
         };
         let page = start.map(|start| {
             let end = self

@@ -1,19 +1,15 @@
-//! Input rounds: a tool that answers `input_required` (MCP 2026-07-28
-//! multi-round-trip requests) is asked again with the application's answers,
-//! round after round, until it completes or the call ends with an error.
+//! A call's requests to its server: each through the hooks, sent once more
+//! when its server went away and the tool is safe to repeat, and read for
+//! what the server answered (a result, `input_required` questions for the
+//! next round, a task).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::answerer::{Answerer, CallState, not_completed};
-use super::asks::DEFAULT_MAX_INPUT_ROUNDS;
-use super::clock::Halt;
-use super::durable::{Stage, Waits};
 use super::future::BoxFuture;
 use super::hooks::Hooks;
-use super::options::ExecOptions;
 use super::server::{CallContext, Server};
 use crate::calls::ToolCall;
 use crate::describe::sanitize_description;
@@ -22,14 +18,10 @@ use crate::mcp::{CallToolResponse, CallToolResult, CreateTaskResult, Object};
 
 /// The pause before a retry that carries no answers (a server shedding load
 /// answers with a request state only), doubling from 50 ms up to 250 ms.
-fn backoff(retry: usize) -> Duration {
+pub(super) fn backoff(retry: usize) -> Duration {
     let ms = 50u64.saturating_mul(1 << retry.min(3));
     Duration::from_millis(ms.min(250))
 }
-
-/// Told a call's stage as its rounds go, for the turn's state: an error
-/// when the request must not go out.
-pub(super) type Mark<'a> = dyn Fn(Stage) -> BoxFuture<'a, Result<()>> + Send + Sync + 'a;
 
 /// A call's requests to its server, as a source sends them: each through the
 /// `after` hook, and round after round while the tool requires input.
@@ -45,125 +37,6 @@ impl Rounds {
     /// The hooks run around every call.
     pub(super) fn hooks(&self) -> Option<&dyn Hooks> {
         self.hooks.as_deref()
-    }
-
-    /// [`complete`](Self::complete), boxed: most calls complete at once, and
-    /// their futures need not hold the rounds' machinery.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn complete_boxed<'a, 'm: 'a>(
-        &'a self,
-        call: &'a ToolCall,
-        server: &'a dyn Server,
-        context: CallContext,
-        response: CallToolResponse,
-        options: &'a ExecOptions,
-        timeout: Duration,
-        halt: &'a Halt,
-        state: &'a CallState,
-        retry: bool,
-        answered: usize,
-        mark: Option<&'a Mark<'m>>,
-    ) -> BoxFuture<'a, Result<CallToolResult>> {
-        Box::pin(self.complete(
-            call, server, context, response, options, timeout, halt, state, retry, answered, mark,
-        ))
-    }
-
-    /// Drives a call from its first answer to a result: asks the handlers
-    /// and calls again while the server requires input. `timeout` bounds each
-    /// request's server time, the options' input timeout each answer.
-    /// `answered`: the rounds already answered (a call taken up again after
-    /// its turn was suspended). `mark` is told the call's stage as it goes
-    /// (waiting for a round's answers, then sent), for the turn's state.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn complete(
-        &self,
-        call: &ToolCall,
-        server: &dyn Server,
-        mut context: CallContext,
-        mut response: CallToolResponse,
-        options: &ExecOptions,
-        timeout: Duration,
-        halt: &Halt,
-        state: &CallState,
-        retry: bool,
-        answered: usize,
-        mark: Option<&Mark<'_>>,
-    ) -> Result<CallToolResult> {
-        let max_rounds = options.max_input_rounds.unwrap_or(DEFAULT_MAX_INPUT_ROUNDS);
-        let mut answered = answered;
-        loop {
-            let asked = match response {
-                CallToolResponse::Complete(result) => return Ok(result),
-                CallToolResponse::InputRequired(asked) => asked,
-                CallToolResponse::Task(task)
-                    if context.answerer.as_ref().is_some_and(Answerer::may_suspend) =>
-                {
-                    return Err(Waits::error(Stage::WaitingForTask {
-                        task_id: task.task_id,
-                        status: task.status,
-                        poll_interval_ms: task.poll_interval_ms,
-                    }));
-                }
-                CallToolResponse::Task(task) => return Err(task_error(&task)),
-                CallToolResponse::Other(map) => return Err(unknown_result_error(&map)),
-            };
-            if answered >= max_rounds {
-                return Err(not_completed(
-                    &asked,
-                    &format!(
-                        "it asked for input more than {max_rounds} times (the bound on input rounds)"
-                    ),
-                ));
-            }
-            if halt.is_set() {
-                return Err(not_completed(&asked, "the turn was halted"));
-            }
-            let responses = if asked.input_requests.is_empty() {
-                tokio::time::sleep(backoff(answered)).await;
-                None
-            } else {
-                let answerer = context
-                    .answerer
-                    .as_ref()
-                    .ok_or_else(|| not_completed(&asked, "no input handler is configured"))?;
-                if let Some(mark) = mark {
-                    mark(Stage::WaitingForInput {
-                        round: answered + 1,
-                        asked: asked.clone(),
-                    })
-                    .await?;
-                }
-                Some(answerer.answer_round(&asked, answered + 1).await?)
-            };
-            answered += 1;
-            context.input_responses = responses;
-            context.request_state = asked.request_state;
-            let round = answered + 1;
-            // Sent only once the state that says so is kept, and not once
-            // the turn was halted meanwhile.
-            if let Some(mark) = mark {
-                mark(Stage::Sent).await?;
-            }
-            if halt.is_set() {
-                return Err(Error::new(
-                    ErrorKind::InputRequired,
-                    "the tool asked for input and the call did not complete: the turn was halted \
-                     before its answers were sent",
-                ));
-            }
-            state.start_clock(timeout);
-            response = tokio::select! {
-                sent = self.send(server, call, &context, retry) => sent?,
-                () = state.expired() => return Err(Error::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "round {round} of the call took longer than {} ms and was cancelled",
-                        timeout.as_millis()
-                    ),
-                )),
-            };
-        }
     }
 
     /// A call's first request, as [`send`](Self::send) makes it; where no
@@ -296,7 +169,7 @@ fn is_complete(result: &CallToolResult) -> bool {
     }
 }
 
-fn task_error(task: &CreateTaskResult) -> Error {
+pub(super) fn task_error(task: &CreateTaskResult) -> Error {
     Error::new(
         ErrorKind::Server,
         format!(
@@ -308,7 +181,7 @@ fn task_error(task: &CreateTaskResult) -> Error {
     )
 }
 
-fn unknown_result_error(result: &Object) -> Error {
+pub(super) fn unknown_result_error(result: &Object) -> Error {
     let kind = result
         .get("resultType")
         .and_then(Value::as_str)

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::mcp::CallToolResult;
 
 /// How many bytes of cut texts a source keeps: past it, the oldest go.
@@ -104,7 +104,7 @@ impl KeptResults {
             }
         };
         let Ok(offset) = usize::try_from(offset) else {
-            return Err(Error::new(ErrorKind::Input, "`offset` is too large"));
+            return Err(Error::input("`offset` is too large"));
         };
         if offset >= text.len() {
             return Ok(CallToolResult::error(format!(

@@ -16,9 +16,9 @@
 // The files read downward: each imports only files on the floors below its
 // own (tests/layers.rs holds the table and checks it). From the ground up:
 //
-// - `clock`, `future`, `gate`, `kept`: a call's deadline and the turn's
-//   halt; the boxed future; who may be in flight on a server at once; the
-//   texts budgets cut.
+// - `clock`, `future`, `gate`, `kept`: a call's deadline, the turn's
+//   halt and the application's interrupt; the boxed future; who may be in
+//   flight on a server at once; the texts budgets cut.
 // - `policy`, `durable`: which calls run, and the approver; a suspended
 //   turn's state.
 // - `asks`: what the application configures to answer servers (handlers,
@@ -28,19 +28,30 @@
 // - `skills`: skills listed, loaded and verified against their manifests.
 // - `cache`, `hooks`, `inprocess`, `options`: the parts a source holds or is
 //   given, and the in-process server.
-// - `input`, `turn`: a call's requests, round after round; a turn's answers
-//   and the record of each call.
-// - `source`: hubs and clients.
+// - `input`, `turn`: a call's requests, round after round; the record of
+//   each call and of the turn.
+// - `answering`, `source`: a turn's answers, shaped in the model's order;
+//   hubs and clients.
+// - `check`, `turn_run`: arguments and results held to the tool's schemas;
+//   what a turn's calls share.
+// - `approve`: the policy's and the approver's decisions on a call.
+// - `call`: one call through the pipeline.
+// - `approvals`: the provider's hosted calls and their approval requests.
 // - `run`: running a turn's calls.
 // - `stream`, `resume`: running calls while the model streams; taking up a
 //   suspended turn.
 
 mod answerer;
+mod answering;
+mod approvals;
+mod approve;
 mod asks;
 mod cache;
+mod call;
 pub mod catalogs;
+mod check;
 mod clock;
-pub mod durable;
+pub(crate) mod durable;
 mod future;
 mod gate;
 mod hooks;
@@ -57,6 +68,7 @@ pub mod skills;
 mod source;
 mod stream;
 mod turn;
+mod turn_run;
 
 pub use answerer::Answerer;
 pub use asks::{
@@ -64,6 +76,7 @@ pub use asks::{
     DEFAULT_MAX_SAMPLING_REQUESTS, Handlers, InputAnswer, InputHandler, InputQuestions, Roots,
     Sampling, SamplingAnswer, SamplingHandler, SamplingRequest,
 };
+pub use clock::Interrupt;
 pub use durable::{
     Checkpoint, IDEMPOTENCY_KEY, IdempotencyKey, TURN_STATE_FORMAT, TURN_STATE_VERSION, TurnState,
     Wait, Waiting,

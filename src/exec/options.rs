@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::clock::Interrupt;
 use super::durable::{Checkpoint, TurnState};
 use super::future::BoxFuture;
 use super::policy::Approval;
@@ -55,6 +56,7 @@ pub struct ExecOptions {
     pub(super) suspend: bool,
     pub(super) decisions: BTreeMap<String, Approval>,
     pub(super) checkpoint: Option<Checkpoint>,
+    pub(super) interrupt: Option<Interrupt>,
 }
 
 impl std::fmt::Debug for ExecOptions {
@@ -78,6 +80,7 @@ impl std::fmt::Debug for ExecOptions {
             .field("suspend", &self.suspend)
             .field("decisions", &self.decisions)
             .field("checkpoint", &self.checkpoint.is_some())
+            .field("interrupt", &self.interrupt)
             .finish_non_exhaustive()
     }
 }
@@ -264,6 +267,16 @@ impl ExecOptions {
     pub fn deny_call(mut self, call: impl Into<String>, reason: impl Into<String>) -> Self {
         self.decisions
             .insert(call.into(), Approval::Deny(reason.into()));
+        self
+    }
+
+    /// Lets `interrupt` stop the turn from outside it (a process told to
+    /// stop): once [`Interrupt::stop`] is called no call is sent any more,
+    /// and once [`Interrupt::cut`] is, the calls still in flight are
+    /// answered as interrupted; see [`Interrupt`] for what the turn then
+    /// answers. Give every turn a clone of the same interrupt.
+    pub fn interrupt(mut self, interrupt: Interrupt) -> Self {
+        self.interrupt = Some(interrupt);
         self
     }
 

@@ -1,16 +1,18 @@
 //! Resuming a suspended turn: each call taken up where it stopped, and
 //! nothing sent twice.
 
-use super::clock::Halt;
-use super::durable::{Ended, Stage, TurnState};
+use super::answering::Answering;
+use super::call::Start;
+use super::durable::{Answered, CallEntry, Ended, KeptError, Stage, TurnState};
 use super::options::ExecOptions;
-use super::run::{Shared, Start};
 use super::source::Source;
-use super::turn::{Answering, CallRecord, Checked, Execution};
+use super::turn::{CallRecord, Checked, Execution};
+use super::turn_run::TurnRun;
 use crate::calls::{RejectedCall, ToolCall};
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Listing;
 use crate::spec::Provider;
+use crate::toolset::ToolSet;
 
 impl Source {
     /// Resumes a turn suspended by [`ExecOptions::suspend`] (or taken from
@@ -58,92 +60,39 @@ impl Source {
         options: &ExecOptions,
     ) -> Result<Execution> {
         if state.provider != provider.id() {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "the turn state answers a `{}` response, not a `{}` one",
-                    state.provider,
-                    provider.id()
-                ),
-            ));
+            return Err(Error::input(format!(
+                "the turn state answers a `{}` response, not a `{}` one",
+                state.provider,
+                provider.id()
+            )));
         }
         if listing.provider_id() != provider.id() {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "the listing is in `{}`'s format, not `{}`'s",
-                    listing.provider_id(),
-                    provider.id()
-                ),
-            ));
+            return Err(Error::input(format!(
+                "the listing is in `{}`'s format, not `{}`'s",
+                listing.provider_id(),
+                provider.id()
+            )));
         }
         let toolset = listing.toolset();
         state.check_tools(toolset)?;
-        let halted = Halt::default();
-        if state.halted {
-            halted.set();
-        }
         // The calls answered without a server are in the state already.
         let mut turn = Answering::new(provider, options, self.reader(listing));
         for answered in &state.answered {
-            match &answered.found {
-                Some(found) => turn.searched(
-                    CallRecord {
-                        index: answered.index,
-                        call_id: answered.call_id.clone(),
-                        exposed_name: answered.exposed_name.clone(),
-                        server_id: None,
-                        ran: true,
-                        error: None,
-                        warnings: Vec::new(),
-                        ui_resource: None,
-                        result: None,
-                    },
-                    answered.answer.clone(),
-                    found.clone(),
-                ),
-                None => turn.rejected(RejectedCall {
-                    index: answered.index,
-                    call_id: answered.call_id.clone(),
-                    exposed_name: answered.exposed_name.clone(),
-                    error: answered.error.as_ref().map_or_else(
-                        || Error::new(ErrorKind::Input, "rejected"),
-                        super::durable::KeptError::error,
-                    ),
-                    answer: answered.answer.clone(),
-                }),
-            }
+            answered_again(answered, &mut turn);
         }
         let mut to_run: Vec<(ToolCall, Start)> = Vec::new();
         let mut interrupted: Vec<ToolCall> = Vec::new();
         for entry in &state.calls {
             let call = entry.call();
-            match &entry.stage {
-                Stage::Ended(ended) => {
-                    let checked =
-                        self.check_output(&call, toolset, ended.outcome(), options.output_schema);
-                    turn.ended(call, checked);
-                }
-                Stage::Sent => interrupted.push(call),
-                Stage::Pending | Stage::WaitingForApproval => to_run.push((call, Start::Fresh)),
-                Stage::WaitingForInput { round, asked } => to_run.push((
-                    call,
-                    Start::Asked {
-                        round: *round,
-                        asked: Box::new(asked.clone()),
-                    },
-                )),
-                Stage::WaitingForTask { task_id, .. } => to_run.push((
-                    call,
-                    Start::Task {
-                        task_id: task_id.clone(),
-                    },
-                )),
+            match taken_up(entry) {
+                Ok(start) => to_run.push((call, start)),
+                Err(Stage::Sent) => interrupted.push(call),
+                Err(_) => self.ended_before(entry, call, toolset, options, &mut turn),
             }
         }
         let hosted = state.hosted.clone();
         let decided = state.approvals.clone();
-        let shared = Shared::resumed(options, state);
+        let run = TurnRun::resumed(self, toolset, options, state);
         for call in interrupted {
             let outcome = Err(Error::new(
                 ErrorKind::Interrupted,
@@ -151,19 +100,74 @@ impl Source {
                  may or may not have run, and it was not sent again",
             )
             .plain());
-            if let Some(journal) = shared.journal() {
+            if let Some(journal) = run.journal() {
                 journal.stage(&call, Stage::Ended(Ended::of(&outcome)));
             }
             turn.ended(call, Checked::as_it_is(outcome));
         }
-        if let Some(journal) = shared.journal() {
+        if let Some(journal) = run.journal() {
             journal.flush_or_log().await;
         }
-        self.run_calls(to_run, toolset, options, &shared, &halted, &mut turn)
-            .await;
-        let execution = turn.finish(&halted)?;
-        Ok(self
-            .with_hosted(provider, hosted, decided, &shared, &halted, execution)
-            .await)
+        run.run(to_run, &mut turn).await;
+        let execution = turn.finish(run.halt())?;
+        Ok(run.with_hosted(provider, hosted, decided, execution).await)
+    }
+
+    /// A call that ended before the turn was suspended: its outcome kept,
+    /// checked again.
+    fn ended_before(
+        &self,
+        entry: &CallEntry,
+        call: ToolCall,
+        toolset: &ToolSet,
+        options: &ExecOptions,
+        turn: &mut Answering<'_>,
+    ) {
+        if let Stage::Ended(ended) = &entry.stage {
+            let checked = self.check_output(&call, toolset, ended.outcome(), options.output_schema);
+            turn.ended(call, checked);
+        }
+    }
+}
+
+/// Where a call of a suspended turn takes up; the stage of one that does
+/// not (it ended, or was sent when its process ended).
+fn taken_up(entry: &CallEntry) -> std::result::Result<Start, &Stage> {
+    match &entry.stage {
+        Stage::Pending | Stage::WaitingForApproval => Ok(Start::Fresh),
+        Stage::WaitingForInput { round, asked } => Ok(Start::Asked {
+            round: *round,
+            asked: Box::new(asked.clone()),
+        }),
+        Stage::WaitingForTask { task_id, .. } => Ok(Start::Task {
+            task_id: task_id.clone(),
+        }),
+        other => Err(other),
+    }
+}
+
+/// A call answered without a server (a search, or a call rejected when it
+/// was read), answered again as it was.
+fn answered_again(answered: &Answered, turn: &mut Answering<'_>) {
+    match &answered.found {
+        Some(found) => turn.searched(
+            CallRecord::search(
+                answered.index,
+                answered.call_id.clone(),
+                answered.exposed_name.clone(),
+            ),
+            answered.answer.clone(),
+            found.clone(),
+        ),
+        None => turn.rejected(RejectedCall {
+            index: answered.index,
+            call_id: answered.call_id.clone(),
+            exposed_name: answered.exposed_name.clone(),
+            error: answered
+                .error
+                .as_ref()
+                .map_or_else(|| Error::input("rejected"), KeptError::error),
+            answer: answered.answer.clone(),
+        }),
     }
 }

@@ -129,7 +129,7 @@ pub struct CallContext {
     pub answerer: Option<Answerer>,
     /// The call's idempotency key, the same wherever its turn is resumed:
     /// [`McpClient`](crate::McpClient) sends it in the request's `_meta`
-    /// under [`IDEMPOTENCY_KEY`](crate::exec::durable::IDEMPOTENCY_KEY), and
+    /// under [`IDEMPOTENCY_KEY`](crate::exec::IDEMPOTENCY_KEY), and
     /// a server may use it to recognise a call it has already run. Set by a
     /// source for every call.
     pub idempotency_key: Option<IdempotencyKey>,
@@ -284,6 +284,15 @@ pub trait Server: Send + Sync {
         ServerState::Up
     }
 
+    /// Ends the connection once what the client still owes the server has
+    /// gone out (the cancel notices of calls whose futures were dropped):
+    /// [`McpClient`](crate::McpClient) then asks a server it spawned to exit
+    /// (and kills it if it does not). A later listing or call may start the
+    /// connection again. The default does nothing.
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
     /// The fields the server left out of its answers so far, read with the
     /// official MCP SDKs' defaults, one entry per field
     /// ([`McpClient`](crate::McpClient)); none by default.
@@ -298,7 +307,8 @@ pub(super) const MAX_PAGES: usize = 1000;
 /// A server's whole tool list, with the cache hints of its pages merged.
 #[derive(Debug, Clone, Default)]
 pub(super) struct ToolList {
-    pub(super) tools: Vec<Tool>,
+    /// Shared with the toolsets built from the list.
+    pub(super) tools: Vec<Arc<Tool>>,
     /// The shortest page TTL; a page without one counts as 0 when others
     /// have one, and `None` means no page had a hint.
     pub(super) ttl: Option<Duration>,
@@ -320,7 +330,7 @@ pub(super) async fn list_all_tools(server: &dyn Server) -> Result<ToolList> {
     let mut seen = BTreeSet::new();
     for page_index in 0..MAX_PAGES {
         let page = server.list_tools(cursor.take()).await?;
-        list.tools.extend(page.tools);
+        list.tools.extend(page.tools.into_iter().map(Arc::new));
         list.unreadable.extend(page.unreadable);
         list.ttl = match (page_index, list.ttl, page.ttl) {
             (0, _, ttl) => ttl,
@@ -485,6 +495,10 @@ impl<S: Server + ?Sized> Server for Arc<S> {
 
     fn state(&self) -> ServerState {
         (**self).state()
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        (**self).close()
     }
 
     fn defaulted(&self) -> Vec<Defaulted> {

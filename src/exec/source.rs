@@ -16,7 +16,7 @@ use super::policy::{Approval, ApprovalRequest, Approver, Policy};
 use super::server::{Server, ServerState, list_whole_catalog};
 use super::skills::{LOAD_SKILL, LoadedSkill, SkillList, Skills};
 use crate::budget::{LIBRARY_SERVER, read_tool};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::listing::{ListOptions, Listing};
 use crate::mcp::{CacheScope, Catalog, GetPromptResult, Object, ReadResourceResult};
 use crate::spec::Provider;
@@ -123,7 +123,7 @@ impl Source {
             toolset = toolset.with_tool(crate::toolset::ExposedTool {
                 exposed_name: tool.name.clone(),
                 server_id: LIBRARY_SERVER.to_owned(),
-                tool,
+                tool: Arc::new(tool),
             })?;
         }
         let mut listing = provider.list_tools(&toolset, options)?;
@@ -173,7 +173,7 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] if the filters are invalid.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) if the filters are invalid.
     pub async fn refresh(&self) -> Result<ToolSet> {
         self.cache.refresh(&self.servers, &self.naming).await
     }
@@ -195,8 +195,8 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] for a server the source does not hold; the
-    /// server's error otherwise ([`ErrorKind::Unavailable`] for one that
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) for a server the source does not hold; the
+    /// server's error otherwise ([`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) for one that
     /// serves no resources).
     pub async fn read_resource(&self, server_id: &str, uri: &str) -> Result<ReadResourceResult> {
         self.held(server_id)?.read_resource(uri).await
@@ -220,9 +220,9 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidResult`] when it fails verification;
-    /// [`ErrorKind::UnknownTool`] when the server lists no such skill;
-    /// [`ErrorKind::Denied`] when its entry was refused; the server's error.
+    /// [`ErrorKind::InvalidResult`](crate::ErrorKind::InvalidResult) when it fails verification;
+    /// [`ErrorKind::UnknownTool`](crate::ErrorKind::UnknownTool) when the server lists no such skill;
+    /// [`ErrorKind::Denied`](crate::ErrorKind::Denied) when its entry was refused; the server's error.
     pub async fn load_skill(&self, server_id: &str, name: &str) -> Result<LoadedSkill> {
         let server = self.held(server_id)?;
         self.catalogs
@@ -237,7 +237,7 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// As [`load_skill`](Self::load_skill), and [`ErrorKind::Denied`] for a
+    /// As [`load_skill`](Self::load_skill), and [`ErrorKind::Denied`](crate::ErrorKind::Denied) for a
     /// file outside the skill's manifest.
     pub async fn read_skill_file(
         &self,
@@ -260,7 +260,7 @@ impl Source {
     ///
     /// # Errors
     ///
-    /// As [`read_resource`](Self::read_resource); [`ErrorKind::Unavailable`]
+    /// As [`read_resource`](Self::read_resource); [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)
     /// for a server that paginates without end or repeats a cursor.
     pub async fn list_catalog(&self, server_id: &str, catalog: Catalog) -> Result<Vec<Object>> {
         list_whole_catalog(self.held(server_id)?.as_ref(), catalog)
@@ -291,12 +291,17 @@ impl Source {
             .iter()
             .find(|(id, _)| id == server_id)
             .map(|(_, server)| server)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Input,
-                    format!("no server `{server_id}` in this source"),
-                )
-            })
+            .ok_or_else(|| Error::input(format!("no server `{server_id}` in this source")))
+    }
+
+    /// Whether a call to `server_id`'s `tool` runs alone on its server
+    /// ([`SourceBuilder::run_alone`](crate::exec::SourceBuilder::run_alone)).
+    pub(super) fn runs_alone(&self, server_id: &str, tool: &str) -> bool {
+        if self.alone.is_empty() {
+            return false;
+        }
+        let name = format!("{server_id}/{tool}");
+        self.alone.iter().any(|glob| glob.is_match(&name))
     }
 
     pub(super) fn server(&self, id: &str) -> Option<&Arc<dyn Server>> {
@@ -316,6 +321,16 @@ impl Source {
             .iter()
             .map(|(id, server)| (id.clone(), server.state()))
             .collect()
+    }
+
+    /// Closes every server's connection, all at once ([`Server::close`]):
+    /// what is owed to each (the cancel notices of calls cut off by a
+    /// timeout or an [`Interrupt`](crate::exec::Interrupt)) goes out first,
+    /// and a server the source spawned is asked to exit. Call it before the
+    /// process ends: a notice still on its way when the process exits never
+    /// reaches its server.
+    pub async fn close(&self) {
+        futures_util::future::join_all(self.servers.iter().map(|(_, server)| server.close())).await;
     }
 
     /// The handlers that answer what servers ask.
@@ -538,14 +553,13 @@ impl SourceBuilder {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when a client has other than one server, a server id
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when a client has other than one server, a server id
     /// is empty or repeated, or a filter or [`run_alone`](Self::run_alone)
     /// glob is invalid.
-    pub fn build(self) -> Result<Source> {
+    pub fn build(mut self) -> Result<Source> {
         let mode = self.naming.mode();
         if mode == Mode::Client && self.servers.len() != 1 {
-            return Err(Error::new(
-                ErrorKind::Input,
+            return Err(Error::input(
                 "a client has exactly one server; use a hub for several",
             ));
         }
@@ -561,56 +575,18 @@ impl SourceBuilder {
             )));
         }
         let alone = compile_alone(&self.alone)?;
+        let handlers = self.answering_handlers();
+        let filter = self.naming.filter()?;
+        self.warn_closed_catalogues(&filter);
         let policy = match (mode, self.policy) {
             (Mode::Hub, None) => Some(Policy::allow_all()),
             (_, policy) => policy,
         };
-        // A source given no handlers answers with its first server's that
-        // declare something.
-        let declares = |h: &Handlers| h.features() != ClientFeatures::default();
-        let handlers = self
-            .handlers
-            .or_else(|| {
-                self.servers
-                    .iter()
-                    .find_map(|(_, server)| server.handlers().filter(declares))
-            })
-            .unwrap_or_default();
-        let features = handlers.features();
-        for (id, server) in &self.servers {
-            if let Some(declared) = server.handlers().map(|h| h.features())
-                && declared != features
-            {
-                tracing::warn!(server = %id, declared = ?declared, answered = ?features,
-                    "the server's session declared other capabilities than this source's handlers answer");
-            }
-        }
         let governor = Arc::new(Governor {
             handlers,
             approver: self.approver,
         });
         let kept = Arc::new(KeptResults::default());
-        let filter = self.naming.filter()?;
-        for (kind, globs, actions) in [
-            (
-                "resources",
-                &self.resources,
-                ["resources/list", "resources/read"],
-            ),
-            ("prompts", &self.prompts, ["prompts/list", "prompts/get"]),
-            ("skills", &self.skills, ["skills/list", "skills/load"]),
-        ] {
-            let open = self
-                .servers
-                .iter()
-                .any(|(id, _)| actions.iter().any(|a| filter.admits(id, a)));
-            if !globs.is_empty() && !open {
-                tracing::warn!(
-                    catalogue = kind,
-                    "the toolset's allow and deny globs close every server's {kind}: allow `SERVER/{kind}/*` to open them"
-                );
-            }
-        }
         let catalogs = Arc::new(Catalogs {
             servers: self.servers.clone(),
             policy: policy.clone(),
@@ -641,6 +617,57 @@ impl SourceBuilder {
             kept,
             catalogs,
         })
+    }
+
+    /// The handlers the source answers with: its own, or (given none) its
+    /// first server's that declare something. A server whose session
+    /// declared other capabilities is logged.
+    fn answering_handlers(&mut self) -> Handlers {
+        let declares = |h: &Handlers| h.features() != ClientFeatures::default();
+        let handlers = self
+            .handlers
+            .take()
+            .or_else(|| {
+                self.servers
+                    .iter()
+                    .find_map(|(_, server)| server.handlers().filter(declares))
+            })
+            .unwrap_or_default();
+        let features = handlers.features();
+        for (id, server) in &self.servers {
+            if let Some(declared) = server.handlers().map(|h| h.features())
+                && declared != features
+            {
+                tracing::warn!(server = %id, declared = ?declared, answered = ?features,
+                    "the server's session declared other capabilities than this source's handlers answer");
+            }
+        }
+        handlers
+    }
+
+    /// Warns of catalogues opened by globs that the toolset's filter closes
+    /// on every server.
+    fn warn_closed_catalogues(&self, filter: &crate::toolset::Filter) {
+        for (kind, globs, actions) in [
+            (
+                "resources",
+                &self.resources,
+                ["resources/list", "resources/read"],
+            ),
+            ("prompts", &self.prompts, ["prompts/list", "prompts/get"]),
+            ("skills", &self.skills, ["skills/list", "skills/load"]),
+        ] {
+            let open = self
+                .servers
+                .iter()
+                .any(|(id, _)| actions.iter().any(|a| filter.admits(id, a)));
+            if !globs.is_empty() && !open {
+                tracing::warn!(
+                    catalogue = kind,
+                    "the toolset's allow and deny globs close every server's {kind}: allow `SERVER/{kind}/*` to open them"
+                );
+            }
+        }
     }
 }
 

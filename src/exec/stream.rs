@@ -7,18 +7,19 @@ use futures_util::stream::FuturesUnordered;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::clock::Halt;
+use super::answering::Answering;
+use super::call::Start;
 use super::durable::{Journal, Stage};
 use super::options::{CallStart, ExecOptions};
-use super::run::{Shared, Start};
 use super::source::Source;
-use super::turn::{Answering, Execution};
+use super::turn::Execution;
+use super::turn_run::TurnRun;
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::HostedItems;
 use crate::listing::Listing;
 use crate::spec::Provider;
-use crate::stream::StreamedCall;
+use crate::stream::{CallStream, StreamedCall};
 
 /// What a streamed turn came to.
 #[derive(Debug, Clone)]
@@ -103,17 +104,14 @@ impl Source {
         B: AsRef<[u8]>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let mut reader = Some(match options.framing {
+        let reader = match options.framing {
             Some(framing) => provider.stream(listing)?.framing(framing),
             None => provider.stream(listing)?,
-        });
+        };
         let mut stream = std::pin::pin!(stream);
-        let toolset = listing.toolset();
-        let shared = Shared::new(options, provider);
+        let run = TurnRun::new(self, listing.toolset(), options, provider);
         let mut turn =
-            Answering::new(provider, options, self.reader(listing)).journal(shared.journal());
-        let (limit, timeout) = options.limits();
-        let halted = Halt::default();
+            Answering::new(provider, options, self.reader(listing)).journal(run.journal());
         // A provider that hosts servers may put their output in the model's
         // context anywhere in the stream: under a policy that looks at what
         // the conversation has seen, calls wait for the stream's end.
@@ -125,85 +123,126 @@ impl Source {
                     .is_some_and(super::policy::Policy::depends_on_taint));
         let mut running = FuturesUnordered::new();
         let mut queued: VecDeque<ToolCall> = VecDeque::new();
-        let mut message = Value::Null;
-        let mut hosted = HostedItems::default();
-        let mut error: Option<Error> = None;
-        let mut bytes: u64 = 0;
+        let mut reading = Reading::new(reader);
         let sorter = Sorter {
             source: self,
             provider,
             listing,
             options,
-            journal: shared.journal(),
+            journal: run.journal(),
         };
         loop {
-            if !wait || reader.is_none() {
-                while running.len() < limit {
+            if !wait || reading.reader.is_none() {
+                while running.len() < run.limit {
                     let Some(call) = queued.pop_front() else {
                         break;
                     };
                     // In the model's order: every earlier call is counted.
-                    shared.keys.note(&call);
-                    running.push(self.guarded(
-                        call,
-                        toolset,
-                        options,
-                        &shared,
-                        timeout,
-                        &halted,
-                        Start::Fresh,
-                    ));
+                    run.keys.note(&call);
+                    running.push(run.call(call, Start::Fresh).run());
                 }
             }
-            if reader.is_none() && running.is_empty() && queued.is_empty() {
+            if reading.reader.is_none() && running.is_empty() && queued.is_empty() {
                 break;
             }
             tokio::select! {
-                chunk = stream.next(), if reader.is_some() => {
-                    let mut broke = None;
-                    let mut ended = false;
-                    match (chunk, reader.as_mut()) {
-                        (Some(Ok(chunk)), Some(calls)) => {
-                            let chunk = chunk.as_ref();
-                            bytes += chunk.len() as u64;
-                            match calls.push(chunk) {
-                                Ok(done) => sorter.sort(done, &mut queued, &mut turn)?,
-                                Err(e) => broke = Some(e),
-                            }
-                            // Calls completed before a break come first; the error follows.
-                            ended = calls.is_broken();
-                        }
-                        (Some(Err(e)), _) => {
-                            broke = Some(Error::new(
-                                ErrorKind::Stream,
-                                format!("reading the stream failed after {bytes} bytes"),
-                            ).with_source(e));
-                        }
-                        _ => ended = true,
-                    }
-                    if (ended || broke.is_some()) && let Some(calls) = reader.take() {
-                        let (done, streamed, finish_error) = calls.finish_parts();
-                        sorter.sort(done, &mut queued, &mut turn)?;
-                        hosted = streamed.extracted.hosted;
-                        shared.add_taint(hosted.servers());
-                        message = streamed.message;
-                        error = broke.or(finish_error);
+                chunk = stream.next(), if reading.reader.is_some() => {
+                    let done = reading.read(chunk);
+                    sorter.sort(done, &mut queued, &mut turn)?;
+                    if let Some(hosted) = reading.hosted() {
+                        run.add_taint(hosted.servers());
                     }
                 }
-                Some((call, outcome)) = running.next(), if !running.is_empty() => {
-                    let checked = self.check_output(&call, toolset, outcome, options.output_schema);
+                Some((call, checked)) = running.next(), if !running.is_empty() => {
                     turn.ended(call, checked);
                 }
             }
         }
-        let execution = turn.finish(&halted)?;
-        let execution = self
-            .with_hosted(provider, hosted, Vec::new(), &shared, &halted, execution)
+        let execution = turn.finish(run.halt())?;
+        let execution = run
+            .with_hosted(provider, reading.hosted, Vec::new(), execution)
             .await;
         Ok(StreamedExecution {
             execution,
-            message,
-            error,
+            message: reading.message,
+            error: reading.error,
         })
+    }
+}
+
+/// A stream being read: its reader until it ends or breaks, and then what
+/// it came to.
+struct Reading<'a> {
+    reader: Option<CallStream<'a>>,
+    message: Value,
+    hosted: HostedItems,
+    error: Option<Error>,
+    /// The bytes read so far, for the error of a stream that fails.
+    bytes: u64,
+    /// Whether the stream ended with the last chunk read.
+    ended_now: bool,
+}
+
+impl<'a> Reading<'a> {
+    fn new(reader: CallStream<'a>) -> Self {
+        Reading {
+            reader: Some(reader),
+            message: Value::Null,
+            hosted: HostedItems::default(),
+            error: None,
+            bytes: 0,
+            ended_now: false,
+        }
+    }
+
+    /// The calls `chunk` completed (all those left, when the stream ended
+    /// or broke with it: calls completed before a break come first, and
+    /// the error follows).
+    fn read<B, E>(&mut self, chunk: Option<std::result::Result<B, E>>) -> Vec<StreamedCall>
+    where
+        B: AsRef<[u8]>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let mut broke = None;
+        let mut ended = false;
+        let mut done = Vec::new();
+        match (chunk, self.reader.as_mut()) {
+            (Some(Ok(chunk)), Some(calls)) => {
+                let chunk = chunk.as_ref();
+                self.bytes += chunk.len() as u64;
+                match calls.push(chunk) {
+                    Ok(completed) => done = completed,
+                    Err(e) => broke = Some(e),
+                }
+                ended = calls.is_broken();
+            }
+            (Some(Err(e)), _) => {
+                broke = Some(
+                    Error::new(
+                        ErrorKind::Stream,
+                        format!("reading the stream failed after {} bytes", self.bytes),
+                    )
+                    .with_source(e),
+                );
+            }
+            _ => ended = true,
+        }
+        if (ended || broke.is_some())
+            && let Some(calls) = self.reader.take()
+        {
+            let (rest, streamed, finish_error) = calls.finish_parts();
+            done.extend(rest);
+            self.hosted = streamed.extracted.hosted;
+            self.message = streamed.message;
+            self.error = broke.or(finish_error);
+            self.ended_now = true;
+        }
+        done
+    }
+
+    /// What the provider did with the servers it hosts, once, when the
+    /// stream has just ended.
+    fn hosted(&mut self) -> Option<&HostedItems> {
+        std::mem::take(&mut self.ended_now).then_some(&self.hosted)
     }
 }

@@ -20,7 +20,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::{Content, MediaContent, Object, TextContent, Tool};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// A string-valued wire enum whose unknown values are kept as sent.
 macro_rules! open_enum {
@@ -239,11 +239,10 @@ impl CreateMessageParams {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] naming the field that is missing or malformed.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) naming the field that is missing or malformed.
     pub fn from_value(params: Value) -> Result<Self> {
         CreateMessageParams::deserialize(&params).map_err(|e| {
-            let error = Error::new(ErrorKind::Input, "malformed sampling/createMessage request")
-                .with_source(e);
+            let error = Error::input("malformed sampling/createMessage request").with_source(e);
             match locate_bad_message(&params) {
                 Some(at) => error.with_path(at),
                 None => error,
@@ -659,17 +658,15 @@ impl Root {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `uri` is not a `file://` URI.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when `uri` is not a `file://` URI.
     pub fn new(uri: impl Into<String>) -> Result<Self> {
         let uri = uri.into();
-        let parsed = url::Url::parse(&uri).map_err(|e| {
-            Error::new(ErrorKind::Input, format!("root `{uri}` is not a URI")).with_source(e)
-        })?;
+        let parsed = url::Url::parse(&uri)
+            .map_err(|e| Error::input(format!("root `{uri}` is not a URI")).with_source(e))?;
         if parsed.scheme() != "file" {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!("root `{uri}` is not a file:// URI (MCP roots are files and directories)"),
-            ));
+            return Err(Error::input(format!(
+                "root `{uri}` is not a file:// URI (MCP roots are files and directories)"
+            )));
         }
         Ok(Root {
             uri,
@@ -695,24 +692,18 @@ impl Root {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when the path cannot be made absolute or has no
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the path cannot be made absolute or has no
     /// file URI (on Windows, a path without a drive).
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let absolute = std::fs::canonicalize(path)
             .or_else(|_| std::path::absolute(path))
             .map_err(|e| {
-                Error::new(
-                    ErrorKind::Input,
-                    format!("root `{}` cannot be made absolute", path.display()),
-                )
-                .with_source(e)
+                Error::input(format!("root `{}` cannot be made absolute", path.display()))
+                    .with_source(e)
             })?;
         let uri = url::Url::from_file_path(&absolute).map_err(|()| {
-            Error::new(
-                ErrorKind::Input,
-                format!("root `{}` has no file:// URI", absolute.display()),
-            )
+            Error::input(format!("root `{}` has no file:// URI", absolute.display()))
         })?;
         Ok(Root {
             uri: uri.into(),

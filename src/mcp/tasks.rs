@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{InputRequests, Object};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
 /// Where a task is (`status`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -126,14 +126,14 @@ impl TaskState {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when it is not a task, naming what is wrong.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when it is not a task, naming what is wrong.
     pub fn from_value(value: &Value) -> Result<Self> {
         let inner = match value.get("task") {
             Some(task @ Value::Object(_)) if value.get("taskId").is_none() => task,
             _ => value,
         };
-        let wire = Wire::deserialize(inner)
-            .map_err(|e| Error::new(ErrorKind::Input, "malformed task").with_source(e))?;
+        let wire =
+            Wire::deserialize(inner).map_err(|e| Error::input("malformed task").with_source(e))?;
         Ok(TaskState {
             task_id: wire.task_id,
             status: wire.status,

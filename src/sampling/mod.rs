@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::listing::Listing;
 use crate::mcp::{CreateMessageParams, CreateMessageResult};
 use crate::results::ResultOptions;
@@ -134,13 +134,10 @@ impl Provider {
 
     fn sampling_plan(&self) -> Result<&SamplingPlan> {
         self.sampling.as_ref().ok_or_else(|| {
-            Error::new(
-                ErrorKind::Input,
-                format!(
+            Error::input(format!(
                     "provider `{}` has no `sampling:` section: its spec does not say how to build a sampling request",
                     self.id()
-                ),
-            )
+                ))
         })
     }
 
@@ -165,7 +162,7 @@ impl Provider {
     ///   a `tool_result` in the next message, which answers nothing else; tool
     ///   uses are the assistant's and results the user's.
     /// - **Content a provider cannot take** (audio for most, an image type it
-    ///   does not list, an unknown block) is an [`ErrorKind::Input`] naming the
+    ///   does not list, an unknown block) is an [`ErrorKind::Input`](crate::ErrorKind::Input) naming the
     ///   message and block, never silently dropped. A request field the provider
     ///   has no place for is either dropped with a [warning](PreparedSampling::warnings),
     ///   where the spec says so (`metadata` everywhere, `stopSequences` on OpenAI
@@ -210,13 +207,13 @@ impl Provider {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] naming the message (`/messages/2`) or field when
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) naming the message (`/messages/2`) or field when
     /// the request breaks MCP's rules (answer the server with `-32602`), holds
     /// content the provider does not take (an audio block, an image type it
     /// does not list, invalid base64, an unknown block type), asks for a tool
     /// choice or a field the provider cannot express, offers two tools of the
     /// same name, or names an option the spec does not offer; also when the
-    /// spec has no `sampling:` section. [`ErrorKind::Spec`] when a template
+    /// spec has no `sampling:` section. [`ErrorKind::Spec`](crate::ErrorKind::Spec) when a template
     /// of the spec needs a value the request lacks.
     pub fn sampling_request(
         &self,
@@ -248,9 +245,9 @@ impl Provider {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when the response is the provider's error body
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the response is the provider's error body
     /// (with its message), not a response of this provider, or `request` was
-    /// made for another one; [`ErrorKind::InvalidArguments`] naming the call
+    /// made for another one; [`ErrorKind::InvalidArguments`](crate::ErrorKind::InvalidArguments) naming the call
     /// when its arguments are not a JSON object (or text holding one).
     pub fn sampling_result(
         &self,
@@ -259,14 +256,11 @@ impl Provider {
     ) -> Result<CreateMessageResult> {
         let plan = self.sampling_plan()?;
         if request.provider != self.id() {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "the request is in the format of provider `{}`, not `{}`: read the response with the provider that built the request",
-                    request.provider,
-                    self.id()
-                ),
-            ));
+            return Err(Error::input(format!(
+                "the request is in the format of provider `{}`, not `{}`: read the response with the provider that built the request",
+                request.provider,
+                self.id()
+            )));
         }
         response::read(self, &plan.response, response, request)
     }

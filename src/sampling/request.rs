@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::SamplingOptions;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than};
 use crate::listing::Listing;
 use crate::mcp::CreateMessageParams;
@@ -59,11 +59,7 @@ pub(super) fn build(
     owned.push(("max_tokens", Some(Value::from(params.max_tokens))));
     if let Some(t) = params.temperature {
         let number = serde_json::Number::from_f64(t).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Input,
-                format!("temperature {t} is not a JSON number"),
-            )
-            .with_path("/temperature")
+            Error::input(format!("temperature {t} is not a JSON number")).with_path("/temperature")
         })?;
         owned.push(("temperature", Some(Value::Number(number))));
     }
@@ -73,11 +69,10 @@ pub(super) fn build(
     let metadata = params.metadata.as_ref();
     if let Some(metadata) = metadata.filter(|_| plan.placed.contains(&SamplingParam::Metadata)) {
         if deeper_than(metadata, MAX_NESTING) {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!("`metadata` nests deeper than {MAX_NESTING} levels"),
-            )
-            .with_path("/metadata"));
+            return Err(
+                Error::input(format!("`metadata` nests deeper than {MAX_NESTING} levels"))
+                    .with_path("/metadata"),
+            );
         }
         owned.push(("metadata", Some(metadata.clone())));
     }
@@ -156,13 +151,10 @@ fn check_fields(
                 provider.id()
             ));
         } else {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!(
+            return Err(Error::input(format!(
                     "provider `{}` has no place for `{field}`: leave it out of the request (its spec neither places nor ignores it)",
                     provider.id()
-                ),
-            )
+                ))
             .with_path(format!("/{field}")));
         }
     }

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::PreparedSampling;
 use crate::calls::read_arguments;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than, type_name};
 use crate::mcp::{
     CreateMessageResult, MediaContent, SamplingContent, StopReason, TextContent, ToolUse,
@@ -23,14 +23,11 @@ pub(super) fn read(
     request: &PreparedSampling,
 ) -> Result<CreateMessageResult> {
     if !response.is_object() {
-        return Err(Error::new(
-            ErrorKind::Input,
-            format!(
-                "expected a `{}` response object, got {}",
-                provider.id(),
-                type_name(response)
-            ),
-        ));
+        return Err(Error::input(format!(
+            "expected a `{}` response object, got {}",
+            provider.id(),
+            type_name(response)
+        )));
     }
     // An object at an error path is not a message (an answer's own `message`, say).
     let message = plan
@@ -42,13 +39,10 @@ pub(super) fn read(
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        return Err(Error::new(
-            ErrorKind::Input,
-            format!(
-                "provider `{}` answered with an error: {message}",
-                provider.id()
-            ),
-        ));
+        return Err(Error::input(format!(
+            "provider `{}` answered with an error: {message}",
+            provider.id()
+        )));
     }
     let sources: Vec<(&str, &Value)> = plan
         .content
@@ -74,14 +68,11 @@ pub(super) fn read(
             .chain(&plan.stop.from)
             .map(|(name, _)| format!("`{name}`"))
             .collect();
-        return Err(Error::new(
-            ErrorKind::Input,
-            format!(
-                "not a `{}` response: it has none of {}",
-                provider.id(),
-                known.join(", ")
-            ),
-        ));
+        return Err(Error::input(format!(
+            "not a `{}` response: it has none of {}",
+            provider.id(),
+            known.join(", ")
+        )));
     }
     let mut reader = Reader {
         provider,
@@ -96,13 +87,10 @@ pub(super) fn read(
             Value::String(text) => reader.text(text),
             Value::Array(items) => reader.items(items, 0)?,
             other => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!(
-                        "`{name}` is {}: expected text or a list of items",
-                        type_name(other)
-                    ),
-                ));
+                return Err(Error::input(format!(
+                    "`{name}` is {}: expected text or a list of items",
+                    type_name(other)
+                )));
             }
         }
     }
@@ -135,10 +123,9 @@ pub(super) fn read(
             continue;
         };
         if deeper_than(value, MAX_NESTING) {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!("the response's value for `{key}` nests deeper than {MAX_NESTING} levels"),
-            ));
+            return Err(Error::input(format!(
+                "the response's value for `{key}` nests deeper than {MAX_NESTING} levels"
+            )));
         }
         meta.insert(key.clone(), value.clone());
     }
@@ -176,10 +163,9 @@ impl Reader<'_> {
 
     fn items(&mut self, items: &[Value], depth: usize) -> Result<()> {
         if depth > MAX_NESTING {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!("the response's items nest deeper than {MAX_NESTING} levels"),
-            ));
+            return Err(Error::input(format!(
+                "the response's items nest deeper than {MAX_NESTING} levels"
+            )));
         }
         for item in items {
             if self.provider.is_call(item) {
@@ -202,13 +188,10 @@ impl Reader<'_> {
                     Some(Value::Array(inner)) => self.items(inner, depth + 1)?,
                     None | Some(Value::Null) => {}
                     Some(other) => {
-                        return Err(Error::new(
-                            ErrorKind::Input,
-                            format!(
-                                "an item's list of parts is {}, not an array",
-                                type_name(other)
-                            ),
-                        ));
+                        return Err(Error::input(format!(
+                            "an item's list of parts is {}, not an array",
+                            type_name(other)
+                        )));
                     }
                 },
             }
@@ -221,8 +204,7 @@ impl Reader<'_> {
             mime.get(item).and_then(Value::as_str),
             data.get(item).and_then(Value::as_str),
         ) else {
-            return Err(Error::new(
-                ErrorKind::Input,
+            return Err(Error::input(
                 "a media part of the response lacks its MIME type or data",
             ));
         };
@@ -236,12 +218,9 @@ impl Reader<'_> {
             Some("image") => SamplingContent::Image(media),
             Some("audio") => SamplingContent::Audio(media),
             _ => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!(
-                        "the response holds a {mime} part, which an MCP result cannot carry (images and audio only)"
-                    ),
-                ));
+                return Err(Error::input(format!(
+                    "the response holds a {mime} part, which an MCP result cannot carry (images and audio only)"
+                )));
             }
         };
         self.content.push(block);
@@ -254,19 +233,14 @@ impl Reader<'_> {
         let calls = &self.provider.calls;
         let n = self.calls;
         self.calls += 1;
-        let name = string_at(&calls.name.path, item).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Input,
-                format!("the response's call {n} names no tool"),
-            )
-        })?;
+        let name = string_at(&calls.name.path, item)
+            .ok_or_else(|| Error::input(format!("the response's call {n} names no tool")))?;
         let id = string_at(&calls.id.path, item).unwrap_or_else(|| format!("call_{n}"));
         if !self.ids.insert(id.clone()) {
-            return Err(Error::new(
-                ErrorKind::Input,
-                format!("the response's calls repeat the id `{id}`"),
-            )
-            .with_call_id(&id));
+            return Err(
+                Error::input(format!("the response's calls repeat the id `{id}`"))
+                    .with_call_id(&id),
+            );
         }
         let listed = self
             .request
@@ -292,10 +266,7 @@ impl Reader<'_> {
                 continue;
             };
             if deeper_than(value, MAX_NESTING) {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!("the call of `{name}` (id `{id}`) has a value for `{key}` nested deeper than {MAX_NESTING} levels"),
-                )
+                return Err(Error::input(format!("the call of `{name}` (id `{id}`) has a value for `{key}` nested deeper than {MAX_NESTING} levels"))
                 .with_call_id(&id));
             }
             meta.insert(key.clone(), value.clone());

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::Provider;
 use super::template::Template;
-use crate::error::{Error, ErrorKind, Problem, Result};
+use crate::error::{Error, Problem, Result};
 use crate::json::pointer_child;
 
 /// What a request says for a tool choice mode: [`Provider::tool_choice`].
@@ -120,7 +120,7 @@ impl Provider {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when the provider has no way to say `mode` (its
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the provider has no way to say `mode` (its
     /// API refuses it, or the spec lists no such mode).
     pub fn tool_choice(&self, mode: &crate::mcp::ToolChoiceMode) -> Result<ToolChoiceParam> {
         let key = match mode {
@@ -128,10 +128,9 @@ impl Provider {
             crate::mcp::ToolChoiceMode::Required => ChoiceMode::Required,
             crate::mcp::ToolChoiceMode::None => ChoiceMode::None,
             other => {
-                return Err(Error::new(
-                    ErrorKind::Input,
-                    format!("tool choice `{other}` is not one of auto, required and none"),
-                ));
+                return Err(Error::input(format!(
+                    "tool choice `{other}` is not one of auto, required and none"
+                )));
             }
         };
         match self.tool_choice.get(&key) {
@@ -141,14 +140,11 @@ impl Provider {
                 .map_err(|m| Error::spec(format!("the tool choice needs `{}`", m.0))),
             Some(Choice::Unsent) => Ok(ToolChoiceParam::Omit),
             Some(Choice::NoTools) => Ok(ToolChoiceParam::OmitTools),
-            None => Err(Error::new(
-                ErrorKind::Input,
-                format!(
-                    "provider `{}` cannot express the tool choice `{mode}`: its spec lists {}",
-                    self.id,
-                    self.tool_choice_modes().join(", ")
-                ),
-            )),
+            None => Err(Error::input(format!(
+                "provider `{}` cannot express the tool choice `{mode}`: its spec lists {}",
+                self.id,
+                self.tool_choice_modes().join(", ")
+            ))),
         }
     }
 

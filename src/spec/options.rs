@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::Provider;
 use super::results::{self, ResultsDoc, ResultsPlan};
-use crate::error::{Error, ErrorKind, Problem, Result};
+use crate::error::{Error, Problem, Result};
 use crate::json::pointer_child;
 
 #[derive(Debug, Deserialize)]
@@ -134,28 +134,22 @@ impl Provider {
     pub(crate) fn option_effect(&self, name: &str, value: &str) -> Result<&OptionEffect> {
         let plan = self.options.get(name).ok_or_else(|| {
             let known: Vec<_> = self.options.keys().map(String::as_str).collect();
-            Error::new(
-                ErrorKind::Input,
-                format!(
-                    "provider `{}` has no option `{name}`; it has: {}",
-                    self.id(),
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            )
+            Error::input(format!(
+                "provider `{}` has no option `{name}`; it has: {}",
+                self.id(),
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ))
         })?;
         plan.values.get(value).ok_or_else(|| {
             let known: Vec<_> = plan.values.keys().map(String::as_str).collect();
-            Error::new(
-                ErrorKind::Input,
-                format!(
-                    "option `{name}` has no value `{value}`; accepted: {}",
-                    known.join(", ")
-                ),
-            )
+            Error::input(format!(
+                "option `{name}` has no value `{value}`; accepted: {}",
+                known.join(", ")
+            ))
         })
     }
 

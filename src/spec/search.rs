@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::calls::{self, ArgFormat, ArgumentsDoc, Field, FieldDoc, Select, SelectDoc};
 use super::template::Template;
-use crate::error::Problem;
+use crate::error::{Error, ErrorKind, Problem};
 
 /// Variables of a client search tool's definition.
 const SEARCH_TOOL_VARS: &[&str] = &["name", "description", "schema"];
@@ -157,4 +157,23 @@ pub(super) fn compile(doc: SearchDoc) -> Result<SearchPlan, Problem> {
             })
             .transpose()?,
     })
+}
+
+impl super::Provider {
+    pub(crate) fn search_plan(&self) -> Option<&SearchPlan> {
+        self.search.as_ref()
+    }
+
+    pub(crate) fn client_search(&self) -> Option<&ClientSearchPlan> {
+        self.search_plan().and_then(|s| s.client.as_ref())
+    }
+
+    pub(crate) fn search_error(&self, at: &str, missing: &str) -> Error {
+        Error::new(
+            ErrorKind::Spec,
+            format!("the template needs `${{{missing}}}`, which is absent here"),
+        )
+        .with_file(self.source())
+        .with_path(at)
+    }
 }

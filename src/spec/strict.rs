@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Error, ErrorKind, Problem};
+use crate::error::{Error, Problem};
 use crate::strict::StrictRules;
 use crate::strict::rules::Mode;
 
@@ -36,10 +36,9 @@ impl std::str::FromStr for StrictMode {
             "auto" => Ok(StrictMode::Auto),
             "true" | "on" => Ok(StrictMode::On),
             "false" | "off" => Ok(StrictMode::Off),
-            _ => Err(Error::new(
-                ErrorKind::Input,
-                format!("strict mode `{s}`: expected auto, true or false"),
-            )),
+            _ => Err(Error::input(format!(
+                "strict mode `{s}`: expected auto, true or false"
+            ))),
         }
     }
 }

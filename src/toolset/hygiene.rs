@@ -19,7 +19,9 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::describe::{escape_visible, hidden_character, sanitize_description};
+use crate::describe::{
+    MAX_DESCRIPTION_BYTES, escape_visible, hidden_character, sanitize_description,
+};
 
 /// What a string holding hidden characters is, in a tool's input schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -234,6 +236,22 @@ fn push_segment(path: &mut String, key: &str) {
     }
 }
 
+/// Whether [`clean`] would change and find nothing in `schema`: no key or
+/// string in it holds a hidden character or passes the description cap.
+/// Such a schema is left as it is, shared, never copied to be cleaned.
+pub(super) fn untouched(schema: &Value) -> bool {
+    match schema {
+        Value::String(text) => {
+            text.len() <= MAX_DESCRIPTION_BYTES && hidden_character(text).is_none()
+        }
+        Value::Array(items) => items.iter().all(untouched),
+        Value::Object(map) => map
+            .iter()
+            .all(|(key, value)| hidden_character(key).is_none() && untouched(value)),
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,5 +325,37 @@ mod tests {
         let found = clean(&mut tricky);
         assert_eq!(found[0].path, "/properties/a~1b~0/default");
         assert_eq!(found[0].kind, HiddenIn::Other);
+    }
+    #[test]
+    fn an_untouched_schema_is_one_clean_leaves_as_it_is() {
+        let long = "x".repeat(MAX_DESCRIPTION_BYTES + 1);
+        let schemas = [
+            json!({"type": "object", "properties": {"a": {"type": "string", "description": "plain\nlines"}}}),
+            json!({"type": "object", "properties": {"a": {"description": "hid\u{200b}den"}}}),
+            json!({"type": "object", "properties": {"a\u{202e}b": {"type": "string"}}}),
+            json!({"enum": ["ok", "b\u{1b}ad"]}),
+            json!({"description": long}),
+            json!({"allOf": [{"title": "fine"}, {"$comment": "also fine"}]}),
+        ];
+        for schema in schemas {
+            let mut cleaned = schema.clone();
+            let found = clean(&mut cleaned);
+            let as_is = found.is_empty() && cleaned == schema;
+            if untouched(&schema) {
+                assert!(
+                    as_is,
+                    "untouched, but cleaning changed or found something: {schema}"
+                );
+            }
+            if !as_is {
+                assert!(
+                    !untouched(&schema),
+                    "cleaning changed {schema}, which was judged untouched"
+                );
+            }
+        }
+        assert!(untouched(
+            &json!({"type": "object", "properties": {"a": {"type": "string"}}})
+        ));
     }
 }

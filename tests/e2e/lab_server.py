@@ -12,6 +12,8 @@ from mcp import types
 from mcp.server.mcpserver import Audio, Context, MCPServer
 from mcp.shared.message import ServerMessageMetadata
 
+from cancellation import cancel_requested
+
 server = MCPServer("lab")
 
 
@@ -30,13 +32,14 @@ def beep() -> Audio:
 
 
 @server.tool()
-async def slow(seconds: float, marker: str) -> str:
-    """Sleeps; writes `cancelled` to the file `marker` if the call is cancelled."""
+async def slow(seconds: float, marker: str, ctx: Context) -> str:
+    """Sleeps; writes `cancelled` to the file `marker` if the client cancels the
+    call (`notifications/cancelled`), `ended` if the session ends under it."""
     try:
         await asyncio.sleep(seconds)
     except BaseException:
         with open(marker, "w", encoding="utf-8") as f:
-            f.write("cancelled")
+            f.write("cancelled" if cancel_requested(ctx) else "ended")
         raise
     return f"slept {seconds} s"
 

@@ -1,19 +1,26 @@
-"""A probe MCP server for the tests of suspended turns, on the official `mcp`
-SDK (2.x, pinned in requirements.txt): it appends one JSON line per
-`tools/call` it receives to the file named by its first argument (tool,
+"""A probe MCP server for the tests of suspended and interrupted turns, on the
+official `mcp` SDK (2.x, pinned in requirements.txt): it appends one JSON line
+per `tools/call` it receives to the file named by its first argument (tool,
 arguments, echoed request state, the `_meta` idempotency key), so a test can
-check each call arrived exactly once however many processes the turn took.
+check each call arrived exactly once however many processes the turn took,
+and one line `{"cancelled": ...}` for each call the client cancelled
+(`notifications/cancelled`).
 
 Its request states are sealed under a key every instance shares (as a
 deployment with several instances must configure the SDK), so a call that
 asked for input in one server process goes on in another."""
 
 import json
+import os
 import sys
+
+import anyio
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+
+from cancellation import cancel_requested
 
 LOG = sys.argv[1]
 IDEMPOTENCY_KEY = "mcp-adapters/idempotency-key"
@@ -87,6 +94,21 @@ async def transfer(amount: int, to: str, ctx: Context) -> str | InputRequiredRes
     if not content:
         return "Transfer cancelled at the code"
     return f"Sent {amount} to {to} (code {content['code']})"
+
+
+@server.tool()
+async def hold(text: str, release: str, ctx: Context) -> str:
+    """Answers once the file `release` exists (a test holds the call in flight)."""
+    record(ctx, "hold", {"text": text, "release": release})
+    try:
+        while not os.path.exists(release):
+            await anyio.sleep(0.01)
+    except BaseException:
+        if cancel_requested(ctx):
+            with open(LOG, "a", encoding="utf-8") as log:
+                log.write(json.dumps({"cancelled": text}) + "\n")
+        raise
+    return f"held {text}"
 
 
 if __name__ == "__main__":

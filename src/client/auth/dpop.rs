@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::JwtAlgorithm;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::exec::BoxFuture;
 
 /// A DPoP key pair held in memory: made with [`generate`](Self::generate), or
@@ -71,7 +71,7 @@ impl PublicKey {
 }
 
 fn key_error(what: impl std::fmt::Display) -> Error {
-    Error::new(ErrorKind::Input, format!("DPoP key: {what}"))
+    Error::input(format!("DPoP key: {what}"))
 }
 
 fn ecdsa(
@@ -113,7 +113,8 @@ impl DpopKey {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `der` is not a PKCS#8 key of `algorithm`'s kind.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when `der` is not a PKCS#8 key of
+    /// `algorithm`'s kind.
     pub fn from_pkcs8(algorithm: JwtAlgorithm, der: &[u8]) -> Result<Self> {
         let pair = match ecdsa(algorithm) {
             Some((signing, _)) => EcdsaKeyPair::from_pkcs8(signing, der)
@@ -175,7 +176,8 @@ impl DpopKey {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `url` is not an absolute URL; when signing fails.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when `url` is not an absolute URL; when
+    /// signing fails.
     pub fn proof(
         &self,
         method: &str,
@@ -478,7 +480,7 @@ impl Dpop {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`] when `public_jwk` is not a public JWK (not an
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when `public_jwk` is not a public JWK (not an
     /// object, a missing member, or a private member such as `d`).
     pub fn signer<F>(mut self, algorithm: JwtAlgorithm, public_jwk: Value, sign: F) -> Result<Self>
     where

@@ -573,8 +573,9 @@ impl OAuth {
 }
 
 impl crate::ClientOptions {
-    /// Sets [`oauth`](Self::oauth): streamable HTTP servers reached without
-    /// an `Authorization` header are signed in to when they require it.
+    /// How to sign in to streamable HTTP servers that require it (none by
+    /// default): servers reached without an `Authorization` header are
+    /// signed in to when they require it.
     pub fn oauth(mut self, oauth: OAuth) -> Self {
         self.oauth = Some(oauth);
         self

@@ -80,22 +80,14 @@ impl KeptKey {
     pub(crate) fn key(&self) -> Result<super::DpopKey> {
         use base64::Engine as _;
         let algorithm = super::JwtAlgorithm::from_name(&self.alg).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Input,
-                format!(
-                    "the token store keeps a DPoP key for `{}`, not a known algorithm",
-                    self.alg
-                ),
-            )
+            Error::input(format!(
+                "the token store keeps a DPoP key for `{}`, not a known algorithm",
+                self.alg
+            ))
         })?;
         let der = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(&self.pkcs8)
-            .map_err(|_| {
-                Error::new(
-                    ErrorKind::Input,
-                    "the token store's DPoP key is not base64url",
-                )
-            })?;
+            .map_err(|_| Error::input("the token store's DPoP key is not base64url"))?;
         super::DpopKey::from_pkcs8(algorithm, &der)
     }
 }
@@ -424,14 +416,11 @@ impl FileTokenStore {
         }
         // The error names the line and column only: the file holds secrets.
         serde_json::from_str(&text).map_err(|e| {
-            Error::new(
-                ErrorKind::Input,
-                format!(
-                    "the token store is not a token file (line {}, column {})",
-                    e.line(),
-                    e.column()
-                ),
-            )
+            Error::input(format!(
+                "the token store is not a token file (line {}, column {})",
+                e.line(),
+                e.column()
+            ))
             .with_file(&self.path)
         })
     }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{media, render};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than};
 use crate::listing::Listing;
 use crate::mcp::{CallToolResult, Object, Role, SamplingContent, SamplingMessage, ToolUse};
@@ -36,7 +36,7 @@ pub(super) struct Block<'a> {
 
 impl Block<'_> {
     pub(super) fn error(&self, message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Input, message)
+        Error::input(message)
             .with_path(format!("/messages/{}/content/{}", self.message, self.index))
     }
 }
@@ -367,13 +367,10 @@ impl<'a> Writer<'a> {
             if let Some(value) = value {
                 if deeper_than(value, MAX_NESTING) {
                     let message = first.map_or(0, |b| b.message);
-                    return Err(Error::new(
-                        ErrorKind::Input,
-                        format!(
+                    return Err(Error::input(format!(
                             "the `_meta` entry `{}` of message {message} nests deeper than {MAX_NESTING} levels",
                             entry.key
-                        ),
-                    )
+                        ))
                     .with_path(format!("/messages/{message}/_meta")));
                 }
                 vars.push((entry.var.as_str(), Var::Json(Cow::Borrowed(value))));
@@ -383,15 +380,12 @@ impl<'a> Writer<'a> {
             .render_moving(vars.as_slice(), &mut owned)
             .map_err(|m| {
                 let message = first.map_or(0, |b| b.message);
-                Error::new(
-                ErrorKind::Input,
-                format!(
+                Error::input(format!(
                     "message {message} has no `{}`, which provider `{}` needs in {who} messages",
                     m.0,
                     self.provider.id()
-                ),
-            )
-            .with_path(format!("/messages/{message}"))
+                ))
+                .with_path(format!("/messages/{message}"))
             })
     }
 }

@@ -10,20 +10,17 @@
 
 use std::collections::BTreeSet;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::mcp::{Role, SamplingContent, SamplingMessage};
 
 fn error(message: usize, text: String) -> Error {
-    Error::new(ErrorKind::Input, text).with_path(format!("/messages/{message}"))
+    Error::input(text).with_path(format!("/messages/{message}"))
 }
 
 /// Checks `messages` against MCP's rules; the error names the message.
 pub(super) fn check(messages: &[SamplingMessage]) -> Result<()> {
     if messages.is_empty() {
-        return Err(
-            Error::new(ErrorKind::Input, "the sampling request has no messages")
-                .with_path("/messages"),
-        );
+        return Err(Error::input("the sampling request has no messages").with_path("/messages"));
     }
     let mut pending: Option<(usize, BTreeSet<&str>)> = None;
     for (i, message) in messages.iter().enumerate() {
@@ -82,13 +79,10 @@ fn check_roles(i: usize, message: &SamplingMessage) -> Result<()> {
             }
             _ => continue,
         };
-        return Err(Error::new(
-            ErrorKind::Input,
-            format!(
-                "message {i}, block {j}: {misplaced}; it cannot be in a {} message",
-                message.role.as_str()
-            ),
-        )
+        return Err(Error::input(format!(
+            "message {i}, block {j}: {misplaced}; it cannot be in a {} message",
+            message.role.as_str()
+        ))
         .with_path(format!("/messages/{i}/content/{j}")));
     }
     Ok(())

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::{render, template_error};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::listing::{ListOptions, Listing};
 use crate::mcp::{CreateMessageParams, SamplingContent, SamplingMessage, ToolChoiceMode};
 use crate::sampling::SamplingOptions;
@@ -37,10 +37,10 @@ pub(super) fn offered_tools(
             DropReason::TooDeep => "its schemas nest deeper than 256 levels",
             _ => "the toolset leaves it out",
         };
-        return Err(Error::new(
-            ErrorKind::Input,
-            format!("tool `{}` cannot be offered: {reason}", dropped.tool),
-        )
+        return Err(Error::input(format!(
+            "tool `{}` cannot be offered: {reason}",
+            dropped.tool
+        ))
         .with_path(format!("/tools/{index}"))
         .with_tool(&dropped.tool));
     }
@@ -92,24 +92,18 @@ pub(super) fn tools_and_choice(
                 ToolChoiceMode::Required => ChoiceMode::Required,
                 ToolChoiceMode::None => ChoiceMode::None,
                 other => {
-                    return Err(Error::new(
-                        ErrorKind::Input,
-                        format!(
-                            "`toolChoice.mode` `{other}` is not one of auto, required and none"
-                        ),
-                    )
+                    return Err(Error::input(format!(
+                        "`toolChoice.mode` `{other}` is not one of auto, required and none"
+                    ))
                     .with_path("/toolChoice/mode"));
                 }
             };
             match plan.tool_choice.get(&key) {
                 None => {
-                    return Err(Error::new(
-                        ErrorKind::Input,
-                        format!(
+                    return Err(Error::input(format!(
                             "provider `{}` cannot express `toolChoice: {mode}`: its API has no such tool choice",
                             provider.id()
-                        ),
-                    )
+                        ))
                     .with_path("/toolChoice/mode"));
                 }
                 Some(Choice::Value(template)) => {

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ContentForm;
 use super::media::{MediaRule, RuleDoc, compile_rule};
-use crate::error::{Error, ErrorKind, Problem};
+use crate::error::{Error, Problem};
 use crate::json::pointer_child;
 
 /// Variables of a structured-content rule.
@@ -36,10 +36,9 @@ impl std::str::FromStr for StructuredMode {
             "prefer" => Ok(StructuredMode::Prefer),
             "append" => Ok(StructuredMode::Append),
             "ignore" => Ok(StructuredMode::Ignore),
-            _ => Err(Error::new(
-                ErrorKind::Input,
-                format!("structured mode `{s}`: expected auto, prefer, append or ignore"),
-            )),
+            _ => Err(Error::input(format!(
+                "structured mode `{s}`: expected auto, prefer, append or ignore"
+            ))),
         }
     }
 }

@@ -1,0 +1,162 @@
+//! A call's arguments and result held to the tool's schemas.
+
+use serde_json::Value;
+
+use super::cache::SchemaOf;
+use super::options::OutputSchemaCheck;
+use super::source::Source;
+use super::turn::Checked;
+use crate::calls::ToolCall;
+use crate::error::{Error, ErrorKind, Result};
+use crate::mcp::{CallToolResult, Tool};
+use crate::toolset::ToolSet;
+
+impl Source {
+    /// A call's outcome with its result checked against the tool's
+    /// `outputSchema`, as `check` says: a result that breaks it becomes an
+    /// error (and is kept beside it, for the call's record), or is passed on
+    /// with a warning; and the tool's UI resource, for the record.
+    pub(super) fn check_output(
+        &self,
+        call: &ToolCall,
+        toolset: &ToolSet,
+        outcome: Result<CallToolResult>,
+        check: OutputSchemaCheck,
+    ) -> Checked {
+        let tool = toolset
+            .resolve(&call.exposed_name)
+            .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
+            .or_else(|| toolset.app_tool(&call.server_id, &call.tool))
+            .map(|t| &*t.tool);
+        self.check_against(call, tool, outcome, check)
+    }
+
+    /// [`check_output`](Self::check_output) against `tool`, the call's
+    /// tool as already resolved (`None`: the toolset has none).
+    pub(super) fn check_against(
+        &self,
+        call: &ToolCall,
+        tool: Option<&Tool>,
+        outcome: Result<CallToolResult>,
+        check: OutputSchemaCheck,
+    ) -> Checked {
+        let mut checked = self.check_schema(call, tool, outcome, check);
+        checked.ui_resource = tool.and_then(Tool::ui_resource_uri).map(str::to_owned);
+        checked
+    }
+
+    fn check_schema(
+        &self,
+        call: &ToolCall,
+        tool: Option<&Tool>,
+        outcome: Result<CallToolResult>,
+        check: OutputSchemaCheck,
+    ) -> Checked {
+        let result = match outcome {
+            Ok(result) if check != OutputSchemaCheck::Off && !result.is_error => result,
+            other => return Checked::as_it_is(other),
+        };
+        let Some(schema) = tool.and_then(|t| t.output_schema.as_ref()) else {
+            return Checked::as_it_is(Ok(result));
+        };
+        let problems: Vec<String> = match &result.structured_content {
+            None => vec![
+                "it has no `structuredContent`, though the tool declares an `outputSchema`"
+                    .to_owned(),
+            ],
+            Some(value) => {
+                let validator =
+                    self.cache
+                        .validator(&call.server_id, &call.tool, SchemaOf::Output, schema);
+                let Some(validator) = validator.as_ref() else {
+                    return Checked::as_it_is(Ok(result));
+                };
+                broken_rules(validator, schema, value)
+            }
+        };
+        if problems.is_empty() {
+            return Checked::as_it_is(Ok(result));
+        }
+        let why = crate::describe::sanitize_description(&problems.join("; ")).into_owned();
+        if check == OutputSchemaCheck::Warn {
+            tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
+                problems = %why, "the structured result breaks the tool's outputSchema; answered as it is");
+            return Checked {
+                outcome: Ok(result),
+                kept: None,
+                ui_resource: None,
+                warning: Some(format!(
+                    "the result breaks the tool's outputSchema and was passed on as it is: {why}"
+                )),
+            };
+        }
+        let error = Error::new(
+            ErrorKind::InvalidResult,
+            format!("the tool's result breaks its outputSchema, so it is not passed on: {why}"),
+        );
+        Checked {
+            outcome: Err(error),
+            kept: Some(Box::new(result)),
+            warning: None,
+            ui_resource: None,
+        }
+    }
+
+    pub(super) fn check_arguments(&self, call: &ToolCall, schema: &Value) -> Result<()> {
+        let validator = self
+            .cache
+            .validator(&call.server_id, &call.tool, SchemaOf::Input, schema);
+        let Some(validator) = validator.as_ref() else {
+            return Ok(());
+        };
+        let instance = Value::Object(call.arguments.clone());
+        let problems = schema_problems(validator, &instance);
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::InvalidArguments,
+            format!("invalid arguments: {}", problems.join("; ")),
+        ))
+    }
+}
+
+/// Where `instance` breaks the schema and why, as `/path: reason`: the first five.
+fn schema_problems(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().as_str().to_owned();
+            format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+        })
+        .collect()
+}
+
+/// Where `instance` breaks `schema` and which rule, as ``/path: breaks
+/// `keyword: rule` ``: the first five. The instance's values are never
+/// quoted: a result that breaks its schema is not passed on, and what it
+/// holds must not reach the model through the error either.
+fn broken_rules(
+    validator: &jsonschema::Validator,
+    schema: &Value,
+    instance: &Value,
+) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().as_str();
+            let at = if at.is_empty() { "/" } else { at };
+            let keyword = e.kind().keyword();
+            let rule = schema
+                .pointer(e.schema_path().as_str())
+                .map(Value::to_string)
+                .filter(|rule| rule.len() <= 200);
+            match rule {
+                Some(rule) => format!("{at}: breaks `{keyword}: {rule}`"),
+                None => format!("{at}: breaks `{keyword}`"),
+            }
+        })
+        .collect()
+}
