@@ -6,13 +6,17 @@ use std::sync::Arc;
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
-pub use crate::describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
+pub use crate::describe::{MAX_DESCRIPTION_BYTES, escape_visible, sanitize_description};
 use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
 
+mod hygiene;
 mod memo;
+mod rules;
+pub use hygiene::{HiddenCharacters, HiddenIn};
 pub(crate) use memo::{Kept, Memo};
+pub use rules::UnmatchedRule;
 
 /// The longest exposed name.
 pub(crate) const MAX_NAME_LEN: usize = 64;
@@ -43,8 +47,11 @@ pub struct ExposedTool {
     pub exposed_name: String,
     /// The server the tool belongs to.
     pub server_id: String,
-    /// The tool as its server listed it (its `name` is the MCP name),
-    /// shared with the lists it came from rather than copied.
+    /// The tool as its server listed it (its `name` is the MCP name), with
+    /// the descriptions, titles and comments inside its input schema
+    /// cleaned of invisible characters (its own description and title are
+    /// cleaned where a listing sends them); shared with the lists it came
+    /// from rather than copied, unless cleaning changed it.
     pub tool: Arc<Tool>,
 }
 
@@ -120,6 +127,23 @@ pub enum DropReason {
     /// callable by the application ([`ToolSet::app_tool`],
     /// [`Source::call_app_tool`](crate::Source::call_app_tool)).
     AppOnly,
+    /// A string of its input schema that the model must send back exactly
+    /// (or any other that is not prose) holds an invisible or control
+    /// character, and the application refuses such tools
+    /// ([`ToolSetBuilder::refuse_hidden_characters`]).
+    HiddenCharacters {
+        /// The first such string, as a JSON pointer into the input schema.
+        path: String,
+        /// What the string is.
+        kind: HiddenIn,
+    },
+    /// The server's `tools/list` answer held the tool in a form that could
+    /// not be read (nested too deep, not UTF-8); the rest of the answer was
+    /// read.
+    Unreadable {
+        /// Why.
+        why: String,
+    },
 }
 
 /// A tool left out of the toolset.
@@ -152,6 +176,15 @@ pub struct ToolSetReport {
     pub dropped: Vec<Dropped>,
     /// Servers whose listing failed.
     pub failed_servers: Vec<FailedServer>,
+    /// Strings of the tools' input schemas that hold invisible or control
+    /// characters the library cannot remove (names and values the model
+    /// sends back); the prose (descriptions, titles) is cleaned instead.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<HiddenCharacters>,
+    /// Filter and policy rules that match none of the tools the servers
+    /// listed, with the tools they may have meant.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unmatched_rules: Vec<UnmatchedRule>,
 }
 
 /// The tools offered to a model, with their exposed names.
@@ -251,19 +284,27 @@ impl ToolSet {
     }
 
     /// This toolset with `tool` added after the others: a tool the library
-    /// serves itself.
+    /// serves itself, whose name the library's own texts use (a notice
+    /// naming `read_result`). A server's tool already exposed under that
+    /// name gives it up: it is exposed with a hash suffix, as the later of
+    /// two colliding tools is, and the rename is reported
+    /// ([`RenameReason::Collision`] with the library's tool).
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when a tool is already exposed under its name.
+    /// [`ErrorKind::Input`] when the library's tool is already there.
     pub(crate) fn with_tool(&self, tool: ExposedTool) -> Result<ToolSet> {
-        if let Some(taken) = self.resolve(&tool.exposed_name) {
-            return Err(Error::input(format!(
-                "tool `{}/{}` is exposed as `{}`, the name of the library's own tool: rename it (a prefix)",
-                taken.server_id, taken.tool.name, tool.exposed_name
-            )));
-        }
         let mut inner = Inner::clone(&self.inner);
+        if let Some(&taken) = inner.by_exposed.get(&tool.exposed_name) {
+            let holder = &inner.tools[taken];
+            if holder.server_id == tool.server_id {
+                return Err(Error::input(format!(
+                    "the library's tool `{}` is in the toolset already",
+                    tool.exposed_name
+                )));
+            }
+            inner.give_up_name(taken, &tool);
+        }
         let i = inner.tools.len();
         inner.by_exposed.insert(tool.exposed_name.clone(), i);
         inner
@@ -368,6 +409,12 @@ pub struct ToolSetBuilder {
     servers: Vec<(String, Vec<Arc<Tool>>)>,
     failed: Vec<FailedServer>,
     without_tasks: HashSet<String>,
+    refuse_hidden: bool,
+    /// Other rules over `server/tool` (a policy's), checked as the filters are.
+    checked: Vec<(String, String)>,
+    /// Tools the servers' listings held that could not be read.
+    unreadable: Vec<Dropped>,
+    /// Which tools are kept from the model, and why (a source's policy).
     offered: Option<Offered>,
 }
 
@@ -395,6 +442,9 @@ impl ToolSetBuilder {
             servers: Vec::new(),
             failed: Vec::new(),
             without_tasks: HashSet::new(),
+            refuse_hidden: false,
+            checked: Vec::new(),
+            unreadable: Vec::new(),
             offered: None,
         }
     }
@@ -406,6 +456,29 @@ impl ToolSetBuilder {
         offered: impl Fn(&str, &str) -> Option<DropReason> + Send + Sync + 'static,
     ) -> Self {
         self.offered = Some(Offered(Arc::new(offered)));
+        self
+    }
+
+    /// Leaves out every tool whose input schema holds a name or a value
+    /// with an invisible or control character
+    /// ([`DropReason::HiddenCharacters`]), where without it such a tool is
+    /// offered and reported in [`ToolSetReport::hidden`]. Off by default.
+    /// Descriptions and titles at any depth of the schema are cleaned
+    /// either way.
+    pub fn refuse_hidden_characters(mut self, on: bool) -> Self {
+        self.refuse_hidden = on;
+        self
+    }
+
+    /// Checks `pattern`, a rule over `server/tool` named `rule` (`policy
+    /// deny`), against the listed tools as the filters are: one that
+    /// matches none is reported in [`ToolSetReport::unmatched_rules`].
+    pub(crate) fn checked_rule(
+        mut self,
+        rule: impl Into<String>,
+        pattern: impl Into<String>,
+    ) -> Self {
+        self.checked.push((rule.into(), pattern.into()));
         self
     }
 
@@ -465,6 +538,19 @@ impl ToolSetBuilder {
         self
     }
 
+    /// Records a tool of `server_id` that its listing held but that could
+    /// not be read ([`DropReason::Unreadable`]).
+    pub fn unreadable(mut self, server_id: &str, tool: &str, why: &str) -> Self {
+        self.unreadable.push(Dropped {
+            server_id: server_id.to_owned(),
+            tool: tool.to_owned(),
+            reason: DropReason::Unreadable {
+                why: why.to_owned(),
+            },
+        });
+        self
+    }
+
     /// Records a server whose listing failed: it contributes no tool.
     pub fn failed_server(mut self, server_id: impl Into<String>, error: impl Into<String>) -> Self {
         self.failed.push(FailedServer {
@@ -499,14 +585,17 @@ impl ToolSetBuilder {
         let mut set = Inner {
             report: ToolSetReport {
                 failed_servers: self.failed,
+                dropped: self.unreadable,
                 ..Default::default()
             },
             failed_prefixes,
             ..Default::default()
         };
+        let mut listed = rules::Listed::new(&self.allow, &self.deny, &self.checked);
         for (server_id, tools) in self.servers {
             let mut seen = HashSet::new();
             for tool in tools {
+                listed.push(&server_id, &tool.name);
                 let drop = |reason| Dropped {
                     server_id: server_id.clone(),
                     tool: tool.name.clone(),
@@ -543,10 +632,11 @@ impl ToolSetBuilder {
                     });
                 } else {
                     let natural = natural_name(self.mode, &self.prefix, &server_id, &tool.name);
-                    set.insert(natural, server_id.clone(), tool);
+                    set.offer(natural, server_id.clone(), tool, self.refuse_hidden);
                 }
             }
         }
+        set.check_rules(&listed)?;
         Ok(ToolSet {
             inner: Arc::new(set),
         })
@@ -577,6 +667,69 @@ impl ToolSetBuilder {
 }
 
 impl Inner {
+    /// Offers `tool` under `natural` once the prose of its schema is
+    /// cleaned; a name or value with hidden characters is reported, or
+    /// leaves the tool out when `refuse_hidden`.
+    fn offer(
+        &mut self,
+        natural: String,
+        server_id: String,
+        mut tool: Arc<Tool>,
+        refuse_hidden: bool,
+    ) {
+        // A schema with nothing to clean or report stays shared.
+        let found = if hygiene::untouched(&tool.input_schema) {
+            Vec::new()
+        } else {
+            hygiene::clean(&mut Arc::make_mut(&mut tool).input_schema)
+        };
+        if let Some(first) = found.first().filter(|_| refuse_hidden) {
+            let (path, kind) = (first.path.clone(), first.kind);
+            self.report.dropped.push(Dropped {
+                server_id,
+                tool: tool.name.clone(),
+                reason: DropReason::HiddenCharacters { path, kind },
+            });
+            return;
+        }
+        for found in found {
+            let hidden = found.named(&server_id, &tool.name);
+            tracing::warn!(server = %hidden.server_id, tool = %hidden.tool,
+                path = %hidden.path, kind = ?hidden.kind,
+                "a tool's schema holds a name or value with hidden characters");
+            self.report.hidden.push(hidden);
+        }
+        self.insert(natural, server_id, tool);
+    }
+
+    /// Reports the rules of `listed` that match no listed tool.
+    fn check_rules(&mut self, listed: &rules::Listed<'_>) -> Result<()> {
+        if !listed.has_rules() {
+            return Ok(());
+        }
+        let failed: Vec<&str> = self
+            .report
+            .failed_servers
+            .iter()
+            .map(|f| f.server_id.as_str())
+            .collect();
+        let exposed: Vec<(&str, String)> = self
+            .tools
+            .iter()
+            .map(|t| {
+                let tool = format!("{}/{}", t.server_id, t.tool.name);
+                (t.exposed_name.as_str(), tool)
+            })
+            .collect();
+        let unmatched = listed.unmatched(&failed, &exposed)?;
+        for rule in &unmatched {
+            tracing::warn!(rule = %rule.rule, pattern = %rule.pattern,
+                could_mean = ?rule.could_mean, "a rule matches no listed tool");
+        }
+        self.report.unmatched_rules = unmatched;
+        Ok(())
+    }
+
     fn insert(&mut self, natural: String, server_id: String, tool: Arc<Tool>) {
         let mut reasons = Vec::new();
         let mut name = sanitize(&natural, &mut reasons);
@@ -616,6 +769,50 @@ impl Inner {
             server_id,
             tool,
         });
+    }
+}
+
+impl Inner {
+    /// The tool number `taken` is exposed anew with a hash suffix, its name
+    /// going to the library's tool `to`.
+    fn give_up_name(&mut self, taken: usize, to: &ExposedTool) {
+        let holder = &self.tools[taken];
+        let seed = format!("{}\0{}", holder.server_id, holder.tool.name);
+        let base = holder.exposed_name.clone();
+        let mut name = with_suffix(&base, &seed);
+        let mut round = 0u32;
+        while self.by_exposed.contains_key(&name) || name == to.exposed_name {
+            round += 1;
+            name = with_suffix(&base, &format!("{seed}\0{round}"));
+        }
+        let reason = RenameReason::Collision {
+            with_server: to.server_id.clone(),
+            with_tool: to.tool.name.clone(),
+        };
+        let holder = &mut self.tools[taken];
+        tracing::warn!(server = %holder.server_id, tool = %holder.tool.name, exposed = %name,
+            library_tool = %to.exposed_name, "a server's tool has the name of a library tool: renamed");
+        self.by_exposed.remove(&holder.exposed_name);
+        holder.exposed_name.clone_from(&name);
+        self.by_exposed.insert(name.clone(), taken);
+        let (server_id, tool) = (holder.server_id.clone(), holder.tool.name.clone());
+        match self
+            .report
+            .renamed
+            .iter_mut()
+            .find(|r| r.server_id == server_id && r.tool == tool)
+        {
+            Some(rename) => {
+                rename.exposed_name = name;
+                rename.reasons.push(reason);
+            }
+            None => self.report.renamed.push(Rename {
+                server_id,
+                tool,
+                exposed_name: name,
+                reasons: vec![reason],
+            }),
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::input::{
     detect_framing, option_pairs, read_bytes, read_json, read_servers, registry, toolset,
 };
+use super::shown::escaped;
 use super::{
     CallsArgs, DeferArgs, LiveArgs, ResultArgs, SearchToolsArgs, SpecsArg, StreamArgs, ToolsArgs,
     ToolsetArgs, asks, demo, live,
@@ -54,6 +55,7 @@ struct PrintedListing<'a> {
 
 impl<'a> PrintedListing<'a> {
     fn of(listing: &'a Listing) -> Self {
+        super::shown::warn_of(&listing.report.toolset);
         let search = listing.tool_search();
         PrintedListing {
             listing,
@@ -292,7 +294,8 @@ async fn hosted_tools(
     for left in &split.hosted.local {
         eprintln!(
             "note: server `{}` runs here, not hosted: {}",
-            left.server_id, left.reason
+            escaped(&left.server_id),
+            escaped(&left.reason)
         );
     }
     let listing = if split.local.is_empty() {

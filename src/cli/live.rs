@@ -11,6 +11,7 @@ use mcp_adapters::{
 };
 use serde::Deserialize;
 
+use super::shown::escaped;
 use super::{LiveArgs, NamingArgs};
 
 /// `NAME=COMMAND ARGS`, split with shell-words rules.
@@ -159,7 +160,8 @@ pub async fn source_from(
     }
     let mut options = ClientOptions::new()
         .handlers(handlers.clone())
-        .init_timeout(Duration::from_secs(live.startup_timeout));
+        .init_timeout(Duration::from_secs(live.startup_timeout))
+        .list_timeout(Duration::from_secs(live.startup_timeout));
     if super::signin::needed(&config) {
         let timeout = live
             .sign_in_timeout
@@ -179,6 +181,7 @@ pub async fn source_from(
     if let Some(prefix) = &filters.prefix {
         builder = builder.prefix(prefix);
     }
+    builder = builder.refuse_hidden_characters(filters.refuse_hidden);
     for glob in &filters.allow {
         builder = builder.allow_tools(glob);
     }
@@ -219,12 +222,18 @@ pub async fn check_started(
     if live.skills {
         let skills = source.list_skills().await;
         for failed in &skills.failed_servers {
-            eprintln!("warning: server `{}`: {}", failed.server_id, failed.error);
+            eprintln!(
+                "warning: server `{}`: {}",
+                escaped(&failed.server_id),
+                escaped(&failed.error)
+            );
         }
         for refused in &skills.refused {
             eprintln!(
                 "warning: server `{}`: skill `{}` left out: {}",
-                refused.server_id, refused.uri, refused.reason
+                escaped(&refused.server_id),
+                escaped(&refused.uri),
+                escaped(&refused.reason)
             );
         }
         if skills.skills.is_empty() {
@@ -233,7 +242,7 @@ pub async fn check_started(
     }
     // Once per server and field, for the person: the report has them too.
     for field in source.defaulted() {
-        eprintln!("note: {field}");
+        eprintln!("note: {}", escaped(&field.to_string()));
     }
     let failed = &report.failed_servers;
     if failed.is_empty() {
@@ -243,7 +252,10 @@ pub async fn check_started(
     let all = failed.len() == source.server_states().len();
     if live.keep_going && !all {
         for line in &lines {
-            eprintln!("warning: {line}; going on without it (--keep-going)");
+            eprintln!(
+                "warning: {}; going on without it (--keep-going)",
+                escaped(line)
+            );
         }
         return Ok(());
     }

@@ -211,7 +211,7 @@ impl McpClient {
     {
         let shared = Self::shared(name, options);
         let tap = Tap::counting_sessions(shared.tools_version.clone());
-        let transport = (stdio::TapReader::new(read, tap.clone()), write);
+        let transport = (stdio::TapReader::new(read, tap.clone(), name), write);
         let session = Session::start(name, transport, options, &shared, None, Some(tap)).await?;
         Ok(Self::with_session(
             name,

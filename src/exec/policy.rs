@@ -258,6 +258,19 @@ impl Policy {
         })
     }
 
+    /// Each rule's kind (`policy allow`, `policy ask`, `policy deny`) and
+    /// glob, in order.
+    pub(crate) fn rules(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        self.rules.iter().map(|r| {
+            let kind = match r.action {
+                Action::Allow => "policy allow",
+                Action::Ask => "policy ask",
+                Action::Deny => "policy deny",
+            };
+            (kind, r.pattern.as_str())
+        })
+    }
+
     /// Whether a rule depends on what the conversation has seen
     /// ([`ask_when_tainted`](Self::ask_when_tainted),
     /// [`deny_when_tainted`](Self::deny_when_tainted)).

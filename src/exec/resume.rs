@@ -50,8 +50,8 @@ impl Source {
     /// # Errors
     ///
     /// [`ErrorKind::Input`] when the state answers another provider's
-    /// response, `listing` is another provider's, or an answer cannot be
-    /// shaped.
+    /// response, `listing` is another provider's, one of its calls names a
+    /// tool `listing` does not offer, or an answer cannot be shaped.
     pub async fn resume_turn(
         &self,
         provider: &Provider,
@@ -74,6 +74,7 @@ impl Source {
             )));
         }
         let toolset = listing.toolset();
+        state.check_tools(toolset)?;
         // The calls answered without a server are in the state already.
         let mut turn = Answering::new(provider, options, self.reader(listing));
         for answered in &state.answered {

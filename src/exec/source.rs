@@ -418,7 +418,17 @@ impl SourceBuilder {
         self
     }
 
-    /// The policy every call goes through.
+    /// Leaves out the tools whose input schema holds a name or a value
+    /// with an invisible or control character (see
+    /// [`ToolSetBuilder::refuse_hidden_characters`](crate::toolset::ToolSetBuilder::refuse_hidden_characters)).
+    pub fn refuse_hidden_characters(mut self, on: bool) -> Self {
+        self.naming = self.naming.refuse_hidden_characters(on);
+        self
+    }
+
+    /// The policy every call goes through. A rule that matches none of the
+    /// tools the servers list is reported when the toolset is built
+    /// ([`ToolSetReport::unmatched_rules`](crate::toolset::ToolSetReport::unmatched_rules)).
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = Some(policy);
         self
@@ -590,7 +600,7 @@ impl SourceBuilder {
             server.attach(Answerer::for_server(governor.clone(), id.clone()));
         }
         // What the policy can never run is not offered.
-        let naming = match &policy {
+        let mut naming = match &policy {
             Some(policy) => {
                 let policy = policy.clone();
                 self.naming
@@ -598,6 +608,9 @@ impl SourceBuilder {
             }
             None => self.naming,
         };
+        for (rule, pattern) in policy.iter().flat_map(Policy::rules) {
+            naming = naming.checked_rule(rule, pattern);
+        }
         Ok(Source {
             servers: self.servers,
             naming,
