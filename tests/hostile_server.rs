@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use common::*;
 use mcp_adapters::exec::StateKey;
+use mcp_adapters::mcp::{InputRequest, InputRequiredResult};
 use mcp_adapters::toolset::{DropReason, HiddenIn};
 use mcp_adapters::{
     ClientOptions, ErrorKind, ExecOptions, ListOptions, McpClient, Registry, Source,
@@ -493,6 +494,87 @@ fn an_edited_state_document_is_refused_and_sends_nothing() {
     assert_eq!(
         calls_received(&scene.log),
         [("delete_file".to_owned(), json!({"path": "/tmp/harmless"}))]
+    );
+}
+
+/// Without a key, a call edited to wait for its questions' answers is not
+/// taken as decided: the policy and the approvals given at resume judge it
+/// before anything more is sent, whatever `--answers` answers.
+#[test]
+fn a_call_edited_to_wait_for_answers_is_judged_again_at_resume() {
+    let scene = Scene::new();
+    let policy = scene.file(
+        "deny.json",
+        &json!({"deny": ["hostile/read_file"], "ask": ["hostile/delete_file"], "default": "allow"}),
+    );
+    let answers = scene.file(
+        "answers.yaml",
+        &json!({"answers": [{"content": {"ok": true}}]}),
+    );
+    let asked = InputRequiredResult::new()
+        .ask(
+            "ok",
+            InputRequest::form(
+                "Go on?",
+                json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+            ),
+        )
+        .with_request_state("asked");
+    let waiting = json!({"waiting_for_input": {"round": 1, "asked": asked}});
+    let edited = |path: &str| {
+        let state = suspended(&scene, None);
+        edit(&state, |v| {
+            v["calls"][0]["stage"] = waiting.clone();
+            v["calls"][0]["arguments"]["path"] = json!(path);
+            // A call to a tool a `deny` rule names, added as waiting too.
+            let mut added = v["calls"][0].clone();
+            added["index"] = json!(1);
+            added["call_id"] = json!("toolu_2");
+            added["tool"] = json!("read_file");
+            added["exposed_name"] = json!("read_file");
+            v["calls"].as_array_mut().unwrap().push(added);
+        });
+        state.display().to_string()
+    };
+    // Nobody approves now: nothing is sent, though every question is answered.
+    let state = edited("/turn2/IMPORTANT");
+    let out = scene.run(Some(&policy), &["--resume", &state, "--answers", &answers]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let turn = stdout(&out);
+    let calls = &turn["calls"];
+    assert_eq!(calls[0]["ran"], false, "{turn:#}");
+    assert!(
+        calls[0]["error"].to_string().contains("needs approval"),
+        "{turn:#}"
+    );
+    assert_eq!(calls[1]["ran"], false, "{turn:#}");
+    assert!(
+        calls[1]["error"].to_string().contains("denied by policy"),
+        "{turn:#}"
+    );
+    assert!(calls_received(&scene.log).is_empty());
+    // Approved now: the approval is for what resume shows it sends.
+    let state = edited("/tmp/shown");
+    let out = scene.run(
+        Some(&policy),
+        &[
+            "--resume",
+            &state,
+            "--answers",
+            &answers,
+            "--approve-call",
+            "toolu_1",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(r#"resume: --approve-call toolu_1 sends `hostile/delete_file` with {"path":"/tmp/shown"}"#),
+        "{err}"
+    );
+    assert_eq!(
+        calls_received(&scene.log),
+        [("delete_file".to_owned(), json!({"path": "/tmp/shown"}))]
     );
 }
 

@@ -252,18 +252,13 @@ pub fn options(
 }
 
 /// What a resumed turn is about to send under an approval given now, on
-/// stderr: each waiting call an `--approve-call` names, its tool and its
-/// arguments as the state document holds them (escaped), so that the
-/// person approving sees what goes out.
+/// stderr: each waiting call an `--approve-call` names (one waiting for
+/// approval, and one whose questions or task wait, judged again at resume),
+/// its tool and its arguments as the state document holds them (escaped),
+/// so that the person approving sees what goes out.
 pub fn announce(args: &RunArgs, state: &mcp_adapters::exec::TurnState) {
     let approved: Vec<&str> = args.approve_calls.iter().map(String::as_str).collect();
     for waiting in state.waiting() {
-        if !matches!(
-            waiting.what,
-            mcp_adapters::exec::Wait::Approval | mcp_adapters::exec::Wait::HostedApproval
-        ) {
-            continue;
-        }
         let name = match (&waiting.call_id, waiting.index) {
             (Some(id), _) => id.clone(),
             (None, index) => format!("#{index}"),
