@@ -947,6 +947,49 @@ pub(crate) fn compile_tool_glob(pattern: &str) -> Result<GlobMatcher> {
     }
 }
 
+/// Whether every name the `server/tool` glob `inner` matches, `outer`
+/// matches too (both read as [`compile_tool_glob`] reads them). Decided on
+/// the globs' `*`, `?` and literals (an `inner` wildcard is covered only by
+/// an `outer` one at least as wide); a glob with a class, an alternative or
+/// an escape is covered when `outer` matches it as written.
+pub(crate) fn tool_glob_covers(outer: &str, inner: &str) -> bool {
+    let full = |p: &str| match p.contains('/') {
+        true => p.to_owned(),
+        false => format!("*/{p}"),
+    };
+    let (outer, inner) = (full(outer), full(inner));
+    if [&outer, &inner]
+        .iter()
+        .any(|p| p.contains(['[', '{', '\\']))
+    {
+        return compile_glob(&outer).is_ok_and(|m| m.is_match(&inner));
+    }
+    let o: Vec<char> = outer.chars().collect();
+    let n: Vec<char> = inner.chars().collect();
+    // reach[i][j]: `outer` up to i accounts for all that `inner` up to j matches.
+    let mut reach = vec![vec![false; n.len() + 1]; o.len() + 1];
+    reach[0][0] = true;
+    for i in 0..=o.len() {
+        for j in 0..=n.len() {
+            if !reach[i][j] {
+                continue;
+            }
+            match (o.get(i).copied(), n.get(j).copied()) {
+                (Some('*'), next) => {
+                    reach[i + 1][j] = true;
+                    if next.is_some() {
+                        reach[i][j + 1] = true;
+                    }
+                }
+                (Some('?'), Some(c)) if c != '*' => reach[i + 1][j + 1] = true,
+                (Some(c), Some(d)) if c == d && c != '?' => reach[i + 1][j + 1] = true,
+                _ => {}
+            }
+        }
+    }
+    reach[o.len()][n.len()]
+}
+
 /// Compiles a glob as written: `*` and `?` match any character, `/` included.
 pub(crate) fn compile_glob(pattern: &str) -> Result<GlobMatcher> {
     matcher(pattern, pattern)

@@ -299,15 +299,16 @@ fn run_replays_the_bundled_cycle_for_every_provider() {
     }
 }
 
-/// A policy file: `deny` wins, then `allow`, then `ask`, which the command line answers with a
-/// denial; a tool no rule can allow is not offered, and a call to it is an unknown tool.
+/// A policy file: `deny` wins, then `ask` (which the command line answers with a denial), then
+/// `allow`, whatever the order of the lists; a tool no rule can allow is not offered, and a call
+/// to it is an unknown tool.
 #[test]
 fn run_with_a_policy_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("policy.yaml");
     std::fs::write(
         &file,
-        "allow: [\"notes/notes.*\"]\nask: [\"notes/*\"]\ndeny: [\"notes/notes.render\"]\n",
+        "ask: [\"notes/notes.render\"]\nallow: [\"notes/*\"]\ndeny: [\"notes/notes.render\"]\n",
     )
     .unwrap();
     let out = run(
@@ -322,6 +323,7 @@ fn run_with_a_policy_file() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!stderr.contains("no --policy"), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
     let cycle = json(&out);
     let content: Vec<&str> = cycle["results"]
         .as_array()
@@ -347,7 +349,8 @@ fn run_with_a_policy_file() {
         "allow: [\"notes/notes.search\"]\nask: [\"notes/*\"]\n",
     )
     .unwrap();
-    let cycle = json(&run(
+    // An `allow` written as an exception to the `ask`: its tool is asked about, and the load warns.
+    let out = run(
         &[
             "run",
             "--provider",
@@ -356,14 +359,24 @@ fn run_with_a_policy_file() {
             file.to_str().unwrap(),
         ],
         None,
-    ));
-    assert!(
-        cycle["results"][1]["content"]
-            .as_str()
-            .unwrap()
-            .contains("needs approval"),
-        "{cycle}"
     );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains(
+            "policy.yaml: the policy's `allow: notes/notes.search` is inside its `ask: notes/*`"
+        ),
+        "{stderr}"
+    );
+    let cycle = json(&out);
+    for result in cycle["results"].as_array().unwrap().iter().take(2) {
+        assert!(
+            result["content"]
+                .as_str()
+                .unwrap()
+                .contains("needs approval"),
+            "{cycle}"
+        );
+    }
     std::fs::write(&file, "allow: [\"[\"]\n").unwrap();
     let bad = run(
         &[

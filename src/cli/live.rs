@@ -68,9 +68,12 @@ struct PolicyFile {
 }
 
 /// Reads a policy file (JSON or YAML). Rules are globs over `server/tool`;
-/// `deny` wins, then `allow`, then `ask` (answered deny: the CLI has no one to
-/// ask), so `allow: [github/get_*], ask: [github/*]` allows reads and asks
-/// about the rest; a call no rule matches gets `default` (`deny` when absent).
+/// `deny` wins, then `ask` (answered deny: the CLI has no one to ask), then
+/// `allow`, whatever the order of the lists, so `ask: [github/create_*]`
+/// with `allow: [github/*]` asks about creating and runs the rest; a call no
+/// rule matches gets `default` (`deny` when absent). An `allow` glob inside
+/// an `ask` glob (an exception the former order honoured) is warned about
+/// on stderr.
 pub fn read_policy(path: &Path) -> Result<Policy> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::new(ErrorKind::Io, format!("cannot read {}", path.display()))
@@ -103,6 +106,9 @@ pub fn read_policy(path: &Path) -> Result<Policy> {
     }
     for glob in &file.ask {
         policy = policy.ask(glob).map_err(at("ask"))?;
+    }
+    for change in policy.order_changes() {
+        eprintln!("warning: {}: {change}", path.display());
     }
     Ok(policy)
 }

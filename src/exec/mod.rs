@@ -85,7 +85,7 @@ pub use future::BoxFuture;
 pub use hooks::Hooks;
 pub use inprocess::InProcessServer;
 pub use options::{CallStart, DEFAULT_CALL_TIMEOUT, ExecOptions, OutputSchemaCheck};
-pub use policy::{Action, Approval, ApprovalRequest, Approver, Policy};
+pub use policy::{Action, Approval, ApprovalRequest, Approver, OrderChange, Policy};
 pub use seal::StateKey;
 pub use server::{
     CallContext, Progress, ProgressFn, Server, ServerState, ToolsPage, UnreadableTool,

@@ -10,7 +10,7 @@ use crate::calls::ToolCall;
 use crate::error::Result;
 use crate::hosted::{HostedRefusal, HostedTools};
 use crate::mcp::CreateMessageParams;
-use crate::toolset::{DropReason, compile_glob, compile_tool_glob};
+use crate::toolset::{DropReason, compile_glob, compile_tool_glob, tool_glob_covers};
 
 /// What a policy says of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -40,27 +40,47 @@ struct Rule {
 /// tainted the conversation (their output is in the model's context; those
 /// globs are over server ids).
 ///
-/// **Precedence**, for the rules that match a call:
-/// 1. a `deny` rule always wins;
-/// 2. then a taint rule whose servers have tainted the conversation (it
-///    escalates what would otherwise be allowed);
-/// 3. then the first `allow` or `ask` rule, in the order they were added;
+/// **Precedence**, for the rules that match a call, whatever the order they
+/// were added in (as a policy file's lists are read):
+/// 1. a `deny` rule wins (a taint rule once its servers have tainted the
+///    conversation);
+/// 2. then an `ask` rule (a taint rule likewise): a call both an `allow` and
+///    an `ask` rule match is asked about;
+/// 3. then an `allow` rule;
 /// 4. a call no rule matches gets the policy's default: [`Policy::new`] denies
 ///    it, [`Policy::allow_all`] allows it.
+///
+/// Within one action the first rule added is the one reported
+/// ([`decide_with_rule`](Self::decide_with_rule)). Before this order, the
+/// first `allow` or `ask` rule added decided; an `allow` rule written as an
+/// exception to a later `ask` rule now decides nothing, and
+/// [`order_changes`](Self::order_changes) names such rules (the source
+/// builder logs them as warnings, the command line prints them).
 ///
 /// ```
 /// use mcp_adapters::Policy;
 /// use mcp_adapters::exec::Action;
 ///
 /// let policy = Policy::new()
-///     .allow("github/get_*")?
-///     .allow("github/list_*")?
-///     .ask("github/*")?
-///     // once `web` has been read, ask before creating anything on GitHub
-///     .ask_when_tainted("github/create_*", ["web"])?;
+///     .allow("github/*")?
+///     .ask("github/create_*")?
+///     .ask("github/merge_*")?
+///     // once `web` has been read, ask before commenting on GitHub
+///     .ask_when_tainted("github/add_comment", ["web"])?;
 /// assert_eq!(policy.decide("github", "get_issue", &Default::default()), Action::Allow);
 /// assert_eq!(policy.decide("github", "merge_pr", &Default::default()), Action::Ask);
 /// assert_eq!(policy.decide("web", "fetch", &Default::default()), Action::Deny);
+/// assert!(policy.order_changes().is_empty());
+///
+/// // An `ask` rule is decided before an `allow` rule, whatever their order.
+/// let policy = Policy::allow_all().allow("*")?.ask("write_note")?;
+/// assert_eq!(policy.decide("notes", "write_note", &Default::default()), Action::Ask);
+/// assert!(policy.order_changes().is_empty());
+///
+/// // An `allow` written as an exception to a later `ask` decides nothing now.
+/// let policy = Policy::new().allow("github/get_*")?.ask("github/*")?;
+/// assert_eq!(policy.decide("github", "get_issue", &Default::default()), Action::Ask);
+/// assert_eq!(policy.order_changes()[0].allow, "github/get_*");
 ///
 /// // A bare tool glob holds on every server.
 /// let policy = Policy::allow_all().deny("delete_*")?;
@@ -193,11 +213,9 @@ impl Policy {
             .filter(|r| r.matcher.is_match(&path))
             .filter(|r| r.tainted_by.is_empty() || tainted(r))
             .collect();
-        let decisive = matching
-            .iter()
-            .find(|r| r.action == Action::Deny)
-            .or_else(|| matching.iter().find(|r| !r.tainted_by.is_empty()))
-            .or_else(|| matching.first());
+        let decisive = [Action::Deny, Action::Ask, Action::Allow]
+            .into_iter()
+            .find_map(|action| matching.iter().find(|r| r.action == action));
         decisive.map_or((self.default, None), |r| {
             (r.action, Some(r.pattern.as_str()))
         })
@@ -278,6 +296,40 @@ impl Policy {
         self.rules.iter().any(|r| !r.tainted_by.is_empty())
     }
 
+    /// The `allow` rules the order `deny`, `ask`, `allow` leaves deciding
+    /// nothing, each with the `ask` rule that takes its tools: an `allow`
+    /// rule added before an `ask` rule (as a policy file's `allow` list is
+    /// read before its `ask` list) that matches no tool the `ask` rule does
+    /// not. Such an `allow` was written as an exception to the `ask`
+    /// (`allow: [github/get_*]` with `ask: [github/*]`), which only the
+    /// former order (the first `allow` or `ask` rule decides) honoured: its
+    /// tools are now asked about. An `ask` rule inside an `allow` rule
+    /// (`allow: ["*"]` with `ask: [write_note]`) is what the order is for,
+    /// and not reported; nor is a partial overlap (`s/a*` and `s/*b`).
+    /// Globs of literals, `?` and `*` are compared on their wildcards; a
+    /// glob with a class or an alternative is inside another when that one
+    /// matches it as written.
+    pub fn order_changes(&self) -> Vec<OrderChange> {
+        let mut changes = Vec::new();
+        for (i, allow) in self.rules.iter().enumerate() {
+            if allow.action != Action::Allow {
+                continue;
+            }
+            let asks = self.rules[i + 1..]
+                .iter()
+                .filter(|r| r.action == Action::Ask && r.tainted_by.is_empty());
+            for ask in asks {
+                if tool_glob_covers(&ask.pattern, &allow.pattern) {
+                    changes.push(OrderChange {
+                        allow: allow.pattern.clone(),
+                        ask: ask.pattern.clone(),
+                    });
+                }
+            }
+        }
+        changes
+    }
+
     /// What a server the provider hosts may run under this policy:
     /// [`HostedTools::All`] when nothing in the policy singles out any of
     /// its tools, else the tools it allows (`run`) and those it asks about
@@ -353,6 +405,27 @@ impl Policy {
     }
 }
 
+/// An `allow` rule inside a later `ask` rule: its tools, which it once
+/// ran, are now asked about (see [`Policy::order_changes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OrderChange {
+    /// The `allow` rule's glob.
+    pub allow: String,
+    /// The `ask` rule's glob.
+    pub ask: String,
+}
+
+impl std::fmt::Display for OrderChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the policy's `allow: {}` is inside its `ask: {}`: `ask` rules are decided before `allow` rules whatever their order, so the tools it allows are asked about (narrow the `ask` rule if they should run)",
+            self.allow, self.ask
+        )
+    }
+}
+
 /// A call awaiting approval, or a sampling request a server made (see
 /// [`sampling`](Self::sampling)).
 #[derive(Debug, Clone)]
@@ -401,7 +474,7 @@ mod tests {
     }
 
     #[test]
-    fn deny_wins_then_first_match() {
+    fn deny_then_ask_then_allow_whatever_the_order() {
         let p = Policy::new()
             .ask("gh/*")
             .unwrap()
@@ -416,13 +489,88 @@ mod tests {
             p.decide_with_rule("gh", "delete_repo", &taint(&[])).1,
             Some("gh/delete_*")
         );
+        assert!(p.order_changes().is_empty());
         let p = Policy::new()
             .allow("gh/get_*")
             .unwrap()
             .ask("gh/*")
             .unwrap();
-        assert_eq!(p.decide("gh", "get_issue", &taint(&[])), Action::Allow);
+        assert_eq!(p.decide("gh", "get_issue", &taint(&[])), Action::Ask);
+        assert_eq!(
+            p.decide_with_rule("gh", "get_issue", &taint(&[])).1,
+            Some("gh/*")
+        );
         assert_eq!(p.decide("gh", "merge", &taint(&[])), Action::Ask);
+        assert_eq!(
+            p.order_changes(),
+            vec![OrderChange {
+                allow: "gh/get_*".into(),
+                ask: "gh/*".into()
+            }]
+        );
+        let p = Policy::allow_all()
+            .allow("*")
+            .unwrap()
+            .ask("write_note")
+            .unwrap();
+        assert_eq!(p.decide("notes", "write_note", &taint(&[])), Action::Ask);
+        assert_eq!(p.decide("notes", "read_note", &taint(&[])), Action::Allow);
+        assert!(p.order_changes().is_empty());
+    }
+
+    #[test]
+    fn order_changes_are_the_allow_rules_inside_later_asks() {
+        let changes = |p: Policy| p.order_changes().len();
+        let p = Policy::new;
+        assert_eq!(
+            changes(p().allow("gh/get_*").unwrap().ask("gh/*").unwrap()),
+            1
+        );
+        assert_eq!(
+            changes(p().allow("gh/get_?").unwrap().ask("*/get_*").unwrap()),
+            1
+        );
+        assert_eq!(changes(p().allow("delete_x").unwrap().ask("*").unwrap()), 1);
+        assert_eq!(
+            changes(p().allow("s/{a,b}").unwrap().ask("s/*").unwrap()),
+            1
+        );
+        assert!(
+            p().allow("a/b")
+                .unwrap()
+                .ask("a/?")
+                .unwrap()
+                .order_changes()[0]
+                .to_string()
+                .contains("`allow: a/b` is inside its `ask: a/?`")
+        );
+        // An `ask` inside the `allow`, disjoint globs, partial overlaps, an
+        // `ask` added first, a wildcard wider than the `ask`'s: no change.
+        assert_eq!(
+            changes(p().allow("*").unwrap().ask("write_note").unwrap()),
+            0
+        );
+        assert_eq!(
+            changes(p().allow("gh/get_*").unwrap().ask("gh/create_*").unwrap()),
+            0
+        );
+        assert_eq!(changes(p().allow("s/a*").unwrap().ask("s/*b").unwrap()), 0);
+        assert_eq!(
+            changes(p().ask("gh/*").unwrap().allow("gh/get_*").unwrap()),
+            0
+        );
+        assert_eq!(changes(p().allow("s/a*").unwrap().ask("s/a?").unwrap()), 0);
+        assert_eq!(changes(p().allow("s/x").unwrap().ask("s/x?").unwrap()), 0);
+        // A taint rule escalated an `allow` before too.
+        assert_eq!(
+            changes(
+                p().allow("gh/x")
+                    .unwrap()
+                    .ask_when_tainted("gh/*", ["web"])
+                    .unwrap()
+            ),
+            0
+        );
     }
 
     #[test]

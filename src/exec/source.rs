@@ -429,7 +429,12 @@ impl SourceBuilder {
     /// The policy every call goes through. A rule that matches none of the
     /// tools the servers list is reported when the toolset is built
     /// ([`ToolSetReport::unmatched_rules`](crate::toolset::ToolSetReport::unmatched_rules)).
+    /// An `allow` rule added before an `ask` rule that matches some of the
+    /// same tools ([`Policy::order_changes`]) is logged as a warning here.
     pub fn policy(mut self, policy: Policy) -> Self {
+        for change in policy.order_changes() {
+            tracing::warn!(allow = %change.allow, ask = %change.ask, "{change}");
+        }
         self.policy = Some(policy);
         self
     }
