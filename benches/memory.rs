@@ -142,7 +142,7 @@ fn main() {
         .unwrap();
     let config = HubConfig::new().server(
         "many",
-        ServerConfig::stdio(&python, [script.clone(), file.clone()]),
+        ServerConfig::stdio(&python, vec![script.clone(), file.clone()]),
     );
     for provider in ["anthropic", "openai-chat"] {
         let provider = registry.get(provider).unwrap();

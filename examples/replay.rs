@@ -44,19 +44,15 @@ pub async fn replay(
     command: String,
     args: Vec<String>,
 ) -> Result<Vec<(String, Vec<Value>)>, Box<dyn std::error::Error>> {
+    // A server that does not start fails `connect`, saying why.
     let source = HubConfig::new()
         .server("time", ServerConfig::stdio(command, args))
         .connect()
-        .await?
+        .await
+        .map_err(|e| {
+            format!("{e} (set MCP_TIME_COMMAND to the command line that starts mcp-server-time)")
+        })?
         .build()?;
-    // A server that did not start is left out of the listing; say why.
-    if let Some(failed) = source.toolset().await?.report().failed_servers.first() {
-        return Err(format!(
-            "{} (set MCP_TIME_COMMAND to the command line that starts mcp-server-time)",
-            failed.error
-        )
-        .into());
-    }
     let registry = Registry::builtin()?;
     let mut out = Vec::new();
     for (id, response) in recorded() {

@@ -35,6 +35,53 @@ pub enum ServerConfig {
     },
 }
 
+/// The arguments [`ServerConfig::stdio`] takes: an array, a slice or a
+/// vector of `&str` (`[]` for none), or a vector or slice of `String`s. An
+/// array of `String`s is not one (`[]` would then not say which it is):
+/// give it as a vector, or borrow it as a slice (`&args[..]`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a server's arguments",
+    label = "give them as an array, slice or vector of `&str`, or a vector or slice of `String`s",
+    note = "`[]` gives none; an array of `String`s goes as a vector (`vec![...]`) or a slice (`&args[..]`)"
+)]
+pub trait ServerArgs: sealed::Sealed {
+    /// The arguments, owned.
+    fn into_args(self) -> Vec<String>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// `ServerArgs` for each type, by how its items become `String`s.
+macro_rules! server_args {
+    ($([$($generic:tt)*] $ty:ty;)*) => {$(
+        impl<$($generic)*> sealed::Sealed for $ty {}
+        impl<$($generic)*> ServerArgs for $ty {
+            fn into_args(self) -> Vec<String> {
+                self.into_iter().map(|arg| (*arg).to_owned()).collect()
+            }
+        }
+    )*};
+}
+
+server_args! {
+    ['a, const N: usize] [&'a str; N];
+    ['a, 'b, const N: usize] &'b [&'a str; N];
+    ['a, 'b] &'b [&'a str];
+    ['a] Vec<&'a str>;
+    ['a, 'b] &'b Vec<&'a str>;
+    ['b] &'b [String];
+    ['b] &'b Vec<String>;
+}
+
+impl sealed::Sealed for Vec<String> {}
+impl ServerArgs for Vec<String> {
+    fn into_args(self) -> Vec<String> {
+        self
+    }
+}
+
 /// Names with their values hidden, for `Debug`.
 struct Hidden<'a>(&'a BTreeMap<String, String>);
 
@@ -65,15 +112,23 @@ impl std::fmt::Debug for ServerConfig {
 }
 
 impl ServerConfig {
-    /// A stdio server: `command` with `args`.
-    pub fn stdio<I, S>(command: impl Into<String>, args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
+    /// A stdio server: `command` with `args`, given as an array, a slice
+    /// or a vector of `&str`, or a vector or slice of `String`s (see
+    /// [`ServerArgs`]); `[]` for none.
+    ///
+    /// ```
+    /// use mcp_adapters::ServerConfig;
+    ///
+    /// let everything = ServerConfig::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"]);
+    /// let time = ServerConfig::stdio("mcp-server-time", []);
+    /// let words: Vec<String> = vec!["--root".into(), "/srv".into()];
+    /// let files = ServerConfig::stdio(String::from("mcp-server-files"), &words);
+    /// # let _ = (everything, time, files);
+    /// ```
+    pub fn stdio(command: impl Into<String>, args: impl ServerArgs) -> Self {
         ServerConfig::Stdio {
             command: command.into(),
-            args: args.into_iter().map(Into::into).collect(),
+            args: args.into_args(),
             env: BTreeMap::new(),
         }
     }
@@ -277,6 +332,7 @@ pub struct HubConfig {
     servers: Vec<(String, ServerConfig)>,
     hosted: std::collections::BTreeSet<String>,
     oauth: BTreeMap<String, ServerOAuth>,
+    keep_going: bool,
 }
 
 impl HubConfig {
@@ -319,6 +375,25 @@ impl HubConfig {
     /// How the server `name` signs in, when its entry says.
     pub fn oauth_of(&self, name: &str) -> Option<&ServerOAuth> {
         self.oauth.get(name)
+    }
+
+    /// Whether [`connect`](Self::connect) goes on without the servers that
+    /// do not start (`true`) or fails naming them (`false`, the default).
+    /// Going on, each one that did not start is reported where the listing
+    /// reports a server it could not list
+    /// ([`ToolSetReport::failed_servers`](crate::toolset::ToolSetReport::failed_servers))
+    /// and offers no tool, and it is tried again later; a call the model
+    /// makes to a name no listed tool has is answered "unknown tool". The
+    /// turn goes on even when no server started.
+    pub fn keep_going(mut self, keep_going: bool) -> Self {
+        self.keep_going = keep_going;
+        self
+    }
+
+    /// Whether [`connect`](Self::connect) goes on without the servers that
+    /// do not start (see [`keep_going`](Self::keep_going)).
+    pub fn keeps_going(&self) -> bool {
+        self.keep_going
     }
 
     /// Whether there are no servers.

@@ -77,6 +77,42 @@ pub fn sanitize_description(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The first character of `text` a person cannot see or that a terminal
+/// would act on: an invisible character (as [`sanitize_description`]
+/// removes) or any control character, line feeds and tabs included. A
+/// name or a value the model must send back exactly cannot be cleaned, so
+/// such a character is reported instead.
+pub(crate) fn hidden_character(text: &str) -> Option<char> {
+    text.chars().find(|&c| c.is_control() || is_invisible(c))
+}
+
+/// `text` as a terminal shows it without acting on it: every control and
+/// invisible character written out (`\x1b` for an ASCII control, `\u{202e}`
+/// for any other). Borrowed when there is nothing to write out.
+///
+/// ```
+/// use mcp_adapters::toolset::escape_visible;
+///
+/// assert_eq!(escape_visible("ok"), "ok");
+/// assert_eq!(escape_visible("red \x1b[31m"), "red \\x1b[31m");
+/// assert_eq!(escape_visible("a\u{202e}b"), "a\\u{202e}b");
+/// ```
+pub fn escape_visible(text: &str) -> Cow<'_, str> {
+    let shown = |c: char| !c.is_control() && !is_invisible(c);
+    if text.chars().all(shown) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if shown(c) => out.push(c),
+            c if c.is_ascii() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +161,16 @@ mod tests {
         assert!(capped.chars().all(|c| c == 'é'));
         let odd = format!("a{}", "é".repeat(3000));
         assert_eq!(sanitize_description(&odd).len(), 4095);
+    }
+
+    #[test]
+    fn escapes_what_a_terminal_would_act_on() {
+        assert_eq!(escape_visible("plain ünï"), "plain ünï");
+        assert_eq!(escape_visible("\u{1b}[2J\r\n"), "\\x1b[2J\\x0d\\x0a");
+        assert_eq!(escape_visible("a\u{200b}\u{E0041}"), "a\\u{200b}\\u{e0041}");
+        assert_eq!(hidden_character("name"), None);
+        assert_eq!(hidden_character("na\tme"), Some('\t'));
+        assert_eq!(hidden_character("na\u{202e}me"), Some('\u{202e}'));
     }
 
     #[test]

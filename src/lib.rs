@@ -159,7 +159,7 @@ pub mod toolset;
 pub use calls::{Extracted, RejectedCall, ToolCall};
 #[cfg(feature = "rmcp")]
 pub use client::{ClientOptions, McpClient};
-pub use config::{HubConfig, ServerConfig, ServerOAuth};
+pub use config::{HubConfig, ServerArgs, ServerConfig, ServerOAuth};
 pub use error::{Error, ErrorKind, Location, Result};
 pub use exec::{ExecOptions, Execution, InProcessServer, Policy, Server, Source, Status};
 pub use listing::{ListOptions, Listing, StrictMode};

@@ -108,9 +108,11 @@ pub(crate) fn base64_decoded_len(data: &str) -> Option<usize> {
     valid.then(|| body.len() / 4 * 3 + rem.saturating_sub(1))
 }
 
-/// `[image: image/png, 1024 bytes]`, or `[image: image/png, invalid base64]`.
+/// `[image: image/png, 1024 bytes]`, `[image: image/png, invalid base64]`,
+/// or `[image: image/png, no data]` for an empty payload.
 fn sized_placeholder(kind: &str, mime: &str, size: Option<usize>) -> String {
     match size {
+        Some(0) => format!("[{kind}: {mime}, no data]"),
         Some(n) => format!("[{kind}: {mime}, {n} bytes]"),
         None => format!("[{kind}: {mime}, invalid base64]"),
     }
@@ -132,15 +134,21 @@ impl Measured {
         Measured(payload.map(base64_decoded_len))
     }
 
-    /// The decoded size, when the block has a valid payload.
+    /// The decoded size, when the block has a valid payload that is not
+    /// empty (an API refuses an empty medium as it does a malformed one).
     pub(crate) fn size(self) -> Option<usize> {
+        self.0.flatten().filter(|&n| n > 0)
+    }
+
+    /// The decoded size for a placeholder: `Some(0)` for an empty payload.
+    fn shown(self) -> Option<usize> {
         self.0.flatten()
     }
 }
 
 /// The standard text form of a content block, used where nothing richer applies.
 pub(crate) fn text_form_measured(content: &Content, measured: Measured) -> Cow<'_, str> {
-    let size = measured.size();
+    let size = measured.shown();
     match content {
         Content::Text(t) => Cow::Borrowed(&t.text),
         Content::Image(m) => Cow::Owned(sized_placeholder("image", &m.mime_type, size)),
@@ -162,6 +170,7 @@ fn resource_text_form(r: &ResourceContents, size: Option<usize>) -> String {
         (None, Some(_)) => {
             let mime = r.mime_type.as_deref().unwrap_or("application/octet-stream");
             match size {
+                Some(0) => format!("[resource: {}, {mime}, no data]", r.uri),
                 Some(n) => format!("[resource: {}, {mime}, {n} bytes]", r.uri),
                 None => format!("[resource: {}, {mime}, invalid base64]", r.uri),
             }
@@ -722,6 +731,20 @@ mod tests {
         assert_eq!(
             sized_placeholder("image", "image/png", base64_decoded_len("!!")),
             "[image: image/png, invalid base64]"
+        );
+    }
+
+    #[test]
+    fn an_empty_medium_becomes_its_placeholder() {
+        let empty: Content = serde_json::from_value(serde_json::json!(
+            {"type": "image", "data": "", "mimeType": "image/png"}
+        ))
+        .unwrap();
+        let measured = Measured::of(&empty);
+        assert!(!fits_model_measured(&empty, measured));
+        assert_eq!(
+            text_form_measured(&empty, measured),
+            "[image: image/png, no data]"
         );
     }
 }

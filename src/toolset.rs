@@ -6,13 +6,17 @@ use std::sync::Arc;
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
-pub use crate::describe::{MAX_DESCRIPTION_BYTES, sanitize_description};
+pub use crate::describe::{MAX_DESCRIPTION_BYTES, escape_visible, sanitize_description};
 use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
 
+mod hygiene;
 mod memo;
+mod rules;
+pub use hygiene::{HiddenCharacters, HiddenIn};
 pub(crate) use memo::{Kept, Memo};
+pub use rules::UnmatchedRule;
 
 /// The longest exposed name.
 pub(crate) const MAX_NAME_LEN: usize = 64;
@@ -43,8 +47,11 @@ pub struct ExposedTool {
     pub exposed_name: String,
     /// The server the tool belongs to.
     pub server_id: String,
-    /// The tool as its server listed it (its `name` is the MCP name),
-    /// shared with the lists it came from rather than copied.
+    /// The tool as its server listed it (its `name` is the MCP name), with
+    /// the descriptions, titles and comments inside its input schema
+    /// cleaned of invisible characters (its own description and title are
+    /// cleaned where a listing sends them); shared with the lists it came
+    /// from rather than copied, unless cleaning changed it.
     pub tool: Arc<Tool>,
 }
 
@@ -83,6 +90,7 @@ pub struct Rename {
 /// Why a tool was left out of the toolset.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DropReason {
     /// The tool matched no `allow` pattern.
     NotAllowed,
@@ -103,12 +111,39 @@ pub enum DropReason {
     /// MCP 2025-11-25) and its server cannot run tasks
     /// ([`Server::supports_tasks`](crate::Server::supports_tasks)).
     NeedsTasks,
+    /// The source's [`Policy`](crate::Policy) denies every call of it,
+    /// whatever the conversation has seen: no `allow` or `ask` rule can
+    /// match it ([`Policy::may_run`](crate::Policy::may_run)), so the model
+    /// is not offered it. It stays callable by the application, and the
+    /// policy judges such a call as any other.
+    DeniedByPolicy {
+        /// The `deny` rule that denies it; `None` when it is the policy's
+        /// default (no rule matches it).
+        rule: Option<String>,
+    },
     /// The tool is for the app's own interface, not the model (MCP Apps:
     /// its `_meta.ui.visibility` leaves out `"model"`; see
     /// [`Tool::visible_to_model`](crate::Tool::visible_to_model)). It stays
     /// callable by the application ([`ToolSet::app_tool`],
     /// [`Source::call_app_tool`](crate::Source::call_app_tool)).
     AppOnly,
+    /// A string of its input schema that the model must send back exactly
+    /// (or any other that is not prose) holds an invisible or control
+    /// character, and the application refuses such tools
+    /// ([`ToolSetBuilder::refuse_hidden_characters`]).
+    HiddenCharacters {
+        /// The first such string, as a JSON pointer into the input schema.
+        path: String,
+        /// What the string is.
+        kind: HiddenIn,
+    },
+    /// The server's `tools/list` answer held the tool in a form that could
+    /// not be read (nested too deep, not UTF-8); the rest of the answer was
+    /// read.
+    Unreadable {
+        /// Why.
+        why: String,
+    },
 }
 
 /// A tool left out of the toolset.
@@ -141,6 +176,15 @@ pub struct ToolSetReport {
     pub dropped: Vec<Dropped>,
     /// Servers whose listing failed.
     pub failed_servers: Vec<FailedServer>,
+    /// Strings of the tools' input schemas that hold invisible or control
+    /// characters the library cannot remove (names and values the model
+    /// sends back); the prose (descriptions, titles) is cleaned instead.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<HiddenCharacters>,
+    /// Filter and policy rules that match none of the tools the servers
+    /// listed, with the tools they may have meant.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unmatched_rules: Vec<UnmatchedRule>,
 }
 
 /// The tools offered to a model, with their exposed names.
@@ -215,8 +259,8 @@ struct Inner {
     /// The start of each failed server's exposed names (every name, for a
     /// client's one server), to tell a call to its tools from an unknown one.
     failed_prefixes: Vec<(String, usize)>,
-    /// The tools for the app's interface only, by server and MCP name:
-    /// never offered to the model, callable by the application.
+    /// The tools held back from the model (for the app's interface only,
+    /// or by the policy), by server and MCP name: callable by the application.
     app_only: Vec<ExposedTool>,
     /// What the listing layer keeps of these tools (converted schemas,
     /// cleaned descriptions); a clone starts empty.
@@ -240,19 +284,27 @@ impl ToolSet {
     }
 
     /// This toolset with `tool` added after the others: a tool the library
-    /// serves itself.
+    /// serves itself, whose name the library's own texts use (a notice
+    /// naming `read_result`). A server's tool already exposed under that
+    /// name gives it up: it is exposed with a hash suffix, as the later of
+    /// two colliding tools is, and the rename is reported
+    /// ([`RenameReason::Collision`] with the library's tool).
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when a tool is already exposed under its name.
+    /// [`ErrorKind::Input`] when the library's tool is already there.
     pub(crate) fn with_tool(&self, tool: ExposedTool) -> Result<ToolSet> {
-        if let Some(taken) = self.resolve(&tool.exposed_name) {
-            return Err(Error::input(format!(
-                "tool `{}/{}` is exposed as `{}`, the name of the library's own tool: rename it (a prefix)",
-                taken.server_id, taken.tool.name, tool.exposed_name
-            )));
-        }
         let mut inner = Inner::clone(&self.inner);
+        if let Some(&taken) = inner.by_exposed.get(&tool.exposed_name) {
+            let holder = &inner.tools[taken];
+            if holder.server_id == tool.server_id {
+                return Err(Error::input(format!(
+                    "the library's tool `{}` is in the toolset already",
+                    tool.exposed_name
+                )));
+            }
+            inner.give_up_name(taken, &tool);
+        }
         let i = inner.tools.len();
         inner.by_exposed.insert(tool.exposed_name.clone(), i);
         inner
@@ -284,8 +336,9 @@ impl ToolSet {
 
     /// A tool the application may call (not the model: see
     /// [`resolve`](Self::resolve) for that): one offered to the model, or one
-    /// for the app's interface only ([`DropReason::AppOnly`], whose
-    /// `exposed_name` is `server/tool`). A tool the filters left out is
+    /// held back from it, for the app's interface only ([`DropReason::AppOnly`])
+    /// or by the source's policy ([`DropReason::DeniedByPolicy`]), whose
+    /// `exposed_name` is `server/tool`. A tool the filters left out is
     /// neither.
     pub fn app_tool(&self, server_id: &str, mcp_name: &str) -> Option<&ExposedTool> {
         let inner = &self.inner;
@@ -356,6 +409,27 @@ pub struct ToolSetBuilder {
     servers: Vec<(String, Vec<Arc<Tool>>)>,
     failed: Vec<FailedServer>,
     without_tasks: HashSet<String>,
+    refuse_hidden: bool,
+    /// Other rules over `server/tool` (a policy's), checked as the filters are.
+    checked: Vec<(String, String)>,
+    /// Tools the servers' listings held that could not be read.
+    unreadable: Vec<Dropped>,
+    /// Which tools are kept from the model, and why (a source's policy).
+    offered: Option<Offered>,
+}
+
+/// Says why a tool (`server id`, MCP name) is not offered to the model,
+/// or `None` to offer it: a source's policy.
+type Judge = dyn Fn(&str, &str) -> Option<DropReason> + Send + Sync;
+
+/// A [`Judge`], shared by the builder's clones.
+#[derive(Clone)]
+pub(crate) struct Offered(Arc<Judge>);
+
+impl std::fmt::Debug for Offered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Offered(..)")
+    }
 }
 
 impl ToolSetBuilder {
@@ -368,7 +442,44 @@ impl ToolSetBuilder {
             servers: Vec::new(),
             failed: Vec::new(),
             without_tasks: HashSet::new(),
+            refuse_hidden: false,
+            checked: Vec::new(),
+            unreadable: Vec::new(),
+            offered: None,
         }
+    }
+
+    /// Leaves out of the model's tools those for which `offered` says why
+    /// (they stay callable by the application, as the app's own tools are).
+    pub(crate) fn offered_only(
+        mut self,
+        offered: impl Fn(&str, &str) -> Option<DropReason> + Send + Sync + 'static,
+    ) -> Self {
+        self.offered = Some(Offered(Arc::new(offered)));
+        self
+    }
+
+    /// Leaves out every tool whose input schema holds a name or a value
+    /// with an invisible or control character
+    /// ([`DropReason::HiddenCharacters`]), where without it such a tool is
+    /// offered and reported in [`ToolSetReport::hidden`]. Off by default.
+    /// Descriptions and titles at any depth of the schema are cleaned
+    /// either way.
+    pub fn refuse_hidden_characters(mut self, on: bool) -> Self {
+        self.refuse_hidden = on;
+        self
+    }
+
+    /// Checks `pattern`, a rule over `server/tool` named `rule` (`policy
+    /// deny`), against the listed tools as the filters are: one that
+    /// matches none is reported in [`ToolSetReport::unmatched_rules`].
+    pub(crate) fn checked_rule(
+        mut self,
+        rule: impl Into<String>,
+        pattern: impl Into<String>,
+    ) -> Self {
+        self.checked.push((rule.into(), pattern.into()));
+        self
     }
 
     /// How names are made.
@@ -427,6 +538,19 @@ impl ToolSetBuilder {
         self
     }
 
+    /// Records a tool of `server_id` that its listing held but that could
+    /// not be read ([`DropReason::Unreadable`]).
+    pub fn unreadable(mut self, server_id: &str, tool: &str, why: &str) -> Self {
+        self.unreadable.push(Dropped {
+            server_id: server_id.to_owned(),
+            tool: tool.to_owned(),
+            reason: DropReason::Unreadable {
+                why: why.to_owned(),
+            },
+        });
+        self
+    }
+
     /// Records a server whose listing failed: it contributes no tool.
     pub fn failed_server(mut self, server_id: impl Into<String>, error: impl Into<String>) -> Self {
         self.failed.push(FailedServer {
@@ -461,14 +585,17 @@ impl ToolSetBuilder {
         let mut set = Inner {
             report: ToolSetReport {
                 failed_servers: self.failed,
+                dropped: self.unreadable,
                 ..Default::default()
             },
             failed_prefixes,
             ..Default::default()
         };
+        let mut listed = rules::Listed::new(&self.allow, &self.deny, &self.checked);
         for (server_id, tools) in self.servers {
             let mut seen = HashSet::new();
             for tool in tools {
+                listed.push(&server_id, &tool.name);
                 let drop = |reason| Dropped {
                     server_id: server_id.clone(),
                     tool: tool.name.clone(),
@@ -490,8 +617,14 @@ impl ToolSetBuilder {
                     set.report.dropped.push(drop(DropReason::NeedsTasks));
                 } else if let Some(reason) = filter.rejects(&server_id, &tool.name) {
                     set.report.dropped.push(drop(reason));
-                } else if !tool.visible_to_model() {
-                    set.report.dropped.push(drop(DropReason::AppOnly));
+                } else if let Some(reason) = (!tool.visible_to_model())
+                    .then_some(DropReason::AppOnly)
+                    .or_else(|| {
+                        let offered = self.offered.as_ref()?;
+                        (offered.0)(&server_id, &tool.name)
+                    })
+                {
+                    set.report.dropped.push(drop(reason));
                     set.app_only.push(ExposedTool {
                         exposed_name: format!("{server_id}/{}", tool.name),
                         server_id: server_id.clone(),
@@ -499,10 +632,11 @@ impl ToolSetBuilder {
                     });
                 } else {
                     let natural = natural_name(self.mode, &self.prefix, &server_id, &tool.name);
-                    set.insert(natural, server_id.clone(), tool);
+                    set.offer(natural, server_id.clone(), tool, self.refuse_hidden);
                 }
             }
         }
+        set.check_rules(&listed)?;
         Ok(ToolSet {
             inner: Arc::new(set),
         })
@@ -533,6 +667,69 @@ impl ToolSetBuilder {
 }
 
 impl Inner {
+    /// Offers `tool` under `natural` once the prose of its schema is
+    /// cleaned; a name or value with hidden characters is reported, or
+    /// leaves the tool out when `refuse_hidden`.
+    fn offer(
+        &mut self,
+        natural: String,
+        server_id: String,
+        mut tool: Arc<Tool>,
+        refuse_hidden: bool,
+    ) {
+        // A schema with nothing to clean or report stays shared.
+        let found = if hygiene::untouched(&tool.input_schema) {
+            Vec::new()
+        } else {
+            hygiene::clean(&mut Arc::make_mut(&mut tool).input_schema)
+        };
+        if let Some(first) = found.first().filter(|_| refuse_hidden) {
+            let (path, kind) = (first.path.clone(), first.kind);
+            self.report.dropped.push(Dropped {
+                server_id,
+                tool: tool.name.clone(),
+                reason: DropReason::HiddenCharacters { path, kind },
+            });
+            return;
+        }
+        for found in found {
+            let hidden = found.named(&server_id, &tool.name);
+            tracing::warn!(server = %hidden.server_id, tool = %hidden.tool,
+                path = %hidden.path, kind = ?hidden.kind,
+                "a tool's schema holds a name or value with hidden characters");
+            self.report.hidden.push(hidden);
+        }
+        self.insert(natural, server_id, tool);
+    }
+
+    /// Reports the rules of `listed` that match no listed tool.
+    fn check_rules(&mut self, listed: &rules::Listed<'_>) -> Result<()> {
+        if !listed.has_rules() {
+            return Ok(());
+        }
+        let failed: Vec<&str> = self
+            .report
+            .failed_servers
+            .iter()
+            .map(|f| f.server_id.as_str())
+            .collect();
+        let exposed: Vec<(&str, String)> = self
+            .tools
+            .iter()
+            .map(|t| {
+                let tool = format!("{}/{}", t.server_id, t.tool.name);
+                (t.exposed_name.as_str(), tool)
+            })
+            .collect();
+        let unmatched = listed.unmatched(&failed, &exposed)?;
+        for rule in &unmatched {
+            tracing::warn!(rule = %rule.rule, pattern = %rule.pattern,
+                could_mean = ?rule.could_mean, "a rule matches no listed tool");
+        }
+        self.report.unmatched_rules = unmatched;
+        Ok(())
+    }
+
     fn insert(&mut self, natural: String, server_id: String, tool: Arc<Tool>) {
         let mut reasons = Vec::new();
         let mut name = sanitize(&natural, &mut reasons);
@@ -572,6 +769,50 @@ impl Inner {
             server_id,
             tool,
         });
+    }
+}
+
+impl Inner {
+    /// The tool number `taken` is exposed anew with a hash suffix, its name
+    /// going to the library's tool `to`.
+    fn give_up_name(&mut self, taken: usize, to: &ExposedTool) {
+        let holder = &self.tools[taken];
+        let seed = format!("{}\0{}", holder.server_id, holder.tool.name);
+        let base = holder.exposed_name.clone();
+        let mut name = with_suffix(&base, &seed);
+        let mut round = 0u32;
+        while self.by_exposed.contains_key(&name) || name == to.exposed_name {
+            round += 1;
+            name = with_suffix(&base, &format!("{seed}\0{round}"));
+        }
+        let reason = RenameReason::Collision {
+            with_server: to.server_id.clone(),
+            with_tool: to.tool.name.clone(),
+        };
+        let holder = &mut self.tools[taken];
+        tracing::warn!(server = %holder.server_id, tool = %holder.tool.name, exposed = %name,
+            library_tool = %to.exposed_name, "a server's tool has the name of a library tool: renamed");
+        self.by_exposed.remove(&holder.exposed_name);
+        holder.exposed_name.clone_from(&name);
+        self.by_exposed.insert(name.clone(), taken);
+        let (server_id, tool) = (holder.server_id.clone(), holder.tool.name.clone());
+        match self
+            .report
+            .renamed
+            .iter_mut()
+            .find(|r| r.server_id == server_id && r.tool == tool)
+        {
+            Some(rename) => {
+                rename.exposed_name = name;
+                rename.reasons.push(reason);
+            }
+            None => self.report.renamed.push(Rename {
+                server_id,
+                tool,
+                exposed_name: name,
+                reasons: vec![reason],
+            }),
+        }
     }
 }
 
@@ -704,6 +945,49 @@ pub(crate) fn compile_tool_glob(pattern: &str) -> Result<GlobMatcher> {
         true => matcher(pattern, pattern),
         false => matcher(&format!("*/{pattern}"), pattern),
     }
+}
+
+/// Whether every name the `server/tool` glob `inner` matches, `outer`
+/// matches too (both read as [`compile_tool_glob`] reads them). Decided on
+/// the globs' `*`, `?` and literals (an `inner` wildcard is covered only by
+/// an `outer` one at least as wide); a glob with a class, an alternative or
+/// an escape is covered when `outer` matches it as written.
+pub(crate) fn tool_glob_covers(outer: &str, inner: &str) -> bool {
+    let full = |p: &str| match p.contains('/') {
+        true => p.to_owned(),
+        false => format!("*/{p}"),
+    };
+    let (outer, inner) = (full(outer), full(inner));
+    if [&outer, &inner]
+        .iter()
+        .any(|p| p.contains(['[', '{', '\\']))
+    {
+        return compile_glob(&outer).is_ok_and(|m| m.is_match(&inner));
+    }
+    let o: Vec<char> = outer.chars().collect();
+    let n: Vec<char> = inner.chars().collect();
+    // reach[i][j]: `outer` up to i accounts for all that `inner` up to j matches.
+    let mut reach = vec![vec![false; n.len() + 1]; o.len() + 1];
+    reach[0][0] = true;
+    for i in 0..=o.len() {
+        for j in 0..=n.len() {
+            if !reach[i][j] {
+                continue;
+            }
+            match (o.get(i).copied(), n.get(j).copied()) {
+                (Some('*'), next) => {
+                    reach[i + 1][j] = true;
+                    if next.is_some() {
+                        reach[i][j + 1] = true;
+                    }
+                }
+                (Some('?'), Some(c)) if c != '*' => reach[i + 1][j + 1] = true,
+                (Some(c), Some(d)) if c == d && c != '?' => reach[i + 1][j + 1] = true,
+                _ => {}
+            }
+        }
+    }
+    reach[o.len()][n.len()]
 }
 
 /// Compiles a glob as written: `*` and `?` match any character, `/` included.

@@ -299,14 +299,16 @@ fn run_replays_the_bundled_cycle_for_every_provider() {
     }
 }
 
-/// A policy file: `deny` wins, then `allow`, then `ask`, which the command line answers with a denial.
+/// A policy file: `deny` wins, then `ask` (which the command line answers with a denial), then
+/// `allow`, whatever the order of the lists; a tool no rule can allow is not offered, and a call
+/// to it is an unknown tool.
 #[test]
 fn run_with_a_policy_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("policy.yaml");
     std::fs::write(
         &file,
-        "allow: [\"notes/notes.*\"]\nask: [\"notes/*\"]\ndeny: [\"notes/notes.render\"]\n",
+        "ask: [\"notes/notes.render\"]\nallow: [\"notes/*\"]\ndeny: [\"notes/notes.render\"]\n",
     )
     .unwrap();
     let out = run(
@@ -321,6 +323,7 @@ fn run_with_a_policy_file() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!stderr.contains("no --policy"), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
     let cycle = json(&out);
     let content: Vec<&str> = cycle["results"]
         .as_array()
@@ -331,15 +334,23 @@ fn run_with_a_policy_file() {
     assert!(content[0].starts_with("2 notes match"), "{content:?}");
     assert!(content[1].starts_with("Created note"), "{content:?}");
     assert!(
-        content[2].contains("denied by policy (rule `notes/notes.render`)"),
+        content[2].contains("unknown tool `notes_render`"),
         "{content:?}"
+    );
+    let dropped = &cycle["report"]["dropped"];
+    assert_eq!(
+        dropped[0],
+        serde_json::json!({"server_id": "notes", "tool": "notes.render",
+                           "reason": "denied_by_policy", "rule": "notes/notes.render"}),
+        "{dropped}"
     );
     std::fs::write(
         &file,
         "allow: [\"notes/notes.search\"]\nask: [\"notes/*\"]\n",
     )
     .unwrap();
-    let cycle = json(&run(
+    // An `allow` written as an exception to the `ask`: its tool is asked about, and the load warns.
+    let out = run(
         &[
             "run",
             "--provider",
@@ -348,14 +359,24 @@ fn run_with_a_policy_file() {
             file.to_str().unwrap(),
         ],
         None,
-    ));
-    assert!(
-        cycle["results"][1]["content"]
-            .as_str()
-            .unwrap()
-            .contains("needs approval"),
-        "{cycle}"
     );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains(
+            "policy.yaml: the policy's `allow: notes/notes.search` is inside its `ask: notes/*`"
+        ),
+        "{stderr}"
+    );
+    let cycle = json(&out);
+    for result in cycle["results"].as_array().unwrap().iter().take(2) {
+        assert!(
+            result["content"]
+                .as_str()
+                .unwrap()
+                .contains("needs approval"),
+            "{cycle}"
+        );
+    }
     std::fs::write(&file, "allow: [\"[\"]\n").unwrap();
     let bad = run(
         &[
@@ -786,6 +807,68 @@ fn a_server_that_does_not_start_fails_the_command_and_says_why() {
             }
         }
     }
+}
+
+/// `tools --policy FILE` narrows a local server's listing: a policy allowing
+/// two of the everything server's tools lists those two, and the report
+/// names each of the others as dropped by the policy; with tools/list files,
+/// which no policy judges, the flag is refused.
+#[test]
+fn tools_with_a_policy_lists_only_what_it_can_allow() {
+    let (node, args) = common::servers::everything().unwrap_or_else(|e| panic!("{e}"));
+    let server = format!("everything={node} {}", args.join(" "));
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, "allow: [everything/echo, everything/get-sum]\n").unwrap();
+    for provider in ["anthropic", "openai-chat"] {
+        let listed = json(&run(
+            &[
+                "tools",
+                "--provider",
+                provider,
+                "--server",
+                &server,
+                "--policy",
+                policy.to_str().unwrap(),
+            ],
+            None,
+        ));
+        let names: Vec<&str> = listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .or(t["function"]["name"].as_str())
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(names, ["echo", "get-sum"], "{provider}: {listed}");
+        let dropped = listed["report"]["dropped"].as_array().unwrap();
+        assert!(dropped.len() > 8, "{listed}");
+        for entry in dropped {
+            assert_eq!(entry["reason"], "denied_by_policy", "{entry}");
+            assert_eq!(entry["rule"], Value::Null, "{entry}");
+        }
+    }
+    let out = run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--policy",
+            policy.to_str().unwrap(),
+            "tests/fixtures/corpus/time.tools.json",
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--policy goes with live servers"),
+        "{stderr}"
+    );
 }
 
 /// `--keep-going` names each server that did not start on stderr and goes on

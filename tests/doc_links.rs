@@ -1,5 +1,6 @@
 //! Every relative link and `#anchor` in README.md and docs/*.md resolves: the file
 //! exists, and the anchor is a heading of the file it points at (GitHub's anchors).
+//! The guide's table of error kinds is `ErrorKind`'s.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -150,4 +151,52 @@ fn the_checker_finds_what_is_missing() {
         slug("The `stream:` section", &mut seen),
         "the-stream-section"
     );
+}
+
+/// The agent loop chapter's table of error kinds lists every `ErrorKind`,
+/// in the enum's order, and nothing else: the variants are read from
+/// `src/error.rs`, and each name the table gives is a kind (read back
+/// through its serialized `snake_case` name).
+#[test]
+fn the_guide_lists_every_error_kind() {
+    let guide = std::fs::read_to_string(root().join("docs/agent-loop.md")).unwrap();
+    let section = guide
+        .split("\n## Errors\n")
+        .nth(1)
+        .expect("an Errors section");
+    let listed: Vec<&str> = section
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|rest| rest.split_once('`').map(|(name, _)| name))
+        .collect();
+    let source = std::fs::read_to_string(root().join("src/error.rs")).unwrap();
+    let body = source
+        .split("pub enum ErrorKind {")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}").next())
+        .expect("the ErrorKind enum");
+    let variants: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.starts_with("//") && !line.starts_with('#'))
+        .filter_map(|line| line.strip_suffix(','))
+        .filter(|name| name.chars().all(|c| c.is_ascii_alphanumeric()))
+        .collect();
+    assert!(variants.len() >= 16, "{variants:?}");
+    assert_eq!(
+        listed, variants,
+        "the guide's error kinds are not ErrorKind's"
+    );
+    for name in listed {
+        let mut snake = String::new();
+        for (i, c) in name.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                snake.push('_');
+            }
+            snake.push(c.to_ascii_lowercase());
+        }
+        let kind: mcp_adapters::ErrorKind =
+            serde_json::from_value(serde_json::Value::String(snake)).unwrap();
+        assert_eq!(format!("{kind:?}"), name);
+    }
 }

@@ -189,9 +189,16 @@ fn an_approval_suspends_the_turn_and_resuming_sends_each_call_once() {
         );
         assert_eq!(waiting.what, Wait::Approval);
         assert_eq!(
-            run.calls.iter().map(|c| c.index).collect::<Vec<_>>(),
-            [0, 2],
-            "the records of the calls that ended"
+            run.calls
+                .iter()
+                .map(|c| (c.index, c.outcome))
+                .collect::<Vec<_>>(),
+            [
+                (0, CallOutcome::Ran),
+                (1, CallOutcome::Waiting),
+                (2, CallOutcome::Ran)
+            ],
+            "a record for every call, the one that waits included"
         );
         assert_eq!(
             received(&log),
@@ -231,7 +238,7 @@ fn an_approval_suspends_the_turn_and_resuming_sends_each_call_once() {
                 p,
                 state,
                 &listing,
-                &ExecOptions::new().deny_call("#1", "not today"),
+                &ExecOptions::new().deny_call("call_1", "not today"),
             )
             .await
             .unwrap();
@@ -681,7 +688,12 @@ fn a_halt_answers_the_calls_that_wait() {
         let json: Value = serde_json::from_slice(&state.to_json().unwrap()).unwrap();
         assert_eq!(json["halted"], true);
         let resumed = source(&log, Some(answering(&[])))
-            .resume_turn(p, state, &listing, &ExecOptions::new().approve_call("#0"))
+            .resume_turn(
+                p,
+                state,
+                &listing,
+                &ExecOptions::new().approve_call("call_0"),
+            )
             .await
             .unwrap();
         assert_eq!(resumed.status, Status::Halt);

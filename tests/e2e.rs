@@ -18,10 +18,11 @@ use common::*;
 use mcp_adapters::ListOptions;
 use mcp_adapters::ResultOptions;
 use mcp_adapters::exec::Progress;
-use mcp_adapters::exec::{BoxFuture, CallContext, Hooks};
+use mcp_adapters::exec::{BoxFuture, CallContext, CallOutcome, Hooks, ServerState};
 use mcp_adapters::results::StructuredMode;
+use mcp_adapters::toolset::DropReason;
 use mcp_adapters::{CallToolResult, Content, ToolCall};
-use mcp_adapters::{ErrorKind, HubConfig, McpClient, ServerConfig};
+use mcp_adapters::{ErrorKind, HubConfig, McpClient, Policy, ServerConfig};
 use mcp_adapters::{ExecOptions, Listing, Source, Status};
 use serde_json::{Value, json};
 
@@ -522,29 +523,230 @@ fn a_crashed_server_is_answered_not_hung() {
     });
 }
 
+/// A server that does not start fails `connect`, the error naming the
+/// server, its command and why; with `keep_going` the others go on, the
+/// one that did not start is reported, and a call to a name no listed tool
+/// has is an unknown tool, even when no server started.
 #[test]
-fn a_server_that_fails_to_start_is_reported_not_fatal() {
+fn a_server_that_does_not_start_fails_connect_unless_keep_going() {
     let time = or_panic(servers::time());
+    let missing = || ServerConfig::stdio("/nonexistent/mcp-server", []);
     runtime().block_on(async {
-        let config = HubConfig::new().server("time", stdio(time)).server(
-            "missing",
-            ServerConfig::stdio("/nonexistent/mcp-server", Vec::<String>::new()),
+        let config = HubConfig::new()
+            .server("time", stdio(time))
+            .server("missing", missing());
+        let error = config.connect().await.err().expect("connect fails");
+        assert_eq!(error.kind(), ErrorKind::Unavailable);
+        assert_eq!(
+            error.to_string(),
+            "server `missing` is down: cannot start `/nonexistent/mcp-server` (is it \
+             installed, and on the PATH?): No such file or directory (os error 2)"
         );
-        let hub = config.connect().await.unwrap().build().unwrap();
-        let listing = hub
-            .tools(provider("anthropic"), &ListOptions::new())
+
+        let hub = config
+            .keep_going(true)
+            .connect()
+            .await
+            .unwrap()
+            .build()
+            .unwrap();
+        let provider = provider("anthropic");
+        let listing = hub.tools(provider, &ListOptions::new()).await.unwrap();
+        let failed = &listing.report.toolset.failed_servers;
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].server_id, "missing");
+        assert_eq!(failed[0].error, error.to_string());
+        let names = tool_names(&listing);
+        assert!(
+            !names.is_empty() && names.iter().all(|n| n.starts_with("time__")),
+            "{names:?}"
+        );
+        assert!(matches!(hub.server_states()[1].1, ServerState::Down { .. }));
+        let response = model_response(
+            "anthropic",
+            &[
+                ("missing__anything".into(), json!({})),
+                ("made_up".into(), json!({})),
+            ],
+        );
+        let run = hub
+            .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
             .await
             .unwrap();
-        let failed = serde_json::to_value(&listing.report.toolset.failed_servers).unwrap();
-        assert!(failed.to_string().contains("missing"), "{failed}");
-        assert!(
-            listing
-                .tools
-                .iter()
-                .all(|t| t["name"].as_str().unwrap().starts_with("time__"))
+        for (record, answer) in run.calls.iter().zip(&run.turn.results) {
+            let name = record.exposed_name.as_deref().unwrap();
+            assert_eq!(record.outcome, CallOutcome::Rejected, "{record:?}");
+            assert_eq!(
+                answer["content"][0]["text"],
+                format!("unknown tool `{name}`: call one of the tools offered")
+            );
+        }
+
+        // No server started: the turn goes on all the same.
+        let alone = HubConfig::new()
+            .server("missing", missing())
+            .keep_going(true)
+            .connect()
+            .await
+            .unwrap()
+            .build()
+            .unwrap();
+        let listing = alone.tools(provider, &ListOptions::new()).await.unwrap();
+        assert!(listing.tools.is_empty());
+        assert_eq!(
+            listing.report.toolset.failed_servers[0].server_id,
+            "missing"
         );
-        assert!(!listing.tools.is_empty());
+        let response = model_response("anthropic", &[("echo".into(), json!({}))]);
+        let run = alone
+            .execute_tool_calls(provider, &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(run.calls[0].outcome, CallOutcome::Rejected);
+        assert_eq!(
+            run.turn.results[0]["content"][0]["text"],
+            "unknown tool `echo`: call one of the tools offered"
+        );
     });
+}
+
+/// A policy that allows two of the everything server's tools offers those
+/// two, for each core provider, and the listing's report names every other
+/// tool as dropped by the policy; a tool an `ask` or a taint-dependent rule
+/// may allow stays offered, and one a rule denies is named with its rule.
+#[test]
+fn the_policy_leaves_out_what_it_can_never_allow() {
+    let everything = or_panic(servers::everything());
+    runtime().block_on(async {
+        let config = HubConfig::new().server("everything", stdio(everything));
+        let all = config.connect().await.unwrap().build().unwrap();
+        let every = all.toolset().await.unwrap();
+        let every: Vec<&str> = every.tools().iter().map(|t| t.tool.name.as_str()).collect();
+        assert!(every.len() > 10, "{every:?}");
+        let two = Policy::new().allow("everything/echo").unwrap().allow("everything/get-sum").unwrap();
+        let source = config.connect().await.unwrap().policy(two.clone()).build().unwrap();
+        for &p in CORE_PROVIDERS {
+            let listing = source.tools(provider(p), &ListOptions::new()).await.unwrap();
+            let names: Vec<&str> = listing.toolset().tools().iter().map(|t| t.tool.name.as_str()).collect();
+            assert_eq!(names, ["echo", "get-sum"], "{p}");
+            assert_eq!(listing.tools.len(), 2, "{p}");
+            let dropped = &listing.report.toolset.dropped;
+            let others: Vec<&str> = every.iter().copied().filter(|t| !names.contains(t)).collect();
+            assert_eq!(dropped.iter().map(|d| d.tool.as_str()).collect::<Vec<_>>(), others, "{p}");
+            for d in dropped {
+                assert_eq!(d.reason, DropReason::DeniedByPolicy { rule: None }, "{p}: {d:?}");
+            }
+            let report = serde_json::to_value(&listing.report).unwrap();
+            assert_eq!(
+                report["dropped"][0],
+                json!({"server_id": "everything", "tool": others[0], "reason": "denied_by_policy", "rule": null})
+            );
+        }
+
+        let wider = two
+            .ask("everything/get-env")
+            .unwrap()
+            .ask_when_tainted("everything/get-tiny-image", ["web"])
+            .unwrap()
+            .allow("everything/get-resource-*")
+            .unwrap()
+            .deny("everything/get-resource-links")
+            .unwrap();
+        let source = config.connect().await.unwrap().policy(wider).build().unwrap();
+        let listing = source.tools(provider("anthropic"), &ListOptions::new()).await.unwrap();
+        let kept = ["echo", "get-env", "get-resource-reference", "get-sum", "get-tiny-image"];
+        let expected: Vec<&str> = every.iter().copied().filter(|t| kept.contains(t)).collect();
+        assert_eq!(expected.len(), kept.len(), "{every:?}");
+        assert_eq!(tool_names(&listing), expected);
+        let links = listing.report.toolset.dropped.iter().find(|d| d.tool == "get-resource-links").unwrap();
+        assert_eq!(links.reason, DropReason::DeniedByPolicy { rule: Some("everything/get-resource-links".into()) });
+    });
+}
+
+/// The README's first turn is `examples/first_turn.rs`, formatting aside,
+/// and run against the pinned everything server (its `npx` command finds
+/// the install, offline) it answers as the README says.
+#[test]
+fn the_readme_first_turn_runs() {
+    let squeeze = |code: &str| -> String {
+        let text: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        // rustfmt puts a comma after the last argument it breaks onto lines.
+        text.replace(",)", ")").replace(",]", "]")
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The first `rust,no_run` block under the heading `## {heading}` of `file`.
+    let first_block = |file: &str, heading: &str| -> String {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let section = text
+            .split(&format!("\n## {heading}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{file}: no {heading}"));
+        let block = section
+            .split("```rust,no_run\n")
+            .nth(1)
+            .and_then(|b| b.split("\n```").next());
+        block
+            .unwrap_or_else(|| panic!("{file}: no Rust under {heading}"))
+            .to_owned()
+    };
+    let block = first_block("README.md", "A first turn");
+    assert!(block.lines().count() <= 25, "{block}");
+    let started = first_block("docs/agent-loop.md", "Live MCP servers");
+    assert_eq!(
+        started, block,
+        "the guide's live servers start as the README's first turn"
+    );
+    let example = std::fs::read_to_string(root.join("examples/first_turn.rs")).unwrap();
+    let code: String = example
+        .lines()
+        .filter(|l| !l.starts_with("//!"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(
+        squeeze(&code),
+        squeeze(&block),
+        "examples/first_turn.rs is not the README's first turn"
+    );
+
+    let binary = or_panic(servers::example("first_turn"));
+    let dir = or_panic(servers::everything_npx_dir());
+    let out = runtime().block_on(async {
+        let child = tokio::process::Command::new(binary)
+            .current_dir(dir)
+            .env("npm_config_offline", "true")
+            .env("npm_config_update_notifier", "false")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        // A hang guard only.
+        tokio::time::timeout(Duration::from_secs(300), child.wait_with_output())
+            .await
+            .expect("the first turn hangs")
+            .unwrap()
+    });
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    let said = [
+        ("Ran: ", "Echo: hi"),
+        ("Ran: ", "The sum of 2 and 3 is 5."),
+        (
+            "Rejected: ",
+            "unknown tool `delete_everything`: call one of the tools offered",
+        ),
+    ];
+    for (i, (line, (outcome, text))) in lines.iter().zip(said).enumerate() {
+        let answer: Value = serde_json::from_str(line.strip_prefix(outcome).expect(line)).unwrap();
+        assert_eq!(answer["tool_use_id"], format!("toolu_{}", i + 1), "{line}");
+        assert_eq!(answer["content"][0]["text"], text, "{line}");
+    }
 }
 
 #[test]
@@ -962,7 +1164,10 @@ fn one_malformed_skill_entry_does_not_hide_the_others() {
         let source = HubConfig::new()
             .server(
                 "raw",
-                ServerConfig::stdio(python.display().to_string(), [script.display().to_string()]),
+                ServerConfig::stdio(
+                    python.display().to_string(),
+                    vec![script.display().to_string()],
+                ),
             )
             .connect()
             .await

@@ -364,6 +364,7 @@ fn a_server_that_failed_to_start_is_tried_again_later() {
             .reconnect(Reconnect::new().retry_after(Duration::from_millis(300)));
         let hub = HubConfig::new()
             .server("soak", config)
+            .keep_going(true)
             .connect_with(&options)
             .await
             .unwrap()

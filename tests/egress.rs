@@ -432,6 +432,7 @@ async fn library_turns(canaries: &Canaries, content: bool, http_url: Option<Stri
             "broken",
             ServerConfig::stdio(BROKEN_COMMAND, broken_args(canaries)),
         )
+        .keep_going(true)
         .connect_with(&options)
         .await
         .unwrap_or_else(|e| panic!("{e:#}"))

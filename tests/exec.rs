@@ -267,22 +267,42 @@ fn policy_denies_and_approver_halts_with_complete_results() {
         let answers = Arc::new(Mutex::new(vec![Approval::DenyAndHalt("user said stop".into())]));
         let hub = Source::hub()
             .server("s", server(received.clone()))
-            .policy(Policy::new().allow("s/echo").unwrap().ask("s/slow").unwrap().deny("s/fail").unwrap())
+            // `fail` is denied once `web` tainted the conversation; `panic` is
+            // asked about once `mail` did, and no rule allows it before.
+            .policy(
+                Policy::new()
+                    .allow("s/echo")
+                    .unwrap()
+                    .ask("s/slow")
+                    .unwrap()
+                    .allow("s/fail")
+                    .unwrap()
+                    .deny_when_tainted("s/fail", ["web"])
+                    .unwrap()
+                    .ask_when_tainted("s/panic", ["mail"])
+                    .unwrap(),
+            )
             .approver(approver_from(answers))
             .build()
             .unwrap();
         let p = provider("openai-chat");
         let listing = hub.tools(p, &ListOptions::new()).await.unwrap();
+        // `hang`, which no rule can allow, is not offered.
+        let names: Vec<&str> = listing.tools.iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["s__echo", "s__slow", "s__fail", "s__panic"]);
+        let taint = BTreeSet::from(["web".to_owned()]);
         let calls: Vec<Value> = [("s__echo", json!({"n": 1})), ("s__slow", json!({"n": 2, "ms": 1})), ("s__fail", json!({"n": 3})), ("s__panic", json!({"n": 4}))]
             .iter()
             .enumerate()
             .map(|(i, (name, args))| json!({"id": format!("c{i}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
             .collect();
         let run = hub
-            .execute_tool_calls(p, &json!({"tool_calls": calls}), &listing, &options().max_concurrency(1))
+            .execute_tool_calls(p, &json!({"tool_calls": calls}), &listing, &options().max_concurrency(1).taint(&taint))
             .await
             .unwrap();
         assert_eq!(run.status, Status::Halt);
+        let outcomes: Vec<CallOutcome> = run.calls.iter().map(|c| c.outcome).collect();
+        assert_eq!(outcomes, [CallOutcome::Ran, CallOutcome::Denied, CallOutcome::Denied, CallOutcome::Denied]);
         assert_eq!(run.turn.results.len(), 4);
         let content: Vec<&str> = run.turn.results.iter().map(|r| r["content"].as_str().unwrap()).collect();
         assert_eq!(content[0], "n=1");
@@ -693,7 +713,14 @@ fn a_call_the_policy_denies_asks_no_server_not_even_for_its_tools() {
         let changing = Changing::with(&["a", "b"]);
         let hub = Source::hub()
             .shared_server("c", changing.clone())
-            .policy(Policy::new().deny("c/a").unwrap().allow("c/*").unwrap())
+            // Offered (it runs until `web` taints the conversation), denied now.
+            .policy(
+                Policy::new()
+                    .deny_when_tainted("c/a", ["web"])
+                    .unwrap()
+                    .allow("c/*")
+                    .unwrap(),
+            )
             .build()
             .unwrap();
         let p = provider("anthropic");
@@ -703,8 +730,9 @@ fn a_call_the_policy_denies_asks_no_server_not_even_for_its_tools() {
         // list them again before it is sent.
         changing.change(&["a", "b"]);
         let response = anthropic_response(&[("c__a", json!({"n": 1}))]);
+        let taint = BTreeSet::from(["web".to_owned()]);
         let run = hub
-            .execute_tool_calls(p, &response, &listing, &options())
+            .execute_tool_calls(p, &response, &listing, &options().taint(&taint))
             .await
             .unwrap();
         let denied = run.calls[0]
@@ -958,5 +986,64 @@ fn an_in_process_server_lists_and_serves_its_resources_and_prompts() {
             .await
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input);
+    });
+}
+
+/// `Execution`'s JSON form (what `run` prints of a turn), pinned by a
+/// snapshot; the agent loop chapter shows the same value.
+#[test]
+fn an_execution_as_json() {
+    current_thread_runtime().block_on(async {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let notes = InProcessServer::new()
+            .tool(
+                Tool::new("search", "Searches the notes", schema),
+                |args, _| async move {
+                    Ok(CallToolResult::text(format!("2 notes match {}", args["q"])))
+                },
+            )
+            .tool(
+                Tool::new("delete", "Deletes a note", json!({"type": "object"})),
+                |_, _| async { Ok(CallToolResult::text("deleted")) },
+            );
+        let source = Source::client("notes", notes)
+            .policy(
+                Policy::new()
+                    .allow("notes/search")
+                    .unwrap()
+                    .ask("notes/delete")
+                    .unwrap(),
+            )
+            .build()
+            .unwrap();
+        let p = provider("anthropic");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let response = json!({"content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {"q": "milk"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "delete", "input": {}},
+            {"type": "tool_use", "id": "toolu_3", "name": "export", "input": {}}]});
+        let run = source
+            .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        let outcomes: Vec<CallOutcome> = run.calls.iter().map(|c| c.outcome).collect();
+        assert_eq!(
+            outcomes,
+            [CallOutcome::Ran, CallOutcome::Denied, CallOutcome::Rejected]
+        );
+        let value = serde_json::to_value(&run).unwrap();
+        snapshot(Stage::Exec, None, "execution_json", &value);
+
+        let guide =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/agent-loop.md"))
+                .unwrap();
+        let shown = guide
+            .split("**An `Execution` as JSON.**")
+            .nth(1)
+            .and_then(|rest| rest.split("```json\n").nth(1))
+            .and_then(|block| block.split("\n```").next())
+            .expect("the chapter's example");
+        let shown: Value = serde_json::from_str(shown).unwrap();
+        assert_eq!(shown, value, "the chapter's example is not the turn's JSON");
     });
 }

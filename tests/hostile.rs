@@ -358,6 +358,21 @@ fn broken_base64_becomes_a_placeholder() {
 }
 
 #[test]
+fn empty_base64_becomes_a_placeholder() {
+    // An API refuses a medium with no data as it refuses a malformed one.
+    let result: CallToolResult = serde_json::from_value(json!({"content": [
+        {"type": "image", "mimeType": "image/png", "data": ""},
+        {"type": "audio", "mimeType": "audio/wav", "data": ""},
+        {"type": "resource", "resource": {"uri": "file:///x", "mimeType": "image/png", "blob": ""}}
+    ]}))
+    .unwrap();
+    for answer in answer_all(&result) {
+        let text = answer.to_string();
+        assert_eq!(text.matches("no data]").count(), 3, "{text}");
+    }
+}
+
+#[test]
 fn content_types_nobody_knows_become_placeholders() {
     let result: CallToolResult = serde_json::from_value(json!({"content": [
         {"type": "hologram", "data": {"x": 1}},

@@ -39,7 +39,7 @@ const FLOORS: &[&[&str]] = &[
 const EXEC_FLOORS: &[&[&str]] = &[
     &["clock", "future", "gate", "kept"],
     &["policy", "durable"],
-    &["asks"],
+    &["asks", "seal"],
     &["answerer"],
     &["server"],
     &["skills"],

@@ -9,6 +9,7 @@
 mod common;
 
 use common::*;
+use mcp_adapters::exec::CallOutcome;
 use mcp_adapters::toolset::DropReason;
 use mcp_adapters::*;
 use serde_json::{Map, Value, json};
@@ -52,10 +53,13 @@ fn a_tool_for_the_app_is_not_offered_to_the_model_and_the_app_calls_it() {
     let provider = provider("anthropic");
     current_thread_runtime().block_on(async {
         let listing = source.tools(provider, &ListOptions::new()).await.unwrap();
-        assert_eq!(tool_names(&listing), ["pdf__show", "pdf__plain"]);
+        // `plain`, which the policy denies, is not offered either.
+        assert_eq!(tool_names(&listing), ["pdf__show"]);
         let dropped = &listing.report.toolset.dropped;
-        assert_eq!(dropped.len(), 1);
+        assert_eq!(dropped.len(), 2);
         assert_eq!((dropped[0].tool.as_str(), &dropped[0].reason), ("save", &DropReason::AppOnly));
+        let by_policy = DropReason::DeniedByPolicy { rule: Some("pdf/plain".into()) };
+        assert_eq!((dropped[1].tool.as_str(), &dropped[1].reason), ("plain", &by_policy));
         assert!(listing.toolset().resolve("pdf__save").is_none());
         assert!(listing.toolset().app_tool("pdf", "save").is_some());
 
@@ -84,10 +88,12 @@ fn a_tool_for_the_app_is_not_offered_to_the_model_and_the_app_calls_it() {
         assert!(missing.to_string().contains("no resource `ui://viewer/none.html`"), "{missing}");
         let stranger = source.read_resource("nope", ui).await.unwrap_err();
         assert_eq!(stranger.kind(), ErrorKind::Input);
+        // The application may call a tool the policy held back; the policy denies it.
         let denied = source
             .call_app_tool("pdf", "plain", Map::new(), &ExecOptions::new())
             .await
             .unwrap();
+        assert_eq!(denied.outcome, CallOutcome::Denied);
         assert_eq!(denied.error.unwrap().kind(), ErrorKind::Denied);
         let unknown = source
             .call_app_tool("pdf", "nope", Map::new(), &ExecOptions::new())

@@ -90,7 +90,8 @@ fn a_turn_is_traced_by_the_conventions_and_the_server_joins_the_trace() {
             .connect()
             .await
             .unwrap()
-            .policy(Policy::allow_all().deny("lab/crash").unwrap())
+            // Asked about, with no approver: offered, and denied when called.
+            .policy(Policy::allow_all().ask("lab/crash").unwrap())
             .build()
             .unwrap();
         let listing = source

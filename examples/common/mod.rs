@@ -9,30 +9,12 @@ pub async fn source() -> Result<Source, Box<dyn std::error::Error>> {
         Ok(path) => HubConfig::from_file(path)?,
         Err(_) => HubConfig::new().server("time", ServerConfig::stdio("uvx", ["mcp-server-time"])),
     };
-    let source = config.connect().await?.build()?;
-    started(&source).await?;
-    Ok(source)
-}
-
-/// An error naming each server that did not start, and why (a server that
-/// did not start is left out of the listing rather than failing it).
-pub async fn started(source: &Source) -> Result<(), Box<dyn std::error::Error>> {
-    let toolset = source.toolset().await?;
-    let failed: Vec<&str> = toolset
-        .report()
-        .failed_servers
-        .iter()
-        .map(|f| f.error.as_str())
-        .collect();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} (set MCP_CONFIG to an mcpServers file to use other servers)",
-            failed.join("; ")
-        )
-        .into())
-    }
+    // A server that does not start fails `connect`, naming it and why.
+    let builder = config
+        .connect()
+        .await
+        .map_err(|e| format!("{e} (set MCP_CONFIG to an mcpServers file to use other servers)"))?;
+    Ok(builder.build()?)
 }
 
 /// The environment variable `name`, or an error that names it.

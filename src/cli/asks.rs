@@ -17,6 +17,7 @@ use mcp_adapters::{Error, ErrorKind, Result};
 
 use super::AsksArgs;
 use super::answers::{Answers, read_answers};
+use super::shown::escaped;
 
 /// The handlers of `--answers` and `--root`, and what their notes on stderr
 /// already explained.
@@ -125,7 +126,7 @@ fn roots(paths: &[PathBuf]) -> Result<Vec<Root>> {
 /// Who asked, for stderr: `server/tool`, or the server and why no single
 /// call is known.
 fn asker(server: &str, call: &Attribution) -> String {
-    match call {
+    let text = match call {
         Attribution::Call(info) => format!("`{server}/{}`", info.call.tool),
         Attribution::Ambiguous(calls) => format!(
             "`{server}` (during one of its calls to {}; stdio cannot tell which)",
@@ -136,7 +137,8 @@ fn asker(server: &str, call: &Attribution) -> String {
                 .join(", ")
         ),
         _ => format!("`{server}` (outside any call)"),
-    }
+    };
+    escaped(&text).into_owned()
 }
 
 /// A question no single call is known to have asked, for a decline: the
@@ -346,10 +348,11 @@ impl Asks {
                 .map(|id| format!(" `{id}`"))
                 .unwrap_or_default();
             eprintln!(
-                "note: call{id} to `{}` (server `{}`): {}{hint}",
-                call.exposed_name.as_deref().unwrap_or(""),
-                call.server_id.as_deref().unwrap_or(""),
-                error.message(),
+                "note: call{} to `{}` (server `{}`): {}{hint}",
+                escaped(&id),
+                escaped(call.exposed_name.as_deref().unwrap_or("")),
+                escaped(call.server_id.as_deref().unwrap_or("")),
+                escaped(error.message()),
             );
         }
     }

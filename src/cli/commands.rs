@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::input::{
     detect_framing, option_pairs, read_bytes, read_json, read_servers, registry, toolset,
 };
+use super::shown::escaped;
 use super::{
     CallsArgs, DeferArgs, LiveArgs, ProgrammaticArgs, ResultArgs, SearchToolsArgs, SpecsArg,
     StreamArgs, ToolsArgs, ToolsetArgs, asks, demo, live,
@@ -81,6 +82,7 @@ struct PrintedListing<'a> {
 
 impl<'a> PrintedListing<'a> {
     fn of(listing: &'a Listing) -> Self {
+        super::shown::warn_of(&listing.report.toolset);
         let search = listing.tool_search();
         PrintedListing {
             listing,
@@ -194,7 +196,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
     }
     let options = defer_options(options, &args.deferral)?;
     // A hosted servers' policy file may open tools to code too.
-    let policy = match &args.hosted.policy {
+    let policy = match &args.policy {
         Some(path) => Some(live::read_policy(path)?),
         None => None,
     };
@@ -219,7 +221,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
         // What a server offers may depend on what the client declares.
         let asks = asks::read(&args.asks, false)?;
         return block_on(async {
-            let source = live::source(&args.live, &args.toolset.naming, None, false, &asks)
+            let source = live::source(&args.live, &args.toolset.naming, policy, false, &asks)
                 .await?
                 .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
             let listed = listed(&source, args, provider, &options).await;
@@ -231,6 +233,12 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
         return Err(Error::new(
             ErrorKind::Input,
             "--answers and --root go with live servers (--server, --config): they change what a live server offers, not what a tools/list file holds",
+        ));
+    }
+    if args.policy.is_some() {
+        return Err(Error::new(
+            ErrorKind::Input,
+            "--policy goes with live servers (--server, --config, --hosted): it judges their calls; --allow and --deny filter the tools of tools/list files",
         ));
     }
     let servers = match args.files.as_slice() {
@@ -284,10 +292,10 @@ fn hosted_hub(args: &ToolsArgs) -> Result<Option<HubConfig>> {
             .host(name.trim());
     }
     let any = hub.servers().iter().any(|(name, _)| hub.is_hosted(name));
-    if !any && (args.hosted.policy.is_some() || args.hosted.pass_credentials) {
+    if !any && args.hosted.pass_credentials {
         return Err(Error::new(
             ErrorKind::Input,
-            "--policy and --pass-credentials go with hosted servers (--hosted NAME=URL, or `\"hosted\": true` in --config)",
+            "--pass-credentials goes with hosted servers (--hosted NAME=URL, or `\"hosted\": true` in --config)",
         ));
     }
     Ok(any.then_some(hub))
@@ -302,10 +310,8 @@ async fn hosted_tools(
     options: &ListOptions,
     asks: &asks::Asks,
 ) -> Result<Value> {
-    let policy = match &args.hosted.policy {
-        Some(path) => live::read_policy(path)?,
-        None => Policy::allow_all(),
-    };
+    let given = args.policy.as_deref().map(live::read_policy).transpose()?;
+    let policy = given.clone().unwrap_or_else(Policy::allow_all);
     let mut hosting = HostedOptions::new().pass_credentials(args.hosted.pass_credentials);
     for glob in &args.toolset.naming.allow {
         hosting = hosting.allow_tools(glob);
@@ -320,7 +326,8 @@ async fn hosted_tools(
     for left in &split.hosted.local {
         eprintln!(
             "note: server `{}` runs here, not hosted: {}",
-            left.server_id, left.reason
+            escaped(&left.server_id),
+            escaped(&left.reason)
         );
     }
     let listing = if split.local.is_empty() {
@@ -330,7 +337,7 @@ async fn hosted_tools(
             split.local,
             &args.live,
             &args.toolset.naming,
-            None,
+            given,
             false,
             asks,
         )

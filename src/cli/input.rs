@@ -125,6 +125,7 @@ pub fn toolset(args: &NamingArgs, servers: Vec<(String, Vec<Tool>)>) -> Result<T
     if let Some(prefix) = &args.prefix {
         builder = builder.prefix(prefix);
     }
+    builder = builder.refuse_hidden_characters(args.refuse_hidden);
     for glob in &args.allow {
         builder = builder.allow(glob);
     }

@@ -11,6 +11,7 @@ use mcp_adapters::{
 };
 use serde::Deserialize;
 
+use super::shown::escaped;
 use super::{LiveArgs, NamingArgs};
 
 /// `NAME=COMMAND ARGS`, split with shell-words rules.
@@ -29,10 +30,7 @@ pub fn parse_server(arg: &str) -> Result<(String, ServerConfig)> {
     let (command, args) = words
         .split_first()
         .ok_or_else(|| bad("the command is empty"))?;
-    Ok((
-        name.trim().to_owned(),
-        ServerConfig::stdio(command, args.iter().cloned()),
-    ))
+    Ok((name.trim().to_owned(), ServerConfig::stdio(command, args)))
 }
 
 /// The configuration from `--server`s and `--config`, or `None` when neither is given.
@@ -79,9 +77,12 @@ struct PolicyFile {
 }
 
 /// Reads a policy file (JSON or YAML). Rules are globs over `server/tool`;
-/// `deny` wins, then `allow`, then `ask` (answered deny: the CLI has no one to
-/// ask), so `allow: [github/get_*], ask: [github/*]` allows reads and asks
-/// about the rest; a call no rule matches gets `default` (`deny` when absent).
+/// `deny` wins, then `ask` (answered deny: the CLI has no one to ask), then
+/// `allow`, whatever the order of the lists, so `ask: [github/create_*]`
+/// with `allow: [github/*]` asks about creating and runs the rest; a call no
+/// rule matches gets `default` (`deny` when absent). An `allow` glob inside
+/// an `ask` glob (an exception the former order honoured) is warned about
+/// on stderr.
 /// `programmatic`, `programmatic_only` (globs) and `programmatic_read_only`
 /// (a boolean) are the callers rule: which tools code the model writes may
 /// call.
@@ -128,6 +129,9 @@ pub fn read_policy(path: &Path) -> Result<Policy> {
     }
     if file.programmatic_read_only {
         policy = policy.programmatic_read_only();
+    }
+    for change in policy.order_changes() {
+        eprintln!("warning: {}: {change}", path.display());
     }
     Ok(policy)
 }
@@ -185,7 +189,8 @@ pub async fn source_from(
     }
     let mut options = ClientOptions::new()
         .handlers(handlers.clone())
-        .init_timeout(Duration::from_secs(live.startup_timeout));
+        .init_timeout(Duration::from_secs(live.startup_timeout))
+        .list_timeout(Duration::from_secs(live.startup_timeout));
     if super::signin::needed(&config) {
         let timeout = live
             .sign_in_timeout
@@ -199,10 +204,13 @@ pub async fn source_from(
         };
         options = options.oauth(sign_in.oauth().await?);
     }
-    let mut builder = config.connect_with(&options).await?;
+    // A server that did not start is checked on the listing's report
+    // (`check_started`), which says it the same way, --keep-going or not.
+    let mut builder = config.keep_going(true).connect_with(&options).await?;
     if let Some(prefix) = &filters.prefix {
         builder = builder.prefix(prefix);
     }
+    builder = builder.refuse_hidden_characters(filters.refuse_hidden);
     for glob in &filters.allow {
         builder = builder.allow_tools(glob);
     }
@@ -243,12 +251,18 @@ pub async fn check_started(
     if live.skills {
         let skills = source.list_skills().await;
         for failed in &skills.failed_servers {
-            eprintln!("warning: server `{}`: {}", failed.server_id, failed.error);
+            eprintln!(
+                "warning: server `{}`: {}",
+                escaped(&failed.server_id),
+                escaped(&failed.error)
+            );
         }
         for refused in &skills.refused {
             eprintln!(
                 "warning: server `{}`: skill `{}` left out: {}",
-                refused.server_id, refused.uri, refused.reason
+                escaped(&refused.server_id),
+                escaped(&refused.uri),
+                escaped(&refused.reason)
             );
         }
         if skills.skills.is_empty() {
@@ -257,7 +271,7 @@ pub async fn check_started(
     }
     // Once per server and field, for the person: the report has them too.
     for field in source.defaulted() {
-        eprintln!("note: {field}");
+        eprintln!("note: {}", escaped(&field.to_string()));
     }
     let failed = &report.failed_servers;
     if failed.is_empty() {
@@ -267,7 +281,10 @@ pub async fn check_started(
     let all = failed.len() == source.server_states().len();
     if live.keep_going && !all {
         for line in &lines {
-            eprintln!("warning: {line}; going on without it (--keep-going)");
+            eprintln!(
+                "warning: {}; going on without it (--keep-going)",
+                escaped(line)
+            );
         }
         return Ok(());
     }

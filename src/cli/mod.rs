@@ -3,14 +3,17 @@
 mod answers;
 mod asks;
 mod commands;
+mod decisions;
 mod demo;
 mod input;
 mod live;
 mod output;
 mod report;
 mod run;
+mod shown;
 mod signals;
 mod signin;
+mod state;
 mod strict;
 
 use std::path::PathBuf;
@@ -213,6 +216,12 @@ struct NamingArgs {
     /// Leave out tools whose `server/tool` matches this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     deny: Vec<String>,
+    /// Leave out tools whose input schema holds a property name, an enum or const
+    /// value (or any string but descriptions and titles, which are cleaned)
+    /// with an invisible or control character; without it they are offered
+    /// and reported (`report.hidden`, and on stderr).
+    #[arg(long)]
+    refuse_hidden: bool,
 }
 
 /// `--strict`.
@@ -330,6 +339,13 @@ struct ToolsArgs {
     raw: bool,
     #[command(flatten)]
     hosted: HostedArgs,
+    /// A policy file (as for `run`), with live servers: the tools it can never
+    /// run (no `allow` or `ask` rule can match them) are left out of the listing,
+    /// and `report.dropped` names each with `"reason": "denied_by_policy"`; for
+    /// hosted servers, it says which tools they may run and which the provider
+    /// must ask about (without one, every tool).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
     /// tools/list results, as FILE (server id: the file's stem) or NAME=FILE.
     /// Without any (and without --server or --config), a bundled demo server's tools.
     files: Vec<String>,
@@ -348,10 +364,6 @@ struct HostedArgs {
     /// `report.hosted_local`.
     #[arg(long = "hosted", value_name = "NAME=URL")]
     hosted: Vec<String>,
-    /// A policy file (as for `run`) for the hosted servers: the tools they may
-    /// run and those the provider must ask about. Without one, every tool.
-    #[arg(long, value_name = "FILE")]
-    policy: Option<PathBuf>,
     /// Let a hosted server's headers and a URL's user or query, which may carry
     /// credentials, go to the provider (off: such a server runs here).
     #[arg(long)]
@@ -387,8 +399,8 @@ struct LiveArgs {
     #[arg(long, value_name = "MODE", value_enum, default_value_t)]
     dpop: signin::DpopArg,
     /// How long a server has to start and answer its first request
-    /// (`initialize`, or `server/discover` from 2026-07-28), in seconds; a
-    /// sign-in is not counted.
+    /// (`initialize`, or `server/discover` from 2026-07-28), and to answer each
+    /// `tools/list` page, in seconds; a sign-in is not counted.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     startup_timeout: u64,
     /// Offer the model the servers' resources: the library's `list_resources`
@@ -491,9 +503,24 @@ struct RunArgs {
     /// with it are played after it, as the turns that follow.
     #[arg(long, value_name = "FILE", conflicts_with = "stream")]
     resume: Option<PathBuf>,
+    /// Bind the --suspend document to its content with a MAC (HMAC-SHA256) under
+    /// the key in FILE (at least 16 bytes), and refuse a --resume document that
+    /// does not match it, naming what changed. Without it, the
+    /// MCP_ADAPTERS_STATE_KEY environment variable, when set, holds the key.
+    #[arg(long, value_name = "FILE")]
+    state_key_file: Option<PathBuf>,
+    /// Put this before every exposed name.
+    #[arg(long, value_name = "P")]
+    prefix: Option<String>,
+    /// Leave out tools whose input schema holds a name or value with an invisible
+    /// or control character (as for `tools --refuse-hidden`).
+    #[arg(long)]
+    refuse_hidden: bool,
     /// Approve the call ID where the policy asks (repeatable): the provider's call
-    /// id, `#INDEX` (its position in the response) for providers whose calls have
-    /// none, or a hosted call's approval request id.
+    /// id, `#INDEX` (its position in the response) for a call that has no id, or a
+    /// hosted call's approval request id. Each names one call of one turn: with
+    /// several RESPONSEs write TURN:ID (`2:toolu_01`, `1:#0`; turns count from 1),
+    /// or an id only one turn has.
     #[arg(long = "approve-call", value_name = "ID")]
     approve_calls: Vec<String>,
     /// Deny the call ID where the policy asks (repeatable; named as for
@@ -697,7 +724,7 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", shown::escaped(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use mcp_adapters::exec::{TurnState, Wait};
-use mcp_adapters::{Error, ErrorKind, Execution, Result};
+use mcp_adapters::exec::{CallOutcome, StateKey, Wait};
+use mcp_adapters::{ErrorKind, Execution, Result};
 use serde_json::{Value, json};
 
-use super::RunArgs;
+use super::shown::escaped;
 
 /// One line on stderr after a turn: how many calls it has, and how many of
 /// them ran, were rejected before anything was sent (unknown tool, bad
@@ -16,11 +16,11 @@ use super::RunArgs;
 /// the turn halted or was interrupted first), failed, or wait (in a
 /// suspended turn). The counts add up to the calls.
 pub fn summarize(run: &Execution, turn: Option<usize>) {
-    let (mut ran, mut rejected, mut denied, mut failed) = (0, 0, 0, 0);
+    let (mut ran, mut rejected, mut denied, mut failed, mut waiting) = (0, 0, 0, 0, 0);
     for call in &run.calls {
         let name = call.exposed_name.as_deref().unwrap_or("?");
         for warning in &call.warnings {
-            eprintln!("warning: `{name}`: {warning}");
+            eprintln!("warning: `{}`: {}", escaped(name), escaped(warning));
         }
         // The model is told only the kind and the server: the person at the
         // terminal reads why (its stderr tail, its command line).
@@ -30,23 +30,25 @@ pub fn summarize(run: &Execution, turn: Option<usize>) {
                 ErrorKind::Unavailable | ErrorKind::Interrupted | ErrorKind::Unauthorized
             )
         {
-            eprintln!("error: `{name}`: {error:#}");
+            eprintln!(
+                "error: `{}`: {}",
+                escaped(name),
+                escaped(&format!("{error:#}"))
+            );
         }
-        match call.error.as_ref().map(Error::kind) {
-            // It ran, but the model was answered with what broke its schema.
-            Some(ErrorKind::InvalidResult) => failed += 1,
-            _ if call.ran => ran += 1,
-            Some(ErrorKind::UnknownTool | ErrorKind::InvalidArguments) => rejected += 1,
-            Some(ErrorKind::Denied) => denied += 1,
+        match call.outcome {
+            CallOutcome::Ran => ran += 1,
+            CallOutcome::Rejected => rejected += 1,
+            CallOutcome::Denied => denied += 1,
+            CallOutcome::Waiting => waiting += 1,
+            // It ran but broke its schema, did not complete, or may have run.
             _ => failed += 1,
         }
     }
-    // The provider's approval requests wait too, but are not the model's calls.
-    let waiting = run.waiting.iter().filter(|w| w.index != usize::MAX).count();
     let turn = turn.map(|t| format!(" (turn {t})")).unwrap_or_default();
     eprintln!(
         "summary{turn}: {} call(s): {ran} ran, {rejected} rejected before sending, {denied} denied, {failed} failed, {waiting} waiting",
-        run.calls.len() + waiting
+        run.calls.len()
     );
 }
 
@@ -60,8 +62,10 @@ pub fn summarize_hosted(run: &Execution) {
             None => "answered".to_owned(),
         };
         eprintln!(
-            "hosted: the provider called `{}/{}` itself ({outcome})",
-            call.server_id, call.tool
+            "hosted: the provider called `{}/{}` itself ({})",
+            escaped(&call.server_id),
+            escaped(&call.tool),
+            escaped(&outcome)
         );
     }
     for answer in &run.approvals {
@@ -71,8 +75,10 @@ pub fn summarize_hosted(run: &Execution) {
             None => "denied".to_owned(),
         };
         eprintln!(
-            "hosted: `{}/{}` awaits approval: {decision} (the answer is `approvals[].item`, for the next request)",
-            answer.server_id, answer.tool
+            "hosted: `{}/{}` awaits approval: {} (the answer is `approvals[].item`, for the next request)",
+            escaped(&answer.server_id),
+            escaped(&answer.tool),
+            escaped(&decision)
         );
     }
 }
@@ -158,48 +164,21 @@ fn shown(text: &str) -> String {
         .collect()
 }
 
-/// A warning for each `--approve-call` / `--deny-call` that names no call
-/// of the turn (nor a hosted call's approval request): a typo would
-/// otherwise only show as the call still waiting, or denied.
-pub fn unmatched_decisions(args: &RunArgs, run: &Execution) {
-    let named = |id: &str| {
-        run.calls
-            .iter()
-            .any(|c| c.call_id.as_deref() == Some(id) || format!("#{}", c.index) == id)
-            || run
-                .waiting
-                .iter()
-                .any(|w| w.call_id.as_deref() == Some(id) || format!("#{}", w.index) == id)
-            || run.hosted.approvals.iter().any(|a| a.id == id)
-    };
-    for (flag, id) in args
-        .approve_calls
-        .iter()
-        .map(|id| ("--approve-call", id))
-        .chain(args.deny_calls.iter().map(|id| ("--deny-call", id)))
-    {
-        if !named(id) {
-            eprintln!("warning: {flag} {id} names no call of this turn");
-        }
-    }
-}
-
-/// Writes a suspended turn's state to `file` (`--suspend`).
-pub fn write_state(file: &Path, state: &TurnState) -> Result<()> {
-    state.write_file(file)
-}
-
 /// A suspended turn's state written to `file` (`--suspend`), and what it
 /// waits for on stderr: the command then exits with status 3 (or, when a
 /// signal interrupted it, with the signal's).
-pub fn kept_if_suspended(run: &Execution, file: Option<&Path>) -> Result<()> {
+pub fn kept_if_suspended(
+    run: &Execution,
+    file: Option<&Path>,
+    key: Option<&StateKey>,
+) -> Result<()> {
     let (Some(state), Some(file)) = (&run.suspended, file) else {
         return Ok(());
     };
-    write_state(file, state)?;
+    super::state::write(state, file, key)?;
     for waiting in &run.waiting {
         let id = match (&waiting.call_id, waiting.index) {
-            (Some(id), _) => id.clone(),
+            (Some(id), _) => escaped(id).into_owned(),
             (None, index) => format!("#{index}"),
         };
         let what = match &waiting.what {
@@ -218,8 +197,9 @@ pub fn kept_if_suspended(run: &Execution, file: Option<&Path>) -> Result<()> {
             Wait::Task {
                 task_id, status, ..
             } => format!(
-                "the end of its task `{}` ({status}) on the server: resume it later",
-                mcp_adapters::toolset::sanitize_description(task_id)
+                "the end of its task `{}` ({}) on the server: resume it later",
+                escaped(task_id),
+                escaped(status)
             ),
             Wait::Resume => {
                 "the turn to be resumed (it was not sent: the run was interrupted first)".to_owned()
@@ -228,7 +208,8 @@ pub fn kept_if_suspended(run: &Execution, file: Option<&Path>) -> Result<()> {
         };
         eprintln!(
             "waiting: call {id} (`{}/{}`) waits for {what}",
-            waiting.server_id, waiting.tool
+            escaped(&waiting.server_id),
+            escaped(&waiting.tool)
         );
     }
     eprintln!(

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mcp_adapters::exec::TurnState;
+use mcp_adapters::exec::{StateKey, TurnState};
 use mcp_adapters::{
     Error, ErrorKind, ExecOptions, Execution, ListOptions, Listing, Policy, Provider, Result,
     ResultOptions, Source, Status,
@@ -20,10 +20,9 @@ use super::input::{option_pairs, read_bytes, read_json, registry};
 use super::output::Output;
 use super::report::{
     kept_if_suspended, server_states, summarize, summarize_hosted, summarize_programs,
-    unmatched_decisions,
 };
 use super::signals::Signals;
-use super::{NamingArgs, RunArgs, asks, demo, live};
+use super::{NamingArgs, RunArgs, asks, decisions, demo, live, state};
 
 /// Runs the command: its output on stdout, errors on stderr, and the exit
 /// status (0, 1 for an error, 3 when a turn is suspended, 130 or 143 when
@@ -56,7 +55,12 @@ enum Step {
 /// Reads every input: the responses (each parsed), the stream, the
 /// suspended turn's state; `-` (stdin) may be given once. A suspended turn
 /// comes first, the responses after it.
-fn read_steps(args: &RunArgs, live: bool, provider: &Provider) -> Result<Vec<Step>> {
+fn read_steps(
+    args: &RunArgs,
+    live: bool,
+    provider: &Provider,
+    key: Option<&StateKey>,
+) -> Result<Vec<Step>> {
     if args.response.iter().filter(|r| *r == "-").count() > 1 {
         return Err(Error::new(
             ErrorKind::Input,
@@ -65,12 +69,7 @@ fn read_steps(args: &RunArgs, live: bool, provider: &Provider) -> Result<Vec<Ste
     }
     let mut steps = Vec::with_capacity(args.response.len() + 1);
     if let Some(path) = &args.resume {
-        let bytes = std::fs::read(path).map_err(|e| {
-            Error::new(ErrorKind::Io, "cannot read the turn state")
-                .with_file(path)
-                .with_source(e)
-        })?;
-        let state = TurnState::from_json(&bytes).map_err(|e| e.with_file(path))?;
+        let state = state::read(path, key)?;
         steps.push(Step::Resume {
             file: path.clone(),
             state: Box::new(state),
@@ -138,6 +137,8 @@ struct Run<'a> {
     signals: Signals,
     /// Several turns: each output says which it is and where the servers are.
     many: bool,
+    /// The key that binds the `--suspend` document to its content.
+    key: Option<StateKey>,
 }
 
 fn run(args: &RunArgs) -> Result<ExitCode> {
@@ -166,7 +167,8 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         policy = policy.programmatic_read_only();
     }
     let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
-    let steps = read_steps(args, live_given, provider)?;
+    let key = state::key(args)?;
+    let steps = read_steps(args, live_given, provider, key.as_ref())?;
     let many = steps.len() > 1;
     let output = Output::new(args.ndjson, many);
     block_on(async {
@@ -181,6 +183,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             output,
             signals,
             many,
+            key,
         };
         let source = tokio::select! {
             source = start(args, policy, &run.asks) => source?,
@@ -229,12 +232,6 @@ fn options(args: &RunArgs) -> Result<(ListOptions, ExecOptions)> {
         options = options.call_timeout(Duration::from_millis(ms));
     }
     options = options.suspend(args.suspend.is_some());
-    for id in &args.approve_calls {
-        options = options.approve_call(id);
-    }
-    for id in &args.deny_calls {
-        options = options.deny_call(id, "the application refused it (--deny-call)");
-    }
     Ok((list, options))
 }
 
@@ -243,9 +240,10 @@ fn options(args: &RunArgs) -> Result<(ListOptions, ExecOptions)> {
 async fn start(args: &RunArgs, policy: Policy, asks: &asks::Asks) -> Result<Source> {
     let no_filters = NamingArgs {
         hub: false,
-        prefix: None,
+        prefix: args.prefix.clone(),
         allow: Vec::new(),
         deny: Vec::new(),
+        refuse_hidden: args.refuse_hidden,
     };
     let source = live::source(
         &args.live,
@@ -278,14 +276,14 @@ impl Run<'_> {
         };
         // The servers started, as the first listing says.
         live::check_started(source, &listing.report.toolset, &self.args.live).await?;
-        // Every response is read as one before the first turn runs.
+        super::shown::warn_of(&listing.report.toolset);
+        // Every response is read as one before the first turn runs, and
+        // each decision is bound to the one turn whose call it names.
+        let mut calls = Vec::with_capacity(steps.len());
         for step in &steps {
-            if let Step::Response { path, response } = step {
-                self.provider
-                    .extract_calls(response, &listing)
-                    .map_err(|e| e.with_file(path))?;
-            }
+            calls.push(self.calls_of(step, &listing)?);
         }
+        let mut per_turn = decisions::options(self.args, &self.options, &calls)?.into_iter();
         self.output.start();
         // What each turn is, for the notes on the turns not played.
         let names: Vec<String> = steps.iter().map(Step::name).collect();
@@ -302,7 +300,10 @@ impl Run<'_> {
                     }
                 }
             }
-            let run = self.step(source, &listing, step, turn, &mut taint).await?;
+            let options = per_turn.next().unwrap_or_else(|| self.options.clone());
+            let run = self
+                .step(source, &listing, (step, options), turn, &mut taint)
+                .await?;
             taint.extend(run.ran_servers.iter().cloned());
             let later = total - turn;
             match run.status {
@@ -340,22 +341,41 @@ impl Run<'_> {
         }
     }
 
-    /// Plays one turn and writes its output; its taint grows with a
-    /// resumed turn's.
+    /// The calls of `step` a decision may name; a response that does not
+    /// read as one of the provider's is an error naming its file.
+    fn calls_of(&self, step: &Step, listing: &Listing) -> Result<decisions::TurnCalls> {
+        let provider = self.provider;
+        Ok(match step {
+            Step::Response { path, response } => decisions::TurnCalls::of(
+                &provider
+                    .extract_calls(response, listing)
+                    .map_err(|e| e.with_file(path))?,
+            ),
+            Step::Demo(response) => decisions::TurnCalls::extracted(provider, listing, response),
+            Step::Resume { state, .. } => decisions::TurnCalls::waiting(state),
+            Step::Stream { bytes, .. } => {
+                let spec = provider.stream(listing)?.framing_used();
+                let framing = stream_framing(&self.args.stream, bytes, spec);
+                decisions::TurnCalls::streamed(provider, listing, framing, bytes)?
+            }
+        })
+    }
+
+    /// Plays one turn with its options and writes its output; its taint
+    /// grows with a resumed turn's.
     async fn step(
         &self,
         source: &Source,
         listing: &Listing,
-        step: Step,
+        (step, options): (Step, ExecOptions),
         turn: usize,
         taint: &mut BTreeSet<String>,
     ) -> Result<Execution> {
         if let Step::Resume { state, .. } = &step {
             taint.extend(state.taint().iter().cloned());
+            decisions::announce(self.args, state);
         }
-        let options = self
-            .options
-            .clone()
+        let options = options
             .taint(taint.iter().cloned())
             .interrupt(self.signals.interrupt().clone());
         let provider = self.provider;
@@ -414,18 +434,14 @@ impl Run<'_> {
     }
 
     /// One turn's output, with what it says on stderr: what was asked and
-    /// answered, the summary, the provider's hosted calls and (for one
-    /// turn, or the resumed one) the decisions that named nothing; a
-    /// suspended turn's state in its `--suspend` file.
+    /// answered, the summary, the provider's hosted calls; a suspended
+    /// turn's state in its `--suspend` file (with its MAC under the key).
     fn reported(&self, run: &Execution, listing: &Listing, turn: usize) -> Result<Value> {
         self.asks.report(&run.calls);
         summarize(run, self.many.then_some(turn));
         summarize_hosted(run);
         summarize_programs(run);
-        if turn == 1 && (!self.many || self.args.resume.is_some()) {
-            unmatched_decisions(self.args, run);
-        }
-        kept_if_suspended(run, self.args.suspend.as_deref())?;
+        kept_if_suspended(run, self.args.suspend.as_deref(), self.key.as_ref())?;
         let mut out = to_json(run)?;
         if let Value::Object(map) = &mut out {
             map.insert("report".into(), to_json(&listing.report)?);

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use super::live::McpClient;
 use super::options::ClientOptions;
 use crate::config::HubConfig;
-use crate::error::{Error, Result};
-use crate::exec::{Server, Source, SourceBuilder};
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::{Source, SourceBuilder};
 
 impl HubConfig {
     /// Starts every server (concurrently) with default [`ClientOptions`]; see
@@ -24,24 +24,36 @@ impl HubConfig {
     /// for one server (tools keep their names), a hub for two or more (tools
     /// are named `server__tool`). Add a policy, hooks or filters, then build.
     ///
-    /// **A server that fails to start does not fail the others**: it joins the
-    /// source as a server whose listing fails with the start-up error, so
-    /// listing reports it in the toolset's report (`failed_servers`) and offers
-    /// none of its tools, and the error is logged with `tracing`. Check
-    /// [`Listing::report`](crate::Listing::report) to see which servers are
-    /// missing. It is down ([`ServerState::Down`](crate::exec::ServerState::Down)),
-    /// and tried again once [`Reconnect::retry_after`](crate::client::Reconnect::retry_after)
-    /// has passed, as a server that died would be.
+    /// **A server that does not start is an error**, naming the server, its
+    /// command (or URL) and the cause: one line per server that did not
+    /// start, as the listing's report says it (`server `git` is down:
+    /// cannot start `uvx` (is it installed, and on the PATH?): ...`); the
+    /// servers that started are closed again.
+    ///
+    /// With [`HubConfig::keep_going`], a server that does not start does
+    /// not fail the others: it joins the source as a server whose listing
+    /// fails with the start-up error, so listing reports it in the toolset's
+    /// report ([`failed_servers`](crate::toolset::ToolSetReport::failed_servers))
+    /// and offers none of its tools, and the error is logged with `tracing`.
+    /// It is down ([`ServerState::Down`](crate::exec::ServerState::Down), in
+    /// [`Source::server_states`](crate::Source::server_states)), and tried
+    /// again once [`Reconnect::retry_after`](crate::client::Reconnect::retry_after)
+    /// has passed, as a server that died would be. The source is built even
+    /// when no server started: a call to a tool is then answered "unknown
+    /// tool", as any name no listed tool has.
     ///
     /// A server whose entry says how it signs in ([`ServerOAuth`](crate::ServerOAuth))
     /// is connected with `options`' [`OAuth`](crate::client::auth::OAuth)
     /// told so: a workload token file makes it sign in with workload
     /// identity (with no `OAuth` in `options`, one that does only that); a
-    /// client id is the client registered for it.
+    /// client id is the client registered for it. A sign-in that does not
+    /// complete is a server that did not start.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the configuration names no server.
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when the configuration
+    /// names no server; [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable)
+    /// when a server does not start (unless [`HubConfig::keep_going`]).
     pub async fn connect_with(&self, options: &ClientOptions) -> Result<SourceBuilder> {
         if self.is_empty() {
             return Err(Error::input("the configuration names no MCP server"));
@@ -52,24 +64,50 @@ impl HubConfig {
                     Ok(options) => McpClient::connect(name, config, &options).await,
                     Err(error) => Err(error),
                 };
-                let server: Arc<dyn Server> = match connected {
-                    Ok(client) => Arc::new(client),
+                match connected {
+                    Ok(client) => Started {
+                        name: name.clone(),
+                        client,
+                        failed: None,
+                    },
                     Err(error) => {
-                        tracing::warn!(server = %name, error = %format_args!("{error:#}"), "MCP server failed to start; its tools are left out");
-                        Arc::new(McpClient::unstarted(name, config, options, &error))
+                        let client = McpClient::unstarted(name, config, options, &error);
+                        let failed = client.down(&error.message_with_causes());
+                        Started {
+                            name: name.clone(),
+                            client,
+                            failed: Some(failed),
+                        }
                     }
-                };
-                (name.clone(), server)
+                }
             },
         ))
         .await;
+        if !self.keeps_going() && started.iter().any(|s| s.failed.is_some()) {
+            let lines: Vec<&str> = started
+                .iter()
+                .filter_map(|s| s.failed.as_ref().map(Error::message))
+                .collect();
+            let error = Error::new(ErrorKind::Unavailable, lines.join("\n"));
+            let up = started.into_iter().filter(|s| s.failed.is_none());
+            futures_util::future::join_all(up.map(|s| s.client.close())).await;
+            return Err(error);
+        }
         let mut builder = if started.len() == 1 {
             Source::client_builder()
         } else {
             Source::hub()
         };
-        for (name, server) in started {
-            builder = builder.shared_server(name, server);
+        for Started {
+            name,
+            client,
+            failed,
+        } in started
+        {
+            if let Some(error) = failed {
+                tracing::warn!(server = %name, error = %error, "MCP server failed to start; its tools are left out");
+            }
+            builder = builder.shared_server(name, Arc::new(client));
         }
         Ok(builder)
     }
@@ -121,4 +159,13 @@ impl HubConfig {
         }
         Ok(Cow::Borrowed(options))
     }
+}
+
+/// A server of the configuration, started or not.
+struct Started {
+    name: String,
+    /// Its client: one that does not serve until it starts, when it failed.
+    client: McpClient,
+    /// Why it did not start, as a call or listing would be told.
+    failed: Option<Error>,
 }

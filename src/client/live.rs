@@ -211,7 +211,7 @@ impl McpClient {
     {
         let shared = Self::shared(name, options);
         let tap = Tap::counting_sessions(shared.tools_version.clone());
-        let transport = (stdio::TapReader::new(read, tap.clone()), write);
+        let transport = (stdio::TapReader::new(read, tap.clone(), name), write);
         let session = Session::start(name, transport, options, &shared, None, Some(tap)).await?;
         Ok(Self::with_session(
             name,
@@ -511,7 +511,8 @@ impl McpClient {
         self.shared.tools_version.fetch_add(1, Ordering::SeqCst);
     }
 
-    fn down(&self, error: &str) -> Error {
+    /// The error of a call or listing while the server is down with `error`.
+    pub(super) fn down(&self, error: &str) -> Error {
         // The start-up errors name the server already.
         let own = format!("server `{}`: ", self.name);
         let error = error.strip_prefix(&own).unwrap_or(error);

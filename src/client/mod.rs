@@ -9,6 +9,7 @@ mod hosted;
 #[cfg(feature = "rmcp-http")]
 mod http;
 mod hub;
+mod lines;
 mod live;
 mod options;
 mod requests;
@@ -18,5 +19,7 @@ mod tasks;
 mod tolerant;
 
 pub use hosted::{HostedOptions, HostedSplit, split_hosted};
+#[doc(hidden)]
+pub use lines::check_stdio_framing;
 pub use live::McpClient;
 pub use options::{ClientOptions, Lifecycle, Reconnect};

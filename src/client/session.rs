@@ -525,6 +525,13 @@ impl Session {
             }
         }
         let mut page = ToolsPage::new(tools);
+        if let Some(tap) = &self.tap {
+            page.unreadable = tap
+                .take_left_out()
+                .into_iter()
+                .map(|(name, why)| crate::exec::UnreadableTool { name, why })
+                .collect();
+        }
         page.next_cursor = listed.next_cursor;
         page.ttl = listed.ttl_ms.map(Duration::from_millis);
         page.cache_scope = listed.cache_scope.map(|scope| match scope {

@@ -19,6 +19,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, ReadBuf};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use super::lines::{self, LineScan};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The last lines a server wrote to stderr, for error messages.
@@ -72,6 +73,9 @@ pub(crate) struct Noted {
     pub(crate) sessions: Option<Arc<AtomicU64>>,
     /// The server refused the session (an HTTP server that lost it).
     pub(crate) refused: bool,
+    /// The tools left out of a `tools/list` answer because they could not
+    /// be read (name, why), until the listing takes them.
+    pub(crate) left_out: Vec<(String, String)>,
 }
 
 /// The notes of one session's tap.
@@ -106,6 +110,26 @@ impl Tap {
     /// Whether the server refused the session.
     pub(crate) fn session_refused(&self) -> bool {
         self.0.lock().is_ok_and(|noted| noted.refused)
+    }
+
+    /// Notes the tools left out of a `tools/list` answer (name, why).
+    pub(crate) fn left_out(&self, tools: Vec<(String, String)>) {
+        for (name, why) in &tools {
+            tracing::warn!(tool = %name, why = %why,
+                "a tool of the server's tools/list answer could not be read: left out");
+        }
+        if let Ok(mut noted) = self.0.lock() {
+            noted.left_out.extend(tools);
+        }
+    }
+
+    /// The tools left out of the `tools/list` answers read since the last
+    /// call.
+    pub(crate) fn take_left_out(&self) -> Vec<(String, String)> {
+        self.0
+            .lock()
+            .map(|mut noted| std::mem::take(&mut noted.left_out))
+            .unwrap_or_default()
     }
 
     /// A tool's `execution`, as last listed.
@@ -186,38 +210,69 @@ impl Tap {
     }
 }
 
-/// The child's stdout, passed on byte for byte while the tap looks at each line.
+/// The child's stdout, passed on byte for byte while the tap looks at each
+/// line; after a line the SDK cannot take (see [`lines`](super::lines))
+/// that answers a request, the error answer for that request follows.
 pub(crate) struct TapReader<R> {
     inner: R,
     tap: Tap,
+    /// The server, as the error answers name it.
+    server: String,
     line: Vec<u8>,
     /// The current line outgrew [`MAX_NOTED_LINE`]: skip to its end.
     skipping: bool,
+    scan: LineScan,
+    /// An error answer to pass on before anything else.
+    answer: Vec<u8>,
+    /// Bytes read past a line that was answered, not yet passed on nor
+    /// looked at.
+    held: Vec<u8>,
 }
 
 impl<R> TapReader<R> {
-    pub(crate) fn new(inner: R, tap: Tap) -> Self {
+    pub(crate) fn new(inner: R, tap: Tap, server: &str) -> Self {
         TapReader {
             inner,
             tap,
+            server: server.to_owned(),
             line: Vec::new(),
             skipping: false,
+            scan: LineScan::default(),
+            answer: Vec::new(),
+            held: Vec::new(),
         }
     }
 
-    fn look(&mut self, mut bytes: &[u8]) {
+    /// Looks at `bytes`; `Some(n)` when the line ending at `bytes[n - 1]`
+    /// is answered (the answer is in `self.answer`): the bytes after it
+    /// wait until the answer has been passed on.
+    fn look(&mut self, mut bytes: &[u8]) -> Option<usize> {
+        let total = bytes.len();
         while !bytes.is_empty() {
             match memchr::memchr(b'\n', bytes) {
                 Some(end) => {
-                    if !self.skipping {
-                        if self.line.is_empty() {
-                            // A whole line in this read: looked at where it lies.
-                            self.tap.note_message(&bytes[..end]);
-                        } else {
-                            self.line.extend_from_slice(&bytes[..end]);
-                            self.tap.note_message(&self.line);
-                        }
+                    self.scan.push(&bytes[..end]);
+                    let whole = if self.skipping {
+                        None
+                    } else if self.line.is_empty() {
+                        // A whole line in this read: looked at where it lies.
+                        Some(&bytes[..end])
+                    } else {
+                        self.line.extend_from_slice(&bytes[..end]);
+                        Some(&self.line[..])
+                    };
+                    if let Some(line) = whole {
+                        self.tap.note_message(line);
                     }
+                    let unreadable = self.scan.unreadable(whole);
+                    let id = unreadable.as_ref().and_then(|_| self.scan.answered());
+                    // A tool list that only some of its tools spoil loses
+                    // only those.
+                    let salvaged = match (&unreadable, whole, &id) {
+                        (Some(_), Some(line), Some(_)) => lines::without_unreadable_tools(line),
+                        _ => None,
+                    };
+                    self.scan = LineScan::default();
                     self.line.clear();
                     if self.line.capacity() > KEPT_LINE_CAPACITY {
                         // A long line (a large tool list) leaves no buffer behind.
@@ -225,8 +280,23 @@ impl<R> TapReader<R> {
                     }
                     self.skipping = false;
                     bytes = &bytes[end + 1..];
+                    if let (Some(why), Some(id)) = (unreadable, id) {
+                        tracing::warn!(server = %self.server, why = %why,
+                            "a message from the server could not be read");
+                        self.answer = match salvaged {
+                            Some(salvaged) => {
+                                let line = salvaged.line;
+                                self.tap.note_message(&line[..line.len() - 1]);
+                                self.tap.left_out(salvaged.left_out);
+                                line
+                            }
+                            None => lines::answer(&id, &why, &self.server),
+                        };
+                        return Some(total - bytes.len());
+                    }
                 }
                 None => {
+                    self.scan.push(bytes);
                     if !self.skipping {
                         if self.line.len() + bytes.len() > MAX_NOTED_LINE {
                             self.skipping = true;
@@ -235,10 +305,11 @@ impl<R> TapReader<R> {
                             self.line.extend_from_slice(bytes);
                         }
                     }
-                    return;
+                    return None;
                 }
             }
         }
+        None
     }
 }
 
@@ -248,10 +319,28 @@ impl<R: AsyncRead + Unpin> AsyncRead for TapReader<R> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if !this.answer.is_empty() {
+            let n = this.answer.len().min(buf.remaining());
+            buf.put_slice(&this.answer[..n]);
+            this.answer.drain(..n);
+            return Poll::Ready(Ok(()));
+        }
+        if !this.held.is_empty() {
+            let held = std::mem::take(&mut this.held);
+            let n = held.len().min(buf.remaining());
+            let passed = this.look(&held[..n]).unwrap_or(n);
+            buf.put_slice(&held[..passed]);
+            this.held = held[passed..].to_vec();
+            return Poll::Ready(Ok(()));
+        }
         let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = polled {
-            self.look(&buf.filled()[before..]);
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled
+            && let Some(passed) = this.look(&buf.filled()[before..])
+        {
+            this.held = buf.filled()[before + passed..].to_vec();
+            buf.set_filled(before + passed);
         }
         polled
     }
@@ -357,7 +446,7 @@ pub(crate) fn spawn(
     }
     let tap = Tap::default();
     Ok(Spawned {
-        transport: (TapReader::new(stdout, tap.clone()), stdin),
+        transport: (TapReader::new(stdout, tap.clone(), name), stdin),
         child: ChildGuard(Some(child)),
         stderr: tail,
         tap,
@@ -382,7 +471,7 @@ mod tests {
         for cut in [1, 7, 64, 4096] {
             let (mut write, read) = tokio::io::duplex(cut);
             let tap = Tap::default();
-            let mut reader = TapReader::new(read, tap.clone());
+            let mut reader = TapReader::new(read, tap.clone(), "s");
             let writer = tokio::spawn(async move {
                 use tokio::io::AsyncWriteExt;
                 write.write_all(lines.as_bytes()).await.unwrap();

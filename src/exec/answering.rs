@@ -10,7 +10,7 @@ use super::clock::Halt;
 use super::durable::{Answered, Journal, Stage, Waits};
 use super::kept::KeptResults;
 use super::options::ExecOptions;
-use super::turn::{CallRecord, Checked, Execution, Status};
+use super::turn::{CallOutcome, CallRecord, Checked, Execution, Status};
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME, Reading};
 use crate::callers::Caller;
 use crate::calls::{RejectedCall, ToolCall};
@@ -252,8 +252,8 @@ impl<'a> Answering<'a> {
         Ok((answer, record))
     }
 
-    /// A suspended turn: the answers wait for every call; the records of
-    /// those that ended say what happened so far.
+    /// A suspended turn: the answers wait for every call; the records say
+    /// what happened so far, those of the calls that wait included.
     fn suspended(self) -> Execution {
         let mut calls: Vec<CallRecord> = Vec::new();
         for rejected in self.rejected {
@@ -262,6 +262,9 @@ impl<'a> Answering<'a> {
         calls.extend(self.searches.into_iter().map(|(record, _, _)| record));
         for (call, checked) in self.ended {
             calls.push(checked.into_record(call));
+        }
+        for (call, stage) in self.waiting {
+            calls.push(Checked::as_it_is(Err(Waits::error(stage))).into_record(call));
         }
         calls.sort_by_key(|record| record.index);
         Execution {
@@ -440,6 +443,7 @@ fn rejected_record(rejected: RejectedCall) -> CallRecord {
         exposed_name: rejected.exposed_name,
         caller: rejected.caller,
         server_id: None,
+        outcome: CallOutcome::Rejected,
         ran: false,
         error: Some(rejected.error),
         warnings: Vec::new(),

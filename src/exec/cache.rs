@@ -167,7 +167,10 @@ impl ToolCache {
                 builder = builder.without_tasks(id);
             }
             builder = match entry.as_ref().map(|e| &e.outcome) {
-                Some(Ok(list)) => builder.shared_server(id, list.tools.iter().cloned()),
+                Some(Ok(list)) => list.unreadable.iter().fold(
+                    builder.shared_server(id, list.tools.iter().cloned()),
+                    |builder, tool| builder.unreadable(id, &tool.name, &tool.why),
+                ),
                 Some(Err(err)) => builder.failed_server(id, err.clone()),
                 None => builder.failed_server(id, "not listed"),
             };

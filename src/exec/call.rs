@@ -34,8 +34,36 @@ pub(super) enum Start {
         round: usize,
         asked: Box<InputRequiredResult>,
     },
-    /// A resumed call its server runs as task `task_id`.
-    Task { task_id: String },
+    /// A resumed call its server runs as task `task_id`, with the task's
+    /// status and poll interval as its stage kept them.
+    Task {
+        task_id: String,
+        status: String,
+        poll_interval_ms: Option<u64>,
+    },
+}
+
+impl Start {
+    /// The stage a resumed call was taken up from, which it keeps while it
+    /// waits again; none for a fresh call.
+    fn stage(&self) -> Option<Stage> {
+        match self {
+            Start::Fresh => None,
+            Start::Asked { round, asked } => Some(Stage::WaitingForInput {
+                round: *round,
+                asked: (**asked).clone(),
+            }),
+            Start::Task {
+                task_id,
+                status,
+                poll_interval_ms,
+            } => Some(Stage::WaitingForTask {
+                task_id: task_id.clone(),
+                status: status.clone(),
+                poll_interval_ms: *poll_interval_ms,
+            }),
+        }
+    }
 }
 
 /// One call of a turn, from where it takes up to its checked outcome.
@@ -341,9 +369,9 @@ impl<'r> Call<'r> {
     /// A resumed call that was sent: one whose tool's questions waited
     /// (answered now, and the call goes on from the round it reached with
     /// the server's request state), or one whose task was still working
-    /// (followed now). Its policy decision stands (it was sent); the
-    /// server's gate is passed again, and its stage holds until its next
-    /// request goes out.
+    /// (followed now). It is judged again first, as the document says
+    /// nothing that was decided stands; the server's gate is passed again,
+    /// and its stage holds until its next request goes out.
     async fn take_up(&mut self, start: Start) -> Result<CallToolResult> {
         // Sent in an earlier process.
         self.state.mark_sent();
@@ -363,6 +391,7 @@ impl<'r> Call<'r> {
                 )
             })?;
         self.tool = Some(tool);
+        self.judged_again(tool, &start).await?;
         let server = self.server()?;
         self.retry = self.run.options.retry_interrupted && safe_to_repeat(&tool.tool);
         let _in_flight = self.in_flight().await?;
@@ -371,10 +400,40 @@ impl<'r> Call<'r> {
                 CallToolResponse::InputRequired(*asked),
                 round.saturating_sub(1),
             ),
-            Start::Task { task_id } => (self.follow_task(server.as_ref(), &task_id).await?, 0),
+            Start::Task { task_id, .. } => (self.follow_task(server.as_ref(), &task_id).await?, 0),
             Start::Fresh => return Err(Error::input("nothing to take up")),
         };
         self.rounds(server.as_ref(), response, answered).await
+    }
+
+    /// A resumed call judged again before its next request, whatever stage
+    /// its document says it reached: by the policy and the decisions given
+    /// now (or the approver), and its arguments against the tool's schema
+    /// when arguments are validated. A denied call is answered as denied and
+    /// nothing more is sent for it. One that nobody approves now, in a turn
+    /// that may be suspended again, waits again where it was (its questions
+    /// or its task kept) until an approval is given.
+    async fn judged_again(&self, tool: &ExposedTool, start: &Start) -> Result<()> {
+        let call = &self.call;
+        if let Approving::Asking(approval) = self.run.check_policy(call, &self.context)? {
+            match approval.await {
+                Ok(()) => {}
+                Err(error) => match (Waits::of(&error), start.stage()) {
+                    (Some(_), Some(stage)) => {
+                        tracing::warn!(server = %call.server_id, tool = %call.tool,
+                            call_id = call.call_id.as_deref().unwrap_or(""),
+                            "a resumed call waits for an approval given at resume before its next request");
+                        return Err(Waits::error(stage));
+                    }
+                    _ => return Err(error),
+                },
+            }
+        }
+        let source = self.run.source;
+        if source.validate {
+            source.check_arguments(call, &tool.tool.input_schema)?;
+        }
+        Ok(())
     }
 
     /// The task a resumed call's server runs for it, followed again.

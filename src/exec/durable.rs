@@ -229,6 +229,10 @@ struct Body {
     hosted_waiting: Vec<String>,
     #[serde(default)]
     programs: ProgramItems,
+    /// The document's MACs, checked by `TurnState::from_json_with_mac`
+    /// only.
+    #[serde(default)]
+    mac: Option<Value>,
 }
 
 impl<'de> Deserialize<'de> for TurnState {
@@ -243,11 +247,20 @@ impl<'de> Deserialize<'de> for TurnState {
 
 impl TurnState {
     /// A document read as a turn state of [`TURN_STATE_VERSION`], its format
-    /// and version checked first.
-    fn read(value: Value) -> Result<Self> {
+    /// and version checked first, then that no two of its calls share an
+    /// index or an id.
+    pub(super) fn read(value: Value) -> Result<Self> {
         check_version(&value)?;
         let body: Body = serde_json::from_value(value)
             .map_err(|e| Error::input(format!("the turn state does not read: {e}")))?;
+        if body.mac.is_some() {
+            return Err(Error::input(
+                "the turn state is refused: it carries a MAC, so it is read only with its key \
+                 (`TurnState::from_json_with_mac`; on the command line --state-key-file or \
+                 MCP_ADAPTERS_STATE_KEY)",
+            ));
+        }
+        check_calls(&body.calls, &body.answered)?;
         Ok(TurnState {
             format: body.format,
             version: body.version,
@@ -263,6 +276,74 @@ impl TurnState {
             hosted_waiting: body.hosted_waiting,
             programs: body.programs,
         })
+    }
+}
+
+/// Refuses a document two of whose calls share an index, or two of whose
+/// calls sent to a server share an id: each call of a turn is one of the
+/// model's, which the document cannot repeat. (A call answered without a
+/// server may repeat an id: the model's repeated id is why it was refused.)
+fn check_calls(calls: &[CallEntry], answered: &[Answered]) -> Result<()> {
+    let refuse = |why: String| {
+        Error::new(
+            ErrorKind::Input,
+            format!("the turn state is refused: {why}"),
+        )
+    };
+    let mut indexes = std::collections::HashSet::new();
+    let mut ids = std::collections::HashSet::new();
+    let each = calls
+        .iter()
+        .map(|c| (c.index, c.call_id.as_deref(), true))
+        .chain(
+            answered
+                .iter()
+                .map(|a| (a.index, a.call_id.as_deref(), false)),
+        );
+    for (index, id, sent) in each {
+        if !indexes.insert(index) {
+            return Err(refuse(format!("two of its calls are at index {index}")));
+        }
+        if let Some(id) = id.filter(|_| sent)
+            && !ids.insert(id)
+        {
+            return Err(refuse(format!(
+                "two of its calls have the id `{}`",
+                crate::describe::escape_visible(id)
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl TurnState {
+    /// Refuses a document one of whose calls names a tool `toolset` does
+    /// not have (by its exposed name, as the same server's same tool): a
+    /// turn answers only calls to the tools its model was offered.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] naming the call and the tool.
+    pub(crate) fn check_tools(&self, toolset: &crate::toolset::ToolSet) -> Result<()> {
+        for call in &self.calls {
+            let offered = toolset
+                .resolve(&call.exposed_name)
+                .is_some_and(|t| t.server_id == call.server_id && t.tool.name == call.tool);
+            if !offered {
+                let escape = crate::describe::escape_visible;
+                return Err(Error::new(
+                    ErrorKind::Input,
+                    format!(
+                        "the turn state is refused: its call {} names `{}` (`{}/{}`), which the toolset does not offer",
+                        call.index,
+                        escape(&call.exposed_name),
+                        escape(&call.server_id),
+                        escape(&call.tool)
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -62,6 +62,7 @@ mod options;
 mod policy;
 mod resume;
 mod run;
+mod seal;
 mod server;
 pub mod skills;
 mod source;
@@ -84,8 +85,11 @@ pub use future::BoxFuture;
 pub use hooks::Hooks;
 pub use inprocess::InProcessServer;
 pub use options::{CallStart, DEFAULT_CALL_TIMEOUT, ExecOptions, OutputSchemaCheck};
-pub use policy::{Action, Approval, ApprovalRequest, Approver, Policy};
-pub use server::{CallContext, Progress, ProgressFn, Server, ServerState, ToolsPage};
+pub use policy::{Action, Approval, ApprovalRequest, Approver, OrderChange, Policy};
+pub use seal::StateKey;
+pub use server::{
+    CallContext, Progress, ProgressFn, Server, ServerState, ToolsPage, UnreadableTool,
+};
 pub use source::{Source, SourceBuilder};
 pub use stream::StreamedExecution;
-pub use turn::{CallRecord, Execution, Status};
+pub use turn::{CallOutcome, CallRecord, Execution, Status};

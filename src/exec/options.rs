@@ -250,9 +250,12 @@ impl ExecOptions {
     }
 
     /// Approves the call `call` (the provider's call id, or `#INDEX`, its
-    /// position in the response, for providers whose calls have none; for a
-    /// hosted call, its approval request's id) where the policy asks about
-    /// it: the approver is not asked. A policy that denies it still denies.
+    /// position in the response, for a call that has no id; for a hosted
+    /// call, its approval request's id) where the policy asks about it: the
+    /// approver is not asked. A policy that denies it still denies. A
+    /// decision names one call of one turn: give each turn its own options,
+    /// since ids may repeat from one response to the next, and `#INDEX`
+    /// never names a call that has an id.
     pub fn approve_call(mut self, call: impl Into<String>) -> Self {
         self.decisions.insert(call.into(), Approval::Allow);
         self

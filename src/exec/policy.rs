@@ -11,7 +11,7 @@ use crate::calls::ToolCall;
 use crate::error::Result;
 use crate::hosted::{HostedRefusal, HostedTools};
 use crate::mcp::CreateMessageParams;
-use crate::toolset::{compile_glob, compile_tool_glob};
+use crate::toolset::{DropReason, compile_glob, compile_tool_glob, tool_glob_covers};
 
 /// What a policy says of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -41,27 +41,47 @@ struct Rule {
 /// tainted the conversation (their output is in the model's context; those
 /// globs are over server ids).
 ///
-/// **Precedence**, for the rules that match a call:
-/// 1. a `deny` rule always wins;
-/// 2. then a taint rule whose servers have tainted the conversation (it
-///    escalates what would otherwise be allowed);
-/// 3. then the first `allow` or `ask` rule, in the order they were added;
+/// **Precedence**, for the rules that match a call, whatever the order they
+/// were added in (as a policy file's lists are read):
+/// 1. a `deny` rule wins (a taint rule once its servers have tainted the
+///    conversation);
+/// 2. then an `ask` rule (a taint rule likewise): a call both an `allow` and
+///    an `ask` rule match is asked about;
+/// 3. then an `allow` rule;
 /// 4. a call no rule matches gets the policy's default: [`Policy::new`] denies
 ///    it, [`Policy::allow_all`] allows it.
+///
+/// Within one action the first rule added is the one reported
+/// ([`decide_with_rule`](Self::decide_with_rule)). Before this order, the
+/// first `allow` or `ask` rule added decided; an `allow` rule written as an
+/// exception to a later `ask` rule now decides nothing, and
+/// [`order_changes`](Self::order_changes) names such rules (the source
+/// builder logs them as warnings, the command line prints them).
 ///
 /// ```
 /// use mcp_adapters::Policy;
 /// use mcp_adapters::exec::Action;
 ///
 /// let policy = Policy::new()
-///     .allow("github/get_*")?
-///     .allow("github/list_*")?
-///     .ask("github/*")?
-///     // once `web` has been read, ask before creating anything on GitHub
-///     .ask_when_tainted("github/create_*", ["web"])?;
+///     .allow("github/*")?
+///     .ask("github/create_*")?
+///     .ask("github/merge_*")?
+///     // once `web` has been read, ask before commenting on GitHub
+///     .ask_when_tainted("github/add_comment", ["web"])?;
 /// assert_eq!(policy.decide("github", "get_issue", &Default::default()), Action::Allow);
 /// assert_eq!(policy.decide("github", "merge_pr", &Default::default()), Action::Ask);
 /// assert_eq!(policy.decide("web", "fetch", &Default::default()), Action::Deny);
+/// assert!(policy.order_changes().is_empty());
+///
+/// // An `ask` rule is decided before an `allow` rule, whatever their order.
+/// let policy = Policy::allow_all().allow("*")?.ask("write_note")?;
+/// assert_eq!(policy.decide("notes", "write_note", &Default::default()), Action::Ask);
+/// assert!(policy.order_changes().is_empty());
+///
+/// // An `allow` written as an exception to a later `ask` decides nothing now.
+/// let policy = Policy::new().allow("github/get_*")?.ask("github/*")?;
+/// assert_eq!(policy.decide("github", "get_issue", &Default::default()), Action::Ask);
+/// assert_eq!(policy.order_changes()[0].allow, "github/get_*");
 ///
 /// // A bare tool glob holds on every server.
 /// let policy = Policy::allow_all().deny("delete_*")?;
@@ -197,11 +217,9 @@ impl Policy {
             .filter(|r| r.matcher.is_match(&path))
             .filter(|r| r.tainted_by.is_empty() || tainted(r))
             .collect();
-        let decisive = matching
-            .iter()
-            .find(|r| r.action == Action::Deny)
-            .or_else(|| matching.iter().find(|r| !r.tainted_by.is_empty()))
-            .or_else(|| matching.first());
+        let decisive = [Action::Deny, Action::Ask, Action::Allow]
+            .into_iter()
+            .find_map(|action| matching.iter().find(|r| r.action == action));
         decisive.map_or((self.default, None), |r| {
             (r.action, Some(r.pattern.as_str()))
         })
@@ -273,11 +291,111 @@ impl Policy {
 }
 
 impl Policy {
+    /// Whether some call of `server_id/tool` may run, at once or once an
+    /// approver allows it, under some taint: `false` when the policy
+    /// denies it under every condition, which is when a `deny` rule that
+    /// depends on no taint matches it, or when no `allow` or `ask` rule
+    /// (taint-dependent ones included) matches it and the default denies.
+    /// The rules' order does not matter to it. A source's listing leaves out
+    /// the tools for which this is `false`
+    /// ([`DropReason::DeniedByPolicy`]): the model is not offered what can
+    /// never run.
+    ///
+    /// ```
+    /// use mcp_adapters::Policy;
+    ///
+    /// let policy = Policy::new()
+    ///     .allow("everything/echo")?
+    ///     .ask_when_tainted("everything/get-env", ["web"])?
+    ///     .deny("*/delete_*")?;
+    /// assert!(policy.may_run("everything", "echo"));
+    /// assert!(policy.may_run("everything", "get-env"));  // asked about, once `web` was read
+    /// assert!(!policy.may_run("everything", "get-sum")); // no rule allows it
+    /// assert!(!policy.may_run("files", "delete_file"));  // denied whatever else matches
+    /// # Ok::<(), mcp_adapters::Error>(())
+    /// ```
+    pub fn may_run(&self, server_id: &str, tool: &str) -> bool {
+        if self.rules.is_empty() {
+            return self.default != Action::Deny;
+        }
+        let path = format!("{server_id}/{tool}");
+        let mut allowed = self.default != Action::Deny;
+        for rule in self.rules.iter().filter(|r| r.matcher.is_match(&path)) {
+            match rule.action {
+                Action::Deny if rule.tainted_by.is_empty() => return false,
+                Action::Deny => {}
+                Action::Allow | Action::Ask => allowed = true,
+            }
+        }
+        allowed
+    }
+
+    /// Why a tool is never offered under this policy: `None` when some
+    /// call of it may run ([`may_run`](Self::may_run)).
+    pub(crate) fn never_offered(&self, server_id: &str, tool: &str) -> Option<DropReason> {
+        if self.may_run(server_id, tool) {
+            return None;
+        }
+        // With no taint only the rules that depend on none hold: the one
+        // that denies it, or none (the default).
+        let (_, rule) = self.decide_with_rule(server_id, tool, &BTreeSet::new());
+        Some(DropReason::DeniedByPolicy {
+            rule: rule.map(str::to_owned),
+        })
+    }
+
+    /// Each rule's kind (`policy allow`, `policy ask`, `policy deny`) and
+    /// glob, in order.
+    pub(crate) fn rules(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        self.rules.iter().map(|r| {
+            let kind = match r.action {
+                Action::Allow => "policy allow",
+                Action::Ask => "policy ask",
+                Action::Deny => "policy deny",
+            };
+            (kind, r.pattern.as_str())
+        })
+    }
+
     /// Whether a rule depends on what the conversation has seen
     /// ([`ask_when_tainted`](Self::ask_when_tainted),
     /// [`deny_when_tainted`](Self::deny_when_tainted)).
     pub fn depends_on_taint(&self) -> bool {
         self.rules.iter().any(|r| !r.tainted_by.is_empty())
+    }
+
+    /// The `allow` rules the order `deny`, `ask`, `allow` leaves deciding
+    /// nothing, each with the `ask` rule that takes its tools: an `allow`
+    /// rule added before an `ask` rule (as a policy file's `allow` list is
+    /// read before its `ask` list) that matches no tool the `ask` rule does
+    /// not. Such an `allow` was written as an exception to the `ask`
+    /// (`allow: [github/get_*]` with `ask: [github/*]`), which only the
+    /// former order (the first `allow` or `ask` rule decides) honoured: its
+    /// tools are now asked about. An `ask` rule inside an `allow` rule
+    /// (`allow: ["*"]` with `ask: [write_note]`) is what the order is for,
+    /// and not reported; nor is a partial overlap (`s/a*` and `s/*b`).
+    /// Globs of literals, `?` and `*` are compared on their wildcards; a
+    /// glob with a class or an alternative is inside another when that one
+    /// matches it as written.
+    pub fn order_changes(&self) -> Vec<OrderChange> {
+        let mut changes = Vec::new();
+        for (i, allow) in self.rules.iter().enumerate() {
+            if allow.action != Action::Allow {
+                continue;
+            }
+            let asks = self.rules[i + 1..]
+                .iter()
+                .filter(|r| r.action == Action::Ask && r.tainted_by.is_empty());
+            for ask in asks {
+                if tool_glob_covers(&ask.pattern, &allow.pattern) {
+                    changes.push(OrderChange {
+                        allow: allow.pattern.clone(),
+                        ask: ask.pattern.clone(),
+                    });
+                }
+            }
+        }
+        changes
     }
 
     /// What a server the provider hosts may run under this policy:
@@ -398,6 +516,27 @@ fn exact_names(rules: &[&Rule]) -> Option<Vec<String>> {
     Some(names)
 }
 
+/// An `allow` rule inside a later `ask` rule: its tools, which it once
+/// ran, are now asked about (see [`Policy::order_changes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OrderChange {
+    /// The `allow` rule's glob.
+    pub allow: String,
+    /// The `ask` rule's glob.
+    pub ask: String,
+}
+
+impl std::fmt::Display for OrderChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the policy's `allow: {}` is inside its `ask: {}`: `ask` rules are decided before `allow` rules whatever their order, so the tools it allows are asked about (narrow the `ask` rule if they should run)",
+            self.allow, self.ask
+        )
+    }
+}
+
 /// A call awaiting approval, or a sampling request a server made (see
 /// [`sampling`](Self::sampling)).
 #[derive(Debug, Clone)]
@@ -446,7 +585,7 @@ mod tests {
     }
 
     #[test]
-    fn deny_wins_then_first_match() {
+    fn deny_then_ask_then_allow_whatever_the_order() {
         let p = Policy::new()
             .ask("gh/*")
             .unwrap()
@@ -461,13 +600,88 @@ mod tests {
             p.decide_with_rule("gh", "delete_repo", &taint(&[])).1,
             Some("gh/delete_*")
         );
+        assert!(p.order_changes().is_empty());
         let p = Policy::new()
             .allow("gh/get_*")
             .unwrap()
             .ask("gh/*")
             .unwrap();
-        assert_eq!(p.decide("gh", "get_issue", &taint(&[])), Action::Allow);
+        assert_eq!(p.decide("gh", "get_issue", &taint(&[])), Action::Ask);
+        assert_eq!(
+            p.decide_with_rule("gh", "get_issue", &taint(&[])).1,
+            Some("gh/*")
+        );
         assert_eq!(p.decide("gh", "merge", &taint(&[])), Action::Ask);
+        assert_eq!(
+            p.order_changes(),
+            vec![OrderChange {
+                allow: "gh/get_*".into(),
+                ask: "gh/*".into()
+            }]
+        );
+        let p = Policy::allow_all()
+            .allow("*")
+            .unwrap()
+            .ask("write_note")
+            .unwrap();
+        assert_eq!(p.decide("notes", "write_note", &taint(&[])), Action::Ask);
+        assert_eq!(p.decide("notes", "read_note", &taint(&[])), Action::Allow);
+        assert!(p.order_changes().is_empty());
+    }
+
+    #[test]
+    fn order_changes_are_the_allow_rules_inside_later_asks() {
+        let changes = |p: Policy| p.order_changes().len();
+        let p = Policy::new;
+        assert_eq!(
+            changes(p().allow("gh/get_*").unwrap().ask("gh/*").unwrap()),
+            1
+        );
+        assert_eq!(
+            changes(p().allow("gh/get_?").unwrap().ask("*/get_*").unwrap()),
+            1
+        );
+        assert_eq!(changes(p().allow("delete_x").unwrap().ask("*").unwrap()), 1);
+        assert_eq!(
+            changes(p().allow("s/{a,b}").unwrap().ask("s/*").unwrap()),
+            1
+        );
+        assert!(
+            p().allow("a/b")
+                .unwrap()
+                .ask("a/?")
+                .unwrap()
+                .order_changes()[0]
+                .to_string()
+                .contains("`allow: a/b` is inside its `ask: a/?`")
+        );
+        // An `ask` inside the `allow`, disjoint globs, partial overlaps, an
+        // `ask` added first, a wildcard wider than the `ask`'s: no change.
+        assert_eq!(
+            changes(p().allow("*").unwrap().ask("write_note").unwrap()),
+            0
+        );
+        assert_eq!(
+            changes(p().allow("gh/get_*").unwrap().ask("gh/create_*").unwrap()),
+            0
+        );
+        assert_eq!(changes(p().allow("s/a*").unwrap().ask("s/*b").unwrap()), 0);
+        assert_eq!(
+            changes(p().ask("gh/*").unwrap().allow("gh/get_*").unwrap()),
+            0
+        );
+        assert_eq!(changes(p().allow("s/a*").unwrap().ask("s/a?").unwrap()), 0);
+        assert_eq!(changes(p().allow("s/x").unwrap().ask("s/x?").unwrap()), 0);
+        // A taint rule escalated an `allow` before too.
+        assert_eq!(
+            changes(
+                p().allow("gh/x")
+                    .unwrap()
+                    .ask_when_tainted("gh/*", ["web"])
+                    .unwrap()
+            ),
+            0
+        );
     }
 
     #[test]
@@ -509,6 +723,81 @@ mod tests {
             p.decide("mail", "send_mail", &taint(&["any"])),
             Action::Deny
         );
+    }
+
+    /// What can never run is told apart from what may, taint or not, and
+    /// the rules' order does not change it.
+    #[test]
+    fn may_run_is_the_same_in_every_order_of_the_rules() {
+        type R = (Action, &'static str, &'static [&'static str]);
+        let rules: [R; 5] = [
+            (Action::Allow, "gh/get_*", &[]),
+            (Action::Ask, "gh/merge_*", &[]),
+            (Action::Allow, "gh/create_*", &["web"]),
+            (Action::Deny, "gh/delete_*", &[]),
+            (Action::Deny, "gh/get_secret", &["*"]),
+        ];
+        // (tool, may run under `Policy::new()`, under `Policy::allow_all()`)
+        let expected = [
+            ("get_issue", true, true),
+            ("get_secret", true, true), // denied once tainted, allowed before
+            ("merge_pr", true, true),   // asked about
+            ("create_issue", true, true), // allowed once `web` tainted
+            ("delete_repo", false, false), // denied whatever else matches
+            ("list_issues", false, true), // the default decides
+        ];
+        let mut order: Vec<usize> = (0..rules.len()).collect();
+        let mut orders = Vec::new();
+        permutations(&mut order, 0, &mut orders);
+        assert_eq!(orders.len(), 120);
+        for order in orders {
+            for (base, column) in [(Policy::new(), 1), (Policy::allow_all(), 2)] {
+                let policy = order.iter().fold(base, |p, &i| {
+                    let (action, pattern, taint) = rules[i];
+                    p.rule(action, pattern, taint).unwrap()
+                });
+                for (tool, new, all) in expected {
+                    let want = if column == 1 { new } else { all };
+                    assert_eq!(
+                        policy.may_run("gh", tool),
+                        want,
+                        "{tool} in order {order:?}"
+                    );
+                    // The decision with no taint never allows what may not run.
+                    if !want {
+                        assert_eq!(policy.decide("gh", tool, &taint(&[])), Action::Deny);
+                    }
+                }
+            }
+        }
+        let denied = Policy::new()
+            .allow("gh/*")
+            .unwrap()
+            .deny("gh/delete_*")
+            .unwrap();
+        assert_eq!(
+            denied.never_offered("gh", "delete_repo"),
+            Some(DropReason::DeniedByPolicy {
+                rule: Some("gh/delete_*".into())
+            })
+        );
+        assert_eq!(
+            Policy::new().never_offered("gh", "x"),
+            Some(DropReason::DeniedByPolicy { rule: None })
+        );
+        assert_eq!(denied.never_offered("gh", "get_issue"), None);
+    }
+
+    fn permutations(items: &mut Vec<usize>, k: usize, out: &mut Vec<Vec<usize>>) {
+        if k == items.len() {
+            out.push(items.clone());
+            return;
+        }
+        for i in k..items.len() {
+            items.swap(k, i);
+            permutations(items, k + 1, out);
+            items.swap(k, i);
+        }
     }
 
     #[test]

@@ -24,7 +24,11 @@ impl Source {
     /// tools (list them again as the model was offered them).
     ///
     /// Each call takes up where it stopped, and a call already sent is
-    /// never sent again:
+    /// never sent again. Whatever stage the state says a call reached,
+    /// nothing it says was decided stands: every call that has not ended is
+    /// judged again by the policy and the decisions given now (or the
+    /// approver) before the library sends anything for it, so an edited
+    /// state cannot widen the policy:
     ///
     /// - a call that ended keeps its result (or error);
     /// - a call waiting for approval goes through the pipeline from the
@@ -38,6 +42,11 @@ impl Source {
     ///   following the task ([`Server::resume_task`](crate::Server::resume_task));
     ///   a task the server no longer has (it restarted) is answered as
     ///   interrupted;
+    /// - of these two, one the policy now denies is answered as denied, and
+    ///   one it asks about needs an approval given now (an approval given
+    ///   before the turn was suspended does not carry over): without one,
+    ///   it waits again where it was (with [`ExecOptions::suspend`]) or is
+    ///   denied;
     /// - a call never sent (in a checkpoint) runs from the start;
     /// - a call sent and not answered when its process ended (in a
     ///   checkpoint) is answered as interrupted
@@ -50,8 +59,8 @@ impl Source {
     /// # Errors
     ///
     /// [`ErrorKind::Input`] when the state answers another provider's
-    /// response, `listing` is another provider's, or an answer cannot be
-    /// shaped.
+    /// response, `listing` is another provider's, one of its calls names a
+    /// tool `listing` does not offer, or an answer cannot be shaped.
     pub async fn resume_turn(
         &self,
         provider: &Provider,
@@ -74,6 +83,7 @@ impl Source {
             )));
         }
         let toolset = listing.toolset();
+        state.check_tools(toolset)?;
         // The calls answered without a server are in the state already.
         let mut turn = Answering::new(provider, options, self.reader(listing)).offered(listing);
         turn.programs(state.programs.clone());
@@ -146,8 +156,14 @@ fn taken_up(entry: &CallEntry) -> std::result::Result<Start, &Stage> {
             round: *round,
             asked: Box::new(asked.clone()),
         }),
-        Stage::WaitingForTask { task_id, .. } => Ok(Start::Task {
+        Stage::WaitingForTask {
+            task_id,
+            status,
+            poll_interval_ms,
+        } => Ok(Start::Task {
             task_id: task_id.clone(),
+            status: status.clone(),
+            poll_interval_ms: *poll_interval_ms,
         }),
         other => Err(other),
     }

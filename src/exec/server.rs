@@ -30,6 +30,20 @@ pub struct ToolsPage {
     pub ttl: Option<Duration>,
     /// Who may reuse the page (`cacheScope`), when the server said.
     pub cache_scope: Option<CacheScope>,
+    /// Tools the page held that could not be read (one nested too deep,
+    /// one not UTF-8): left out of the toolset, and reported
+    /// ([`DropReason::Unreadable`](crate::toolset::DropReason::Unreadable)).
+    pub unreadable: Vec<UnreadableTool>,
+}
+
+/// A tool of a `tools/list` page that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UnreadableTool {
+    /// Its name, as far as it reads (`?` when it does not).
+    pub name: String,
+    /// Why it could not be read.
+    pub why: String,
 }
 
 impl ToolsPage {
@@ -300,6 +314,8 @@ pub(super) struct ToolList {
     pub(super) ttl: Option<Duration>,
     /// `Private` if any page is private, `Public` if every page is public.
     pub(super) scope: Option<CacheScope>,
+    /// The tools of its pages that could not be read.
+    pub(super) unreadable: Vec<UnreadableTool>,
 }
 
 /// All of a server's tools, following `nextCursor`.
@@ -315,6 +331,7 @@ pub(super) async fn list_all_tools(server: &dyn Server) -> Result<ToolList> {
     for page_index in 0..MAX_PAGES {
         let page = server.list_tools(cursor.take()).await?;
         list.tools.extend(page.tools.into_iter().map(Arc::new));
+        list.unreadable.extend(page.unreadable);
         list.ttl = match (page_index, list.ttl, page.ttl) {
             (0, _, ttl) => ttl,
             (_, None, None) => None,

@@ -429,8 +429,23 @@ impl SourceBuilder {
         self
     }
 
-    /// The policy every call goes through.
+    /// Leaves out the tools whose input schema holds a name or a value
+    /// with an invisible or control character (see
+    /// [`ToolSetBuilder::refuse_hidden_characters`](crate::toolset::ToolSetBuilder::refuse_hidden_characters)).
+    pub fn refuse_hidden_characters(mut self, on: bool) -> Self {
+        self.naming = self.naming.refuse_hidden_characters(on);
+        self
+    }
+
+    /// The policy every call goes through. A rule that matches none of the
+    /// tools the servers list is reported when the toolset is built
+    /// ([`ToolSetReport::unmatched_rules`](crate::toolset::ToolSetReport::unmatched_rules)).
+    /// An `allow` rule added before an `ask` rule that matches some of the
+    /// same tools ([`Policy::order_changes`]) is logged as a warning here.
     pub fn policy(mut self, policy: Policy) -> Self {
+        for change in policy.order_changes() {
+            tracing::warn!(allow = %change.allow, ask = %change.ask, "{change}");
+        }
         self.policy = Some(policy);
         self
     }
@@ -600,9 +615,21 @@ impl SourceBuilder {
         for (id, server) in &self.servers {
             server.attach(Answerer::for_server(governor.clone(), id.clone()));
         }
+        // What the policy can never run is not offered.
+        let mut naming = match &policy {
+            Some(policy) => {
+                let policy = policy.clone();
+                self.naming
+                    .offered_only(move |server, tool| policy.never_offered(server, tool))
+            }
+            None => self.naming,
+        };
+        for (rule, pattern) in policy.iter().flat_map(Policy::rules) {
+            naming = naming.checked_rule(rule, pattern);
+        }
         Ok(Source {
             servers: self.servers,
-            naming: self.naming,
+            naming,
             policy,
             governor,
             rounds: Rounds::new(self.hooks),

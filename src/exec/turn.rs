@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use super::durable::{TurnState, Waiting};
+use super::durable::{TurnState, Waiting, Waits};
 use crate::callers::Caller;
 use crate::calls::ToolCall;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::hosted::{ApprovalAnswer, HostedItems};
 use crate::mcp::CallToolResult;
 use crate::programs::ProgramItems;
@@ -32,6 +32,63 @@ pub enum Status {
     Suspended,
 }
 
+/// What happened to a call, as one value: a [`CallRecord`]'s
+/// [`outcome`](CallRecord::outcome). The record's `error` says why a call
+/// did not run. Serialized in `snake_case` (`"rejected"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CallOutcome {
+    /// Its server completed it and the model was answered with the result:
+    /// a result marked `isError: true` too (the tool ran and said it
+    /// failed). A search the library answered is one as well.
+    Ran,
+    /// Never sent, because the call itself was wrong: it named a tool not
+    /// offered ([`ErrorKind::UnknownTool`](crate::ErrorKind::UnknownTool),
+    /// also for one its server no longer lists), its arguments were not a
+    /// JSON object or broke the tool's schema
+    /// ([`ErrorKind::InvalidArguments`](crate::ErrorKind::InvalidArguments)),
+    /// or it lacked the id the provider requires or repeated an earlier one.
+    Rejected,
+    /// Never sent, because it was refused
+    /// ([`ErrorKind::Denied`](crate::ErrorKind::Denied)): by the policy, the
+    /// approver or a hook, or because the turn was halted or interrupted
+    /// before it was sent.
+    Denied,
+    /// Not answered yet: the turn is suspended
+    /// ([`Status::Suspended`]) and the call waits, for an approval, the
+    /// answers to its tool's questions, its task's end, or to be sent when
+    /// the turn is resumed ([`Execution::waiting`] says which).
+    Waiting,
+    /// It did not complete: its server could not be reached or failed, the
+    /// call timed out, its tool asked for input it did not get, its sign-in
+    /// did not complete, or (it ran) its result broke the tool's
+    /// `outputSchema` and the record keeps that result.
+    Failed,
+    /// It was in flight when its server went away or the turn was
+    /// interrupted ([`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted)):
+    /// it may or may not have run, and it was not sent again.
+    Interrupted,
+}
+
+impl CallOutcome {
+    /// The outcome of a call that ended with `error` (none: it ran).
+    pub(super) fn of(error: Option<&Error>) -> Self {
+        let Some(error) = error else {
+            return CallOutcome::Ran;
+        };
+        if Waits::of(error).is_some() {
+            return CallOutcome::Waiting;
+        }
+        match error.kind() {
+            ErrorKind::UnknownTool | ErrorKind::InvalidArguments => CallOutcome::Rejected,
+            ErrorKind::Denied => CallOutcome::Denied,
+            ErrorKind::Interrupted => CallOutcome::Interrupted,
+            _ => CallOutcome::Failed,
+        }
+    }
+}
+
 /// What happened to one call.
 #[derive(Debug, Clone, serde::Serialize)]
 #[non_exhaustive]
@@ -47,11 +104,16 @@ pub struct CallRecord {
     pub caller: Caller,
     /// The tool's server, when the call resolved.
     pub server_id: Option<String>,
-    /// Whether the call completed with a result (`isError` or not). A call
+    /// What happened to it: ran, rejected, denied, waiting, failed or
+    /// interrupted.
+    pub outcome: CallOutcome,
+    /// Whether its server completed it with a result (`isError` or not):
+    /// [`CallOutcome::Ran`], and a [`CallOutcome::Failed`] whose result
+    /// broke its `outputSchema` ([`result`](Self::result) holds it). A call
     /// that ended while its tool asked for input is `false`, though its
     /// server is in [`Execution::ran_servers`].
     pub ran: bool,
-    /// Why the call failed or was not sent.
+    /// Why the call failed, was not sent, or waits.
     #[serde(serialize_with = "message")]
     pub error: Option<Error>,
     /// What the application should know of a call that was answered
@@ -84,6 +146,7 @@ impl CallRecord {
             exposed_name,
             caller: Caller::Model,
             server_id: None,
+            outcome: CallOutcome::Ran,
             ran: true,
             error: None,
             warnings: Vec::new(),
@@ -113,7 +176,8 @@ pub struct Execution {
     /// (a provider takes a turn's answers together).
     #[serde(flatten)]
     pub turn: Turn,
-    /// What happened to each call, in the same order.
+    /// What happened to each call, in the same order (each one's
+    /// [`outcome`](CallRecord::outcome) first).
     pub calls: Vec<CallRecord>,
     /// The servers whose results (or, for a call that ended while its tool
     /// asked for input, whose questions) are now in the model's context: add
@@ -155,7 +219,8 @@ pub struct Execution {
     /// A suspended turn's whole state, to resume with
     /// [`Source::resume_turn`](crate::exec::Source::resume_turn) (in this
     /// process or another): [`calls`](Self::calls) then holds the records
-    /// of the calls that ended, and the others wait.
+    /// of the calls that ended, and of those that wait
+    /// ([`CallOutcome::Waiting`]).
     #[serde(skip)]
     pub suspended: Option<Box<TurnState>>,
 }
@@ -184,6 +249,7 @@ impl Checked {
             exposed_name: Some(call.exposed_name),
             caller: call.caller,
             server_id: Some(call.server_id),
+            outcome: CallOutcome::of(error.as_ref()),
             ran,
             error,
             warnings: self.warning.into_iter().collect(),

@@ -268,18 +268,20 @@ impl<'t> TurnRun<'t> {
     }
 
     /// The application's decision on `call`, if it gave one: by its id, or
-    /// by `#INDEX` for one of the model's calls (a hosted call's approval
-    /// request, `usize::MAX`, goes by its id only).
+    /// by `#INDEX` for one of the model's calls that has no id (a call
+    /// with an id is named by it alone, so that `#1` cannot approve
+    /// whatever call comes first; a hosted call's approval request,
+    /// `usize::MAX`, goes by its id).
     pub(super) fn decision(&self, call: &ToolCall) -> Option<&'t Approval> {
         let decisions = &self.options.decisions;
         if decisions.is_empty() {
             return None;
         }
-        let by_id = call.call_id.as_deref().and_then(|id| decisions.get(id));
-        if call.index == usize::MAX {
-            return by_id;
+        match call.call_id.as_deref() {
+            Some(id) => decisions.get(id),
+            None if call.index == usize::MAX => None,
+            None => decisions.get(&format!("#{}", call.index)),
         }
-        by_id.or_else(|| decisions.get(&format!("#{}", call.index)))
     }
 
     /// The servers whose output is in the model's context.

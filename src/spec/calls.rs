@@ -6,53 +6,82 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::path::JsonPath;
+use super::path::{JsonPath, PathDoc};
 
+/// Where a response's (or a message's) items are, which of them are tool
+/// calls, and how a call's id, name and arguments are read.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct CallsDoc {
+    /// Where the items are in a response or message, tried in order; a list
+    /// given as input is the items themselves.
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub locate: Vec<LocateDoc>,
     pub select: SelectDoc,
+    /// The call's id.
     pub id: FieldDoc,
+    /// The tool name the model called.
     pub name: FieldDoc,
     pub arguments: ArgumentsDoc,
 }
 
-/// Where the items are: a path (applies when the input has its first key), or
-/// `{when, list}`.
+/// Where the items are: a path, which applies when the input has its first
+/// key, or `{when, list}`.
 #[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(transform = super::schema::string_or_object)
+)]
+#[serde(untagged, deny_unknown_fields)]
 pub(super) enum LocateDoc {
-    Path(String),
-    When { when: String, list: String },
+    /// The path to the items; it applies when the input has the path's first key.
+    Path(PathDoc),
+    When {
+        /// A key whose presence in the input selects this entry.
+        #[cfg_attr(test, schemars(length(min = 1)))]
+        when: String,
+        /// Where the list of items is; absent or null means no calls.
+        list: PathDoc,
+    },
 }
 
-/// Which items are calls: those whose `path` holds `equals`, or (without
-/// `equals`) those where `path` is present and not `null`.
+/// Which items are tool calls: those whose `path` holds `equals`, or
+/// (without `equals`) those where the path is present and not null.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct SelectDoc {
-    pub path: String,
+    pub path: PathDoc,
     #[serde(default)]
     pub equals: Option<String>,
 }
 
 /// A field of a call item: a path, or `{path, optional}`.
 #[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(transform = super::schema::string_or_object)
+)]
+#[serde(untagged, deny_unknown_fields)]
 pub(super) enum FieldDoc {
-    Path(String),
+    Path(PathDoc),
     Full {
-        path: String,
+        path: PathDoc,
+        /// Whether a call may lack it.
         #[serde(default)]
         optional: bool,
     },
 }
 
+/// Where a call's arguments are, and how they are encoded.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct ArgumentsDoc {
-    pub path: String,
+    pub path: PathDoc,
     pub format: ArgFormat,
     #[serde(default)]
     pub missing: MissingArguments,
@@ -60,6 +89,7 @@ pub(super) struct ArgumentsDoc {
 
 /// How a call's arguments are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ArgFormat {
     /// A JSON object.
@@ -70,14 +100,15 @@ pub(crate) enum ArgFormat {
     ObjectOrJsonText,
 }
 
-/// What absent (or `null`) arguments mean.
+/// What absent or null arguments (also the JSON text `null`) mean.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema, serde::Serialize))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum MissingArguments {
     /// The call is rejected.
     #[default]
     Reject,
-    /// `{}`, also for arguments sent as the JSON text `null`.
+    /// `{}`.
     EmptyObject,
 }
 
@@ -148,12 +179,17 @@ pub(super) fn compile(doc: CallsDoc) -> CallsPlan {
         .into_iter()
         .map(|entry| match entry {
             LocateDoc::Path(path) => Locate {
-                when: path.split('/').next().unwrap_or_default().to_owned(),
-                list: JsonPath::parse(&path),
+                when: path
+                    .as_str()
+                    .split('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+                list: path.compile(),
             },
             LocateDoc::When { when, list } => Locate {
                 when,
-                list: JsonPath::parse(&list),
+                list: list.compile(),
             },
         })
         .collect();
@@ -171,7 +207,7 @@ pub(super) fn compile(doc: CallsDoc) -> CallsPlan {
 /// Which items are calls (also search calls, `search.client.calls`).
 pub(super) fn select(doc: SelectDoc) -> Select {
     Select {
-        path: JsonPath::parse(&doc.path),
+        path: doc.path.compile(),
         equals: doc.equals,
     }
 }
@@ -180,11 +216,11 @@ pub(super) fn select(doc: SelectDoc) -> Select {
 pub(super) fn field(doc: FieldDoc) -> Field {
     match doc {
         FieldDoc::Path(path) => Field {
-            path: JsonPath::parse(&path),
+            path: path.compile(),
             optional: false,
         },
         FieldDoc::Full { path, optional } => Field {
-            path: JsonPath::parse(&path),
+            path: path.compile(),
             optional,
         },
     }
@@ -193,7 +229,7 @@ pub(super) fn field(doc: FieldDoc) -> Field {
 /// Where a call's arguments are (also a search call's).
 pub(super) fn arguments(doc: &ArgumentsDoc) -> Field {
     Field {
-        path: JsonPath::parse(&doc.path),
+        path: doc.path.compile(),
         optional: false,
     }
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::Provider;
-use super::template::Template;
+use super::template::{Template, TemplateDoc, template_vars};
 use crate::error::{Error, Problem, Result};
 use crate::json::pointer_child;
 
@@ -26,6 +26,7 @@ pub enum ToolChoiceParam {
 
 /// A `toolChoice` mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ChoiceMode {
     Auto,
@@ -43,21 +44,34 @@ impl ChoiceMode {
     }
 }
 
-/// What a tool choice mode becomes: a value for `${tool_choice}`, or `{omit: ...}`.
+template_vars! {
+    /// A tool choice's value, literal JSON (no variables).
+    pub(super) ChoiceValue("sampling_choice_template") = [];
+}
+
+/// What a tool choice mode becomes: `{omit: ...}`, or a value for `${tool_choice}`.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(transform = super::schema::omit_or_value)
+)]
 #[serde(untagged)]
 pub(super) enum ChoiceDoc {
     Omit(OmitDoc),
-    Value(Value),
+    Value(TemplateDoc<ChoiceValue>),
 }
 
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct OmitDoc {
     pub omit: OmitWhat,
 }
 
+/// What is left out of the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(super) enum OmitWhat {
     /// No tool choice is sent: the provider's default.
@@ -93,8 +107,7 @@ pub(super) fn compile(
                     omit: OmitWhat::Tools,
                 }) => Choice::NoTools,
                 ChoiceDoc::Value(value) => {
-                    let at = pointer_child(at, key);
-                    Choice::Value(Template::compile_at(&value, &at, &[])?)
+                    Choice::Value(value.compile_at(&pointer_child(at, key))?)
                 }
             };
             Ok((mode, choice))

@@ -11,60 +11,85 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::calls::{self, ArgumentsDoc, Field, FieldDoc, Select, SelectDoc};
-use super::template::Template;
+use super::template::{Template, TemplateDoc, template_vars};
 use crate::error::Problem;
 
-/// Variables of a hosted server's tool definition and request-list entry.
-pub(crate) const SERVER_VARS: &[&str] = &[
-    "server",
-    "url",
-    "description",
-    "headers",
-    "authorization",
-    "tools",
-    "all_tools",
-    "deferred",
-    "approval",
-];
-/// Variables of an approval setting: the tools asked about, and the others.
-const APPROVAL_VARS: &[&str] = &["ask", "unasked"];
-/// Variables of an approval answer.
-const ANSWER_VARS: &[&str] = &["id", "approve", "reason"];
-/// Variables of one entry of `${tools}` written as a map.
-const ENTRY_VARS: &[&str] = &["name"];
-/// Variables of what holds the list of names.
-const WRAP_VARS: &[&str] = &["names"];
+template_vars! {
+    /// A hosted MCP server's declaration (its tool, or its entry of the
+    /// request's list). Variables: server (its id, the label the provider's
+    /// items give back), url, description (absent without one), headers (an
+    /// object; absent without any), authorization (a bearer token, only when
+    /// the application gives one), tools (the tools the provider may run,
+    /// written as tools.as says; absent when every tool may run), all_tools
+    /// (true when every tool may run), deferred (true when its tools are
+    /// deferred; absent otherwise), approval (the approval setting; absent
+    /// without an approval section).
+    pub(crate) Server("hosted_server_template") = [
+        "server",
+        "url",
+        "description",
+        "headers",
+        "authorization",
+        "tools",
+        "all_tools",
+        "deferred",
+        "approval",
+    ];
+}
 
+template_vars! {
+    /// An approval setting. Variables: ask (the names of the tools asked
+    /// about), unasked (the names of the others the provider may run).
+    pub(super) Approval("hosted_approval_template") = ["ask", "unasked"];
+}
+
+template_vars! {
+    /// The answer to an approval request, an input item of the next request.
+    /// Variables: id (the request's id), approve (true or false), reason
+    /// (absent without one).
+    pub(super) ApprovalAnswer("hosted_answer_template") = ["id", "approve", "reason"];
+}
+
+template_vars! {
+    /// The value under a tool's name when tools are written as a map.
+    /// Variable: name.
+    pub(super) ToolsEntry("hosted_entry_template") = ["name"];
+}
+
+template_vars! {
+    /// What holds the list of tool names (tools.as: list). Variable: names.
+    pub(super) ToolsWrap("hosted_wrap_template") = ["names"];
+}
+
+/// MCP servers the provider calls itself, inside one request
+/// (`hosted::HostedServer`, `Provider::list_hosted`): how one is declared,
+/// how its policy is written, and how the provider's hosted calls, results,
+/// approval requests and tool listings appear among a response's items
+/// (`Extracted::hosted`). Without this section, every server runs locally.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct HostedDoc {
-    /// HTTP headers a request with hosted servers carries (a beta flag).
+    /// HTTP headers a request that declares hosted servers carries (a beta flag).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// URL schemes the provider reaches; others run locally.
+    /// URL schemes the provider reaches (default `[https]`); a server at
+    /// another runs locally.
     #[serde(default = "https_only")]
     pub schemes: Vec<String>,
-    /// A top-level request field listing the servers, one entry each.
     #[serde(default)]
     pub request: Option<RequestListDoc>,
-    /// The tool that declares one server.
-    pub tool: Value,
-    /// How `${tools}` (the tools the provider may run) is written.
+    /// The tool that declares one hosted server.
+    pub tool: TemplateDoc<Server>,
     #[serde(default)]
-    pub tools: ToolsFormDoc,
-    /// The approval setting (`${approval}`); absent: the provider has no
-    /// approval step, and a server with a tool to ask about runs locally.
+    pub tools: HostedToolsDoc,
     #[serde(default)]
     pub approval: Option<ApprovalDoc>,
-    /// The provider's hosted calls among a response's items.
     pub calls: HostedCallsDoc,
-    /// Their results, when they are items of their own.
     #[serde(default)]
     pub results: Option<HostedResultsDoc>,
-    /// The provider's approval requests, and their answer.
     #[serde(default)]
     pub approvals: Option<ApprovalsDoc>,
-    /// The provider's listings of a hosted server's tools.
     #[serde(default)]
     pub listings: Option<ListingsDoc>,
 }
@@ -73,28 +98,35 @@ fn https_only() -> Vec<String> {
     vec!["https".to_owned()]
 }
 
+/// A top-level request field that lists the hosted servers.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct RequestListDoc {
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub key: String,
-    pub entry: Value,
+    pub entry: TemplateDoc<Server>,
 }
 
-/// `${tools}` as a list of names, or as an object keyed by name.
+/// How `${tools}` is written: a list of names (`as: list`, the default;
+/// `wrap` puts it in what holds it) or an object keyed by name (`as: map`,
+/// with `entry`).
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
-pub(super) struct ToolsFormDoc {
+pub(super) struct HostedToolsDoc {
     #[serde(default, rename = "as")]
     pub form: ToolsForm,
     /// The value under each name (`as: map`).
     #[serde(default)]
-    pub entry: Option<Value>,
+    pub entry: Option<TemplateDoc<ToolsEntry>>,
     /// What holds the list of names (`as: list`), with `${names}` where it goes.
     #[serde(default)]
-    pub wrap: Option<Value>,
+    pub wrap: Option<TemplateDoc<ToolsWrap>>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema, serde::Serialize))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ToolsForm {
     #[default]
@@ -102,16 +134,22 @@ pub(crate) enum ToolsForm {
     Map,
 }
 
-/// The approval setting when no tool, every tool, or some tools are asked about.
+/// The approval setting, `${approval}`, when no tool, every tool, or some
+/// tools are asked about. Absent: the provider has no approval step, and a
+/// server whose policy asks runs locally.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct ApprovalDoc {
-    pub none: Value,
-    pub all: Value,
-    pub some: Value,
+    pub none: TemplateDoc<Approval>,
+    pub all: TemplateDoc<Approval>,
+    pub some: TemplateDoc<Approval>,
 }
 
+/// The provider's hosted calls among a response's items (the calls
+/// section's `locate`).
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct HostedCallsDoc {
     pub select: SelectDoc,
@@ -125,7 +163,9 @@ pub(super) struct HostedCallsDoc {
     pub error: Option<FieldDoc>,
 }
 
+/// Their results, when they are items of their own, joined to the call by id.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct HostedResultsDoc {
     pub select: SelectDoc,
@@ -137,7 +177,9 @@ pub(super) struct HostedResultsDoc {
     pub is_error: Option<FieldDoc>,
 }
 
+/// The provider's approval requests, and the input item that answers one.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct ApprovalsDoc {
     pub select: SelectDoc,
@@ -145,18 +187,19 @@ pub(super) struct ApprovalsDoc {
     pub server: FieldDoc,
     pub name: FieldDoc,
     pub arguments: ArgumentsDoc,
-    /// The input item that answers one.
-    pub answer: Value,
+    pub answer: TemplateDoc<ApprovalAnswer>,
 }
 
+/// The provider's listings of a hosted server's tools.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct ListingsDoc {
     pub select: SelectDoc,
     pub server: FieldDoc,
-    /// The list of tools.
+    /// The path of the list of tools.
     pub tools: String,
-    /// A tool's name within an entry of the list.
+    /// A tool's name within an entry.
     pub name: String,
     #[serde(default)]
     pub error: Option<FieldDoc>,
@@ -221,17 +264,13 @@ pub(crate) struct ListingsPlan {
 /// Compiles the `hosted_mcp:` section.
 pub(super) fn compile(doc: HostedDoc) -> Result<HostedPlan, Problem> {
     let at = |p: &str| format!("/hosted_mcp/{p}");
-    let tool = Template::compile_at(&doc.tool, &at("tool"), SERVER_VARS)?;
+    let tool = doc.tool.compile_at(&at("tool"))?;
     let request = doc
         .request
-        .map(|r| {
-            Template::compile_at(&r.entry, &at("request/entry"), SERVER_VARS).map(|t| (r.key, t))
-        })
+        .map(|r| r.entry.compile_at(&at("request/entry")).map(|t| (r.key, t)))
         .transpose()?;
     let tools_entry = match (doc.tools.form, &doc.tools.entry) {
-        (ToolsForm::Map, Some(entry)) => {
-            Some(Template::compile_at(entry, &at("tools/entry"), ENTRY_VARS)?)
-        }
+        (ToolsForm::Map, Some(entry)) => Some(entry.compile_at(&at("tools/entry"))?),
         (ToolsForm::Map, None) => {
             return Err(Problem::at(
                 at("tools"),
@@ -244,9 +283,7 @@ pub(super) fn compile(doc: HostedDoc) -> Result<HostedPlan, Problem> {
         (ToolsForm::List, None) => None,
     };
     let tools_wrap = match (doc.tools.form, &doc.tools.wrap) {
-        (ToolsForm::List, Some(wrap)) => {
-            Some(Template::compile_at(wrap, &at("tools/wrap"), WRAP_VARS)?)
-        }
+        (ToolsForm::List, Some(wrap)) => Some(wrap.compile_at(&at("tools/wrap"))?),
         (ToolsForm::Map, Some(_)) => {
             return Err(Problem::at(at("tools/wrap"), "`wrap` is for `as: list`"));
         }
@@ -256,9 +293,9 @@ pub(super) fn compile(doc: HostedDoc) -> Result<HostedPlan, Problem> {
         .approval
         .map(|a| -> Result<[Template; 3], Problem> {
             Ok([
-                Template::compile_at(&a.none, &at("approval/none"), APPROVAL_VARS)?,
-                Template::compile_at(&a.all, &at("approval/all"), APPROVAL_VARS)?,
-                Template::compile_at(&a.some, &at("approval/some"), APPROVAL_VARS)?,
+                a.none.compile_at(&at("approval/none"))?,
+                a.all.compile_at(&at("approval/all"))?,
+                a.some.compile_at(&at("approval/some"))?,
             ])
         })
         .transpose()?;
@@ -302,7 +339,7 @@ pub(super) fn compile(doc: HostedDoc) -> Result<HostedPlan, Problem> {
                     server: calls::field(a.server),
                     name: calls::field(a.name),
                     arguments: calls::arguments(&a.arguments),
-                    answer: Template::compile_at(&a.answer, &at("approvals/answer"), ANSWER_VARS)?,
+                    answer: a.answer.compile_at(&at("approvals/answer"))?,
                 })
             })
             .transpose()?,

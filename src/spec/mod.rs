@@ -30,6 +30,8 @@ pub(crate) mod path;
 pub(crate) mod programmatic;
 pub(crate) mod results;
 pub(crate) mod sampling;
+#[cfg(test)]
+mod schema;
 pub(crate) mod search;
 pub(crate) mod stream;
 pub(crate) mod strict;
@@ -54,26 +56,42 @@ pub(crate) use merge::merge_object;
 pub(crate) use stream::Framing;
 pub(crate) use strict::StrictMode;
 
-/// A provider spec, after `extends` has been merged.
+// A provider spec, after `extends` has been merged. The doc comments of the
+// document types are the descriptions of the JSON Schema (`schema.rs`).
+/// One LLM provider's tool-calling wire format: tool definitions, where
+/// calls are found in a response, and how results are answered. A
+/// provider's id is its file's stem. A spec with `extends` holds only what
+/// differs from the spec it extends.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct SpecDoc {
+    /// A human-readable name.
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub title: String,
+    /// What the spec says of itself.
     #[serde(default)]
     pub description: Option<String>,
-    /// Where the spec's facts come from, each with the date it was checked.
+    /// Where the spec's facts come from, each with the date it was checked
+    /// against it (`Provider::sources`; the command line's `providers`
+    /// lists them).
     #[serde(default)]
     pub sources: Vec<SourceDoc>,
     pub tools: tools::ToolsDoc,
-    /// The provider's subset of JSON Schema, applied to every tool's schema.
     #[serde(default)]
     pub schema: Option<strict::SchemaDoc>,
     #[serde(default)]
     pub strict: Option<strict::StrictDoc>,
-    /// What each tool choice mode is in a request; a mode not listed has no
-    /// way to be said.
+    /// What each tool choice mode is in a request (`Provider::tool_choice`;
+    /// sampling requests): a value for the request's tool choice field,
+    /// `{omit: tool_choice}` (none is sent: the provider's default; a
+    /// warning in sampling unless the mode is auto) or `{omit: tools}`
+    /// (neither tools nor tool choice). A mode not listed cannot be said:
+    /// asking for it is an error.
     #[serde(default)]
     pub tool_choice: BTreeMap<ChoiceMode, ChoiceDoc>,
+    /// Named options, such as `cache_control: last` (listings) or
+    /// `media: full` (answers).
     #[serde(default)]
     pub options: BTreeMap<String, options::OptionDoc>,
     pub calls: calls::CallsDoc,
@@ -82,13 +100,10 @@ struct SpecDoc {
     pub stream: Option<stream::StreamDoc>,
     #[serde(default)]
     pub sampling: Option<sampling::SamplingDoc>,
-    /// How the provider expresses deferred tools, tool search and namespaces.
     #[serde(default)]
     pub search: Option<search::SearchDoc>,
-    /// How the provider's models count a result's tokens, for budgets.
     #[serde(default)]
     pub tokens: Option<tokens::TokensDoc>,
-    /// MCP servers the provider calls itself.
     #[serde(default)]
     pub hosted_mcp: Option<hosted::HostedDoc>,
     /// Calls that come from code the model wrote.
@@ -96,13 +111,16 @@ struct SpecDoc {
     pub programmatic: Option<programmatic::ProgrammaticDoc>,
 }
 
-/// One source of a spec's facts.
+/// Where one of the spec's facts comes from.
 #[derive(Debug, Clone, Deserialize, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct SourceDoc {
     /// A URL, or `owner/repo@commit:path` for a file of a repository.
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub url: String,
     /// The date the spec was checked against it (`YYYY-MM-DD`).
+    #[cfg_attr(test, schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")))]
     pub checked: String,
     /// What it is the source of.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,26 +13,42 @@ use super::results::{self, ResultsDoc, ResultsPlan};
 use crate::error::{Error, Problem, Result};
 use crate::json::pointer_child;
 
+/// A named option and the values it takes.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct OptionDoc {
     #[serde(default)]
     pub description: Option<String>,
+    /// The values, by name, and what each changes.
+    #[cfg_attr(test, schemars(extend("minProperties" = 1)))]
     pub values: BTreeMap<String, OptionValueDoc>,
 }
 
+/// What one value of an option changes: the tool definitions, the results
+/// section, or both.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(extend("anyOf" = [{"required": ["merge_last"]}, {"required": ["merge_each"]}, {"required": ["results"]}]))
+)]
 #[serde(deny_unknown_fields)]
 pub(super) struct OptionValueDoc {
     #[serde(default)]
     pub description: Option<String>,
+    /// Deep-merged into the last tool definition (null removes a key).
     #[serde(default)]
     pub merge_last: Option<Map<String, Value>>,
+    /// Deep-merged into every tool definition (null removes a key).
     #[serde(default)]
     pub merge_each: Option<Map<String, Value>>,
-    /// Deep-merged over the spec's `results` when the option has this value
-    /// (the loader merges it, so this is a whole results section).
+    /// Deep-merged over the results section when the option has this value
+    /// (objects merge, lists and other values replace, null removes a key).
+    // The loader merges it before the document is typed: here it is a whole
+    // results section, and in the spec a partial one.
     #[serde(default)]
+    #[cfg_attr(test, schemars(schema_with = "super::schema::results_override"))]
     pub results: Option<ResultsDoc>,
 }
 

@@ -100,11 +100,32 @@ fn steps_mut<'v>(steps: &[Step], value: &'v mut Value) -> Option<&'v mut Value> 
     })
 }
 
-/// An event whose `path` holds `equals`, or (without it) where `path` is present and not null.
+/// A path into a JSON value as a spec writes it: keys separated by `/`,
+/// where a number indexes a list (`choices/0/message/tool_calls`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct PathDoc(String);
+
+impl PathDoc {
+    /// The path as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The path, compiled.
+    pub fn compile(&self) -> JsonPath {
+        JsonPath::parse(&self.0)
+    }
+}
+
+/// The value at `path` equals `equals` (any JSON value), or (without
+/// `equals`) is present and not null.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct ConditionDoc {
-    pub path: String,
+    pub path: PathDoc,
+    /// The value the path must hold.
     #[serde(default)]
     pub equals: Option<Value>,
 }

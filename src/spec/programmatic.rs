@@ -15,16 +15,24 @@ use serde_json::Value;
 use super::Provider;
 use super::calls::{self, Field, FieldDoc};
 use super::path::JsonPath;
-use super::results::ErrorDoc;
-use super::template::Template;
+use super::template::{Template, TemplateDoc, template_vars};
 use crate::error::{Error, Problem, Result};
 
-/// Variables of an answer to a program's call.
-const ANSWER_VARS: &[&str] = &["call_id", "name", "content", "caller", "program_id"];
-/// Variables of the next request's fields.
-const REQUEST_VARS: &[&str] = &["container"];
+template_vars! {
+    /// The answer to a program's call. Variables: call_id, name (the exposed
+    /// name), content (as `answer.content` says), caller (the caller object
+    /// as the call carried it), program_id.
+    pub(super) ProgramAnswer("program_answer_template") = ["call_id", "name", "content", "caller", "program_id"];
+}
+
+template_vars! {
+    /// Top-level fields of the next request that carry the programs' state
+    /// on. Variable: container (the container's id).
+    pub(super) ProgramRequest("program_request_template") = ["container"];
+}
 
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct ProgrammaticDoc {
     /// The tool that lets the model write programs, listed once.
@@ -46,12 +54,13 @@ pub(super) struct ProgrammaticDoc {
     /// Top-level fields of the next request that carry the programs' state
     /// on (absent: none).
     #[serde(default)]
-    pub request: Option<Value>,
+    pub request: Option<TemplateDoc<ProgramRequest>>,
     pub answer: AnswerDoc,
 }
 
 /// Where `allowed_callers` goes on a tool, and its values.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct AllowedCallersDoc {
     pub key: String,
@@ -62,6 +71,7 @@ pub(super) struct AllowedCallersDoc {
 /// A condition on an item: `path` holds `equals`, one of `one_of`, or
 /// (with neither) is present and not `null`.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct ConditionDoc {
     pub path: String,
@@ -73,6 +83,7 @@ pub(super) struct ConditionDoc {
 
 /// One condition, or several that must all hold.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub(super) enum ConditionsDoc {
     One(ConditionDoc),
@@ -81,6 +92,7 @@ pub(super) enum ConditionsDoc {
 
 /// How a call's caller is read.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct CallerDoc {
     /// Where a call item holds its caller (absent or `null`: the model).
@@ -95,6 +107,7 @@ pub(super) struct CallerDoc {
 
 /// Which items are programs, and how one is read.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct ItemsDoc {
     pub select: ConditionsDoc,
@@ -105,6 +118,7 @@ pub(super) struct ItemsDoc {
 
 /// Which items are programs' outputs, and how one is read.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct OutputsDoc {
     pub select: ConditionsDoc,
@@ -116,6 +130,7 @@ pub(super) struct OutputsDoc {
 
 /// Where a response holds the container its programs run in.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct ContainerDoc {
     pub id: String,
@@ -124,11 +139,12 @@ pub(super) struct ContainerDoc {
 }
 
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct AnswerDoc {
-    pub envelope: Value,
+    pub envelope: TemplateDoc<ProgramAnswer>,
     #[serde(default)]
-    pub error: ErrorDoc,
+    pub error: ProgramErrorDoc,
     pub content: ProgramContent,
     /// Whether answers to programs' calls must be a message of tool
     /// results only: no follow-up items, no text of the application's.
@@ -136,8 +152,22 @@ pub(super) struct AnswerDoc {
     pub results_only: bool,
 }
 
+/// How a failed program call is answered.
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub(super) struct ProgramErrorDoc {
+    /// Put before the text of an error answer.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// The answer to a failed call or an `isError` result, instead of `envelope`.
+    #[serde(default)]
+    pub envelope: Option<TemplateDoc<ProgramAnswer>>,
+}
+
 /// What `${content}` of an answer to a program's call is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ProgramContent {
     /// The structured result as JSON text, else the result's text.
@@ -266,18 +296,18 @@ impl Provider {
 /// Compiles the `programmatic:` section.
 pub(super) fn compile(doc: ProgrammaticDoc) -> Result<ProgrammaticPlan, Problem> {
     let at = |p: &str| format!("/programmatic/{p}");
-    let envelope = Template::compile_at(&doc.answer.envelope, &at("answer/envelope"), ANSWER_VARS)?;
+    let envelope = doc.answer.envelope.compile_at(&at("answer/envelope"))?;
     let error_envelope = doc
         .answer
         .error
         .envelope
         .as_ref()
-        .map(|e| Template::compile_at(e, &at("answer/error/envelope"), ANSWER_VARS))
+        .map(|e| e.compile_at(&at("answer/error/envelope")))
         .transpose()?;
     let request = doc
         .request
         .as_ref()
-        .map(|r| Template::compile_at(r, &at("request"), REQUEST_VARS))
+        .map(|r| r.compile_at(&at("request")))
         .transpose()?;
     if request.as_ref().is_some_and(|r| r.uses("container")) && doc.container.is_none() {
         return Err(Problem::at(

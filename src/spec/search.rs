@@ -8,58 +8,82 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::calls::{self, ArgFormat, ArgumentsDoc, Field, FieldDoc, Select, SelectDoc};
-use super::template::Template;
+use super::template::{Template, TemplateDoc, template_vars};
 use crate::error::{Error, ErrorKind, Problem};
 
-/// Variables of a client search tool's definition.
-const SEARCH_TOOL_VARS: &[&str] = &["name", "description", "schema"];
-/// Variables of a search answer.
-const SEARCH_ANSWER_VARS: &[&str] = &["call_id", "name", "tools", "references", "text"];
-/// Variables of a tool reference.
-const REFERENCE_VARS: &[&str] = &["name"];
-/// Variables of a namespace definition.
-const NAMESPACE_VARS: &[&str] = &["name", "description", "tools"];
+template_vars! {
+    /// A client search tool's definition. Variables: name (search_tools),
+    /// description (what the search tool does, written by the library),
+    /// schema (its input schema: query, limit).
+    pub(super) SearchTool("search_tool_template") = ["name", "description", "schema"];
+}
 
-/// The `search:` section: deferred loading, the provider's own search tools,
-/// a search the client answers, and namespaces.
+template_vars! {
+    /// The answer to a search call. Variables: call_id (absent for a call
+    /// without an id), name (the search tool's name), tools (the definitions
+    /// of the tools found, as listed when loaded; grouped in namespaces when
+    /// the listing has them), references (one reference item per tool
+    /// found), text (the tools found, named and described, as text).
+    pub(super) SearchAnswer("search_answer_template") = ["call_id", "name", "tools", "references", "text"];
+}
+
+template_vars! {
+    /// A reference to a tool found, an item of ${references}. Variable:
+    /// name (the tool's exposed name).
+    pub(super) Reference("reference_template") = ["name"];
+}
+
+template_vars! {
+    /// A namespace: one server's tools. Variables: name (the server's id),
+    /// description (the server and the names of its tools, written by the
+    /// library), tools (the definitions, deferred ones marked).
+    pub(super) Namespace("namespace_template") = ["name", "description", "tools"];
+}
+
+/// Deferred loading (`ListOptions::defer`): how the provider marks a
+/// deferred tool, its own search tools, a search the client answers, and
+/// namespaces. Without this section, deferred tools are left out of the
+/// listing and the library's search tool (`search_tools`, a function tool)
+/// finds them.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct SearchDoc {
-    /// Merged into the definition of a deferred tool.
+    /// Merged into the definition of a deferred tool (literal JSON).
     pub defer: Map<String, Value>,
-    /// Search tools the provider runs itself, by name (literal JSON).
+    /// The provider's own search tools, by name (`ToolSearch::Server`):
+    /// each literal JSON, listed as is, never deferred.
     #[serde(default)]
-    pub server_tools: BTreeMap<String, Value>,
-    /// A search the client answers, in the provider's own shape.
+    pub server_tools: BTreeMap<String, Map<String, Value>>,
     #[serde(default)]
     pub client: Option<ClientSearchDoc>,
-    /// One group per server.
     #[serde(default)]
     pub namespace: Option<NamespaceDoc>,
 }
 
-/// A client-side search: the tool that offers it, how its calls are found
-/// and how they are answered.
+/// A search the client answers (`ToolSearch::Client`, the default with this
+/// section): the library ranks the deferred tools and answers in this shape.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct ClientSearchDoc {
     /// The search tool's definition; absent: the library's search tool,
-    /// listed through `tools.definition` like any tool.
+    /// listed through `tools.definition`.
     #[serde(default)]
-    pub tool: Option<Value>,
-    /// Which response items are search calls; absent: calls (`calls:`) to
-    /// the search tool's name.
+    pub tool: Option<TemplateDoc<SearchTool>>,
     #[serde(default)]
     pub calls: Option<SearchCallsDoc>,
-    /// The answer to a search call.
-    pub answer: Value,
-    /// One item of `${references}` per tool found.
+    pub answer: TemplateDoc<SearchAnswer>,
+    /// One item of `${references}` per tool found (required when the answer
+    /// uses `${references}`).
     #[serde(default)]
-    pub reference: Option<Value>,
+    pub reference: Option<TemplateDoc<Reference>>,
 }
 
-/// Search call items: which items, their id and their arguments.
+/// Which response items are search calls, when they are items of their
+/// own; absent: calls (the calls section) to the search tool's name.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct SearchCallsDoc {
     pub select: SelectDoc,
@@ -67,11 +91,13 @@ pub(super) struct SearchCallsDoc {
     pub arguments: ArgumentsDoc,
 }
 
-/// A namespace definition: one server's tools in a group of their own.
+/// One namespace per server for listings with deferred tools and the
+/// provider's search (`ListOptions::namespaces` turns it off).
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct NamespaceDoc {
-    pub definition: Value,
+    pub definition: TemplateDoc<Namespace>,
 }
 
 /// The compiled `search:` section.
@@ -114,10 +140,9 @@ pub(super) fn compile(doc: SearchDoc) -> Result<SearchPlan, Problem> {
             let reference = client
                 .reference
                 .as_ref()
-                .map(|r| Template::compile_at(r, "/search/client/reference", REFERENCE_VARS))
+                .map(|r| r.compile_at("/search/client/reference"))
                 .transpose()?;
-            let answer =
-                Template::compile_at(&client.answer, "/search/client/answer", SEARCH_ANSWER_VARS)?;
+            let answer = client.answer.compile_at("/search/client/answer")?;
             if reference.is_none() && answer.uses("references") {
                 return Err(Problem::at(
                     "/search/client/answer",
@@ -128,7 +153,7 @@ pub(super) fn compile(doc: SearchDoc) -> Result<SearchPlan, Problem> {
                 tool: client
                     .tool
                     .as_ref()
-                    .map(|t| Template::compile_at(t, "/search/client/tool", SEARCH_TOOL_VARS))
+                    .map(|t| t.compile_at("/search/client/tool"))
                     .transpose()?,
                 calls: client.calls.map(|doc| SearchCallsPlan {
                     select: calls::select(doc.select),
@@ -144,17 +169,15 @@ pub(super) fn compile(doc: SearchDoc) -> Result<SearchPlan, Problem> {
     };
     Ok(SearchPlan {
         defer: doc.defer,
-        server_tools: doc.server_tools,
+        server_tools: doc
+            .server_tools
+            .into_iter()
+            .map(|(name, tool)| (name, Value::Object(tool)))
+            .collect(),
         client,
         namespace: doc
             .namespace
-            .map(|n| {
-                Template::compile_at(
-                    &n.definition,
-                    "/search/namespace/definition",
-                    NAMESPACE_VARS,
-                )
-            })
+            .map(|n| n.definition.compile_at("/search/namespace/definition"))
             .transpose()?,
     })
 }

@@ -43,10 +43,17 @@ impl std::str::FromStr for StrictMode {
     }
 }
 
+/// Strict mode: the rules a tool's schema is converted by, and the mode
+/// when the caller names none.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct StrictDoc {
+    /// The id of a strict-mode rules file (`rules/<id>.yaml`).
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub rules: String,
+    /// The strict mode when the caller names none: `auto` (strict where the
+    /// schema converts), `true` or `false` (YAML booleans).
     #[serde(default)]
     pub default: StrictDefault,
 }
@@ -68,10 +75,16 @@ impl<'de> Deserialize<'de> for StrictDefault {
     }
 }
 
-/// The `schema:` section: rules (`mode: subset`) every tool's schema is rewritten by.
+/// The provider's subset of JSON Schema: every tool's schema is rewritten by
+/// these rules before it is listed (and before strict conversion); a tool
+/// whose schema the rules cannot express is left out and reported as
+/// unsupported.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct SchemaDoc {
+    /// The id of a rules file with `mode: subset` (`rules/<id>.yaml`).
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub rules: String,
 }
 

@@ -14,7 +14,9 @@
 //! template may use are checked then.
 
 use std::borrow::Cow;
+use std::marker::PhantomData;
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::Problem;
@@ -425,6 +427,105 @@ pub(crate) fn parse_pieces(s: &str, known: &[&str]) -> Result<Vec<Piece>, String
         pieces.push(Piece::Lit(lit));
     }
     Ok(pieces)
+}
+
+/// The variables one kind of template may use: a marker type per kind,
+/// declared with [`template_vars!`], which a [`TemplateDoc`] names. The
+/// compiler checks a template against [`NAMES`](Self::NAMES), and the spec's
+/// JSON Schema (`schemas/provider-spec.schema.json`) is generated from the
+/// same list.
+pub(crate) trait TemplateVars {
+    /// The names a template of this kind may use.
+    const NAMES: &'static [&'static str];
+    /// Whether the kind also takes variables the spec itself names (`meta`
+    /// maps), so that the JSON Schema lets any lower-case name through.
+    #[cfg(test)]
+    const OPEN: bool = false;
+    /// The template's definition in the JSON Schema (`<kind>_template`).
+    #[cfg(test)]
+    const DEF: &'static str;
+    /// What the kind is and what its variables hold: the definition's
+    /// description, from the doc comment given to [`template_vars!`].
+    #[cfg(test)]
+    const ABOUT: &'static str;
+}
+
+/// Declares a kind of template: a marker type, its JSON Schema definition's
+/// name (`, open` when the spec may name more variables) and its variables.
+/// The doc comment is the definition's description, for spec authors.
+macro_rules! template_vars {
+    (@open) => {
+        true
+    };
+    ($(#[doc = $doc:literal])* $vis:vis $name:ident($def:literal $(, $open:ident)?) = [$($var:literal),* $(,)?];) => {
+        $(#[doc = $doc])*
+        #[derive(Debug)]
+        $vis enum $name {}
+
+        impl $crate::spec::template::TemplateVars for $name {
+            const NAMES: &'static [&'static str] = &[$($var),*];
+            $(
+                #[cfg(test)]
+                const OPEN: bool = template_vars!(@$open);
+            )?
+            #[cfg(test)]
+            const DEF: &'static str = $def;
+            #[cfg(test)]
+            const ABOUT: &'static str = concat!($($doc),*);
+        }
+    };
+}
+pub(crate) use template_vars;
+
+/// A template of the kind `K` as a spec writes it; compiled, and its
+/// variables checked, when the spec is loaded.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct TemplateDoc<K> {
+    value: Value,
+    #[serde(skip)]
+    kind: PhantomData<K>,
+}
+
+impl<K: TemplateVars> TemplateDoc<K> {
+    /// Compiles the template, found at the JSON pointer `at` of a spec.
+    pub fn compile_at(&self, at: &str) -> Result<Template, Problem> {
+        Template::compile_at(&self.value, at, K::NAMES)
+    }
+
+    /// Compiles the template with the variables the spec names (`extra`)
+    /// besides the kind's own.
+    pub fn compile_with(&self, at: &str, extra: &[&str]) -> Result<Template, Problem> {
+        let names: Vec<&str> = K::NAMES.iter().chain(extra).copied().collect();
+        Template::compile_at(&self.value, at, &names)
+    }
+
+    /// Compiles the template with only the kind's variables that `keep` accepts.
+    pub fn compile_without(
+        &self,
+        at: &str,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<Template, Problem> {
+        let names: Vec<&str> = K::NAMES.iter().copied().filter(|n| keep(n)).collect();
+        Template::compile_at(&self.value, at, &names)
+    }
+}
+
+/// An interpolated string of the kind `K` as a spec writes it (`as_text`):
+/// text with `${var}` references, never a whole value.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct TextTemplateDoc<K> {
+    text: String,
+    #[serde(skip)]
+    kind: PhantomData<K>,
+}
+
+impl<K: TemplateVars> TextTemplateDoc<K> {
+    /// The text's pieces, its variables checked against the kind's.
+    pub fn pieces(&self) -> Result<Vec<Piece>, String> {
+        parse_pieces(&self.text, K::NAMES)
+    }
 }
 
 #[cfg(test)]

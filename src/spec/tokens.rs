@@ -8,40 +8,54 @@ use serde::Deserialize;
 
 use crate::error::Problem;
 
-/// The `tokens:` section.
+/// How the provider's models count a tool result's tokens, for result
+/// budgets (`ResultOptions::max_result_tokens`). Without this section: 3
+/// bytes a token, 1,600 tokens an image or other medium.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct TokensDoc {
-    pub text: TextDoc,
+    pub text: TokensTextDoc,
     #[serde(default)]
     pub image: Option<ImageDoc>,
-    /// Tokens counted for a medium that is not an image (audio, a document,
-    /// a video): the provider's rules for these go by duration or pages,
-    /// which the library does not read.
+    /// Tokens for a medium that is not an image (audio, a document, a
+    /// video), an estimate: 1,600 when absent.
+    // The providers' rules for these go by duration or pages, which the
+    // library does not read.
     #[serde(default)]
     pub other_media: Option<u64>,
 }
 
 /// How text is counted.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
-pub(super) struct TextDoc {
-    /// A public tokenizer the library counts with exactly.
+pub(super) struct TokensTextDoc {
+    /// A public tokenizer the library counts with exactly (with the
+    /// `tokenizers` feature).
     #[serde(default)]
     pub tokenizer: Option<Tokenizer>,
     /// Bytes of UTF-8 text per token: the estimate, used without a
     /// tokenizer, and with one for the text a budget leaves out.
+    #[cfg_attr(test, schemars(range(min = 1, max = 16)))]
     pub bytes_per_token: f64,
 }
 
-/// How an image is counted: one of `tiles`, `patches` and `fixed`.
+/// An image's tokens, from the size its header gives: give one of `tiles`,
+/// `patches` and `fixed`.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(extend("oneOf" = [{"required": ["tiles"]}, {"required": ["patches"]}, {"required": ["fixed"]}]))
+)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ImageDoc {
     #[serde(default)]
     pub tiles: Option<Tiles>,
     #[serde(default)]
     pub patches: Option<Patches>,
+    /// The same tokens for any image.
     #[serde(default)]
     pub fixed: Option<u64>,
     /// Tokens for an image whose size cannot be read from its header.
@@ -53,15 +67,19 @@ pub(super) struct ImageDoc {
 /// short side is at most `short_side`; each `size` × `size` tile costs
 /// `tokens`, plus `base` once.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Tiles {
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub size: u64,
     pub tokens: u64,
     #[serde(default)]
     pub base: u64,
     #[serde(default)]
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub fit: Option<u64>,
     #[serde(default)]
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub short_side: Option<u64>,
 }
 
@@ -70,14 +88,19 @@ pub(crate) struct Tiles {
 /// `size` (a partial patch counts whole); it costs its patches times
 /// `multiplier`.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Patches {
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub size: u64,
     #[serde(default)]
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_long_edge: Option<u64>,
     #[serde(default)]
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_patches: Option<u64>,
     #[serde(default = "one")]
+    #[cfg_attr(test, schemars(extend("exclusiveMinimum" = 0)))]
     pub multiplier: f64,
 }
 
@@ -87,6 +110,7 @@ fn one() -> f64 {
 
 /// The public tokenizers a spec may name (the `tiktoken` encodings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub(crate) enum Tokenizer {

@@ -36,6 +36,7 @@ pub(crate) const UNCONVERTIBLE_SCHEMA_KEYWORDS: &[&str] = &[
 
 /// What the converter does with a keyword.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema, serde::Serialize))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum KeywordClass {
     /// Copied (structural keywords are rewritten).
@@ -48,15 +49,19 @@ pub(crate) enum KeywordClass {
 
 /// The three keyword lists and the class of any keyword not listed.
 #[derive(Deserialize, Debug, Clone)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct KeywordClasses {
-    /// Keywords kept in the strict schema.
+    /// Keywords copied into the schema (structural ones are rewritten).
+    #[cfg_attr(test, schemars(inner(length(min = 1)), extend("uniqueItems" = true)))]
     pub keep: Vec<String>,
-    /// Keywords removed from the strict schema.
+    /// Keywords removed from the schema.
     #[serde(default)]
+    #[cfg_attr(test, schemars(inner(length(min = 1)), extend("uniqueItems" = true)))]
     pub drop: Vec<String>,
     /// Keywords that make the conversion fail.
     #[serde(default)]
+    #[cfg_attr(test, schemars(inner(length(min = 1)), extend("uniqueItems" = true)))]
     pub unsupported: Vec<String>,
     /// Class of keywords in none of the lists (vendor `x-` keywords, unknown ones).
     #[serde(default = "default_unknown")]
@@ -69,6 +74,7 @@ fn default_unknown() -> KeywordClass {
 
 /// What a conversion makes of a schema.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema, serde::Serialize))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Mode {
     /// A provider's strict mode: every object closed, every property
@@ -76,16 +82,18 @@ pub(crate) enum Mode {
     /// `items`, nothing the converter cannot rewrite.
     #[default]
     Strict,
-    /// The provider's subset of JSON Schema for every tool: the keyword,
-    /// value and format rules and the rewrites apply, and the schema's
-    /// structure stays as written (objects stay open, optional properties
-    /// optional, untyped nodes untyped).
+    /// The provider's subset of JSON Schema for every tool (a spec's
+    /// `schema:` section): the keyword, value and format rules, the
+    /// rewrites and the limits apply, and the schema's structure stays as
+    /// written (objects stay open, optional properties optional, untyped
+    /// nodes untyped).
     Subset,
 }
 
 /// A rewrite of a schema into a form the provider accepts, applied to every
 /// node after its keywords are converted.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Rewrite {
     /// Every local `$ref` is replaced by the definition it points at (with
@@ -118,6 +126,7 @@ impl Rewrite {
 
 /// What happens to a kept keyword whose value is not one of the allowed values.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema, serde::Serialize))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Otherwise {
     /// The keyword is removed (the server still validates it).
@@ -129,6 +138,7 @@ pub(crate) enum Otherwise {
 
 /// Values a kept keyword may have, e.g. `minItems: {allowed: [0, 1]}`.
 #[derive(Deserialize, Debug, Clone)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ValueRule {
     /// The values kept as they are.
@@ -140,6 +150,7 @@ pub(crate) struct ValueRule {
 
 /// What happens to a `format` that is not allowed.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema, serde::Serialize))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum FormatOtherwise {
     /// The keyword is removed (the server still validates it).
@@ -154,10 +165,12 @@ pub(crate) enum FormatOtherwise {
 
 /// The `format` values kept, and what happens to the others.
 #[derive(Deserialize, Debug, Clone, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FormatRule {
     /// Formats kept as they are.
     #[serde(default)]
+    #[cfg_attr(test, schemars(inner(length(min = 1)), extend("uniqueItems" = true)))]
     pub allowed: Vec<String>,
     /// What happens to any other format.
     #[serde(default)]
@@ -166,6 +179,7 @@ pub(crate) struct FormatRule {
 
 /// Rules for the root schema.
 #[derive(Deserialize, Debug, Clone)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RootRule {
     /// Whether the root may carry `anyOf`.
@@ -191,29 +205,38 @@ fn yes() -> bool {
 
 /// How properties that were not `required` are represented.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum OptionalProperties {
     /// Every property is listed in `required`; optional ones become nullable
-    /// and their instance paths are returned as null paths.
+    /// and their instance paths are returned as null paths (strict mode's
+    /// default).
     #[default]
     Nullable,
-    /// `required` is kept as it was (sorted); no null paths.
+    /// `required` is kept as it was (sorted); no null paths (subset mode's
+    /// default and only choice).
     Keep,
 }
 
-/// Size limits of the strict schema; an absent limit is not checked.
+/// Size limits of the schema; an absent limit is not checked.
 #[derive(Deserialize, Debug, Clone, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Limits {
     /// Properties in total (each definition counted once).
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_properties: Option<usize>,
     /// Levels of object nesting; definitions count from their own root.
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_depth: Option<usize>,
     /// Characters of property names, definition names, string enum values and string consts.
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_chars: Option<usize>,
     /// Enum values in total.
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_enum_values: Option<usize>,
     /// Characters of one string enum with more than `enum_chars_threshold` values.
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_enum_chars: Option<usize>,
     /// Number of values above which `max_enum_chars` applies to an enum.
     #[serde(default)]
@@ -242,22 +265,35 @@ pub struct StrictRules {
     index: HashMap<String, KeywordClass, FnvBuildHasher>,
 }
 
+/// A provider's subset of JSON Schema: in strict mode, what the strict
+/// converter keeps, drops or rejects and its limits; in subset mode, how
+/// every tool's schema is rewritten for the provider to take it.
+// The rules file as written (its JSON Schema is generated from this type).
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
-struct RawRules {
+pub(crate) struct RawRules {
     #[serde(default)]
     mode: Mode,
+    /// Rewrites of every node, after its keywords are converted.
     #[serde(default)]
+    #[cfg_attr(test, schemars(extend("uniqueItems" = true)))]
     rewrites: Vec<Rewrite>,
+    /// Whether a `$ref` may refer to a definition it is part of (subset
+    /// mode; strict mode decides by the definitions' optional properties).
     #[serde(default = "yes")]
     recursive_refs: bool,
     keywords: KeywordClasses,
+    /// Per-keyword value constraints, keyed by keyword.
     #[serde(default)]
     values: BTreeMap<String, ValueRule>,
+    /// The formats kept; absent in subset mode: every format (in strict
+    /// mode: none).
     #[serde(default)]
     formats: Option<FormatRule>,
     #[serde(default)]
     root: RootRule,
+    /// Absent: `nullable` in strict mode, `keep` in subset mode.
     #[serde(default)]
     optional_properties: Option<OptionalProperties>,
     #[serde(default)]

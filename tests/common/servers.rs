@@ -85,23 +85,36 @@ pub fn everything() -> Result<(String, Vec<String>), String> {
     ))
 }
 
-/// `(command, args)` for `examples/skills_server.rs` (the MCP Rust SDK's
-/// `skills-fs` catalogue) over stdio, serving `tests/fixtures/skills`.
-/// `cargo test --all-features` builds the example beside the test binaries.
-pub fn skills() -> Result<(String, Vec<String>), String> {
+/// The folder in which `npx -y @modelcontextprotocol/server-everything`
+/// starts the pinned install (its `node_modules`), with no download: run
+/// `npx` there with `npm_config_offline=true`.
+pub fn everything_npx_dir() -> Result<PathBuf, String> {
+    everything()?;
+    Ok(target_dir().join("e2e-npm"))
+}
+
+/// The built example `name` (`target/debug/examples/NAME`), which
+/// `cargo test --all-features` builds beside the test binaries.
+pub fn example(name: &str) -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    // target/debug/deps/<test> -> target/debug/examples/skills_server
-    let server = exe
-        .parent()
+    // target/debug/deps/<test> -> target/debug/examples/<name>
+    exe.parent()
         .and_then(Path::parent)
-        .map(|dir| dir.join("examples").join("skills_server"))
+        .map(|dir| dir.join("examples").join(name))
         .filter(|p| p.exists())
         .ok_or_else(|| {
-            "target/debug/examples/skills_server is not built: run the tests with \
-             `cargo test --all-features` (which builds the examples), or \
-             `cargo build --example skills_server --features rmcp`"
-                .to_owned()
-        })?;
+            format!(
+                "target/debug/examples/{name} is not built: run the tests with \
+                 `cargo test --all-features` (which builds the examples), or \
+                 `cargo build --all-features --example {name}`"
+            )
+        })
+}
+
+/// `(command, args)` for `examples/skills_server.rs` (the MCP Rust SDK's
+/// `skills-fs` catalogue) over stdio, serving `tests/fixtures/skills`.
+pub fn skills() -> Result<(String, Vec<String>), String> {
+    let server = example("skills_server")?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skills");
     Ok((
         server.display().to_string(),

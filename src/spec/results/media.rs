@@ -6,79 +6,142 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::{ContentForm, lower_case};
 use crate::error::Problem;
 use crate::json::pointer_child;
-use crate::spec::template::{Piece, Template, parse_pieces};
+use crate::spec::template::{
+    Piece, Template, TemplateDoc, TemplateVars, TextTemplateDoc, template_vars,
+};
 
-/// Variables of a media rule.
-const MEDIA_VARS: &[&str] = &[
-    "type",
-    "text",
-    "mime",
-    "mime_subtype",
-    "data",
-    "size",
-    "uri",
-    "name",
-    "title",
-    "description",
-    "value",
-    "blob_text",
-    "file_name",
-    "document_name",
-];
+template_vars! {
+    /// A media rule template. Variables: type, text, mime, mime_subtype,
+    /// data (base64), size (decoded bytes), uri, name, title, description,
+    /// value (an unknown block as sent), blob_text (a text/* blob decoded as
+    /// UTF-8), file_name (a safe file name from the resource's URI, with the
+    /// MIME type's extension), document_name (letters, digits, single spaces,
+    /// hyphens, parentheses and brackets only, unique per call and block). A
+    /// rule whose required variables a block lacks does not apply.
+    pub(in crate::spec) Media("media_template") = [
+        "type",
+        "text",
+        "mime",
+        "mime_subtype",
+        "data",
+        "size",
+        "uri",
+        "name",
+        "title",
+        "description",
+        "value",
+        "blob_text",
+        "file_name",
+        "document_name",
+    ];
+}
 
+/// A MIME type a rule or limit takes: `type/subtype`, or `type/*`.
+#[cfg(test)]
+pub(in crate::spec) const MIME_RANGE: &str = r"^[^/\s]+/[^/\s]+$";
+
+/// How each kind of content block reaches the model; a kind not listed gets
+/// its placeholder.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct MediaDoc {
     #[serde(default)]
-    pub image: Option<RowDoc>,
+    pub image: Option<MediaRowDoc>,
     #[serde(default)]
-    pub audio: Option<RowDoc>,
+    pub audio: Option<MediaRowDoc>,
     #[serde(default)]
-    pub resource_link: Option<RowDoc>,
+    pub resource_link: Option<MediaRowDoc>,
     #[serde(default)]
-    pub resource_text: Option<RowDoc>,
+    pub resource_text: Option<MediaRowDoc>,
     #[serde(default)]
-    pub resource_blob: Option<RowDoc>,
+    pub resource_blob: Option<MediaRowDoc>,
     #[serde(default)]
-    pub unknown: Option<RowDoc>,
+    pub unknown: Option<MediaRowDoc>,
 }
 
-/// A media row: `placeholder` (the standard text form), or rules tried in order.
+/// A media row: `placeholder`, or rules tried in order.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(transform = crate::spec::schema::string_or_object)
+)]
 #[serde(untagged)]
-pub(in crate::spec) enum RowDoc {
+pub(in crate::spec) enum MediaRowDoc {
+    /// The standard text form, e.g. `[image: image/png, 1024 bytes]`.
     Placeholder(PlaceholderKeyword),
-    Rules(Vec<RuleDoc>),
+    /// Rules tried in order: the first whose MIME types match and whose
+    /// variables the block has applies; otherwise the placeholder.
+    Rules(#[cfg_attr(test, schemars(length(min = 1)))] Vec<MediaRuleDoc>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(in crate::spec) enum PlaceholderKeyword {
     Placeholder,
 }
 
-/// One media rule: the MIME types it takes and what it produces.
+/// One media rule: the MIME types it takes and the one thing it produces.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(extend("oneOf" = [{"required": ["block"]}, {"required": ["attach"]}, {"required": ["as_text"]}, {"required": ["follow_up"]}]))
+)]
 #[serde(deny_unknown_fields)]
-pub(in crate::spec) struct RuleDoc {
+pub(in crate::spec) struct MediaRuleDoc {
+    /// MIME types this rule applies to (`type/*` allowed); absent: any.
     #[serde(default)]
+    #[cfg_attr(test, schemars(length(min = 1), inner(regex(pattern = MIME_RANGE))))]
     pub accept: Option<Vec<String>>,
+    /// An item of `${content}` (`content: blocks` or `string_or_blocks`).
     #[serde(default)]
-    pub block: Option<Value>,
+    pub block: Option<TemplateDoc<Media>>,
+    /// An item of `${attachments}`, placed by the envelope outside the content.
     #[serde(default)]
-    pub attach: Option<Value>,
+    pub attach: Option<TemplateDoc<Media>>,
+    /// A text part; variables interpolate.
     #[serde(default)]
-    pub as_text: Option<String>,
+    pub as_text: Option<TextTemplateDoc<Media>>,
+    /// An item sent after all the turn's answers (`results.follow_up` says
+    /// how), introduced by a text naming its call; the answer keeps a short
+    /// note in its place.
     #[serde(default)]
-    pub follow_up: Option<Value>,
-    /// The largest payload (decoded bytes) the rule takes.
+    pub follow_up: Option<TemplateDoc<Media>>,
+    /// The largest payload the rule takes, in decoded bytes; a larger one is
+    /// refused (the next rule is tried, else the placeholder says why).
     #[serde(default)]
     pub max_bytes: Option<u64>,
+}
+
+impl MediaRuleDoc {
+    fn into_parts(self) -> RuleParts<Media> {
+        RuleParts {
+            accept: self.accept,
+            max_bytes: self.max_bytes,
+            block: self.block,
+            attach: self.attach,
+            as_text: self.as_text,
+            follow_up: self.follow_up,
+        }
+    }
+}
+
+/// A rule of any media table (results, structured content, a sampling
+/// message's media), its templates of the kind `K` still uncompiled.
+pub(in crate::spec) struct RuleParts<K> {
+    pub accept: Option<Vec<String>>,
+    pub max_bytes: Option<u64>,
+    pub block: Option<TemplateDoc<K>>,
+    pub attach: Option<TemplateDoc<K>>,
+    pub as_text: Option<TextTemplateDoc<K>>,
+    pub follow_up: Option<TemplateDoc<K>>,
 }
 
 /// The kinds of content a media table maps.
@@ -150,16 +213,15 @@ pub(super) fn compile_media(
         let at = pointer_child(&pointer_child(results_at, "media"), kind.key());
         let rules = match row {
             None => continue,
-            Some(RowDoc::Placeholder(_)) => Vec::new(),
-            Some(RowDoc::Rules(rules)) => rules
+            Some(MediaRowDoc::Placeholder(_)) => Vec::new(),
+            Some(MediaRowDoc::Rules(rules)) => rules
                 .into_iter()
                 .enumerate()
                 .map(|(i, rule)| {
                     compile_rule(
-                        rule,
+                        rule.into_parts(),
                         &pointer_child(&at, &i.to_string()),
                         content,
-                        MEDIA_VARS,
                     )
                 })
                 .collect::<Result<_, _>>()?,
@@ -169,11 +231,10 @@ pub(super) fn compile_media(
     Ok(table)
 }
 
-pub(in crate::spec) fn compile_rule(
-    rule: RuleDoc,
+pub(in crate::spec) fn compile_rule<K: TemplateVars>(
+    rule: RuleParts<K>,
     at: &str,
     content: ContentForm,
-    vars: &[&str],
 ) -> Result<MediaRule, Problem> {
     let accept = lower_case(rule.accept);
     let action = match (rule.block, rule.attach, rule.as_text, rule.follow_up) {
@@ -184,25 +245,18 @@ pub(in crate::spec) fn compile_rule(
                     "`content: string` holds one string, so a rule cannot produce a block; use `as_text`, `attach` or `follow_up`",
                 ));
             }
-            MediaAction::Block(Template::compile_at(
-                &block,
-                &pointer_child(at, "block"),
-                vars,
-            )?)
+            MediaAction::Block(block.compile_at(&pointer_child(at, "block"))?)
         }
-        (None, Some(attach), None, None) => MediaAction::Attach(Template::compile_at(
-            &attach,
-            &pointer_child(at, "attach"),
-            vars,
-        )?),
+        (None, Some(attach), None, None) => {
+            MediaAction::Attach(attach.compile_at(&pointer_child(at, "attach"))?)
+        }
         (None, None, Some(text), None) => MediaAction::Text(
-            parse_pieces(&text, vars).map_err(|m| Problem::at(pointer_child(at, "as_text"), m))?,
+            text.pieces()
+                .map_err(|m| Problem::at(pointer_child(at, "as_text"), m))?,
         ),
-        (None, None, None, Some(item)) => MediaAction::FollowUp(Template::compile_at(
-            &item,
-            &pointer_child(at, "follow_up"),
-            vars,
-        )?),
+        (None, None, None, Some(item)) => {
+            MediaAction::FollowUp(item.compile_at(&pointer_child(at, "follow_up"))?)
+        }
         _ => {
             return Err(Problem::at(
                 at,

@@ -9,34 +9,56 @@ mod structured;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::template::Template;
+use super::template::{Template, TemplateDoc, template_vars};
 use crate::error::Problem;
 use crate::json::pointer_child;
+#[cfg(test)]
+pub(in crate::spec) use media::MIME_RANGE;
 pub(crate) use media::{MediaAction, MediaKind, MediaRule};
 use media::{MediaDoc, compile_media};
-pub(super) use media::{RuleDoc, compile_rule};
+pub(in crate::spec) use media::{RuleParts, compile_rule};
 pub use structured::StructuredMode;
 pub(crate) use structured::StructuredRender;
 use structured::{StructuredDoc, StructuredPlan, compile_structured};
 
-/// Variables of an answer envelope.
-const ENVELOPE_VARS: &[&str] = &["call_id", "name", "content", "attachments"];
-/// Variables of a text block.
-const TEXT_VARS: &[&str] = &["text"];
-/// Variables of the follow-up text item.
-const FOLLOW_UP_TEXT_VARS: &[&str] = &["text"];
-/// Variables of the follow-up envelope.
-const FOLLOW_UP_ENVELOPE_VARS: &[&str] = &["items"];
+template_vars! {
+    /// An answer template. Variables: call_id (absent for a call without an
+    /// id), name (the exposed tool name), content (see content), attachments
+    /// (the items of attach rules, a list).
+    pub(in crate::spec) Envelope("envelope_template") = ["call_id", "name", "content", "attachments"];
+}
 
+template_vars! {
+    /// A text block template. Variable: text.
+    pub(in crate::spec) TextBlock("text_block_template") = ["text"];
+}
+
+template_vars! {
+    /// A follow-up text item: the text that introduces one follow-up medium
+    /// and names its call. Variable: text.
+    pub(in crate::spec) FollowUpText("follow_up_text_template") = ["text"];
+}
+
+template_vars! {
+    /// Wraps all of a turn's follow-up items into one item (a user message).
+    /// Variable: items (the list).
+    pub(in crate::spec) FollowUpEnvelope("follow_up_envelope_template") = ["items"];
+}
+
+/// How an MCP result is answered: the content form, the text block, the
+/// answer envelope (and one for errors), structured content, media,
+/// follow-up items and per-request media limits.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
-pub(super) struct ResultsDoc {
+pub(in crate::spec) struct ResultsDoc {
     pub content: ContentForm,
+    /// A text block, for `content: blocks` and `string_or_blocks`.
     #[serde(default)]
-    pub text_block: Option<Value>,
-    pub envelope: Value,
+    pub text_block: Option<TemplateDoc<TextBlock>>,
+    /// The answer to one call.
+    pub envelope: TemplateDoc<Envelope>,
     #[serde(default)]
     pub error: ErrorDoc,
     #[serde(default)]
@@ -45,49 +67,69 @@ pub(super) struct ResultsDoc {
     pub media: MediaDoc,
     #[serde(default)]
     pub follow_up: Option<FollowUpDoc>,
+    /// Limits on the media of one request, counted over one turn's answers
+    /// and follow-ups (earlier turns are not known here); a medium that
+    /// would pass one gets its placeholder, which says why.
     #[serde(default)]
     pub request_limits: Vec<RequestLimitDoc>,
 }
 
 /// What `${content}` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ContentForm {
     /// One string: the parts' texts joined with newlines.
     String,
     /// A list of blocks (texts through `text_block`).
     Blocks,
-    /// A string, unless a media rule produced a block: then blocks.
+    /// A string, unless a media rule (in sampling, also a tool use or
+    /// result) produced a block: then blocks.
     StringOrBlocks,
 }
 
+/// How a failed call, or a result with `isError`, is answered.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
-pub(super) struct ErrorDoc {
+pub(in crate::spec) struct ErrorDoc {
+    /// Put before the text of an error answer.
     #[serde(default)]
     pub prefix: Option<String>,
+    /// The answer to a failed call or an `isError` result, instead of `envelope`.
     #[serde(default)]
-    pub envelope: Option<Value>,
+    pub envelope: Option<TemplateDoc<Envelope>>,
 }
 
-/// How media sent after the turn's answers (`follow_up` rules) are wrapped.
+/// How media that `follow_up` rules take are delivered: after all the
+/// turn's answers, each after a text item naming its call.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
-pub(super) struct FollowUpDoc {
-    /// A text item: the text that introduces each follow-up medium.
-    pub text: Value,
-    /// Wraps all the turn's follow-up items into one item (a user message);
-    /// without it the items are appended as they are.
+pub(in crate::spec) struct FollowUpDoc {
+    /// A text item.
+    pub text: TemplateDoc<FollowUpText>,
+    /// Wraps the turn's follow-up items into one item; without it they are
+    /// appended as they are.
     #[serde(default)]
-    pub envelope: Option<Value>,
+    pub envelope: Option<TemplateDoc<FollowUpEnvelope>>,
 }
 
-/// A limit on the media one request carries, counted over one turn's media.
+/// A limit on the media one request carries: give `max_bytes`, `max_items`
+/// or both.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(extend("anyOf" = [{"required": ["max_bytes"]}, {"required": ["max_items"]}]))
+)]
 #[serde(deny_unknown_fields)]
-pub(super) struct RequestLimitDoc {
+pub(in crate::spec) struct RequestLimitDoc {
+    /// The MIME types the limit counts (`type/*` allowed); absent: every medium.
     #[serde(default)]
+    #[cfg_attr(test, schemars(length(min = 1), inner(regex(pattern = MIME_RANGE))))]
     pub accept: Option<Vec<String>>,
+    /// Decoded bytes.
     #[serde(default)]
     pub max_bytes: Option<u64>,
     #[serde(default)]
@@ -130,11 +172,7 @@ pub(super) fn compile(doc: ResultsDoc, at: &str) -> Result<ResultsPlan, Problem>
     let content = doc.content;
     let child = |key: &str| pointer_child(at, key);
     let text_block = match &doc.text_block {
-        Some(value) => Some(Template::compile_at(
-            value,
-            &child("text_block"),
-            TEXT_VARS,
-        )?),
+        Some(value) => Some(value.compile_at(&child("text_block"))?),
         None if content != ContentForm::String => {
             return Err(Problem::at(
                 at,
@@ -143,13 +181,9 @@ pub(super) fn compile(doc: ResultsDoc, at: &str) -> Result<ResultsPlan, Problem>
         }
         None => None,
     };
-    let envelope = Template::compile_at(&doc.envelope, &child("envelope"), ENVELOPE_VARS)?;
+    let envelope = doc.envelope.compile_at(&child("envelope"))?;
     let error_envelope = match &doc.error.envelope {
-        Some(value) => Some(Template::compile_at(
-            value,
-            &pointer_child(&child("error"), "envelope"),
-            ENVELOPE_VARS,
-        )?),
+        Some(value) => Some(value.compile_at(&pointer_child(&child("error"), "envelope"))?),
         None => None,
     };
     let follow_up = match &doc.follow_up {
@@ -193,7 +227,7 @@ fn compile_follow_up(doc: &FollowUpDoc, at: &str) -> Result<FollowUpPlan, Proble
     let envelope = match &doc.envelope {
         Some(value) => {
             let at = pointer_child(at, "envelope");
-            let envelope = Template::compile_at(value, &at, FOLLOW_UP_ENVELOPE_VARS)?;
+            let envelope = value.compile_at(&at)?;
             if !envelope.uses("items") {
                 return Err(Problem::at(
                     at,
@@ -205,7 +239,7 @@ fn compile_follow_up(doc: &FollowUpDoc, at: &str) -> Result<FollowUpPlan, Proble
         None => None,
     };
     Ok(FollowUpPlan {
-        text: Template::compile_at(&doc.text, &pointer_child(at, "text"), FOLLOW_UP_TEXT_VARS)?,
+        text: doc.text.compile_at(&pointer_child(at, "text"))?,
         envelope,
     })
 }

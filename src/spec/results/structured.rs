@@ -4,15 +4,20 @@
 use serde::{Deserialize, Serialize};
 
 use super::ContentForm;
-use super::media::{MediaRule, RuleDoc, compile_rule};
+use super::media::{MediaRule, RuleParts, compile_rule};
 use crate::error::{Error, Problem};
 use crate::json::pointer_child;
+use crate::spec::template::{TemplateDoc, TextTemplateDoc, template_vars};
 
-/// Variables of a structured-content rule.
-const STRUCTURED_VARS: &[&str] = &["value"];
+template_vars! {
+    /// A structured-content rule template. Variable: value (the
+    /// structuredContent value).
+    pub(in crate::spec) Structured("structured_template") = ["value"];
+}
 
-/// How `structuredContent` is used.
+/// When `structuredContent` is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum StructuredMode {
@@ -43,21 +48,31 @@ impl std::str::FromStr for StructuredMode {
     }
 }
 
+/// When a result's `structuredContent` is used, and how it reaches the model.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct StructuredDoc {
     #[serde(default, rename = "use")]
     pub use_: StructuredMode,
+    /// How the value reaches the model.
     #[serde(default)]
+    #[cfg_attr(test, schemars(extend("default" = RenderKeyword::JsonText)))]
     pub render: RenderDoc,
 }
 
-/// How a `structuredContent` value reaches the model.
+/// How a `structuredContent` value reaches the model: a keyword, or rules
+/// tried in order.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(transform = crate::spec::schema::string_or_object)
+)]
 #[serde(untagged)]
 pub(in crate::spec) enum RenderDoc {
     Keyword(RenderKeyword),
-    Rules(Vec<RuleDoc>),
+    Rules(#[cfg_attr(test, schemars(length(min = 1)))] Vec<StructuredRuleDoc>),
 }
 
 impl Default for RenderDoc {
@@ -67,12 +82,33 @@ impl Default for RenderDoc {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema, Serialize))]
 #[serde(rename_all = "snake_case")]
 pub(in crate::spec) enum RenderKeyword {
     /// The value as JSON text.
     JsonText,
     /// The value itself is `${content}` (`content: string` only).
     Value,
+}
+
+/// One structured-content rule: the one thing it produces.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(extend("oneOf" = [{"required": ["block"]}, {"required": ["attach"]}, {"required": ["as_text"]}]))
+)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct StructuredRuleDoc {
+    /// An item of `${content}` (`content: blocks` or `string_or_blocks`).
+    #[serde(default)]
+    pub block: Option<TemplateDoc<Structured>>,
+    /// An item of `${attachments}`, placed by the envelope outside the content.
+    #[serde(default)]
+    pub attach: Option<TemplateDoc<Structured>>,
+    /// A text part; variables interpolate.
+    #[serde(default)]
+    pub as_text: Option<TextTemplateDoc<Structured>>,
 }
 
 /// How a `structuredContent` value is rendered.
@@ -111,20 +147,15 @@ pub(super) fn compile_structured(
                 .into_iter()
                 .enumerate()
                 .map(|(i, rule)| {
-                    let at = pointer_child(&at, &i.to_string());
-                    if rule.accept.is_some() || rule.max_bytes.is_some() {
-                        return Err(Problem::at(
-                            at,
-                            "a structured value has no MIME type or payload; `accept` and `max_bytes` apply to media rows only",
-                        ));
-                    }
-                    if rule.follow_up.is_some() {
-                        return Err(Problem::at(
-                            pointer_child(&at, "follow_up"),
-                            "a structured value is part of the answer; `follow_up` applies to media rows only",
-                        ));
-                    }
-                    compile_rule(rule, &at, content, STRUCTURED_VARS)
+                    let parts = RuleParts {
+                        accept: None,
+                        max_bytes: None,
+                        block: rule.block,
+                        attach: rule.attach,
+                        as_text: rule.as_text,
+                        follow_up: None,
+                    };
+                    compile_rule(parts, &pointer_child(&at, &i.to_string()), content)
                 })
                 .collect::<Result<_, _>>()?,
         ),

@@ -7,22 +7,27 @@ use super::at;
 use crate::error::Problem;
 use crate::json::pointer_child;
 
-/// The form of call ids a provider accepts.
+/// The form call ids must have: an id of the history that does not fit is
+/// replaced by one made from it (the same in its tool use and in the result
+/// that answers it; two ids that would become one are an error).
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct CallIdsDoc {
-    /// The characters an id may have.
     pub alphabet: IdAlphabet,
     /// The exact length of an id.
     #[serde(default)]
+    #[cfg_attr(test, schemars(range(min = 8, max = MAX_CALL_ID_LENGTH)))]
     pub length: Option<usize>,
     /// The largest length of an id.
     #[serde(default)]
+    #[cfg_attr(test, schemars(range(min = 8, max = MAX_CALL_ID_LENGTH)))]
     pub max_length: Option<usize>,
 }
 
-/// Characters of a call id.
+/// The characters a call id may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum IdAlphabet {
     /// `A-Z`, `a-z`, `0-9`.

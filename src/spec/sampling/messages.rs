@@ -6,92 +6,198 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::at;
 use super::call_ids::CallIdsDoc;
-use super::{at, template};
 use crate::error::Problem;
 use crate::json::pointer_child;
+#[cfg(test)]
+use crate::spec::results::MIME_RANGE;
 use crate::spec::results::{
-    ContentForm, MediaAction, MediaRule, ResultsPlan, RuleDoc, compile_rule,
+    ContentForm, MediaAction, MediaRule, ResultsPlan, RuleParts, compile_rule,
 };
-use crate::spec::template::Template;
+use crate::spec::template::{Template, TemplateDoc, TemplateVars, TextTemplateDoc, template_vars};
 
-/// Variables of a message envelope.
-const MESSAGE_VARS: &[&str] = &["content", "attachments", "tool_calls"];
-/// Variables of a message's text block.
-const TEXT_VARS: &[&str] = &["text"];
-/// Variables of a message's media rules.
-const MEDIA_VARS: &[&str] = &["type", "mime", "mime_subtype", "data", "size"];
-/// Variables of a tool use, besides those its `meta` names.
-const TOOL_USE_VARS: &[&str] = &["id", "name", "input", "arguments"];
+template_vars! {
+    /// A message. Variables: content (the role's content form; absent when
+    /// the message has nothing for it, write ${content?} where the API
+    /// allows that), attachments (the items of attach rules, a list),
+    /// tool_calls (the tool uses, with tool_use.into: tool_calls; a list),
+    /// and each variable the role's `meta` names (a value of the message's
+    /// _meta, or its default).
+    pub(in crate::spec) Message("sampling_message_template", open) = ["content", "attachments", "tool_calls"];
+}
 
+template_vars! {
+    /// A text block of a message. Variable: text.
+    pub(in crate::spec) MessageText("sampling_text_block_template") = ["text"];
+}
+
+template_vars! {
+    /// A message's media rule. Variables: type (image or audio), mime
+    /// (normalized, image/jpg is image/jpeg), mime_subtype (the part after
+    /// /), data (the base64 payload), size (decoded bytes).
+    pub(in crate::spec) MessageMedia("sampling_media_template") = ["type", "mime", "mime_subtype", "data", "size"];
+}
+
+template_vars! {
+    /// A tool use of an assistant message. Variables: id, name (the name the
+    /// provider knows the tool by), input (the arguments, an object),
+    /// arguments (the same as JSON text), and each variable `meta` names (a
+    /// value of the tool use's _meta).
+    pub(in crate::spec) ToolUse("sampling_tool_use_template", open) = ["id", "name", "input", "arguments"];
+}
+
+/// A variable a spec names (`meta`): lower-case letters, digits and `_`.
+#[cfg(test)]
+pub(in crate::spec) const VAR_NAME: &str = "^[a-z_][a-z0-9_]*$";
+
+/// Whether `var` may name a variable: lower-case letters, digits and `_`,
+/// not starting with a digit, and none of the kind's own.
+fn names_a_variable(var: &str, own: &[&str]) -> bool {
+    var.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && var
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !own.contains(&var)
+}
+
+/// How each role's messages are shaped, tool uses written, and tool results
+/// and their follow-ups placed.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct MessagesDoc {
+    /// How user messages are shaped: text blocks and media by their rules.
     pub user: RoleDoc,
+    /// How assistant messages are shaped: text blocks, media by their
+    /// rules, and tool uses.
     pub assistant: RoleDoc,
     pub tool_use: ToolUseDoc,
+    /// A user message's tool results, answered by the results section.
     pub tool_results: ResultsPlacement,
+    /// The media the answers cannot carry (the results' `follow_up` rules).
     #[serde(default)]
     pub follow_ups: FollowUpPlacement,
-    /// Consecutive messages of one role become one (APIs whose roles must alternate).
+    /// Consecutive messages of one role become one message, their blocks in
+    /// order (APIs whose roles must alternate).
     #[serde(default)]
     pub merge_consecutive: bool,
-    /// The form call ids must have; ids of the history that do not are
-    /// replaced, the same way in tool uses and in the results that answer them.
     #[serde(default)]
     pub call_ids: Option<CallIdsDoc>,
 }
 
 /// How the messages of one role are shaped.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct RoleDoc {
     pub content: ContentForm,
+    /// A text block, for `content: blocks` and `string_or_blocks`.
     #[serde(default)]
-    pub text_block: Option<Value>,
-    pub envelope: Value,
+    pub text_block: Option<TemplateDoc<MessageText>>,
+    /// The message.
+    pub envelope: TemplateDoc<Message>,
     #[serde(default)]
     pub media: SamplingMediaDoc,
-    /// Envelope variables read from the message's `_meta`: variable name to
-    /// the `_meta` key, or `{key, default}` for a field the API requires.
+    /// Envelope variables read from the message's `_meta` (what
+    /// `response.message_meta` kept): variable name to the `_meta` key, or
+    /// `{key, default}` for a field the API requires on every such message
+    /// (the default when the key is absent).
     #[serde(default)]
+    #[cfg_attr(test, schemars(extend("propertyNames" = {"pattern": VAR_NAME})))]
     pub meta: BTreeMap<String, MetaVarDoc>,
 }
 
-/// A message variable from the message's `_meta`.
+/// A message variable from the message's `_meta`: its key, or `{key, default}`.
 #[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(transform = crate::spec::schema::string_or_object)
+)]
+#[serde(untagged, deny_unknown_fields)]
 pub(in crate::spec) enum MetaVarDoc {
-    Key(String),
+    Key(#[cfg_attr(test, schemars(length(min = 1)))] String),
     Full {
+        #[cfg_attr(test, schemars(length(min = 1)))]
         key: String,
         /// The value when the message's `_meta` lacks the key.
         default: Value,
     },
 }
 
-/// The media a message of one role may hold; a kind not listed is refused.
+/// The media this role's messages may hold: a kind not listed, or a block
+/// no rule takes, is refused (an error naming the message).
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct SamplingMediaDoc {
+    /// Rules for image blocks, tried in order: the first whose MIME types
+    /// match, whose `max_bytes` the payload fits and whose variables are
+    /// present applies.
     #[serde(default)]
-    pub image: Option<Vec<RuleDoc>>,
+    #[cfg_attr(test, schemars(length(min = 1)))]
+    pub image: Option<Vec<SamplingMediaRuleDoc>>,
+    /// Rules for audio blocks, tried in order, as for images.
     #[serde(default)]
-    pub audio: Option<Vec<RuleDoc>>,
+    #[cfg_attr(test, schemars(length(min = 1)))]
+    pub audio: Option<Vec<SamplingMediaRuleDoc>>,
 }
 
+/// One rule of a message's media: the MIME types it takes and the one
+/// thing it produces.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(extend("oneOf" = [{"required": ["block"]}, {"required": ["attach"]}, {"required": ["as_text"]}]))
+)]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct SamplingMediaRuleDoc {
+    /// MIME types this rule applies to (`type/*` allowed); absent: any.
+    #[serde(default)]
+    #[cfg_attr(test, schemars(length(min = 1), inner(regex(pattern = MIME_RANGE))))]
+    pub accept: Option<Vec<String>>,
+    /// The largest payload the rule takes, in decoded bytes; a larger one is
+    /// refused with the limit named.
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+    /// An item of `${content}` (`content: blocks` or `string_or_blocks`).
+    #[serde(default)]
+    pub block: Option<TemplateDoc<MessageMedia>>,
+    /// An item of `${attachments}` (images beside the text, for APIs that
+    /// take them so).
+    #[serde(default)]
+    pub attach: Option<TemplateDoc<MessageMedia>>,
+    /// A text part instead of the medium; variables interpolate.
+    #[serde(default)]
+    pub as_text: Option<TextTemplateDoc<MessageMedia>>,
+}
+
+/// An assistant message's tool uses.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct ToolUseDoc {
     pub into: ToolUseInto,
-    pub item: Value,
-    /// Template variables read from the tool use's `_meta`: variable name to `_meta` key.
+    /// One tool use; it must place `${name}` and `${input}` or `${arguments}`.
+    pub item: TemplateDoc<ToolUse>,
+    /// Variables for the item read from the tool use's `_meta`: variable
+    /// name to `_meta` key (what `response.tool_use_meta` kept).
     #[serde(default)]
+    #[cfg_attr(
+        test,
+        schemars(extend(
+            "propertyNames" = {"pattern": VAR_NAME},
+            "additionalProperties" = {"type": "string", "minLength": 1}
+        ))
+    )]
     pub meta: BTreeMap<String, String>,
 }
 
 /// Where an assistant message's tool uses go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ToolUseInto {
     /// Among the message's content blocks, in order.
@@ -104,6 +210,7 @@ pub(crate) enum ToolUseInto {
 
 /// Where a user message's tool results go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ResultsPlacement {
     /// The answers are the content of one user message.
@@ -114,12 +221,13 @@ pub(crate) enum ResultsPlacement {
 
 /// Where the media a tool result cannot carry go.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema, serde::Serialize))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum FollowUpPlacement {
     /// After the answers, as the message(s) the results' follow-up envelope makes.
     #[default]
     After,
-    /// Into the content of the answers' user message, after them.
+    /// Into the content of the answers' user message, as blocks after them.
     Content,
 }
 
@@ -156,24 +264,21 @@ pub(crate) struct ToolUsePlan {
 }
 
 pub(super) fn compile_tool_use(doc: ToolUseDoc) -> Result<ToolUsePlan, Problem> {
-    let mut vars: Vec<&str> = TOOL_USE_VARS.to_vec();
     for var in doc.meta.keys() {
-        let identifier = var.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-            && var
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !identifier || TOOL_USE_VARS.contains(&var.as_str()) {
+        if !names_a_variable(var, ToolUse::NAMES) {
             return Err(Problem::at(
                 at(&["messages", "tool_use", "meta", var]),
                 format!(
                     "`{var}` cannot name a variable: use lower-case letters, digits and `_`, and none of {}",
-                    TOOL_USE_VARS.join(", ")
+                    ToolUse::NAMES.join(", ")
                 ),
             ));
         }
-        vars.push(var);
     }
-    let item = template(&doc.item, &["messages", "tool_use", "item"], &vars)?;
+    let extra: Vec<&str> = doc.meta.keys().map(String::as_str).collect();
+    let item = doc
+        .item
+        .compile_with(&at(&["messages", "tool_use", "item"]), &extra)?;
     if !item.uses("name") || !(item.uses("input") || item.uses("arguments")) {
         return Err(Problem::at(
             at(&["messages", "tool_use", "item"]),
@@ -198,10 +303,7 @@ pub(super) fn compile_role(doc: RoleDoc, role: &str) -> Result<RolePlan, Problem
         at(&owned.iter().map(String::as_str).collect::<Vec<_>>())
     };
     let text_block = match &doc.text_block {
-        Some(value) => Some(
-            Template::compile(value, TEXT_VARS)
-                .map_err(|e| Problem::at(format!("{}{}", p(&["text_block"]), e.path), e.message))?,
-        ),
+        Some(value) => Some(value.compile_at(&p(&["text_block"]))?),
         None if doc.content != ContentForm::String => {
             return Err(Problem::at(
                 p(&[]),
@@ -210,23 +312,17 @@ pub(super) fn compile_role(doc: RoleDoc, role: &str) -> Result<RolePlan, Problem
         }
         None => None,
     };
-    let mut vars: Vec<&str> = MESSAGE_VARS.to_vec();
     let mut meta = Vec::new();
     for (var, entry) in &doc.meta {
-        let identifier = var.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-            && var
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !identifier || MESSAGE_VARS.contains(&var.as_str()) {
+        if !names_a_variable(var, Message::NAMES) {
             return Err(Problem::at(
                 p(&["meta", var]),
                 format!(
                     "`{var}` cannot name a variable: use lower-case letters, digits and `_`, and none of {}",
-                    MESSAGE_VARS.join(", ")
+                    Message::NAMES.join(", ")
                 ),
             ));
         }
-        vars.push(var);
         let (key, default) = match entry {
             MetaVarDoc::Key(key) => (key.clone(), None),
             MetaVarDoc::Full { key, default } => (key.clone(), Some(default.clone())),
@@ -237,8 +333,8 @@ pub(super) fn compile_role(doc: RoleDoc, role: &str) -> Result<RolePlan, Problem
             default,
         });
     }
-    let envelope = Template::compile(&doc.envelope, &vars)
-        .map_err(|e| Problem::at(format!("{}{}", p(&["envelope"]), e.path), e.message))?;
+    let extra: Vec<&str> = doc.meta.keys().map(String::as_str).collect();
+    let envelope = doc.envelope.compile_with(&p(&["envelope"]), &extra)?;
     if let Some(unused) = meta.iter().find(|m| !envelope.uses(&m.var)) {
         return Err(Problem::at(
             p(&["meta", &unused.var]),
@@ -289,20 +385,26 @@ pub(super) fn compile_role(doc: RoleDoc, role: &str) -> Result<RolePlan, Problem
     })
 }
 
-fn compile_media_rule(rule: RuleDoc, at: &str, content: ContentForm) -> Result<MediaRule, Problem> {
-    if rule.follow_up.is_some() {
-        return Err(Problem::at(
-            pointer_child(at, "follow_up"),
-            "a message's media are part of it: `follow_up` applies to tool results only",
-        ));
-    }
+fn compile_media_rule(
+    rule: SamplingMediaRuleDoc,
+    at: &str,
+    content: ContentForm,
+) -> Result<MediaRule, Problem> {
     if rule.block.is_some() && content == ContentForm::String {
         return Err(Problem::at(
             pointer_child(at, "block"),
             "`content: string` holds one string, so a rule cannot produce a block; use `as_text` or `attach`",
         ));
     }
-    compile_rule(rule, at, content, MEDIA_VARS)
+    let parts = RuleParts {
+        accept: rule.accept,
+        max_bytes: rule.max_bytes,
+        block: rule.block,
+        attach: rule.attach,
+        as_text: rule.as_text,
+        follow_up: None,
+    };
+    compile_rule(parts, at, content)
 }
 
 pub(super) fn check_messages(

@@ -18,12 +18,11 @@ mod response;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::choice::{self, Choice, ChoiceDoc, ChoiceMode};
 use super::results::ResultsPlan;
 use super::strict::{StrictDefault, StrictMode};
-use super::template::Template;
+use super::template::{Template, TemplateDoc, TemplateVars, template_vars};
 use crate::error::Problem;
 use crate::json::pointer_child;
 use call_ids::compile_call_ids;
@@ -35,40 +34,64 @@ use messages::{
 pub(crate) use response::{ItemAction, ItemRule, ResponsePlan};
 use response::{ResponseDoc, compile_response};
 
-/// Variables of the request body.
-const REQUEST_VARS: &[&str] = &[
-    "model",
-    "system",
-    "messages",
-    "max_tokens",
-    "temperature",
-    "stop_sequences",
-    "metadata",
-    "tools",
-    "tool_choice",
-];
-/// Variables of the system prompt's value or message.
-const SYSTEM_VARS: &[&str] = &["text"];
-/// Variables of the tools' wrapper.
-const WRAP_VARS: &[&str] = &["tools", "tool_choice"];
+template_vars! {
+    /// A sampling request body. Variables: model (the application's model
+    /// name; leave it out for providers whose model is in the URL), system
+    /// (the system prompt: its text, or system.value of it; absent without
+    /// one), messages (the rendered messages, required), max_tokens
+    /// (maxTokens, required), temperature, stop_sequences (a list; absent
+    /// when empty), metadata (MCP's free-form metadata), tools (the tool
+    /// definitions, wrapped by tools.wrap; absent without tools or when a
+    /// tool choice leaves them out), tool_choice (the tool choice's value;
+    /// absent when none is sent).
+    pub(super) Request("sampling_request_template") = [
+        "model",
+        "system",
+        "messages",
+        "max_tokens",
+        "temperature",
+        "stop_sequences",
+        "metadata",
+        "tools",
+        "tool_choice",
+    ];
+}
 
-/// How an MCP `sampling/createMessage` request becomes a request body, and
-/// the provider's response a `CreateMessageResult`.
+template_vars! {
+    /// The system prompt as a value for ${system} (system.value) or as a
+    /// message before the others (system.message). Variable: text.
+    pub(super) System("sampling_system_template") = ["text"];
+}
+
+template_vars! {
+    /// Wraps the tool definitions into ${tools}. Variables: tools (the
+    /// definitions, a list), tool_choice (the tool choice's value, placed
+    /// here instead of in the request).
+    pub(super) ToolsWrap("sampling_wrap_template") = ["tools", "tool_choice"];
+}
+
+/// How an MCP `sampling/createMessage` request becomes this provider's
+/// request body, and its response a `CreateMessageResult`.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct SamplingDoc {
-    /// The request body.
-    pub request: Value,
-    /// Request fields the provider has no place for: dropped, with a warning.
+    /// The request body; it must place `${messages}`, `${max_tokens}` and `${tools}`.
+    #[cfg_attr(test, schemars(transform = crate::spec::schema::object_template))]
+    pub request: TemplateDoc<Request>,
+    /// Request fields the provider has no place for: dropped with a
+    /// warning. A field neither placed nor ignored is an error when a
+    /// request carries it.
     #[serde(default)]
+    #[cfg_attr(test, schemars(extend("uniqueItems" = true)))]
     pub ignore: Vec<SamplingParam>,
     #[serde(default)]
     pub system: Option<SystemDoc>,
     pub messages: MessagesDoc,
     #[serde(default)]
     pub tools: SamplingToolsDoc,
-    /// What each `toolChoice` mode becomes, when sampling differs from the
-    /// spec's own `tool_choice`; a mode not listed is an error.
+    /// What each `toolChoice` mode becomes in a sampling request, when it
+    /// differs from the spec's `tool_choice` section (which applies otherwise).
     #[serde(default)]
     pub tool_choice: Option<BTreeMap<ChoiceMode, ChoiceDoc>>,
     pub response: ResponseDoc,
@@ -76,6 +99,7 @@ pub(super) struct SamplingDoc {
 
 /// A field of a sampling request that a spec may place or ignore.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum SamplingParam {
     System,
@@ -84,28 +108,37 @@ pub(crate) enum SamplingParam {
     Metadata,
 }
 
-/// Where the system prompt goes: a value for `${system}`, or a message put
-/// before the others.
+/// Where the system prompt goes: a value for `${system}` (absent: the text
+/// itself), or a message before the others.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(extend("oneOf" = [{"required": ["value"]}, {"required": ["message"]}]))
+)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SystemDoc {
     #[serde(default)]
-    pub value: Option<Value>,
+    pub value: Option<TemplateDoc<System>>,
     #[serde(default)]
-    pub message: Option<Value>,
+    pub message: Option<TemplateDoc<System>>,
 }
 
+/// The tools a sampling request offers.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct SamplingToolsDoc {
-    /// Wraps the tool definitions (variables `tools`, `tool_choice`) into `${tools}`.
+    /// Wraps the definitions (the tools.definition template's, under the
+    /// toolset's names) into `${tools}`; it must place `${tools}`.
     #[serde(default)]
-    pub wrap: Option<Value>,
-    /// The strict mode of the tools offered (`false` unless a spec says otherwise).
+    pub wrap: Option<TemplateDoc<ToolsWrap>>,
+    /// The strict mode of the tools offered (`SamplingOptions::strict` overrides it).
     #[serde(default = "strict_off")]
     pub strict: StrictDefault,
-    /// The API requires the tool definitions whenever the history holds tool
-    /// uses or results: `{omit: tools}` keeps them then.
+    /// The API needs the tool definitions whenever the history holds tool
+    /// uses or results: `{omit: tools}` keeps them then, without a tool
+    /// choice (with a warning).
     #[serde(default)]
     pub required_by_history: bool,
 }
@@ -164,9 +197,8 @@ fn at(path: &[&str]) -> String {
     path.iter().fold(AT.to_owned(), |p, s| pointer_child(&p, s))
 }
 
-fn template(value: &Value, path: &[&str], vars: &[&str]) -> Result<Template, Problem> {
-    let at = at(path);
-    Template::compile(value, vars).map_err(|p| Problem::at(format!("{at}{}", p.path), p.message))
+fn template<K: TemplateVars>(doc: &TemplateDoc<K>, path: &[&str]) -> Result<Template, Problem> {
+    doc.compile_at(&at(path))
 }
 
 /// Compiles a `sampling:` section; `results` are the spec's results sections
@@ -177,7 +209,7 @@ pub(super) fn compile(
     results: &[&ResultsPlan],
     choices: &BTreeMap<ChoiceMode, Choice>,
 ) -> Result<SamplingPlan, Problem> {
-    let request = template(&doc.request, &["request"], REQUEST_VARS)?;
+    let request = template(&doc.request, &["request"])?;
     for (var, why) in [
         ("messages", "the conversation would be lost"),
         ("max_tokens", "MCP requires the client to respect maxTokens"),
@@ -191,7 +223,7 @@ pub(super) fn compile(
     }
     let tools_wrap = match &doc.tools.wrap {
         Some(value) => {
-            let wrap = template(value, &["tools", "wrap"], WRAP_VARS)?;
+            let wrap = template(value, &["tools", "wrap"])?;
             if !wrap.uses("tools") {
                 return Err(Problem::at(
                     at(&["tools", "wrap"]),
@@ -302,7 +334,6 @@ fn compile_system(doc: Option<SystemDoc>, request: &Template) -> Result<SystemPl
             Ok(SystemPlacement::Message(template(
                 &message,
                 &["system", "message"],
-                SYSTEM_VARS,
             )?))
         }
         Some(SystemDoc {
@@ -317,7 +348,6 @@ fn compile_system(doc: Option<SystemDoc>, request: &Template) -> Result<SystemPl
             Ok(SystemPlacement::Value(Some(template(
                 &value,
                 &["system", "value"],
-                SYSTEM_VARS,
             )?)))
         }
         None => Ok(SystemPlacement::Value(None)),

@@ -12,82 +12,100 @@ use super::at;
 use crate::error::Problem;
 use crate::json::pointer_child;
 use crate::mcp::StopReason;
-use crate::spec::path::{ConditionDoc, JsonPath};
+use crate::spec::path::{ConditionDoc, JsonPath, PathDoc};
 
-/// How a provider's response is read back.
+/// How the provider's (non-streamed) response is read. Items the calls
+/// section selects are tool calls, read with its id, name and arguments.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct ResponseDoc {
-    /// Where the model's name is; absent, the request's model.
+    /// Where the model's name is; absent: the request's model.
     #[serde(default)]
-    pub model: Option<String>,
+    pub model: Option<PathDoc>,
     /// Paths of an error body's message: the first present, not null and
-    /// not an object wins.
+    /// not an object makes the response an error.
     #[serde(default)]
-    pub error: Vec<String>,
-    /// Where the answer is, read in order: a string (one text block) or a list of items.
-    pub content: Vec<String>,
-    /// What the items that are not calls become; the first rule that matches applies.
+    pub error: Vec<PathDoc>,
+    /// Where the answer is, read in order: a string is one text block, a
+    /// list is items.
+    #[cfg_attr(test, schemars(length(min = 1)))]
+    pub content: Vec<PathDoc>,
+    /// What items that are not calls become: the first rule that matches
+    /// applies; an item no rule matches is left out.
     #[serde(default)]
     pub items: Vec<ItemRuleDoc>,
     pub stop_reason: StopReasonDoc,
-    /// `_meta` keys of a tool use and the call item's paths they are read from.
+    /// `_meta` keys of a tool use and the paths in the call item they are
+    /// read from (provider state the next request must send back).
     #[serde(default)]
-    pub tool_use_meta: BTreeMap<String, String>,
-    /// `_meta` keys of the result and the response's paths they are read
-    /// from (fields of the assistant message the next request must send back).
+    pub tool_use_meta: BTreeMap<String, PathDoc>,
+    /// `_meta` keys of the result and the paths in the response they are
+    /// read from (fields of the assistant message the next request must
+    /// send back, such as reasoning; a role's `meta` puts them back).
     #[serde(default)]
-    pub message_meta: BTreeMap<String, String>,
+    pub message_meta: BTreeMap<String, PathDoc>,
 }
 
-/// What one kind of response item becomes.
+/// What one kind of response item becomes: give one of `text`, `media`,
+/// `each` and `skip`.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(extend("oneOf" = [{"required": ["text"]}, {"required": ["media"]}, {"required": ["each"]}, {"required": ["skip"]}]))
+)]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct ItemRuleDoc {
     #[serde(default)]
     pub when: Option<ConditionDoc>,
-    /// A text block from the string at this path.
+    /// A text block from the string here.
     #[serde(default)]
-    pub text: Option<String>,
-    /// An image or audio block.
+    pub text: Option<PathDoc>,
     #[serde(default)]
     pub media: Option<MediaReadDoc>,
-    /// The items of the list at this path are read with the same rules.
+    /// The items of the list here are read with the same rules.
     #[serde(default)]
-    pub each: Option<String>,
+    pub each: Option<PathDoc>,
     /// The item is left out (reasoning, hosted tools' items).
     #[serde(default)]
+    #[cfg_attr(test, schemars(extend("const" = true)))]
     pub skip: Option<bool>,
 }
 
+/// An image or audio block (by the MIME type's major type).
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct MediaReadDoc {
-    pub mime: String,
-    pub data: String,
+    pub mime: PathDoc,
+    pub data: PathDoc,
 }
 
+/// How the stop reason is read.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct StopReasonDoc {
-    /// Paths of the provider's reason: the first present (and not null) wins.
-    pub from: Vec<String>,
-    /// Provider values and the MCP reasons they are; others are kept as sent.
+    /// Paths of the provider's reason: the first present and not null wins.
+    #[cfg_attr(test, schemars(length(min = 1)))]
+    pub from: Vec<PathDoc>,
+    /// Provider values and the MCP stop reasons they are; others are kept as sent.
     #[serde(default)]
     pub map: BTreeMap<String, McpStopReason>,
-    /// A reason that maps to `endTurn` is `toolUse` when the answer holds tool
-    /// calls (APIs that report the same reason for both).
+    /// A reason that maps to `endTurn` is `toolUse` when the answer holds
+    /// tool calls (APIs that report the same reason for both).
     #[serde(default)]
     pub calls_mean_tool_use: bool,
-    /// An empty reason (`""`) is `toolUse` when the answer holds tool calls
-    /// and no reason otherwise (APIs that leave the reason empty on tool-call
-    /// turns).
+    /// An empty reason (`""`) is `toolUse` when the answer holds tool calls,
+    /// and no reason otherwise (APIs that leave it empty on tool-call turns).
     #[serde(default)]
     pub empty_means_tool_use: bool,
 }
 
 /// An MCP `stopReason`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub(in crate::spec) enum McpStopReason {
     #[serde(rename = "endTurn")]
     EndTurn,
@@ -145,12 +163,12 @@ pub(super) fn compile_response(doc: ResponseDoc) -> Result<ResponsePlan, Problem
         .map(|(i, rule)| {
             let at = at(&["response", "items", &i.to_string()]);
             let action = match (rule.text, rule.media, rule.each, rule.skip) {
-                (Some(text), None, None, None) => ItemAction::Text(JsonPath::parse(&text)),
+                (Some(text), None, None, None) => ItemAction::Text(text.compile()),
                 (None, Some(media), None, None) => ItemAction::Media {
-                    mime: JsonPath::parse(&media.mime),
-                    data: JsonPath::parse(&media.data),
+                    mime: media.mime.compile(),
+                    data: media.data.compile(),
                 },
-                (None, None, Some(each), None) => ItemAction::Each(JsonPath::parse(&each)),
+                (None, None, Some(each), None) => ItemAction::Each(each.compile()),
                 (None, None, None, Some(true)) => ItemAction::Skip,
                 (None, None, None, Some(false)) => {
                     return Err(Problem::at(
@@ -166,26 +184,26 @@ pub(super) fn compile_response(doc: ResponseDoc) -> Result<ResponsePlan, Problem
                 }
             };
             Ok(ItemRule {
-                when: rule.when.map(|c| (JsonPath::parse(&c.path), c.equals)),
+                when: rule.when.map(|c| (c.path.compile(), c.equals)),
                 action,
             })
         })
         .collect::<Result<_, _>>()?;
     let stop = doc.stop_reason;
     Ok(ResponsePlan {
-        model: doc.model.as_deref().map(JsonPath::parse),
-        error: doc.error.iter().map(|p| JsonPath::parse(p)).collect(),
+        model: doc.model.as_ref().map(PathDoc::compile),
+        error: doc.error.iter().map(PathDoc::compile).collect(),
         content: doc
             .content
-            .into_iter()
-            .map(|p| (p.clone(), JsonPath::parse(&p)))
+            .iter()
+            .map(|p| (p.as_str().to_owned(), p.compile()))
             .collect(),
         items,
         stop: StopPlan {
             from: stop
                 .from
-                .into_iter()
-                .map(|p| (p.clone(), JsonPath::parse(&p)))
+                .iter()
+                .map(|p| (p.as_str().to_owned(), p.compile()))
                 .collect(),
             map: stop
                 .map
@@ -206,12 +224,12 @@ pub(super) fn compile_response(doc: ResponseDoc) -> Result<ResponsePlan, Problem
         tool_use_meta: doc
             .tool_use_meta
             .into_iter()
-            .map(|(key, path)| (key, JsonPath::parse(&path)))
+            .map(|(key, path)| (key, path.compile()))
             .collect(),
         message_meta: doc
             .message_meta
             .into_iter()
-            .map(|(key, path)| (key, JsonPath::parse(&path)))
+            .map(|(key, path)| (key, path.compile()))
             .collect(),
     })
 }

@@ -10,22 +10,26 @@ use serde_json::Value;
 
 use crate::error::Problem;
 use crate::json::pointer_child;
-use crate::spec::path::{ConditionDoc, JsonPath, Step};
+use crate::spec::path::{ConditionDoc, JsonPath, PathDoc, Step};
 
-/// One event rule: which events it applies to and what each does.
+/// What the events this rule matches do; every matching rule applies, in order.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct EventRuleDoc {
+    /// The event names this rule applies to (see `name`).
     #[serde(default)]
-    pub on: Option<OneOrMany>,
+    pub on: Option<OneOrMany<String>>,
     #[serde(default)]
     pub when: Option<ConditionDoc>,
+    /// Merge the object at this path into the message, or set message
+    /// fields from event paths (`{field: path}`).
     #[serde(default)]
     pub message: Option<MessageMergeDoc>,
     #[serde(default)]
     pub open: Option<OpenDoc>,
     #[serde(default)]
-    pub replace: Option<OpenDoc>,
+    pub replace: Option<ReplaceDoc>,
     #[serde(default)]
     pub fragments: Option<FragmentsDoc>,
     #[serde(default)]
@@ -35,28 +39,31 @@ pub(in crate::spec) struct EventRuleDoc {
     #[serde(default)]
     pub set: Option<SetDoc>,
     #[serde(default)]
-    pub close: Option<KeyDoc>,
+    pub close: Option<CloseDoc>,
+    /// The stream is complete.
     #[serde(default)]
     pub end: Option<bool>,
-    /// The list of whole items the event carries (a final response's
-    /// output): an item still open, not a call, takes the entry at its key's
-    /// position and is complete.
+    /// The path of the whole items the event carries (a final response's
+    /// output): an item still open that is not a call takes the entry at
+    /// its key's position, and is complete.
     #[serde(default)]
-    pub settle: Option<String>,
+    pub settle: Option<PathDoc>,
+    /// The event is a stream error: paths of its message, the first present wins.
     #[serde(default)]
-    pub error: Option<OneOrMany>,
+    pub error: Option<OneOrMany<PathDoc>>,
 }
 
-/// A name or a list of names (or of paths).
+/// One, or a list of at least one.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema), schemars(inline))]
 #[serde(untagged)]
-pub(in crate::spec) enum OneOrMany {
-    One(String),
-    Many(Vec<String>),
+pub(in crate::spec) enum OneOrMany<T> {
+    One(T),
+    Many(#[cfg_attr(test, schemars(length(min = 1)))] Vec<T>),
 }
 
-impl OneOrMany {
-    pub fn into_vec(self) -> Vec<String> {
+impl<T> OneOrMany<T> {
+    pub fn into_vec(self) -> Vec<T> {
         match self {
             OneOrMany::One(s) => vec![s],
             OneOrMany::Many(v) => v,
@@ -66,107 +73,141 @@ impl OneOrMany {
 
 /// Merge the object at a path into the message, or set message fields from event paths.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema), schemars(inline))]
 #[serde(untagged)]
 pub(in crate::spec) enum MessageMergeDoc {
-    Path(String),
-    Fields(BTreeMap<String, String>),
+    Path(PathDoc),
+    Fields(BTreeMap<String, PathDoc>),
 }
 
+/// Start an item.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct OpenDoc {
-    pub key: String,
+    /// A path in the event to the key the item is known by (a block index,
+    /// an output index).
+    pub key: PathDoc,
     /// The item as the event carries it; absent: an empty object.
     #[serde(default)]
-    pub item: Option<String>,
+    pub item: Option<PathDoc>,
 }
 
+/// Replace an open item with the whole one the event carries.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
-pub(in crate::spec) struct KeyDoc {
-    pub key: String,
+pub(in crate::spec) struct ReplaceDoc {
+    /// A path in the event to the key the item is known by.
+    pub key: PathDoc,
+    /// The item.
+    pub item: PathDoc,
 }
 
-/// Call fragments: entries of a list, each merged into the call it belongs to.
+/// The item is complete (a call runs now).
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub(in crate::spec) struct CloseDoc {
+    /// A path in the event to the key the item is known by.
+    pub key: PathDoc,
+}
+
+/// Entries of a list, each merged into the call it belongs to: by id (a
+/// new id starts a call), then index, then the latest call. Empty strings
+/// and nulls never overwrite.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct FragmentsDoc {
-    pub list: String,
-    /// A fragment's call id: a new id starts a new call, a known one continues it.
+    pub list: PathDoc,
+    /// A fragment's call id: a new id starts a call, a known one continues it.
     #[serde(default)]
-    pub id: Option<String>,
-    /// A fragment's position key: continues the call last given it.
+    pub id: Option<PathDoc>,
+    /// A fragment's position key: it continues the call last given it.
     #[serde(default)]
-    pub index: Option<String>,
-    /// Paths whose strings are appended (an object there counts as its JSON text).
+    pub index: Option<PathDoc>,
+    /// Paths whose strings are appended (an object counts as its JSON text).
     #[serde(default)]
-    pub append: Vec<String>,
+    pub append: Vec<PathDoc>,
     /// Paths left out of the item.
     #[serde(default)]
-    pub drop: Vec<String>,
+    pub drop: Vec<PathDoc>,
 }
 
-/// Whole items: every element of a list (or the object) at a path is a complete item.
+/// Every element of the list (or the object) at the path is a complete item.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct WholeDoc {
-    pub list: String,
+    pub list: PathDoc,
     #[serde(default)]
     pub pieces: Option<PiecesDoc>,
 }
 
-/// Elements that stream one item's arguments in pieces addressed by JSON path.
+/// Elements that stream one item's arguments in pieces addressed by JSON
+/// path: an element whose `at` object has other keys and `more: true` opens
+/// the item, pieces fill `into`, an empty `at` object (or a last piece
+/// without `more`) completes it.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct PiecesDoc {
     /// The object of an element that carries the piece protocol.
-    pub at: String,
+    pub at: PathDoc,
     /// Its list of pieces, each `{<path key>: "$.a.b[0]", <value>, <more>}`.
-    pub list: String,
+    pub list: PathDoc,
     /// Where, in that object, the assembled arguments go.
-    pub into: String,
-    /// A piece's JSON path key.
+    pub into: PathDoc,
+    /// A piece's JSON-path key, such as `jsonPath`.
     pub path: String,
     /// The key that is true while more follows (on the object and on a piece).
     pub more: String,
-    /// A piece key whose presence means the value `null`.
+    /// A piece key whose presence means `null`.
     #[serde(default)]
     pub null_key: Option<String>,
 }
 
+/// Append the event's fragment to a field of an item (by key) or of the
+/// message (no key).
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct AppendDoc {
-    /// The item's key; absent: the message itself.
+    /// A path in the event to the key of the item; absent: the message itself.
     #[serde(default)]
-    pub key: Option<String>,
-    pub from: String,
-    pub to: String,
+    pub key: Option<PathDoc>,
+    pub from: PathDoc,
+    pub to: PathDoc,
     #[serde(default, rename = "as")]
     pub as_: AppendAs,
 }
 
 /// How appended fragments are kept.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema, serde::Serialize))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum AppendAs {
     /// Concatenated into a string.
     #[default]
     Text,
     /// Concatenated JSON text, parsed into the value when the item closes
-    /// (empty text leaves what was there, or `{}`).
+    /// (blank: `{}`, or what was there).
     Json,
     /// Each fragment pushed onto a list.
     List,
 }
 
+/// Set a field of an item (by key) or of the message to the event's value.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(in crate::spec) struct SetDoc {
+    /// A path in the event to the key of the item; absent: the message itself.
     #[serde(default)]
-    pub key: Option<String>,
-    pub from: String,
-    pub to: String,
+    pub key: Option<PathDoc>,
+    pub from: PathDoc,
+    pub to: PathDoc,
 }
 
 /// A condition on an event.
@@ -253,10 +294,6 @@ pub(crate) struct Rule {
     pub error: Vec<JsonPath>,
 }
 
-fn path(p: &str) -> JsonPath {
-    JsonPath::parse(p)
-}
-
 pub(super) fn compile_rule(doc: EventRuleDoc, at: &str, unnamed: bool) -> Result<Rule, Problem> {
     if doc.on.is_some() && unnamed {
         return Err(Problem::at(
@@ -273,41 +310,42 @@ pub(super) fn compile_rule(doc: EventRuleDoc, at: &str, unnamed: bool) -> Result
             "`as: json` text is parsed when an item closes: give the item's `key`",
         ));
     }
+    let paths = |list: &[PathDoc]| list.iter().map(PathDoc::compile).collect::<Vec<_>>();
     let rule = Rule {
-        on: doc.on.map(|o| o.into_vec()).unwrap_or_default(),
+        on: doc.on.map(OneOrMany::into_vec).unwrap_or_default(),
         when: doc.when.map(|c| Condition {
-            path: path(&c.path),
+            path: c.path.compile(),
             equals: c.equals,
             slot: 0,
         }),
         message: doc.message.map(|m| match m {
-            MessageMergeDoc::Path(p) => MessageMerge::Object(path(&p)),
+            MessageMergeDoc::Path(p) => MessageMerge::Object(p.compile()),
             MessageMergeDoc::Fields(fields) => MessageMerge::Fields(
                 fields
                     .iter()
-                    .map(|(to, from)| (path(to), path(from)))
+                    .map(|(to, from)| (JsonPath::parse(to), from.compile()))
                     .collect(),
             ),
         }),
         open: doc.open.map(|o| Open {
-            key: path(&o.key),
-            item: o.item.as_deref().map(path),
+            key: o.key.compile(),
+            item: o.item.as_ref().map(PathDoc::compile),
         }),
         replace: doc.replace.map(|o| Open {
-            key: path(&o.key),
-            item: o.item.as_deref().map(path),
+            key: o.key.compile(),
+            item: Some(o.item.compile()),
         }),
         fragments: doc.fragments.map(|f| Fragments {
-            list: path(&f.list),
-            id: f.id.as_deref().map(path),
-            index: f.index.as_deref().map(path),
-            append: f.append.iter().map(|p| path(p)).collect(),
-            drop: f.drop.iter().map(|p| path(p)).collect(),
+            list: f.list.compile(),
+            id: f.id.as_ref().map(PathDoc::compile),
+            index: f.index.as_ref().map(PathDoc::compile),
+            append: paths(&f.append),
+            drop: paths(&f.drop),
         }),
         whole: doc.whole.map(|w| Whole {
-            list: path(&w.list),
+            list: w.list.compile(),
             pieces: w.pieces.map(|p| {
-                let (at, list, into) = (path(&p.at), path(&p.list), path(&p.into));
+                let (at, list, into) = (p.at.compile(), p.list.compile(), p.into.compile());
                 let args = JsonPath(at.0.iter().chain(&into.0).cloned().collect());
                 let list_key = match list.0.as_slice() {
                     [Step::Key(k), ..] => Some(k.clone()),
@@ -325,26 +363,20 @@ pub(super) fn compile_rule(doc: EventRuleDoc, at: &str, unnamed: bool) -> Result
             }),
         }),
         append: doc.append.map(|a| Append {
-            key: a.key.as_deref().map(path),
-            from: path(&a.from),
-            to: path(&a.to),
+            key: a.key.as_ref().map(PathDoc::compile),
+            from: a.from.compile(),
+            to: a.to.compile(),
             as_: a.as_,
         }),
         set: doc.set.map(|s| Set {
-            key: s.key.as_deref().map(path),
-            from: path(&s.from),
-            to: path(&s.to),
+            key: s.key.as_ref().map(PathDoc::compile),
+            from: s.from.compile(),
+            to: s.to.compile(),
         }),
-        close: doc.close.map(|k| path(&k.key)),
+        close: doc.close.map(|k| k.key.compile()),
         end: doc.end.unwrap_or(false),
-        settle: doc.settle.as_deref().map(path),
-        error: doc
-            .error
-            .map(|e| e.into_vec())
-            .unwrap_or_default()
-            .iter()
-            .map(|p| path(p))
-            .collect(),
+        settle: doc.settle.as_ref().map(PathDoc::compile),
+        error: doc.error.map(|e| paths(&e.into_vec())).unwrap_or_default(),
     };
     let acts = rule.message.is_some()
         || rule.open.is_some()

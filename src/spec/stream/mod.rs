@@ -11,7 +11,7 @@ use fnv::FnvBuildHasher;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::path::JsonPath;
+use super::path::{JsonPath, PathDoc};
 use crate::error::Problem;
 use crate::json::pointer_child;
 pub(crate) use events::{Append, AppendAs, Condition, Fragments, MessageMerge, Open, Pieces, Rule};
@@ -19,6 +19,7 @@ use events::{EventRuleDoc, compile_rule};
 
 /// How a stream's bytes are cut into events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Framing {
@@ -48,43 +49,51 @@ impl Framing {
     }
 }
 
-/// How a streamed response is read: its framing, and what each event does to
-/// the assistant message being assembled.
+/// How a streamed response builds the assistant message, and when each
+/// call is complete.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct StreamDoc {
     pub framing: Framing,
-    /// A data payload (not JSON) that ends the stream, such as `[DONE]`.
+    /// A data payload that ends the stream, such as `[DONE]`.
     #[serde(default)]
     pub done: Option<String>,
-    /// How an event is named for `on:`.
     #[serde(default)]
     pub name: Option<EventNameDoc>,
     #[serde(default)]
     pub message: MessageDoc,
-    /// What becomes of a call still open when the stream ends.
     #[serde(default)]
     pub open_at_end: OpenAtEnd,
+    /// What the events do, in order.
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub events: Vec<EventRuleDoc>,
 }
 
-/// Where an event's name is.
+/// Where an event's name (for `on`) is: `{path: type}`, or `wrapper` for
+/// `{"<name>": {...}}` events (rule paths then address the inner object).
 #[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[cfg_attr(
+    test,
+    derive(schemars::JsonSchema),
+    schemars(transform = crate::spec::schema::string_or_object)
+)]
+#[serde(untagged, deny_unknown_fields)]
 pub(super) enum EventNameDoc {
-    /// The string at a path of the event.
-    Path { path: String },
-    /// `wrapper`: the event is `{"<name>": {...}}`; rule paths address the inner object.
     Wrapper(WrapperKeyword),
+    Path { path: PathDoc },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub(super) enum WrapperKeyword {
     Wrapper,
 }
 
+/// The assistant message the events build.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub(super) struct MessageDoc {
     /// The message before any event.
@@ -92,8 +101,8 @@ pub(super) struct MessageDoc {
     pub base: Option<Map<String, Value>>,
     /// Where the items go in the message; absent, the message is the list of items.
     #[serde(default)]
-    pub items: Option<String>,
-    /// Leave `items` out of a message that has none.
+    pub items: Option<PathDoc>,
+    /// Leave the items out of a message that has none.
     #[serde(default)]
     pub omit_empty: bool,
     /// Items left out of the message when they equal one of these (an
@@ -102,8 +111,9 @@ pub(super) struct MessageDoc {
     pub drop: Vec<Value>,
 }
 
-/// A call still open at the end of the stream.
+/// A call still open when the stream ends.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema, Serialize))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum OpenAtEnd {
     /// It is incomplete: never run, left out of the message.
@@ -146,7 +156,7 @@ pub(crate) enum EventName {
 pub(super) fn compile(doc: StreamDoc) -> Result<StreamPlan, Problem> {
     let name = match doc.name {
         None => EventName::None,
-        Some(EventNameDoc::Path { path: p }) => EventName::Path(JsonPath::parse(&p)),
+        Some(EventNameDoc::Path { path }) => EventName::Path(path.compile()),
         Some(EventNameDoc::Wrapper(_)) => EventName::Wrapper,
     };
     if doc.events.is_empty() {
@@ -200,7 +210,7 @@ pub(super) fn compile(doc: StreamDoc) -> Result<StreamPlan, Problem> {
         done: doc.done,
         name,
         base: doc.message.base.unwrap_or_default(),
-        items: doc.message.items.as_deref().map(JsonPath::parse),
+        items: doc.message.items.as_ref().map(PathDoc::compile),
         omit_empty: doc.message.omit_empty,
         drop: doc.message.drop,
         open_at_end: doc.open_at_end,
