@@ -4,7 +4,7 @@
 //!
 //! A response then holds the programs ([`Program`]), the calls they made
 //! (each [`ToolCall`](crate::ToolCall) with its
-//! [`Caller`](crate::callers::Caller)), their outputs once they ended
+//! [`Caller`]), their outputs once they ended
 //! ([`ProgramOutput`]) and, for providers whose programs run in a
 //! container that waits for the answers, the container ([`Container`]):
 //! [`Extracted::programs`](crate::Extracted::programs) reports them, and
