@@ -209,7 +209,8 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
             ));
         }
         let asks = asks::read(&args.asks, false)?;
-        return block_on(hosted_tools(args, hub, provider, &options, &asks))?.map(Printed::Json);
+        let listed = hosted_tools(args, hub, provider, &options, policy.clone(), &asks);
+        return block_on(listed)?.map(Printed::Json);
     }
     if !args.live.servers.is_empty() || args.live.config.is_some() {
         if !args.files.is_empty() {
@@ -302,15 +303,16 @@ fn hosted_hub(args: &ToolsArgs) -> Result<Option<HubConfig>> {
 }
 
 /// `tools` with hosted servers: the declarations the provider needs, beside
-/// the local servers' tools.
+/// the local servers' tools; `given` is the `--policy` file's policy, read
+/// once by the caller.
 async fn hosted_tools(
     args: &ToolsArgs,
     hub: HubConfig,
     provider: &Provider,
     options: &ListOptions,
+    given: Option<Policy>,
     asks: &asks::Asks,
 ) -> Result<Value> {
-    let given = args.policy.as_deref().map(live::read_policy).transpose()?;
     let policy = given.clone().unwrap_or_else(Policy::allow_all);
     let mut hosting = HostedOptions::new().pass_credentials(args.hosted.pass_credentials);
     for glob in &args.toolset.naming.allow {

@@ -151,17 +151,10 @@ pub fn summarize_programs(run: &Execution) {
     }
 }
 
-/// Provider text as it may be printed on one line of a terminal:
-/// invisible characters removed, control characters (line ends included)
-/// escaped.
+/// Provider text as it may be printed on one line of a terminal: its
+/// control (line ends included) and invisible characters written out.
 fn shown(text: &str) -> String {
-    mcp_adapters::toolset::sanitize_description(text)
-        .chars()
-        .flat_map(|c| match c.is_control() {
-            true => c.escape_default().collect::<Vec<_>>(),
-            false => vec![c],
-        })
-        .collect()
+    mcp_adapters::toolset::escape_visible(text).into_owned()
 }
 
 /// A suspended turn's state written to `file` (`--suspend`), and what it
