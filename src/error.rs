@@ -69,6 +69,16 @@ pub enum ErrorKind {
     /// A model stream reported an error, broke off before it was complete,
     /// or could not be read in its framing.
     Stream,
+    /// A durable turn store could not be opened, migrated, read or written
+    /// (see [`store`](crate::store)).
+    Store,
+    /// A durable turn is held by another worker's lease: only that worker
+    /// may go on with it until it releases it or its lease runs out.
+    Held,
+    /// The worker's lease on a durable turn was lost (it ran out, or
+    /// another worker took the turn over): it may keep no more checkpoints
+    /// of the turn, and so sends nothing more for it.
+    LeaseLost,
 }
 
 /// Where an [`Error`] happened, as precisely as it is known.

@@ -151,6 +151,7 @@ pub mod results;
 pub mod sampling;
 pub mod search;
 pub mod spec;
+pub mod store;
 pub mod stream;
 pub mod strict;
 pub mod telemetry;

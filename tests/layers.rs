@@ -31,7 +31,7 @@ const FLOORS: &[&[&str]] = &[
     &["deferred", "sampling"],
     &["stream"],
     &["exec"],
-    &["client"],
+    &["client", "store"],
     &["cli", "guide"],
 ];
 

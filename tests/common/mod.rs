@@ -6,6 +6,7 @@
 pub mod conformance;
 pub mod install;
 pub mod instances;
+pub mod postgres;
 pub mod scripted;
 pub mod servers;
 
