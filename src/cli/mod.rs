@@ -14,6 +14,7 @@ mod shown;
 mod signals;
 mod signin;
 mod state;
+mod stored;
 mod strict;
 
 use std::path::PathBuf;
@@ -92,6 +93,53 @@ enum Command {
         after_help = include_str!("../../docs/cli-examples/check.txt")
     )]
     Check(CheckArgs),
+    /// Lists the durable turns in a store (`sqlite:PATH`, `postgres://...`) and
+    /// records decisions for their waiting calls without resuming them: a
+    /// worker (`run --resume URL`) takes a turn up once every call it waits on
+    /// is decided.
+    #[command(
+        after_help = include_str!("../../docs/cli-examples/turns.txt")
+    )]
+    Turns(TurnsArgs),
+}
+
+#[derive(Debug, Args)]
+struct TurnsArgs {
+    #[command(subcommand)]
+    action: TurnsAction,
+}
+
+#[derive(Debug, Subcommand)]
+enum TurnsAction {
+    /// Prints the turns not ended, oldest first, as JSON: each with its id,
+    /// status (`waiting`, or `running` under a worker), the worker holding
+    /// it, whether a worker would take it up now (`ready`), and what it waits
+    /// for (`waits`: the call, `waits_for`, the tool and arguments, and the
+    /// decision recorded).
+    List {
+        /// The store: `sqlite:PATH` or `postgres://...`.
+        #[arg(value_name = "URL")]
+        store: String,
+    },
+    /// Records decisions for the calls a turn waits on (approvals now;
+    /// a tool's questions are answered by the worker's --answers).
+    Decide {
+        /// The store: `sqlite:PATH` or `postgres://...`.
+        #[arg(value_name = "URL")]
+        store: String,
+        /// The turn's id.
+        #[arg(long, value_name = "ID")]
+        turn: String,
+        /// Approve the waiting call ID (its id, or #INDEX; repeatable).
+        #[arg(long = "approve-call", value_name = "ID")]
+        approve_calls: Vec<String>,
+        /// Deny the waiting call ID (repeatable): the model is told --reason.
+        #[arg(long = "deny-call", value_name = "ID")]
+        deny_calls: Vec<String>,
+        /// What the model is told of a denied call.
+        #[arg(long, value_name = "TEXT", default_value = "a person denied the call")]
+        reason: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -495,14 +543,36 @@ struct RunArgs {
     /// are sent, write the turn's state to FILE, list what waits on stderr
     /// and in `waiting`, and exit with status 3 (130/143 after a signal); the
     /// later RESPONSEs are not played. Resume it with --resume FILE, once.
-    #[arg(long, value_name = "FILE")]
+    /// A store's URL instead of FILE (`sqlite:PATH`, `postgres://...`) puts
+    /// the turn in the store, its state kept before each request goes out:
+    /// record decisions with `mcp-adapters turns decide`, and a worker
+    /// (`run --resume URL`) takes it up.
+    #[arg(long, value_name = "FILE|URL")]
     suspend: Option<PathBuf>,
     /// Resume the turn suspended in FILE, with the same --provider and
     /// servers, the answers now given (--approve-call, --deny-call,
     /// --answers): calls already sent are not sent again. RESPONSEs given
-    /// with it are played after it, as the turns that follow.
-    #[arg(long, value_name = "FILE", conflicts_with = "stream")]
+    /// with it are played after it, as the turns that follow. With a store's
+    /// URL: claim the turn --turn names, or the oldest turn whose waits are
+    /// all decided (`turns decide`) or whose worker's lease ran out, under a
+    /// lease this worker renews; the decisions recorded in the store are
+    /// applied, and a turn that waits again goes back to the store. Exits
+    /// with status 4 when no turn is ready, and with 1 when another worker
+    /// holds the turn named (nothing is sent then).
+    #[arg(long, value_name = "FILE|URL", conflicts_with = "stream")]
     resume: Option<PathBuf>,
+    /// The turn of the --resume store to take up (its id, as `turns list`
+    /// and `run --suspend URL` print it).
+    #[arg(long, value_name = "ID")]
+    turn: Option<String>,
+    /// The length of this worker's lease on a stored turn, in seconds
+    /// (default 30): renewed every third of it while the turn runs, and
+    /// taken over by another worker once it ran out.
+    #[arg(long, value_name = "SECONDS")]
+    lease: Option<f64>,
+    /// This worker's name in the store (default: HOST:PID).
+    #[arg(long, value_name = "NAME")]
+    worker: Option<String>,
     /// Bind the --suspend document to its content with a MAC (HMAC-SHA256) under
     /// the key in FILE (at least 16 bytes), and refuse a --resume document that
     /// does not match it, naming what changed. Without it, the
@@ -689,6 +759,7 @@ pub fn main() -> ExitCode {
         Command::SearchTools(args) => commands::search_tools(&args),
         Command::Calls(args) => commands::calls(&args),
         Command::Run(args) => return run::main(&args),
+        Command::Turns(args) => return stored::turns(&args),
         Command::Result(args) => commands::result(&args),
         Command::StrictSchema(args) => match strict::strict_schema(&args) {
             Ok((value, converted)) => {

@@ -169,6 +169,17 @@ pub fn kept_if_suspended(
         return Ok(());
     };
     super::state::write(state, file, key)?;
+    waiting_lines(run);
+    eprintln!(
+        "note: the turn is suspended; its state is in {}: resume it with --resume {}",
+        file.display(),
+        file.display()
+    );
+    Ok(())
+}
+
+/// What a suspended turn waits for, a line each on stderr.
+pub fn waiting_lines(run: &Execution) {
     for waiting in &run.waiting {
         let id = match (&waiting.call_id, waiting.index) {
             (Some(id), _) => escaped(id).into_owned(),
@@ -205,12 +216,6 @@ pub fn kept_if_suspended(
             escaped(&waiting.tool)
         );
     }
-    eprintln!(
-        "note: the turn is suspended; its state is in {}: resume it with --resume {}",
-        file.display(),
-        file.display()
-    );
-    Ok(())
 }
 
 /// A question as one line: an elicitation's message, or its kind.

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_adapters::exec::{StateKey, TurnState};
+use mcp_adapters::store::TurnHold;
 use mcp_adapters::{
     Error, ErrorKind, ExecOptions, Execution, ListOptions, Listing, Policy, Provider, Result,
     ResultOptions, Source, Status,
@@ -19,16 +20,16 @@ use super::commands::{block_on, stream_framing, telemetry, to_json};
 use super::input::{option_pairs, read_bytes, read_json, registry};
 use super::output::Output;
 use super::report::{
-    kept_if_suspended, server_states, summarize, summarize_hosted, summarize_programs,
+    self, kept_if_suspended, server_states, summarize, summarize_hosted, summarize_programs,
 };
 use super::signals::Signals;
-use super::{NamingArgs, RunArgs, asks, decisions, demo, live, state};
+use super::{NamingArgs, RunArgs, asks, decisions, demo, live, state, stored};
 
 /// Runs the command: its output on stdout, errors on stderr, and the exit
 /// status (0, 1 for an error, 3 when a turn is suspended, 130 or 143 when
 /// SIGINT or SIGTERM stopped it).
 pub fn main(args: &RunArgs) -> ExitCode {
-    match run(args) {
+    match main_run(args) {
         Ok(status) => status,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -43,10 +44,11 @@ enum Step {
     Demo(Value),
     /// A recorded stream (`--stream`).
     Stream { file: String, bytes: Vec<u8> },
-    /// A suspended turn (`--resume`).
+    /// A suspended turn (`--resume`), from a file or claimed in a store.
     Resume {
         file: PathBuf,
         state: Box<TurnState>,
+        claimed: Option<Box<stored::Claim>>,
     },
     /// A model response.
     Response { path: String, response: Value },
@@ -69,11 +71,15 @@ fn read_steps(
     }
     let mut steps = Vec::with_capacity(args.response.len() + 1);
     if let Some(path) = &args.resume {
-        let state = state::read(path, key)?;
-        steps.push(Step::Resume {
-            file: path.clone(),
-            state: Box::new(state),
-        });
+        // A store's turn is claimed once the store is open.
+        if stored::url_of(Some(path)).is_none() {
+            let state = state::read(path, key)?;
+            steps.push(Step::Resume {
+                file: path.clone(),
+                state: Box::new(state),
+                claimed: None,
+            });
+        }
     } else if !args.stream.stream.is_empty() {
         if args.stream.stream.iter().filter(|f| *f == "-").count() > 1 {
             return Err(Error::new(
@@ -139,15 +145,64 @@ struct Run<'a> {
     many: bool,
     /// The key that binds the `--suspend` document to its content.
     key: Option<StateKey>,
+    /// The store of `--suspend URL` or `--resume URL`.
+    stored: Option<stored::Stored>,
 }
 
-fn run(args: &RunArgs) -> Result<ExitCode> {
+fn main_run(args: &RunArgs) -> Result<ExitCode> {
     let _telemetry = telemetry(&args.live)?;
     let registry = registry(args.specs.specs.as_deref())?;
     let provider = registry.get(&args.provider)?;
     let (list, options) = options(args)?;
-    let suspend = args.suspend.is_some();
-    let asks = asks::read(&args.asks, suspend)?;
+    stored::check(args)?;
+    let asks = asks::read(&args.asks, suspends(args))?;
+    let policy = policy(args)?;
+    let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
+    let key = state::key(args)?;
+    let mut steps = read_steps(args, live_given, provider, key.as_ref())?;
+    block_on(async {
+        let stored = stored::open(args, key.as_ref()).await?;
+        let claimed = match (&stored, stored::url_of(args.resume.as_deref())) {
+            (Some(store), Some(url)) => match claim(store, args, url).await? {
+                Some(step) => {
+                    steps.insert(0, step);
+                    // Let go whatever happens next (a turn kept at its end
+                    // is let go already, and letting go again changes nothing).
+                    match &steps[0] {
+                        Step::Resume {
+                            claimed: Some(claim),
+                            ..
+                        } => Some(claim.hold.clone()),
+                        _ => None,
+                    }
+                }
+                None => return Ok(ExitCode::from(stored::NONE_READY)),
+            },
+            _ => None,
+        };
+        let shared = Shared {
+            list,
+            options,
+            asks,
+            key,
+            stored,
+        };
+        let ran = start_and_play(args, provider, policy, shared, steps).await;
+        if let Some(hold) = claimed {
+            let _ = hold.release().await;
+        }
+        ran
+    })?
+}
+
+/// Whether a turn that waits is suspended (`--suspend`, or `--resume URL`).
+fn suspends(args: &RunArgs) -> bool {
+    args.suspend.is_some() || stored::url_of(args.resume.as_deref()).is_some()
+}
+
+/// The policy of `--policy` (allow all without it), with `--programmatic`
+/// and its kin added to its callers rule.
+fn policy(args: &RunArgs) -> Result<Policy> {
     let mut policy = match &args.policy {
         Some(path) => live::read_policy(path)?,
         None => {
@@ -155,7 +210,6 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             Policy::allow_all()
         }
     };
-    // --programmatic and its kin add to the policy's callers rule.
     let p = &args.programmatic;
     for glob in &p.open {
         policy = policy.programmatic(glob)?;
@@ -166,39 +220,73 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     if p.read_only {
         policy = policy.programmatic_read_only();
     }
-    let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
-    let key = state::key(args)?;
-    let steps = read_steps(args, live_given, provider, key.as_ref())?;
+    Ok(policy)
+}
+
+/// The turn of `--resume URL` claimed, as the first step; `None` (said on
+/// stderr) when no turn is ready.
+async fn claim(store: &stored::Stored, args: &RunArgs, url: &str) -> Result<Option<Step>> {
+    let Some(claim) = store.claim(args.turn.as_deref()).await? else {
+        eprintln!(
+            "note: no turn in {} is ready: each waits for a decision not recorded yet (`mcp-adapters turns list {}`), or a worker holds it",
+            store.shown, store.shown
+        );
+        return Ok(None);
+    };
+    eprintln!("resume: turn {} of {}", claim.turn, store.shown);
+    Ok(Some(Step::Resume {
+        file: PathBuf::from(stored::shown(url)),
+        state: Box::new(claim.state.clone()),
+        claimed: Some(Box::new(claim)),
+    }))
+}
+
+/// What every turn shares, made before the servers start.
+struct Shared {
+    list: ListOptions,
+    options: ExecOptions,
+    asks: asks::Asks,
+    key: Option<StateKey>,
+    stored: Option<stored::Stored>,
+}
+
+/// Starts the servers and plays the turns.
+async fn start_and_play(
+    args: &RunArgs,
+    provider: &Provider,
+    policy: Policy,
+    shared: Shared,
+    steps: Vec<Step>,
+) -> Result<ExitCode> {
     let many = steps.len() > 1;
     let output = Output::new(args.ndjson, many);
-    block_on(async {
-        let closing = output.clone();
-        let signals = Signals::listen(move || closing.close())?;
-        let run = Run {
-            args,
-            provider,
-            list,
-            options,
-            asks,
-            output,
-            signals,
-            many,
-            key,
-        };
-        let source = tokio::select! {
-            source = start(args, policy, &run.asks) => source?,
-            caught = run.signals.stopped() => return Ok(caught.status()),
-        };
-        let played = run.play(&source, steps).await;
-        run.output.close();
-        source.close().await;
-        let suspended = played?;
-        Ok(match run.signals.caught() {
-            Some(caught) => caught.status(),
-            None if suspended => ExitCode::from(3),
-            None => ExitCode::SUCCESS,
-        })
-    })?
+    let closing = output.clone();
+    let signals = Signals::listen(move || closing.close())?;
+    let run = Run {
+        args,
+        provider,
+        list: shared.list,
+        options: shared.options,
+        asks: shared.asks,
+        output,
+        signals,
+        many,
+        key: shared.key,
+        stored: shared.stored,
+    };
+    let source = tokio::select! {
+        source = start(args, policy, &run.asks) => source?,
+        caught = run.signals.stopped() => return Ok(caught.status()),
+    };
+    let played = run.play(&source, steps).await;
+    run.output.close();
+    source.close().await;
+    let suspended = played?;
+    Ok(match run.signals.caught() {
+        Some(caught) => caught.status(),
+        None if suspended => ExitCode::from(3),
+        None => ExitCode::SUCCESS,
+    })
 }
 
 /// The listing and execution options of the flags.
@@ -231,7 +319,8 @@ fn options(args: &RunArgs) -> Result<(ListOptions, ExecOptions)> {
     if let Some(ms) = args.call_timeout {
         options = options.call_timeout(Duration::from_millis(ms));
     }
-    options = options.suspend(args.suspend.is_some());
+    options =
+        options.suspend(args.suspend.is_some() || stored::url_of(args.resume.as_deref()).is_some());
     Ok((list, options))
 }
 
@@ -371,10 +460,28 @@ impl Run<'_> {
         turn: usize,
         taint: &mut BTreeSet<String>,
     ) -> Result<Execution> {
-        if let Step::Resume { state, .. } = &step {
+        let mut options = options;
+        if let Step::Resume { state, claimed, .. } = &step {
             taint.extend(state.taint().iter().cloned());
             decisions::announce(self.args, state);
+            if let Some(claim) = claimed {
+                options = stored::apply(&claim.decisions, state, options);
+            }
         }
+        // In a store, the turn's state is kept as it goes, under a lease
+        // renewed while the turn runs.
+        let hold = match &step {
+            Step::Resume {
+                claimed: Some(claim),
+                ..
+            } => Some(claim.hold.clone()),
+            _ => self.stored.as_ref().map(stored::Stored::hold),
+        };
+        let _renewing = hold.as_ref().map(TurnHold::renewing);
+        if let Some(hold) = &hold {
+            options = hold.options(options);
+        }
+        let hold = hold.as_ref();
         let options = options
             .taint(taint.iter().cloned())
             .interrupt(self.signals.interrupt().clone());
@@ -386,7 +493,7 @@ impl Run<'_> {
                     .await?;
                 (run, self.many.then(|| ("response", json!(path))))
             }
-            Step::Resume { file, state } => {
+            Step::Resume { file, state, .. } => {
                 let run = source
                     .resume_turn(provider, *state, listing, &options)
                     .await?;
@@ -397,7 +504,7 @@ impl Run<'_> {
                 let run = source
                     .execute_tool_calls(provider, &response, listing, &options)
                     .await?;
-                let mut value = self.reported(&run, listing, turn)?;
+                let mut value = self.reported(&run, listing, turn, hold).await?;
                 if let Value::Object(map) = &mut value {
                     map.insert("tools".into(), json!(listing.tools));
                     map.insert("response".into(), response);
@@ -413,7 +520,9 @@ impl Run<'_> {
                     .execute_stream(provider, chunks, listing, &options.framing(framing))
                     .await
                     .map_err(|e| e.with_file(&file))?;
-                let mut value = self.reported(&streamed.execution, listing, turn)?;
+                let mut value = self
+                    .reported(&streamed.execution, listing, turn, hold)
+                    .await?;
                 if let Value::Object(map) = &mut value {
                     map.insert("message".into(), streamed.message);
                     if let Some(error) = &streamed.error {
@@ -424,7 +533,7 @@ impl Run<'_> {
                 return Ok(streamed.execution);
             }
         };
-        let mut value = self.reported(&run, listing, turn)?;
+        let mut value = self.reported(&run, listing, turn, hold).await?;
         if let (Some((key, input)), Value::Object(map)) = (extra, &mut value) {
             map.insert(key.into(), input);
             map.insert("servers".into(), server_states(source));
@@ -436,12 +545,28 @@ impl Run<'_> {
     /// One turn's output, with what it says on stderr: what was asked and
     /// answered, the summary, the provider's hosted calls; a suspended
     /// turn's state in its `--suspend` file (with its MAC under the key).
-    fn reported(&self, run: &Execution, listing: &Listing, turn: usize) -> Result<Value> {
+    /// A turn in a store is kept there (waiting, or ended) and let go.
+    async fn reported(
+        &self,
+        run: &Execution,
+        listing: &Listing,
+        turn: usize,
+        hold: Option<&TurnHold>,
+    ) -> Result<Value> {
         self.asks.report(&run.calls);
         summarize(run, self.many.then_some(turn));
         summarize_hosted(run);
         summarize_programs(run);
-        kept_if_suspended(run, self.args.suspend.as_deref(), self.key.as_ref())?;
+        match (hold, &self.stored) {
+            (Some(hold), Some(store)) => {
+                let kept = hold.finish(run).await?;
+                if let (Some(id), Some(_)) = (kept, &run.suspended) {
+                    report::waiting_lines(run);
+                    store.waits_note(&id);
+                }
+            }
+            _ => kept_if_suspended(run, self.args.suspend.as_deref(), self.key.as_ref())?,
+        }
         let mut out = to_json(run)?;
         if let Value::Object(map) = &mut out {
             map.insert("report".into(), to_json(&listing.report)?);

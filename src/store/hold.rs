@@ -124,7 +124,13 @@ impl TurnHold {
                 worker: inner.worker.clone(),
                 encode: Box::new(encode),
                 lease: tokio::sync::Mutex::new(inner.lease.try_lock().ok().and_then(|l| l.clone())),
-                last: Mutex::new(None),
+                last: Mutex::new(
+                    inner
+                        .last
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .clone(),
+                ),
                 lost: Mutex::new(None),
             }),
         }
