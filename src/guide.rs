@@ -10,6 +10,7 @@
 //! | [`sign_in`] | servers behind OAuth 2.1 |
 //! | [`resilience`] | the toolset stays true, and a server that dies comes back |
 //! | [`durable_turns`] | turns suspended where a call waits, handed over and resumed in another process, nothing sent twice |
+//! | [`workers`] | many workers sharing durable turns in SQLite or PostgreSQL: leases, decisions, what a worker's death leaves |
 //! | [`command_line`] | every command and flag of `mcp-adapters`, and the MCP conformance suite |
 //! | [`interop`] | the matrix of popular third-party servers the tests list and call |
 //! | [`security`] | the threat model: what the library defends against, what it leaves to the user, its limits |
@@ -63,6 +64,16 @@ pub mod resilience {}
 
 #[doc = include_str!("../docs/durable-turns.md")]
 pub mod durable_turns {}
+
+#[cfg_attr(
+    any(not(doctest), feature = "sqlite"),
+    doc = include_str!("../docs/workers.md")
+)]
+#[cfg_attr(
+    all(doctest, not(feature = "sqlite")),
+    doc = "Many workers (its examples need the `sqlite` feature)."
+)]
+pub mod workers {}
 
 #[doc = include_str!("../docs/command-line.md")]
 pub mod command_line {}

@@ -160,6 +160,20 @@ async fn contract(store: Arc<dyn TurnStore>) {
     }
     assert_eq!(store.turn(&turn).await.unwrap().unwrap().document, b"v2");
 
+    // A call waiting for the resumption alone keeps its decision.
+    store
+        .keep(
+            &taken.lease,
+            &checkpoint(
+                "pending",
+                TurnStatus::Running,
+                vec![wait("toolu_1", "resume", false)],
+            ),
+        )
+        .await
+        .unwrap();
+    let listed = store.waiting().await.unwrap();
+    assert_eq!(listed[0].waits[0].decided, Some(Decision::Approve));
     // A checkpoint in which the call no longer waits uses its decision up.
     store
         .keep(

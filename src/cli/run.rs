@@ -187,6 +187,8 @@ fn main_run(args: &RunArgs) -> Result<ExitCode> {
             key,
             stored,
         };
+        // The lease is renewed from the claim on, while the servers start.
+        let _renewing = claimed.as_ref().map(TurnHold::renewing);
         let ran = start_and_play(args, provider, policy, shared, steps).await;
         if let Some(hold) = claimed {
             let _ = hold.release().await;
@@ -470,14 +472,18 @@ impl Run<'_> {
         }
         // In a store, the turn's state is kept as it goes, under a lease
         // renewed while the turn runs.
-        let hold = match &step {
+        let (hold, _renewing) = match &step {
+            // Renewed since it was claimed.
             Step::Resume {
                 claimed: Some(claim),
                 ..
-            } => Some(claim.hold.clone()),
-            _ => self.stored.as_ref().map(stored::Stored::hold),
+            } => (Some(claim.hold.clone()), None),
+            _ => {
+                let hold = self.stored.as_ref().map(stored::Stored::hold);
+                let renewing = hold.as_ref().map(TurnHold::renewing);
+                (hold, renewing)
+            }
         };
-        let _renewing = hold.as_ref().map(TurnHold::renewing);
         if let Some(hold) = &hold {
             options = hold.options(options);
         }

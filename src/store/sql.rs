@@ -144,16 +144,16 @@ impl Statements {
                  WHERE id = $2 AND lease = $3 AND lease_until > {now}"
             )),
             forget: s(format!(
-                "DELETE FROM mcp_adapters_decisions WHERE turn_id = $1 \
-                 AND (waits_for || ' ' || call_id) NOT IN ({})",
+                "DELETE FROM mcp_adapters_decisions WHERE turn_id = $1 AND call_id NOT IN ({})",
                 dialect.json_strings(2)
             )),
             keep: s(format!(
                 "UPDATE mcp_adapters_turns SET version = version + 1, status = $1, document = $2, \
                  waits = $3, undecided = $4 - (SELECT COUNT(*) FROM mcp_adapters_decisions \
-                 WHERE turn_id = $5) \
-                 WHERE id = $5 AND lease = $6 AND version = $7 AND lease_until > {now} \
-                 RETURNING version"
+                 WHERE turn_id = $5 AND (waits_for || ' ' || call_id) IN ({})) \
+                 WHERE id = $5 AND lease = $7 AND version = $8 AND lease_until > {now} \
+                 RETURNING version",
+                dialect.json_strings(6)
             )),
             release: s(
                 "UPDATE mcp_adapters_turns SET worker = NULL, lease = NULL, lease_until = NULL \
@@ -170,11 +170,12 @@ impl Statements {
                  SET waits_for = excluded.waits_for, decision = excluded.decision"
                     .into(),
             ),
-            recount: s(
+            recount: s(format!(
                 "UPDATE mcp_adapters_turns SET undecided = $1 - (SELECT COUNT(*) \
-                 FROM mcp_adapters_decisions WHERE turn_id = $2) WHERE id = $2"
-                    .into(),
-            ),
+                 FROM mcp_adapters_decisions WHERE turn_id = $2 \
+                 AND (waits_for || ' ' || call_id) IN ({})) WHERE id = $2",
+                dialect.json_strings(3)
+            )),
             waiting: s(format!(
                 "SELECT id, status, waits, undecided, worker, {held} AS held \
                  FROM mcp_adapters_turns WHERE status <> 'done' ORDER BY seq"
@@ -412,12 +413,10 @@ impl SqlStore {
     }
 
     async fn keep_turn(&self, lease: &Lease, turn: &Checkpoint) -> Result<()> {
-        let needed: Vec<String> = turn
-            .waits
-            .iter()
-            .filter(|w| w.needs_decision)
-            .map(|w| format!("{} {}", w.waits_for, w.call))
-            .collect();
+        let needed = needed(&turn.waits);
+        // A decision stays while its call waits, for whatever: a call
+        // waiting for the resumption alone still needs its approval.
+        let calls: Vec<&str> = turn.waits.iter().map(|w| w.call.as_str()).collect();
         let waits = to_text(&turn.waits)?;
         let mut tx = self
             .pool
@@ -426,7 +425,7 @@ impl SqlStore {
             .map_err(failed("begin a checkpoint"))?;
         q(&self.sql.forget)
             .bind(lease.turn().to_owned())
-            .bind(to_text(&needed)?)
+            .bind(to_text(&calls)?)
             .execute(&mut *tx)
             .await
             .map_err(failed("keep a checkpoint"))?;
@@ -436,6 +435,7 @@ impl SqlStore {
             .bind(waits)
             .bind(count(needed.len()))
             .bind(lease.turn().to_owned())
+            .bind(to_text(&needed)?)
             .bind(lease.token().to_owned())
             .bind(lease.version())
             .fetch_optional(&mut *tx)
@@ -510,10 +510,11 @@ impl SqlStore {
             .execute(&mut *tx)
             .await
             .map_err(failed("record a decision"))?;
-        let needed = waits.iter().filter(|w| w.needs_decision).count();
+        let needed = needed(&waits);
         q(&self.sql.recount)
-            .bind(count(needed))
+            .bind(count(needed.len()))
             .bind(turn.to_owned())
+            .bind(to_text(&needed)?)
             .execute(&mut *tx)
             .await
             .map_err(failed("record a decision"))?;
@@ -569,6 +570,16 @@ where
 {
     row.try_get(column)
         .map_err(failed("read a column of a stored turn"))
+}
+
+/// The waits that need a decision, as `{waits_for} {call}`: a decision
+/// counts for one only if it is of its kind.
+fn needed(waits: &[WaitEntry]) -> Vec<String> {
+    waits
+        .iter()
+        .filter(|w| w.needs_decision)
+        .map(|w| format!("{} {}", w.waits_for, w.call))
+        .collect()
 }
 
 fn count(n: usize) -> i64 {

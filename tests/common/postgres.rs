@@ -3,7 +3,8 @@
 //! package where it is missing), a cluster made by `initdb` in a temporary
 //! folder, the server on a free loopback port with its socket in that
 //! folder. `initdb` refuses to run as root, so under root both run as the
-//! `postgres` user the package creates.
+//! `postgres` user the package creates. (The store bench includes this
+//! file too.)
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -99,7 +100,10 @@ pub fn start() -> Result<Postgres, String> {
             String::from_utf8_lossy(&made.stderr)
         ));
     }
-    let port = super::servers::free_port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free loopback port: {e}"))?
+        .port();
     let log = std::fs::File::create(dir.path().join("server.log")).map_err(|e| e.to_string())?;
     if let Some((uid, gid)) = who {
         std::os::unix::fs::chown(dir.path().join("server.log"), Some(uid), Some(gid))
