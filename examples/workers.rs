@@ -7,7 +7,7 @@
 //! another terminal, the `mcp-adapters turns decide` line it prints.
 //! (`turns list URL` shows what waits.)
 //!
-//! Each worker here is a task of this process, for brevity; in a fleet each
+//! Each worker here is a future of this process, for brevity; in a fleet each
 //! is a process of its own (`mcp-adapters run --resume URL`, or this loop),
 //! on as many machines as share the database.
 
@@ -109,13 +109,7 @@ async fn main() -> mcp_adapters::Result<()> {
     println!("  mcp-adapters turns decide {url} --turn {turn} --approve-call toolu_2");
 
     // N workers look for ready turns; the first to find it finishes it.
-    let mut tasks = tokio::task::JoinSet::new();
-    for i in 1..=workers {
-        tasks.spawn(worker(store.clone(), format!("worker-{i}")));
-    }
-    if let Some(done) = tasks.join_next().await {
-        done.expect("a worker panicked")?;
-    }
-    tasks.abort_all();
-    Ok(())
+    let workers = (1..=workers).map(|i| Box::pin(worker(store.clone(), format!("worker-{i}"))));
+    let (done, _, _others) = futures_util::future::select_all(workers).await;
+    done
 }
