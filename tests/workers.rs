@@ -228,6 +228,7 @@ fn a_fleet_of_four_workers_ends_forty_turns_through_kills_sending_no_call_twice(
 
     let mut slots: Vec<Option<Running>> = (0..4).map(|_| None).collect();
     let (mut kills, mut runs, mut decided, mut interrupted) = (0usize, 0usize, 0usize, 0usize);
+    let (mut in_flight_kills, mut seen_in_flight) = (0usize, std::collections::HashSet::new());
     let mut exits: BTreeMap<i32, usize> = BTreeMap::new();
     // A hang guard only: the fleet ends long before it.
     let guard = Instant::now() + Duration::from_secs(900);
@@ -272,13 +273,42 @@ fn a_fleet_of_four_workers_ends_forty_turns_through_kills_sending_no_call_twice(
                 *slot = None;
             }
         }
-        // After ten kills, the calls to `hold` answer at once.
-        if kills >= 10 && !setup.release.exists() {
+        // After ten kills, one of them while a call was in flight, the
+        // calls to `hold` answer at once.
+        if kills >= 10 && in_flight_kills > 0 && !setup.release.exists() {
             std::fs::write(&setup.release, "").unwrap();
         }
         let waiting = runtime.block_on(store.waiting()).unwrap();
         if waiting.is_empty() && slots.iter().all(Option::is_none) {
             break;
+        }
+        // Until then, a worker whose call to `hold` reached the probe is
+        // killed with the call in flight.
+        if !setup.release.exists() {
+            for line in received(&setup.log) {
+                let Some(text) = line["arguments"]["text"].as_str() else {
+                    continue;
+                };
+                let Some(turn) = text
+                    .strip_suffix("-hold")
+                    .and_then(|t| t.strip_prefix('t'))
+                    .and_then(|t| t.parse::<usize>().ok())
+                else {
+                    continue;
+                };
+                let holder = waiting
+                    .iter()
+                    .find(|t| t.turn == turns[turn])
+                    .and_then(|t| t.worker.clone());
+                for running in slots.iter_mut().flatten() {
+                    if Some(&running.name) == holder.as_ref()
+                        && seen_in_flight.insert(text.to_owned())
+                    {
+                        running.kill_at = Some(Instant::now());
+                        in_flight_kills += 1;
+                    }
+                }
+            }
         }
         // A decision at a random moment, for a random call that waits.
         let undecided: Vec<(String, String)> = waiting
@@ -370,6 +400,11 @@ fn a_fleet_of_four_workers_ends_forty_turns_through_kills_sending_no_call_twice(
         }
     }
     eprintln!("endings: {by_ending:?}");
+    assert!(
+        by_ending.get("interrupted").copied().unwrap_or(0) >= 1,
+        "no call was cut in flight: {by_ending:?}"
+    );
+    assert!(interrupted >= 1, "no worker answered a call as interrupted");
     assert_eq!(sent.len(), sent.values().filter(|c| **c == 1).count());
 }
 
