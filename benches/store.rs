@@ -64,7 +64,7 @@ async fn target(name: &'static str, url: &str, checkpoint: &Checkpoint) -> Targe
     let store = store::open(url).await.unwrap();
     let worker = Worker::new("bench").lease(Duration::from_secs(3600));
     let lease = store.put(&worker, checkpoint).await.unwrap();
-    sqlx::any::install_default_drivers();
+    // `store::open` installed the drivers.
     let sqlite = url.starts_with("sqlite:");
     let bare = sqlx::any::AnyPoolOptions::new()
         .max_connections(1)
