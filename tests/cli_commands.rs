@@ -1015,6 +1015,7 @@ fn every_command_explains_itself_with_examples() {
         "result",
         "strict-schema",
         "check",
+        "turns",
     ] {
         let out = run(&[command, "--help"], None);
         let help = String::from_utf8_lossy(&out.stdout);
