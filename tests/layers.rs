@@ -23,7 +23,7 @@ const FLOORS: &[&[&str]] = &[
     &["config", "files", "mcp", "strict", "telemetry"],
     &["spec"],
     &["toolset"],
-    &["callers", "media", "search"],
+    &["callers", "code", "media", "search"],
     &["budget"],
     &["hosted", "listing", "results"],
     &["programs"],
