@@ -49,7 +49,7 @@ const EXEC_FLOORS: &[&[&str]] = &[
     &["check", "turn_run"],
     &["approve"],
     &["call"],
-    &["approvals"],
+    &["approvals", "program"],
     &["run"],
     &["stream", "resume"],
     // Declares the files and re-exports their public names.

@@ -33,6 +33,9 @@ pub(crate) enum Request {
         name: String,
         arguments: serde_json::Map<String, Json>,
     },
+    /// The program has run all it can and waits for the outcome of a call:
+    /// it has taken in `answered` outcomes so far.
+    Idle { answered: usize },
     /// The program's end.
     Done(Ended),
 }
@@ -261,6 +264,7 @@ fn drive(
             .map_err(|e| failure(&ctx, bridge, e))?;
         Ok(Persistent::save(&ctx, promise))
     })?;
+    let mut answered = 0;
     let outcome = loop {
         // Every job the program has queued, until it waits for a call.
         loop {
@@ -288,9 +292,13 @@ fn drive(
         if bridge.pending.borrow().is_empty() {
             break Err(Failure::Stuck);
         }
+        let _ = bridge.requests.send(Request::Idle { answered });
         let left = deadline.saturating_duration_since(Instant::now());
         match replies.recv_timeout(left) {
-            Ok(reply) => context.with(|ctx| settle(&ctx, bridge, reply)),
+            Ok(reply) => {
+                answered += 1;
+                context.with(|ctx| settle(&ctx, bridge, reply));
+            }
             Err(RecvTimeoutError::Timeout) => break Err(Failure::Limit(Limit::Time)),
             Err(RecvTimeoutError::Disconnected) => {
                 break Err(Failure::Engine("the program was stopped".into()));
@@ -613,6 +621,7 @@ mod tests {
                     running.reply(Reply { seq, outcome });
                 }
                 Request::Done(ended) => return (ended, calls),
+                Request::Idle { .. } => {}
             }
         }
     }

@@ -36,7 +36,8 @@
 //   what a turn's calls share.
 // - `approve`: the policy's and the approver's decisions on a call.
 // - `call`: one call through the pipeline.
-// - `approvals`: the provider's hosted calls and their approval requests.
+// - `approvals`, `program`: the provider's hosted calls and their approval
+//   requests; a code-mode program, its calls through the pipeline.
 // - `run`: running a turn's calls.
 // - `stream`, `resume`: running calls while the model streams; taking up a
 //   suspended turn.
@@ -60,6 +61,8 @@ mod input;
 mod kept;
 mod options;
 mod policy;
+#[cfg(feature = "code-mode")]
+mod program;
 mod resume;
 mod run;
 mod seal;
