@@ -483,7 +483,7 @@ fn a_state_from_another_version_or_provider_is_refused() {
         assert!(err.message().contains("version 0"), "{err}");
         assert!(
             err.message()
-                .contains(&format!("reads version {TURN_STATE_VERSION}")),
+                .contains(&format!("to {TURN_STATE_VERSION} only")),
             "{err}"
         );
         let err = serde_json::from_value::<TurnState>(old).unwrap_err();

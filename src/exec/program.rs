@@ -68,6 +68,9 @@ struct Progress {
     replayed: usize,
     /// The servers whose answers reached the program.
     ran: BTreeSet<String>,
+    /// How many outcomes the program had taken in when it last said it
+    /// waits.
+    idle: Option<usize>,
 }
 
 impl<'r> TurnRun<'r> {
@@ -218,17 +221,7 @@ impl<'r> Program<'r> {
                             while inflight.next().await.is_some() {}
                             return Ok((Finish::Ended(ended), progress.ran));
                         }
-                        Request::Idle { answered } => {
-                            if answered == progress.replied && inflight.is_empty() {
-                                if self.replaying(&progress) {
-                                    let why = "it did not make again the calls its journal holds";
-                                    return Ok((Finish::Diverged(why.into()), progress.ran));
-                                }
-                                if !progress.waiting.is_empty() {
-                                    return Ok((Finish::Waits, progress.ran));
-                                }
-                            }
-                        }
+                        Request::Idle { answered } => progress.idle = Some(answered),
                         Request::Call { seq, name, arguments } => {
                             match self.take(seq, &name, arguments) {
                                 Taken::Journaled((outcome, server)) => {
@@ -270,6 +263,17 @@ impl<'r> Program<'r> {
                 }
             }
             self.replay(&running, &mut progress);
+            // The program has taken in every outcome sent to it, and
+            // nothing is in flight: what it waits for is not coming now.
+            if progress.idle == Some(progress.replied) && inflight.is_empty() {
+                if self.replaying(&progress) {
+                    let why = "it did not make again the calls its journal holds";
+                    return Ok((Finish::Diverged(why.into()), progress.ran));
+                }
+                if !progress.waiting.is_empty() {
+                    return Ok((Finish::Waits, progress.ran));
+                }
+            }
         }
     }
 
@@ -292,7 +296,10 @@ impl<'r> Program<'r> {
             progress.replied += 1;
             running.reply(Reply { seq, outcome });
         }
-        for (seq, outcome) in std::mem::take(&mut progress.held) {
+        // Past the journal, what is answered without the pipeline (a call
+        // refused here) goes back at once.
+        let ready: Vec<(usize, Outcome)> = progress.ready.drain().collect();
+        for (seq, outcome) in std::mem::take(&mut progress.held).into_iter().chain(ready) {
             self.give(running, progress, seq, outcome);
         }
     }
