@@ -342,6 +342,44 @@ fn too_many_calls_end_the_program() {
 }
 
 #[test]
+fn a_streamed_program_runs_as_the_stream_completes_it() {
+    let seen = Seen::default();
+    let source = counted(&seen, CodeMode::new());
+    let code = "return [await tools.read({n: 1}), await tools.read({n: 2})];";
+    let input = json!({"code": code}).to_string();
+    let (head, tail) = input.split_at(input.len() / 2);
+    let events = [
+        json!({"type": "message_start", "message": {"role": "assistant", "content": []}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_s", "name": "run_code", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": head}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": tail}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_stop"}),
+    ];
+    let bytes: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = vec![Ok(bytes.into_bytes())];
+    runtime().block_on(async {
+        let p = provider("anthropic");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let run = source
+            .execute_stream(
+                p,
+                futures_util::stream::iter(chunks),
+                &listing,
+                &ExecOptions::new(),
+            )
+            .await
+            .unwrap();
+        let text = answer_text(&run.execution.turn.results[0]);
+        assert_eq!(text, r#"["read {\"n\":1}","read {\"n\":2}"]"#);
+    });
+    assert_eq!(*seen.lock().unwrap(), ["read", "read"]);
+}
+
+#[test]
 fn code_mode_without_a_tool_open_to_code_says_how_to_open_some() {
     let source = Source::hub()
         .server("s", InProcessServer::new())

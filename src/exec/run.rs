@@ -176,7 +176,7 @@ impl Source {
 impl<'r> TurnRun<'r> {
     /// `call` on its way from `start`: through the pipeline, or, for the
     /// model's call to the code tool, as a program.
-    fn start(
+    pub(super) fn start(
         &'r self,
         call: ToolCall,
         start: Start,
