@@ -146,6 +146,7 @@ pub enum Limit {
 
 impl Limit {
     /// What the model is told.
+    #[cfg(feature = "code-mode")]
     pub(crate) fn describe(self, limits: &CodeLimits) -> String {
         match self {
             Limit::Time => format!(
@@ -184,6 +185,7 @@ pub(crate) struct Variation {
 
 impl Variation {
     /// Fresh ones, for a program's first run.
+    #[cfg(feature = "code-mode")]
     pub(crate) fn fresh() -> Self {
         let seed = uuid::Uuid::new_v4().as_u128() as u32;
         let clock_ms = std::time::SystemTime::now()

@@ -598,6 +598,7 @@ impl TurnState {
     }
 
     /// The journal of the code-mode program of the model's call `index`.
+    #[cfg(feature = "code-mode")]
     pub(crate) fn program(&self, index: usize) -> Option<&ProgramJournal> {
         self.code.iter().find(|j| j.program_index == index)
     }

@@ -188,7 +188,6 @@ impl<'r> TurnRun<'r> {
         if self.source.is_program(&call) {
             return futures_util::future::Either::Right(Box::pin(self.program(call)));
         }
-        let _ = &start;
         futures_util::future::Either::Left(self.call(call, start).run())
     }
 }

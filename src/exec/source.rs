@@ -201,6 +201,7 @@ impl Source {
     }
 
     /// Whether `call` is the model's call to the code tool (code mode on).
+    #[cfg(feature = "code-mode")]
     pub(super) fn is_program(&self, call: &crate::calls::ToolCall) -> bool {
         self.code_mode.is_some()
             && call.server_id == LIBRARY_SERVER
