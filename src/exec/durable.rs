@@ -927,7 +927,7 @@ mod tests {
         let err = TurnState::from_json(&bytes).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input);
         assert!(err.message().contains("version 0"), "{err}");
-        assert!(err.message().contains("reads version 1"), "{err}");
+        assert!(err.message().contains("reads versions 1 to 2"), "{err}");
         let err = serde_json::from_slice::<TurnState>(&bytes).unwrap_err();
         assert!(err.to_string().contains("version 0"), "{err}");
         let err = TurnState::from_json(br#"{"format": "other"}"#).unwrap_err();
