@@ -205,24 +205,15 @@ fn suspends(args: &RunArgs) -> bool {
 /// The policy of `--policy` (allow all without it), with `--programmatic`
 /// and its kin added to its callers rule.
 fn policy(args: &RunArgs) -> Result<Policy> {
-    let mut policy = match &args.policy {
+    let policy = match &args.policy {
         Some(path) => live::read_policy(path)?,
         None => {
             eprintln!("note: no --policy given: every call to an offered tool is allowed");
             Policy::allow_all()
         }
     };
-    let p = &args.programmatic;
-    for glob in &p.open {
-        policy = policy.programmatic(glob)?;
-    }
-    for glob in &p.only {
-        policy = policy.programmatic_only(glob)?;
-    }
-    if p.read_only {
-        policy = policy.programmatic_read_only();
-    }
-    Ok(policy)
+    // --programmatic and its kin add to the policy's callers rule.
+    super::commands::open_to_code(policy, &args.programmatic)
 }
 
 /// The turn of `--resume URL` claimed, as the first step; `None` (said on
