@@ -11,9 +11,12 @@ use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
 
+mod bind;
 mod hygiene;
 mod memo;
 mod rules;
+pub use bind::{Binding, BoundUndeclared, BoundValue};
+pub(crate) use bind::{Bindings, Bound, write_bound};
 pub use hygiene::{HiddenCharacters, HiddenIn};
 pub(crate) use memo::{Kept, Memo};
 pub use rules::UnmatchedRule;
@@ -185,6 +188,10 @@ pub struct ToolSetReport {
     /// listed, with the tools they may have meant.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unmatched_rules: Vec<UnmatchedRule>,
+    /// Bindings whose pointer names a property the input schema of a tool
+    /// they bind does not declare ([`ToolSetBuilder::bind`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bound_undeclared: Vec<BoundUndeclared>,
 }
 
 /// The tools offered to a model, with their exposed names.
@@ -265,6 +272,9 @@ struct Inner {
     /// What the listing layer keeps of these tools (converted schemas,
     /// cleaned descriptions); a clone starts empty.
     memo: Memo,
+    /// The tools whose bound arguments were removed from their schema, by
+    /// position, as they were before: their arguments are checked against it.
+    unbound: foldhash::HashMap<usize, Arc<Tool>>,
 }
 
 impl ToolSet {
@@ -388,6 +398,15 @@ impl ToolSet {
         (offset % size == 0 && index < tools.len()).then_some(index)
     }
 
+    /// `tool` (one of [`tools`](Self::tools)) with the input schema its
+    /// server listed: the bound properties the model is not shown
+    /// ([`ToolSetBuilder::bind`]) are in it.
+    pub(crate) fn with_bound<'a>(&'a self, tool: &'a ExposedTool) -> &'a Tool {
+        self.index_of(tool)
+            .and_then(|i| self.inner.unbound.get(&i))
+            .map_or(&*tool.tool, |t| &**t)
+    }
+
     /// The number of tools.
     pub fn len(&self) -> usize {
         self.inner.tools.len()
@@ -416,6 +435,8 @@ pub struct ToolSetBuilder {
     unreadable: Vec<Dropped>,
     /// Which tools are kept from the model, and why (a source's policy).
     offered: Option<Offered>,
+    /// The arguments the application fills, removed from the schemas.
+    bindings: Vec<Binding>,
 }
 
 /// Says why a tool (`server id`, MCP name) is not offered to the model,
@@ -446,6 +467,7 @@ impl ToolSetBuilder {
             checked: Vec::new(),
             unreadable: Vec::new(),
             offered: None,
+            bindings: Vec::new(),
         }
     }
 
@@ -479,6 +501,19 @@ impl ToolSetBuilder {
         pattern: impl Into<String>,
     ) -> Self {
         self.checked.push((rule.into(), pattern.into()));
+        self
+    }
+
+    /// Removes the argument `binding` binds from the input schema of each
+    /// tool it names, as the model is shown it (its `properties`, its
+    /// parent's `required`; an object left with no property goes too), in
+    /// every listing made from the toolset. A glob that names no listed
+    /// tool is reported in [`ToolSetReport::unmatched_rules`] (as `bind`),
+    /// and a pointer a tool's schema does not declare in
+    /// [`ToolSetReport::bound_undeclared`]. Writing the value is the
+    /// pipeline's ([`SourceBuilder::bind`](crate::exec::SourceBuilder::bind)).
+    pub fn bind(mut self, binding: Binding) -> Self {
+        self.bindings.push(binding);
         self
     }
 
@@ -568,6 +603,12 @@ impl ToolSetBuilder {
     /// twice, or client mode is given more than one server.
     pub fn build(self) -> Result<ToolSet> {
         let filter = Filter::new(&self.allow, &self.deny)?;
+        let bindings = Bindings::compile(&self.bindings, false)?;
+        let bind_globs: Vec<(String, String)> = self
+            .bindings
+            .iter()
+            .map(|b| ("bind".to_owned(), b.tool().to_owned()))
+            .collect();
         self.check_servers()?;
         let failed_prefixes = self
             .failed
@@ -591,7 +632,9 @@ impl ToolSetBuilder {
             failed_prefixes,
             ..Default::default()
         };
-        let mut listed = rules::Listed::new(&self.allow, &self.deny, &self.checked);
+        let checked: Vec<(String, String)> =
+            self.checked.iter().cloned().chain(bind_globs).collect();
+        let mut listed = rules::Listed::new(&self.allow, &self.deny, &checked);
         for (server_id, tools) in self.servers {
             let mut seen = HashSet::new();
             for tool in tools {
@@ -632,7 +675,11 @@ impl ToolSetBuilder {
                     });
                 } else {
                     let natural = natural_name(self.mode, &self.prefix, &server_id, &tool.name);
+                    let at = set.tools.len();
                     set.offer(natural, server_id.clone(), tool, self.refuse_hidden);
+                    if set.tools.len() > at {
+                        set.unbind(at, &bindings);
+                    }
                 }
             }
         }
@@ -700,6 +747,24 @@ impl Inner {
             self.report.hidden.push(hidden);
         }
         self.insert(natural, server_id, tool);
+    }
+
+    /// Removes the arguments `bindings` bind from the schema of the tool at
+    /// `at`, keeping the schema as it was for the checks of its calls; a
+    /// pointer its schema does not declare is reported.
+    fn unbind(&mut self, at: usize, bindings: &Bindings) {
+        let exposed = &mut self.tools[at];
+        if !bindings.binds(&exposed.server_id, &exposed.tool.name) {
+            return;
+        }
+        let before = Arc::clone(&exposed.tool);
+        let undeclared = bindings.strip(&exposed.server_id, &mut exposed.tool);
+        for rule in undeclared {
+            tracing::warn!(rule = %rule.rule, server = %rule.server_id, tool = %rule.tool,
+                "a bind rule names a property the tool's input schema does not declare");
+            self.report.bound_undeclared.push(rule);
+        }
+        self.unbound.insert(at, before);
     }
 
     /// Reports the rules of `listed` that match no listed tool.

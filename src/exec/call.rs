@@ -23,7 +23,7 @@ use super::turn_run::{Caller, TurnRun};
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{CallToolResponse, CallToolResult, InputRequiredResult, InputResponses};
-use crate::toolset::ExposedTool;
+use crate::toolset::{Bound, ExposedTool, write_bound};
 
 /// Where a call's pipeline takes up.
 pub(super) enum Start {
@@ -81,6 +81,9 @@ pub(super) struct Call<'r> {
     tool: Option<&'r ExposedTool>,
     /// Whether a request its server's end interrupted is sent once more.
     retry: bool,
+    /// The call as sent, when the application binds some of its arguments:
+    /// `call` with their values written (`call` keeps what the model wrote).
+    sent: Option<Arc<ToolCall>>,
 }
 
 /// A call's places in flight: the turn's permit and its server's pass, held
@@ -105,6 +108,7 @@ impl<'r> TurnRun<'r> {
             start,
             tool: None,
             retry: false,
+            sent: None,
         }
     }
 }
@@ -261,6 +265,8 @@ impl<'r> Call<'r> {
                 ),
             )
         })?;
+        // A call that writes what the application binds is refused first.
+        source.refuse_bound(call)?;
         // The policy first: a call it denies reaches no server, not even
         // to list its tools again.
         {
@@ -273,9 +279,7 @@ impl<'r> Call<'r> {
                 approval.await?;
             }
         }
-        if source.validate {
-            source.check_arguments(call, &tool.tool.input_schema)?;
-        }
+        let bound = self.bound(tool)?;
         if let Some(hooks) = source.rounds.hooks() {
             hooks
                 .before(Arc::make_mut(&mut self.call), &self.context)
@@ -285,7 +289,22 @@ impl<'r> Call<'r> {
                 answerer.set_arguments(&self.call.arguments);
             }
         }
+        self.sent = bound_call(&self.call, &bound)?;
         Ok(tool)
+    }
+
+    /// The values the application binds for the call, its arguments
+    /// checked with them written (when arguments are validated) against the
+    /// tool's whole schema.
+    fn bound(&self, tool: &'r ExposedTool) -> Result<Bound<'r>> {
+        let run = self.run;
+        let source = run.source;
+        let bound = source.bound_values(&self.call, &run.options.bound_values)?;
+        if source.validate {
+            let schema = &run.toolset.with_bound(tool).input_schema;
+            source.check_arguments(&self.call, schema, &bound)?;
+        }
+        Ok(bound)
     }
 
     /// The turn's halt, the call's server and its places in flight, and the
@@ -362,7 +381,12 @@ impl<'r> Call<'r> {
         self.run
             .source
             .rounds
-            .send_first(server, &self.call, &mut self.context, self.retry)
+            .send_first(
+                server,
+                self.sent.as_deref().unwrap_or(&self.call),
+                &mut self.context,
+                self.retry,
+            )
             .await
     }
 
@@ -391,7 +415,9 @@ impl<'r> Call<'r> {
                 )
             })?;
         self.tool = Some(tool);
-        self.judged_again(tool, &start).await?;
+        self.judged_again(&start).await?;
+        let bound = self.bound(tool)?;
+        self.sent = bound_call(&self.call, &bound)?;
         let server = self.server()?;
         self.retry = self.run.options.retry_interrupted && safe_to_repeat(&tool.tool);
         let _in_flight = self.in_flight().await?;
@@ -413,8 +439,9 @@ impl<'r> Call<'r> {
     /// nothing more is sent for it. One that nobody approves now, in a turn
     /// that may be suspended again, waits again where it was (its questions
     /// or its task kept) until an approval is given.
-    async fn judged_again(&self, tool: &ExposedTool, start: &Start) -> Result<()> {
+    async fn judged_again(&self, start: &Start) -> Result<()> {
         let call = &self.call;
+        self.run.source.refuse_bound(call)?;
         if let Approving::Asking(approval) = self.run.check_policy(call, &self.context)? {
             match approval.await {
                 Ok(()) => {}
@@ -428,10 +455,6 @@ impl<'r> Call<'r> {
                     _ => return Err(error),
                 },
             }
-        }
-        let source = self.run.source;
-        if source.validate {
-            source.check_arguments(call, &tool.tool.input_schema)?;
         }
         Ok(())
     }
@@ -568,7 +591,7 @@ impl<'r> Call<'r> {
         self.state.start_clock(timeout);
         let rounds = &self.run.source.rounds;
         tokio::select! {
-            sent = rounds.send(server, &self.call, &self.context, self.retry) => sent,
+            sent = rounds.send(server, self.as_sent(), &self.context, self.retry) => sent,
             () = self.state.expired() => Err(Error::new(
                 ErrorKind::Timeout,
                 format!(
@@ -577,6 +600,12 @@ impl<'r> Call<'r> {
                 ),
             )),
         }
+    }
+
+    /// The call as its server is sent it: with the values the application
+    /// binds, when it binds some.
+    fn as_sent(&self) -> &ToolCall {
+        self.sent.as_deref().unwrap_or(&self.call)
     }
 
     /// The call's end, where it belongs to the call: its stage in the
@@ -615,6 +644,16 @@ impl<'r> Call<'r> {
                 kind = ?kind, reason = %err.message_with_causes(), "tool call not completed");
         }
     }
+}
+
+/// `call` with the `bound` values written, when there are some.
+fn bound_call(call: &ToolCall, bound: &Bound<'_>) -> Result<Option<Arc<ToolCall>>> {
+    if bound.is_empty() {
+        return Ok(None);
+    }
+    let mut sent = ToolCall::clone(call);
+    write_bound(&mut sent.arguments, bound)?;
+    Ok(Some(Arc::new(sent)))
 }
 
 /// The call's clock running out, boxed: set only for a call still in
