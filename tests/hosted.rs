@@ -655,7 +655,8 @@ fn a_configuration_is_split_between_the_provider_and_the_library() {
 
         // A provider cannot fill a bound argument: the server runs here,
         // bound by the application or by its entry.
-        let binding = mcp_adapters::toolset::Binding::parse("everything/echo:/message=v-4711").unwrap();
+        let binding =
+            mcp_adapters::toolset::Binding::parse("everything/echo:/message=v-4711").unwrap();
         for (hub, options) in [
             (hub.clone(), HostedOptions::new().bind(binding)),
             (

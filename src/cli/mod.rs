@@ -222,6 +222,15 @@ struct NamingArgs {
     /// and reported (`report.hidden`, and on stderr).
     #[arg(long)]
     refuse_hidden: bool,
+    /// Bind an argument of the tools a glob names to a value of the application's
+    /// (repeatable): `SERVER/TOOL:/POINTER=VALUE`, VALUE being text, `env:NAME` (the
+    /// environment variable NAME, which must be set), `json:JSON` (a number, an
+    /// object...) or `text:TEXT` (text that starts like a prefix). The model is not
+    /// shown the argument, a call that writes it is refused and not sent, and the
+    /// value is written before the call is checked and sent. A policy file's `bind:`
+    /// and a --config entry's `"bind"` take the same rules.
+    #[arg(long, value_name = "RULE")]
+    bind: Vec<String>,
 }
 
 /// `--strict`.
@@ -484,8 +493,18 @@ struct RunArgs {
     /// call, or --suspend lets it wait. Without one, every offered tool may be called.
     /// `programmatic`, `programmatic_only` ([globs]) and `programmatic_read_only`
     /// (true) open tools to programs the model writes, as --programmatic does.
+    /// `bind` ([rules]) binds arguments, as --bind does.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// Bind an argument of the tools a glob names to a value of the application's
+    /// (repeatable): `SERVER/TOOL:/POINTER=VALUE`, VALUE being text, `env:NAME` (the
+    /// environment variable NAME, which must be set), `json:JSON` (a number, an
+    /// object...) or `text:TEXT` (text that starts like a prefix). The model is not
+    /// shown the argument, a call that writes it is refused and not sent, and the
+    /// value is written before the call is checked and sent. A policy file's `bind:`
+    /// and a --config entry's `"bind"` take the same rules.
+    #[arg(long, value_name = "RULE")]
+    bind: Vec<String>,
     #[command(flatten)]
     asks: AsksArgs,
     /// When a call waits for an answer the command line does not have (a policy

@@ -148,11 +148,14 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let (list, options) = options(args)?;
     let suspend = args.suspend.is_some();
     let asks = asks::read(&args.asks, suspend)?;
-    let mut policy = match &args.policy {
-        Some(path) => live::read_policy(path)?,
+    let (mut policy, bindings) = match &args.policy {
+        Some(path) => {
+            let rules = live::read_policy(path)?;
+            (rules.policy.unwrap_or_else(Policy::new), rules.bindings)
+        }
         None => {
             eprintln!("note: no --policy given: every call to an offered tool is allowed");
-            Policy::allow_all()
+            (Policy::allow_all(), Vec::new())
         }
     };
     // --programmatic and its kin add to the policy's callers rule.
@@ -186,7 +189,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
             key,
         };
         let source = tokio::select! {
-            source = start(args, policy, &run.asks) => source?,
+            source = start(args, live::Rules { policy: Some(policy), bindings }, &run.asks) => source?,
             caught = run.signals.stopped() => return Ok(caught.status()),
         };
         let played = run.play(&source, steps).await;
@@ -237,22 +240,19 @@ fn options(args: &RunArgs) -> Result<(ListOptions, ExecOptions)> {
 
 /// The servers of `--server` / `--config`, started (the first listing
 /// checks that they did), or the bundled demo server.
-async fn start(args: &RunArgs, policy: Policy, asks: &asks::Asks) -> Result<Source> {
+async fn start(args: &RunArgs, rules: live::Rules, asks: &asks::Asks) -> Result<Source> {
     let no_filters = NamingArgs {
         hub: false,
         prefix: args.prefix.clone(),
         allow: Vec::new(),
         deny: Vec::new(),
         refuse_hidden: args.refuse_hidden,
+        bind: args.bind.clone(),
     };
-    let source = live::source(
-        &args.live,
-        &no_filters,
-        Some(policy.clone()),
-        args.validate,
-        asks,
-    )
-    .await?;
+    let policy = rules.policy.clone().unwrap_or_else(Policy::allow_all);
+    let mut bindings = live::parse_binds(&args.bind)?;
+    bindings.extend(rules.bindings.iter().cloned());
+    let source = live::source(&args.live, &no_filters, rules, args.validate, asks).await?;
     match source {
         Some(source) => Ok(source),
         None => {
@@ -260,7 +260,12 @@ async fn start(args: &RunArgs, policy: Policy, asks: &asks::Asks) -> Result<Sour
             {
                 eprintln!("note: no --server or --config: running against the bundled demo server");
             }
-            demo::server(policy, args.validate, &asks.handlers, asks.suspend)
+            let demo = demo::Demo {
+                policy,
+                validate: args.validate,
+                bindings,
+            };
+            demo.server(&asks.handlers, asks.suspend)
         }
     }
 }
