@@ -151,6 +151,8 @@ fn toolsets() -> Vec<(String, ToolSet)> {
         "blank".into(),
         ToolSet::client().server("blank", blank).build().unwrap(),
     ));
+    // Arguments the application binds, left out of the schemas.
+    toolsets.push(("bound".into(), bound_toolset()));
     toolsets
 }
 

@@ -495,6 +495,9 @@ fn remove(root: &Value, schema: &mut Value, path: &[String]) -> bool {
     }
     if gone && let Some(Value::Array(required)) = object.get_mut("required") {
         required.retain(|name| name.as_str() != Some(first));
+        if required.is_empty() {
+            object.shift_remove("required");
+        }
     }
     for key in ["allOf", "anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = object.get_mut(key) {
@@ -606,7 +609,7 @@ mod tests {
         assert!(declared);
         assert_eq!(
             out["anyOf"][0],
-            json!({"type": "object", "properties": {"a": {}}, "required": []})
+            json!({"type": "object", "properties": {"a": {}}})
         );
     }
 
