@@ -486,28 +486,7 @@ impl HubConfig {
                             .server_oauth(name.clone(), ServerOAuth::from_value(name, oauth)?);
                     }
                 }
-                match entry.get("bind") {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Array(rules)) => {
-                        for (i, rule) in rules.iter().enumerate() {
-                            let Value::String(rule) = rule else {
-                                return Err(Error::input(format!(
-                                    "server `{name}`: `bind[{i}]` must be a string (TOOL:/POINTER=VALUE), not {}",
-                                    type_name(rule)
-                                ))
-                                .with_path(format!("{}/bind/{i}", pointer_child("/mcpServers", name))));
-                            };
-                            config = config.bind(name.clone(), rule.clone());
-                        }
-                    }
-                    Some(other) => {
-                        return Err(Error::input(format!(
-                            "server `{name}`: `bind` must be an array of TOOL:/POINTER=VALUE strings, not {}",
-                            type_name(other)
-                        ))
-                        .with_path(format!("{}/bind", pointer_child("/mcpServers", name))));
-                    }
-                }
+                config = config.read_bind(name, entry)?;
                 match entry.get("hosted") {
                     None | Some(Value::Null) | Some(Value::Bool(false)) => {}
                     Some(Value::Bool(true)) => config = config.host(name.clone()),
@@ -522,6 +501,35 @@ impl HubConfig {
             }
         }
         Ok(config)
+    }
+
+    /// `self` with the bind rules of the entry `name` (its `"bind"`: an
+    /// array of `TOOL:/POINTER=VALUE` strings).
+    fn read_bind(mut self, name: &str, entry: &Value) -> Result<Self> {
+        let at = |field: String| format!("{}{field}", pointer_child("/mcpServers", name));
+        match entry.get("bind") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(rules)) => {
+                for (i, rule) in rules.iter().enumerate() {
+                    let Value::String(rule) = rule else {
+                        return Err(Error::input(format!(
+                            "server `{name}`: `bind[{i}]` must be a string (TOOL:/POINTER=VALUE), not {}",
+                            type_name(rule)
+                        ))
+                        .with_path(at(format!("/bind/{i}"))));
+                    };
+                    self = self.bind(name, rule.clone());
+                }
+            }
+            Some(other) => {
+                return Err(Error::input(format!(
+                    "server `{name}`: `bind` must be an array of TOOL:/POINTER=VALUE strings, not {}",
+                    type_name(other)
+                ))
+                .with_path(at("/bind".to_owned())));
+            }
+        }
+        Ok(self)
     }
 
     /// Reads an `mcpServers` JSON text.
@@ -566,6 +574,35 @@ mod tests {
             text.contains("Authorization") && text.contains("API_KEY"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_entry_binds_its_tools_arguments_and_debug_hides_the_values() {
+        use serde_json::json;
+        let config = super::HubConfig::from_value(&json!({"mcpServers": {
+            "crm": {"command": "crm", "bind": ["*:/tenant=sekrit-acme", "create:/owner=env:OWNER"]},
+            "plain": {"command": "plain"},
+        }}))
+        .unwrap();
+        assert_eq!(
+            config.bindings_of("crm"),
+            ["*:/tenant=sekrit-acme", "create:/owner=env:OWNER"]
+        );
+        assert!(config.bindings_of("plain").is_empty());
+        let shown = format!("{config:?}");
+        assert!(
+            !shown.contains("sekrit") && shown.contains("*:/tenant=[hidden]"),
+            "{shown}"
+        );
+        for (bind, at) in [
+            (json!("*:/t=1"), "/mcpServers/crm/bind"),
+            (json!([1]), "/mcpServers/crm/bind/0"),
+        ] {
+            let err = super::HubConfig::from_value(&json!({"mcpServers": {
+                "crm": {"command": "crm", "bind": bind}}}))
+            .unwrap_err();
+            assert_eq!(err.location().path.as_deref(), Some(at), "{err}");
+        }
     }
 
     #[test]

@@ -398,15 +398,6 @@ impl ToolSet {
         (offset % size == 0 && index < tools.len()).then_some(index)
     }
 
-    /// `tool` (one of [`tools`](Self::tools)) with the input schema its
-    /// server listed: the bound properties the model is not shown
-    /// ([`ToolSetBuilder::bind`]) are in it.
-    pub(crate) fn with_bound<'a>(&'a self, tool: &'a ExposedTool) -> &'a Tool {
-        self.index_of(tool)
-            .and_then(|i| self.inner.unbound.get(&i))
-            .map_or(&*tool.tool, |t| &**t)
-    }
-
     /// The number of tools.
     pub fn len(&self) -> usize {
         self.inner.tools.len()
@@ -504,19 +495,6 @@ impl ToolSetBuilder {
         self
     }
 
-    /// Removes the argument `binding` binds from the input schema of each
-    /// tool it names, as the model is shown it (its `properties`, its
-    /// parent's `required`; an object left with no property goes too), in
-    /// every listing made from the toolset. A glob that names no listed
-    /// tool is reported in [`ToolSetReport::unmatched_rules`] (as `bind`),
-    /// and a pointer a tool's schema does not declare in
-    /// [`ToolSetReport::bound_undeclared`]. Writing the value is the
-    /// pipeline's ([`SourceBuilder::bind`](crate::exec::SourceBuilder::bind)).
-    pub fn bind(mut self, binding: Binding) -> Self {
-        self.bindings.push(binding);
-        self
-    }
-
     /// How names are made.
     pub(crate) fn mode(&self) -> Mode {
         self.mode
@@ -604,11 +582,6 @@ impl ToolSetBuilder {
     pub fn build(self) -> Result<ToolSet> {
         let filter = Filter::new(&self.allow, &self.deny)?;
         let bindings = Bindings::compile(&self.bindings, false)?;
-        let bind_globs: Vec<(String, String)> = self
-            .bindings
-            .iter()
-            .map(|b| ("bind".to_owned(), b.tool().to_owned()))
-            .collect();
         self.check_servers()?;
         let failed_prefixes = self
             .failed
@@ -632,9 +605,7 @@ impl ToolSetBuilder {
             failed_prefixes,
             ..Default::default()
         };
-        let checked: Vec<(String, String)> =
-            self.checked.iter().cloned().chain(bind_globs).collect();
-        let mut listed = rules::Listed::new(&self.allow, &self.deny, &checked);
+        let mut listed = rules::Listed::new(&self.allow, &self.deny, &self.checked);
         for (server_id, tools) in self.servers {
             let mut seen = HashSet::new();
             for tool in tools {
@@ -677,9 +648,7 @@ impl ToolSetBuilder {
                     let natural = natural_name(self.mode, &self.prefix, &server_id, &tool.name);
                     let at = set.tools.len();
                     set.offer(natural, server_id.clone(), tool, self.refuse_hidden);
-                    if set.tools.len() > at {
-                        set.unbind(at, &bindings);
-                    }
+                    set.unbind(at, &bindings);
                 }
             }
         }
@@ -747,24 +716,6 @@ impl Inner {
             self.report.hidden.push(hidden);
         }
         self.insert(natural, server_id, tool);
-    }
-
-    /// Removes the arguments `bindings` bind from the schema of the tool at
-    /// `at`, keeping the schema as it was for the checks of its calls; a
-    /// pointer its schema does not declare is reported.
-    fn unbind(&mut self, at: usize, bindings: &Bindings) {
-        let exposed = &mut self.tools[at];
-        if !bindings.binds(&exposed.server_id, &exposed.tool.name) {
-            return;
-        }
-        let before = Arc::clone(&exposed.tool);
-        let undeclared = bindings.strip(&exposed.server_id, &mut exposed.tool);
-        for rule in undeclared {
-            tracing::warn!(rule = %rule.rule, server = %rule.server_id, tool = %rule.tool,
-                "a bind rule names a property the tool's input schema does not declare");
-            self.report.bound_undeclared.push(rule);
-        }
-        self.unbound.insert(at, before);
     }
 
     /// Reports the rules of `listed` that match no listed tool.

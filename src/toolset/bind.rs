@@ -17,7 +17,7 @@ use globset::GlobMatcher;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::compile_tool_glob;
+use super::{ExposedTool, compile_tool_glob};
 use crate::error::{Error, Result};
 use crate::json::push_pointer_segment;
 use crate::mcp::Tool;
@@ -171,6 +171,57 @@ impl Binding {
     /// Where the value comes from.
     pub fn value(&self) -> &BoundValue {
         &self.value
+    }
+}
+
+impl super::ToolSetBuilder {
+    /// Removes the argument `binding` binds from the input schema of each
+    /// tool it names, as the model is shown it (its `properties`, its
+    /// parent's `required`; an object left with no property goes too), in
+    /// every listing made from the toolset. A glob that names no listed
+    /// tool is reported in [`ToolSetReport::unmatched_rules`](super::ToolSetReport::unmatched_rules) (as `bind`),
+    /// and a pointer a tool's schema does not declare in
+    /// [`ToolSetReport::bound_undeclared`](super::ToolSetReport::bound_undeclared). Writing the value is the
+    /// pipeline's ([`SourceBuilder::bind`](crate::exec::SourceBuilder::bind)).
+    pub fn bind(mut self, binding: Binding) -> Self {
+        self.checked
+            .push(("bind".to_owned(), binding.tool().to_owned()));
+        self.bindings.push(binding);
+        self
+    }
+}
+
+impl super::ToolSet {
+    /// `tool` (one of [`tools`](Self::tools)) with the input schema its
+    /// server listed: the bound properties the model is not shown
+    /// ([`ToolSetBuilder::bind`](super::ToolSetBuilder::bind)) are in it.
+    pub(crate) fn with_bound<'a>(&'a self, tool: &'a ExposedTool) -> &'a Tool {
+        self.index_of(tool)
+            .and_then(|i| self.inner.unbound.get(&i))
+            .map_or(&*tool.tool, |t| &**t)
+    }
+}
+
+impl super::Inner {
+    /// Removes the arguments `bindings` bind from the schema of the tool at
+    /// `at` (when one was offered there), keeping the schema as it was for
+    /// the checks of its calls; a pointer its schema does not declare is
+    /// reported.
+    pub(super) fn unbind(&mut self, at: usize, bindings: &Bindings) {
+        let Some(exposed) = self.tools.get_mut(at) else {
+            return;
+        };
+        if !bindings.binds(&exposed.server_id, &exposed.tool.name) {
+            return;
+        }
+        let before = Arc::clone(&exposed.tool);
+        let undeclared = bindings.strip(&exposed.server_id, &mut exposed.tool);
+        for rule in undeclared {
+            tracing::warn!(rule = %rule.rule, server = %rule.server_id, tool = %rule.tool,
+                "a bind rule names a property the tool's input schema does not declare");
+            self.report.bound_undeclared.push(rule);
+        }
+        self.unbound.insert(at, before);
     }
 }
 
@@ -698,7 +749,7 @@ mod tests {
     #[test]
     fn debug_hides_values() {
         let rule = Binding::parse("s/t:/k=sekrit").unwrap();
-        let bindings = Bindings::compile(&[rule.clone()], true).unwrap();
+        let bindings = Bindings::compile(std::slice::from_ref(&rule), true).unwrap();
         let text = format!("{rule:?} {bindings:?}");
         assert!(!text.contains("sekrit"), "{text}");
     }
