@@ -53,8 +53,9 @@ pub struct ExposedTool {
     /// The tool as its server listed it (its `name` is the MCP name), with
     /// the descriptions, titles and comments inside its input schema
     /// cleaned of invisible characters (its own description and title are
-    /// cleaned where a listing sends them); shared with the lists it came
-    /// from rather than copied, unless cleaning changed it.
+    /// cleaned where a listing sends them) and the arguments the application
+    /// binds removed from it ([`ToolSetBuilder::bind`]); shared with the
+    /// lists it came from rather than copied, unless one of these changed it.
     pub tool: Arc<Tool>,
 }
 
