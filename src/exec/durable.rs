@@ -564,7 +564,8 @@ pub struct Waiting {
     pub server_id: String,
     /// The tool's MCP name.
     pub tool: String,
-    /// The arguments the call is (or was) sent with.
+    /// The arguments the call is (or was) sent with, but for the values
+    /// the application binds, which are written when it is sent.
     pub arguments: Map<String, Value>,
     /// What it waits for.
     #[serde(flatten)]
