@@ -50,8 +50,10 @@ impl std::fmt::Debug for BoundValue {
     }
 }
 
-/// A tool's argument bound to a value of the application's: see the
-/// [module](self) and [`SourceBuilder::bind`](crate::exec::SourceBuilder::bind).
+/// A tool's argument bound to a value of the application's: the model is
+/// not shown it ([`ToolSetBuilder::bind`](super::ToolSetBuilder::bind)), a
+/// call that writes it is refused, and the value is written before the call
+/// is checked and sent ([`SourceBuilder::bind`](crate::exec::SourceBuilder::bind)).
 ///
 /// ```
 /// use mcp_adapters::toolset::{Binding, BoundValue};
