@@ -8,6 +8,11 @@
 //! * 64 calls that each sleep 100 ms, at `max_concurrency` 64 and 8, against
 //!   the ideal wall time (100 ms and 800 ms). Goal: ≤ 1.05x.
 //!
+//! * Code mode (feature `code-mode`): a program that makes 1,000 calls to the
+//!   same instant in-process tool (`Promise.all`), against the same 1,000
+//!   calls made by the model directly through `Source::execute_tool_calls`,
+//!   in the same run. Goal: ≤ 2x.
+//!
 //! Ratios are printed at the end of the run.
 
 use std::hint::black_box;
@@ -175,9 +180,53 @@ fn bench(c: &mut Criterion) {
     }
 }
 
+/// 1,000 calls made by a code-mode program against the same calls made by
+/// the model directly, through the same source.
+#[cfg(feature = "code-mode")]
+fn code_mode(c: &mut Criterion) {
+    use mcp_adapters::Policy;
+    use mcp_adapters::code::CodeMode;
+    let rt = one_thread();
+    let server = InProcessServer::new().tool(
+        Tool::new("noop", "", json!({"type": "object"})),
+        |_, _| async { Ok(CallToolResult::text("ok")) },
+    );
+    let source = Source::client("s", server)
+        .policy(Policy::allow_all().programmatic("s/noop").unwrap())
+        .code_mode(CodeMode::new().max_calls(1000))
+        .build()
+        .unwrap();
+    let listing = listing(&rt, &source);
+    let provider = Registry::builtin().unwrap().get("anthropic").unwrap();
+    let direct = response("noop", 1000);
+    let code = "const all = await Promise.all(Array.from({length: 1000}, () => tools.noop({}))); return all.length;";
+    let program = json!({"content": [
+        {"type": "tool_use", "id": "toolu_p", "name": "run_code", "input": {"code": code}}
+    ]});
+    let options = ExecOptions::new().max_concurrency(1000);
+    let run = |calls: &Value| {
+        rt.block_on(source.execute_tool_calls(provider, calls, &listing, &options))
+            .unwrap()
+    };
+    assert_eq!(run(&program).turn.results.len(), 1);
+    let mut group = c.benchmark_group("code_mode_1000_instant");
+    group.bench_function("program", |b| b.iter(|| run(black_box(&program))));
+    group.bench_function("baseline_direct", |b| b.iter(|| run(black_box(&direct))));
+    group.finish();
+    let ratio = support::median_ratio(support::rounds(), || run(&program), || run(&direct));
+    support::report(
+        "a program's 1000 instant calls / the same 1000 calls made directly",
+        ratio,
+        Some(2.0),
+    );
+}
+
+#[cfg(not(feature = "code-mode"))]
+fn code_mode(_: &mut Criterion) {}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    targets = bench
+    targets = bench, code_mode
 }
 criterion_main!(benches);

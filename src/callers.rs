@@ -64,6 +64,23 @@ pub enum Caller {
     /// A program the model wrote, which the provider runs and which waits
     /// for the answer.
     Program(Box<ProgramCaller>),
+    /// A program the model wrote through the library's code tool, which
+    /// the library runs in its sandbox ([code mode](crate::code)).
+    Code(Box<CodeCaller>),
+}
+
+/// The code-mode program that made a call, and which of its calls it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CodeCaller {
+    /// The program's id: the id of the model's call to the code tool (or
+    /// `#INDEX` when it has none).
+    pub program_id: String,
+    /// The position of that call in the model's response.
+    pub program_index: usize,
+    /// The call's place among the program's calls, from 0, in the order
+    /// the program made them.
+    pub seq: usize,
 }
 
 /// The program that made a call.
@@ -99,15 +116,26 @@ impl Caller {
     pub fn program_id(&self) -> Option<&str> {
         match self {
             Caller::Program(program) => Some(&program.program_id),
+            Caller::Code(code) => Some(&code.program_id),
             Caller::Model => None,
         }
     }
 
-    /// `model` or `program`, as traces and the command line name it.
+    /// `model`, `program` or `code` (a code-mode program), as traces and
+    /// the command line name it.
     pub fn kind(&self) -> &'static str {
         match self {
             Caller::Model => "model",
             Caller::Program(_) => "program",
+            Caller::Code(_) => "code",
+        }
+    }
+
+    /// The code-mode program that made the call, if one did.
+    pub fn code(&self) -> Option<&CodeCaller> {
+        match self {
+            Caller::Code(code) => Some(code),
+            _ => None,
         }
     }
 }
@@ -141,7 +169,7 @@ impl Callers {
     pub fn admit(self, caller: &Caller) -> bool {
         match caller {
             Caller::Model => self.model(),
-            Caller::Program(_) => self.code(),
+            Caller::Program(_) | Caller::Code(_) => self.code(),
         }
     }
 }

@@ -242,7 +242,9 @@ impl Provider {
                 let shown = name.as_deref().unwrap_or_default().to_owned();
                 let options = ResultOptions::default();
                 let answer_to = |id: Option<&str>| match &caller {
-                    Caller::Model => self.answer(id, &shown, Outcome::Failed(&error), &options),
+                    Caller::Model | Caller::Code(_) => {
+                        self.answer(id, &shown, Outcome::Failed(&error), &options)
+                    }
                     Caller::Program(_) => {
                         let call = ProgramCall {
                             call_id: id,
@@ -424,7 +426,7 @@ impl Listing {
             return Ok(());
         }
         let why = match caller {
-            Caller::Program(_) => format!(
+            Caller::Program(_) | Caller::Code(_) => format!(
                 "tool `{name}` is not open to code: a program may not call it (call it directly, \
                  or ask the application to open it to code)"
             ),

@@ -6,6 +6,7 @@
 //! | [`agent_loop`] | the pure functions, live MCP servers, the agent loop for every provider, results, options and policy, a hub with deferred loading, names, strict mode and null paths, media, errors |
 //! | [`streaming`] | calls run as a streamed response completes them, and the assistant message for the history |
 //! | [`calls_from_code`] | programs the model writes that call the application's tools: the callers rule, what a response holds, answers for a program |
+//! | [`code_mode`] | the model's program run here, in a sandbox, on any provider: the code tool, its limits, approvals inside a program, replays |
 //! | [`server_requests`] | what servers ask: elicitation, sampling, roots, tasks, and sampling requests in a provider's format |
 //! | [`sign_in`] | servers behind OAuth 2.1 |
 //! | [`resilience`] | the toolset stays true, and a server that dies comes back |
@@ -17,7 +18,7 @@
 //! | [`spec_authors_guide`] | describing a provider in YAML |
 //!
 //! These modules hold documentation only, and every Rust example in them is a
-//! doctest (those of a chapter that needs the `rmcp` or `oauth` feature run
+//! doctest (those of a chapter that needs the `rmcp`, `oauth` or `code-mode` feature run
 //! with that feature on). The chapters' links point at the Markdown files and
 //! the sources in the repository, as they read on GitHub; here, the table above
 //! leads from chapter to chapter.
@@ -37,6 +38,16 @@ pub mod streaming {}
 
 #[doc = include_str!("../docs/calls-from-code.md")]
 pub mod calls_from_code {}
+
+#[cfg_attr(
+    any(not(doctest), feature = "code-mode"),
+    doc = include_str!("../docs/code-mode.md")
+)]
+#[cfg_attr(
+    all(doctest, not(feature = "code-mode")),
+    doc = "Code mode (its examples need the `code-mode` feature)."
+)]
+pub mod code_mode {}
 
 #[cfg_attr(
     any(not(doctest), feature = "rmcp"),

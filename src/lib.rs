@@ -134,6 +134,7 @@ pub mod callers;
 mod calls;
 #[cfg(feature = "rmcp")]
 pub mod client;
+pub mod code;
 mod config;
 mod deferred;
 mod describe;

@@ -308,7 +308,7 @@ impl Provider {
         let program_id = call.caller.program_id().unwrap_or_default();
         let sent = match call.caller {
             Caller::Program(program) => Some(&program.sent),
-            Caller::Model => None,
+            Caller::Model | Caller::Code(_) => None,
         };
         let mut vars: Vec<(&str, Var<'_>)> = vec![
             ("name", Var::Str(call.name)),

@@ -45,6 +45,21 @@ pub(super) fn callers_rule(
     Ok(rule)
 }
 
+/// `policy` with the tools `--programmatic` and its kin open to code added
+/// to its callers rule.
+pub(super) fn open_to_code(mut policy: Policy, args: &ProgrammaticArgs) -> Result<Policy> {
+    for glob in &args.open {
+        policy = policy.programmatic(glob)?;
+    }
+    for glob in &args.only {
+        policy = policy.programmatic_only(glob)?;
+    }
+    if args.read_only {
+        policy = policy.programmatic_read_only();
+    }
+    Ok(policy)
+}
+
 /// Listing options with the callers rule, when it opens any tool to code.
 fn with_callers(options: ListOptions, rule: mcp_adapters::callers::CallersRule) -> ListOptions {
     match rule.is_empty() {
@@ -200,10 +215,26 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
         Some(path) => live::read_policy(path)?,
         None => live::Rules::default(),
     };
-    let options = with_callers(
-        options,
-        callers_rule(&args.programmatic, rules.policy.as_ref())?,
-    );
+    let mut rules = rules;
+    // In code mode the callers rule feeds the code tool, through the
+    // source's policy, and the provider is told nothing of it.
+    let options = match args.live.code_mode {
+        true => {
+            let policy = rules.policy.take().unwrap_or_else(Policy::allow_all);
+            rules.policy = Some(open_to_code(policy, &args.programmatic)?);
+            options
+        }
+        false => with_callers(
+            options,
+            callers_rule(&args.programmatic, rules.policy.as_ref())?,
+        ),
+    };
+    if args.live.code_mode && args.live.servers.is_empty() && args.live.config.is_none() {
+        return Err(Error::new(
+            ErrorKind::Input,
+            "--code-mode goes with live servers (--server, --config): the program calls them",
+        ));
+    }
     if let Some(hub) = hosted_hub(args)? {
         if !args.files.is_empty() {
             return Err(Error::new(

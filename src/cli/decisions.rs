@@ -14,7 +14,8 @@ use super::RunArgs;
 pub struct TurnCalls {
     /// Each call's position in the response and its id, if it has one.
     pub calls: Vec<(usize, Option<String>)>,
-    /// The ids of the provider's approval requests for its hosted calls.
+    /// The ids of the provider's approval requests for its hosted calls,
+    /// and of code-mode programs' waiting calls: calls named by id alone.
     pub hosted: Vec<String>,
 }
 
@@ -77,6 +78,9 @@ impl TurnCalls {
         let mut turn = TurnCalls::default();
         for waiting in state.waiting() {
             match waiting.index {
+                // Named by id alone, as a program's calls are (their index
+                // is their place in their program, not in the response).
+                _ if waiting.caller.code().is_some() => turn.hosted.extend(waiting.call_id),
                 usize::MAX => turn.hosted.extend(waiting.call_id),
                 index => turn.calls.push((index, waiting.call_id)),
             }
@@ -87,6 +91,14 @@ impl TurnCalls {
     /// Whether `id` names a call of this turn; an error when it is
     /// `#INDEX` and the call at that position has an id.
     fn names(&self, id: &str, flag: &str, turn: Option<usize>) -> Result<bool> {
+        // A code-mode program's call, PROGRAM/N, is named through its
+        // program's call (its calls are made as the program runs).
+        if let Some((program, n)) = id.rsplit_once('/')
+            && n.parse::<usize>().is_ok()
+            && self.names(program, flag, turn).unwrap_or(false)
+        {
+            return Ok(true);
+        }
         if let Some(index) = id.strip_prefix('#').and_then(|i| i.parse::<usize>().ok()) {
             let Some((_, call_id)) = self.calls.iter().find(|(i, _)| *i == index) else {
                 return Ok(false);
@@ -340,5 +352,18 @@ mod tests {
         let two = [turn(&[(0, None)]), turn(&[(0, None)])];
         assert!(bind(&args(&["#0"]), &two).is_err());
         assert!(bind(&args(&["2:#0"]), &two).is_ok());
+    }
+
+    #[test]
+    fn a_programs_call_is_named_through_its_programs_call() {
+        let turns = [turn(&[(0, Some("toolu_1"))]), turn(&[(0, None)])];
+        let bound = bind(&args(&["toolu_1/3", "#0/2"]), &turns).unwrap();
+        assert_eq!(
+            bound,
+            vec![
+                vec![Decision::Approve("toolu_1/3".into())],
+                vec![Decision::Approve("#0/2".into())]
+            ]
+        );
     }
 }

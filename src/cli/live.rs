@@ -282,6 +282,9 @@ pub async fn source_from(
     for glob in &asks.alone {
         builder = builder.run_alone(glob);
     }
+    if live.code_mode {
+        builder = builder.code_mode(mcp_adapters::code::CodeMode::new());
+    }
     if live.resources {
         builder = builder.resources("*");
     }

@@ -412,6 +412,14 @@ struct LiveArgs {
     /// `tools/list` page, in seconds; a sign-in is not counted.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     startup_timeout: u64,
+    /// Code mode: offer the model the library's `run_code` tool, through which
+    /// it writes one JavaScript program that calls the tools open to code
+    /// (--programmatic GLOB, or the policy file's `programmatic:`), on any
+    /// provider. The program runs here, in a QuickJS sandbox (30 s, 64 MiB,
+    /// 500 calls, 64 KiB of output); each call it makes goes through the
+    /// policy like the model's own. An error while no tool is open to code.
+    #[arg(long)]
+    code_mode: bool,
     /// Offer the model the servers' resources: the library's `list_resources`
     /// and `read_resource` tools (the policy also decides on
     /// `SERVER/resources/list` and `SERVER/resources/read`).
@@ -536,8 +544,10 @@ struct RunArgs {
     #[arg(long)]
     refuse_hidden: bool,
     /// Approve the call ID where the policy asks (repeatable): the provider's call
-    /// id, `#INDEX` (its position in the response) for a call that has no id, or a
-    /// hosted call's approval request id. Each names one call of one turn: with
+    /// id, `#INDEX` (its position in the response) for a call that has no id, a
+    /// hosted call's approval request id, or a code-mode program's call as
+    /// `waiting` names it, PROGRAM/N (the id of the model's `run_code` call and
+    /// the call's place among the program's calls, from 0: `toolu_01/2`). Each names one call of one turn: with
     /// several RESPONSEs write TURN:ID (`2:toolu_01`, `1:#0`; turns count from 1),
     /// or an id only one turn has.
     #[arg(long = "approve-call", value_name = "ID")]

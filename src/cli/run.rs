@@ -148,7 +148,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     let (list, options) = options(args)?;
     let suspend = args.suspend.is_some();
     let asks = asks::read(&args.asks, suspend)?;
-    let (mut policy, bindings) = match &args.policy {
+    let (policy, bindings) = match &args.policy {
         Some(path) => {
             let rules = live::read_policy(path)?;
             (rules.policy.unwrap_or_else(Policy::new), rules.bindings)
@@ -159,16 +159,7 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
         }
     };
     // --programmatic and its kin add to the policy's callers rule.
-    let p = &args.programmatic;
-    for glob in &p.open {
-        policy = policy.programmatic(glob)?;
-    }
-    for glob in &p.only {
-        policy = policy.programmatic_only(glob)?;
-    }
-    if p.read_only {
-        policy = policy.programmatic_read_only();
-    }
+    let policy = super::commands::open_to_code(policy, &args.programmatic)?;
     let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
     let key = state::key(args)?;
     let steps = read_steps(args, live_given, provider, key.as_ref())?;

@@ -44,6 +44,28 @@ pub(super) enum Start {
 }
 
 impl Start {
+    /// Where a call of a suspended turn at `stage` takes up; the stage of
+    /// one that does not (it ended, or was sent when its process ended).
+    pub(super) fn taken_up(stage: &Stage) -> std::result::Result<Start, &Stage> {
+        match stage {
+            Stage::Pending | Stage::WaitingForApproval => Ok(Start::Fresh),
+            Stage::WaitingForInput { round, asked } => Ok(Start::Asked {
+                round: *round,
+                asked: Box::new(asked.clone()),
+            }),
+            Stage::WaitingForTask {
+                task_id,
+                status,
+                poll_interval_ms,
+            } => Ok(Start::Task {
+                task_id: task_id.clone(),
+                status: status.clone(),
+                poll_interval_ms: *poll_interval_ms,
+            }),
+            other => Err(other),
+        }
+    }
+
     /// The stage a resumed call was taken up from, which it keeps while it
     /// waits again; none for a fresh call.
     fn stage(&self) -> Option<Stage> {

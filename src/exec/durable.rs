@@ -28,129 +28,18 @@ use crate::programs::ProgramItems;
 /// What a [`TurnState`] document says it is (its `format` field).
 pub const TURN_STATE_FORMAT: &str = "mcp-adapters/turn-state";
 
-/// The version of the [`TurnState`] document this library writes and reads
-/// (its `version` field). A document of another version is refused, never
-/// read as this one.
-pub const TURN_STATE_VERSION: u32 = 1;
+/// The version of the [`TurnState`] document this library writes (its
+/// `version` field). Version 2 adds the journals of code-mode programs
+/// (`code`); a document of version 1 is read as one of version 2 without
+/// programs. A document of any other version is refused, never read as
+/// this one.
+pub const TURN_STATE_VERSION: u32 = 2;
 
-/// The key, in a `tools/call` request's `_meta`, of the call's idempotency
-/// key. MCP has no standard one: a server may use it to recognise a call it
-/// has already run. A call keeps its key when its turn is resumed
-/// elsewhere, and when it is sent once more after an interruption
-/// ([`ExecOptions::retry_interrupted`](crate::exec::ExecOptions::retry_interrupted)).
-pub const IDEMPOTENCY_KEY: &str = "mcp-adapters/idempotency-key";
+/// The oldest version of the document this library reads.
+const OLDEST_TURN_STATE_VERSION: u32 = 1;
 
-/// A call's idempotency key, written `{server key}#{index}` (in a request's
-/// `_meta` under [`IDEMPOTENCY_KEY`]): a key of the turn for the call's
-/// server (an HMAC-SHA-256 of the server's id, keyed with the turn's
-/// secret id, 32 hex digits), and the call's position among the turn's
-/// calls to that server. Two servers of one turn get keys that share
-/// nothing, so they cannot tell they served one conversation; the same
-/// call gets the same key in every round and wherever its turn is resumed.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct IdempotencyKey {
-    server: Arc<str>,
-    index: usize,
-}
-
-impl IdempotencyKey {
-    /// The call's position among the turn's calls to its server, in the
-    /// model's order (0 for the first).
-    pub fn index_on_server(&self) -> usize {
-        self.index
-    }
-}
-
-impl std::fmt::Display for IdempotencyKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}#{}", self.server, self.index)
-    }
-}
-
-/// What a turn's idempotency keys are made from: its id, each server's key
-/// (derived once), and the model's indexes of the turn's calls to each
-/// server, from which a call's position on its server is read. Made again
-/// from a [`TurnState`] (its id and its calls), it gives every call the key
-/// it had.
-pub(crate) struct KeyRing {
-    turn: Arc<str>,
-    servers: Mutex<std::collections::HashMap<String, ServerKeys>>,
-}
-
-/// One server's key in a turn, and its calls' indexes, in order.
-struct ServerKeys {
-    key: Arc<str>,
-    calls: Vec<usize>,
-}
-
-impl KeyRing {
-    pub(crate) fn new(turn: Arc<str>) -> Self {
-        KeyRing {
-            turn,
-            servers: Mutex::default(),
-        }
-    }
-
-    /// Counts `call` among its server's calls. Every call of a lower index
-    /// to the same server is noted before a call's key is read.
-    pub(crate) fn note(&self, call: &ToolCall) {
-        self.note_index(&call.server_id, call.index);
-    }
-
-    /// Counts the call of `index` to `server` (as a [`TurnState`] keeps it).
-    pub(crate) fn note_index(&self, server: &str, index: usize) {
-        let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
-        let keys = self.server(&mut servers, server);
-        if let Err(at) = keys.calls.binary_search(&index) {
-            keys.calls.insert(at, index);
-        }
-    }
-
-    /// `call`'s key: its server's, and its position among the calls noted
-    /// for that server.
-    pub(crate) fn key(&self, call: &ToolCall) -> IdempotencyKey {
-        let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
-        let keys = self.server(&mut servers, &call.server_id);
-        IdempotencyKey {
-            server: keys.key.clone(),
-            index: keys.calls.partition_point(|&i| i < call.index),
-        }
-    }
-
-    fn server<'a>(
-        &self,
-        servers: &'a mut std::collections::HashMap<String, ServerKeys>,
-        server: &str,
-    ) -> &'a mut ServerKeys {
-        if !servers.contains_key(server) {
-            let key = server_key(&self.turn, server);
-            servers.insert(
-                server.to_owned(),
-                ServerKeys {
-                    key,
-                    calls: Vec::new(),
-                },
-            );
-        }
-        servers.get_mut(server).expect("inserted above")
-    }
-}
-
-/// A server's key in a turn: HMAC-SHA-256 of its id, keyed with the
-/// turn's id, the first 128 bits in hex.
-fn server_key(turn: &str, server: &str) -> Arc<str> {
-    use hmac::{KeyInit as _, Mac as _};
-    use std::fmt::Write as _;
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(turn.as_bytes())
-        .expect("HMAC takes a key of any length");
-    mac.update(server.as_bytes());
-    let digest = mac.finalize().into_bytes();
-    let mut hex = String::with_capacity(32);
-    for byte in &digest[..16] {
-        let _ = write!(hex, "{byte:02x}");
-    }
-    Arc::from(hex)
-}
+pub(crate) use super::keys::KeyRing;
+pub use super::keys::{IDEMPOTENCY_KEY, IdempotencyKey};
 
 /// A suspended turn: what it answers, each call's stage, the answers and
 /// results already obtained, the servers' request state. Serialize it with
@@ -206,6 +95,29 @@ pub struct TurnState {
     /// The programs the response held, and their container.
     #[serde(skip_serializing_if = "ProgramItems::is_empty")]
     pub(crate) programs: ProgramItems,
+    /// The journals of the code-mode programs the turn ran (version 2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) code: Vec<ProgramJournal>,
+}
+
+/// A code-mode program's journal: its sources of variation, each call it
+/// made (in the order it made them) and how far each got, and the order in
+/// which their outcomes reached it. Run again from the start, the program
+/// is answered from here and takes the same path; nothing here is sent
+/// again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProgramJournal {
+    /// The model's call to the code tool: its index and id.
+    pub(crate) program_index: usize,
+    pub(crate) program_id: String,
+    pub(crate) variation: crate::code::Variation,
+    /// The program's calls, by their place among its calls.
+    pub(crate) calls: Vec<CallEntry>,
+    /// The places of the calls whose outcomes reached the program, in the
+    /// order they did.
+    #[serde(default)]
+    pub(crate) delivered: Vec<usize>,
 }
 
 /// The body of a [`TurnState`], read once its format and version are known.
@@ -213,7 +125,10 @@ pub struct TurnState {
 #[serde(deny_unknown_fields)]
 struct Body {
     format: String,
-    version: u32,
+    /// Checked before the body is read; every version read so far reads
+    /// as this one.
+    #[serde(rename = "version")]
+    _version: u32,
     library: String,
     turn: String,
     provider: String,
@@ -229,6 +144,8 @@ struct Body {
     hosted_waiting: Vec<String>,
     #[serde(default)]
     programs: ProgramItems,
+    #[serde(default)]
+    code: Vec<ProgramJournal>,
     /// The document's MACs, checked by `TurnState::from_json_with_mac`
     /// only.
     #[serde(default)]
@@ -263,7 +180,8 @@ impl TurnState {
         check_calls(&body.calls, &body.answered)?;
         Ok(TurnState {
             format: body.format,
-            version: body.version,
+            // An older version is read as this one: what it lacks is empty.
+            version: TURN_STATE_VERSION,
             library: body.library,
             turn: body.turn,
             provider: body.provider,
@@ -275,6 +193,7 @@ impl TurnState {
             approvals: body.approvals,
             hosted_waiting: body.hosted_waiting,
             programs: body.programs,
+            code: body.code,
         })
     }
 }
@@ -371,11 +290,16 @@ fn check_version(value: &Value) -> Result<()> {
         .and_then(Value::as_str)
         .map_or_else(String::new, |v| format!(" (by mcp-adapters {v})"));
     match map.get("version").and_then(Value::as_u64) {
-        Some(v) if v == u64::from(TURN_STATE_VERSION) => Ok(()),
+        Some(v)
+            if (u64::from(OLDEST_TURN_STATE_VERSION)..=u64::from(TURN_STATE_VERSION))
+                .contains(&v) =>
+        {
+            Ok(())
+        }
         Some(v) => Err(refuse(format!(
             "this turn state is version {v} of the format{written_by}, and this library \
-             (mcp-adapters {}) reads version {TURN_STATE_VERSION} only: resume it with the \
-             version that suspended it",
+             (mcp-adapters {}) reads versions {OLDEST_TURN_STATE_VERSION} to \
+             {TURN_STATE_VERSION} only: resume it with the version that suspended it",
             env!("CARGO_PKG_VERSION")
         ))),
         None => Err(refuse(format!(
@@ -401,6 +325,7 @@ impl TurnState {
             approvals: Vec::new(),
             hosted_waiting: Vec::new(),
             programs: ProgramItems::default(),
+            code: Vec::new(),
         }
     }
 
@@ -465,51 +390,28 @@ impl TurnState {
     /// What the turn waits for: each call (or hosted approval request)
     /// that waits, and for what.
     pub fn waiting(&self) -> Vec<Waiting> {
-        let mut waiting: Vec<Waiting> = self
-            .calls
-            .iter()
-            .filter_map(|entry| {
-                let what = match &entry.stage {
-                    Stage::WaitingForApproval => Wait::Approval,
-                    Stage::WaitingForInput { asked, .. } => Wait::Input {
-                        requests: asked.input_requests.clone(),
-                    },
-                    Stage::WaitingForTask {
-                        task_id,
-                        status,
-                        poll_interval_ms,
-                    } => Wait::Task {
-                        task_id: task_id.clone(),
-                        status: status.clone(),
-                        poll_interval_ms: *poll_interval_ms,
-                    },
-                    // Not sent: the turn was interrupted before it.
-                    Stage::Pending => Wait::Resume,
-                    Stage::Sent | Stage::Ended(_) => return None,
-                };
-                // A program's call: its program waits in the container
-                // until the container expires.
-                let expires_at = match &entry.caller {
-                    Caller::Program(_) => self
-                        .programs
-                        .container
-                        .as_ref()
-                        .and_then(|c| c.expires_at.clone()),
-                    Caller::Model => None,
-                };
-                Some(Waiting {
-                    index: entry.index,
-                    call_id: entry.call_id.clone(),
-                    exposed_name: entry.exposed_name.clone(),
-                    server_id: entry.server_id.clone(),
-                    tool: entry.tool.clone(),
-                    arguments: entry.arguments.clone(),
-                    what,
-                    caller: entry.caller.clone(),
-                    expires_at,
+        let mut waiting: Vec<Waiting> = Vec::new();
+        for entry in &self.calls {
+            // A code-mode program waits for its calls that wait.
+            let program = self
+                .code
+                .iter()
+                .find(|j| j.program_index == entry.index)
+                .filter(|_| matches!(entry.stage, Stage::Pending));
+            let inner: Vec<&CallEntry> = program
+                .map(|j| {
+                    j.calls
+                        .iter()
+                        .filter(|c| wait_of(&c.stage).is_some())
+                        .collect()
                 })
-            })
-            .collect();
+                .unwrap_or_default();
+            if inner.is_empty() {
+                waiting.extend(self.waiting_entry(entry));
+            } else {
+                waiting.extend(inner.into_iter().filter_map(|c| self.waiting_entry(c)));
+            }
+        }
         waiting.extend(
             self.hosted
                 .approvals
@@ -530,20 +432,86 @@ impl TurnState {
         waiting
     }
 
+    /// `entry`, if it waits.
+    fn waiting_entry(&self, entry: &CallEntry) -> Option<Waiting> {
+        let what = wait_of(&entry.stage)?;
+        // A program's call: its program waits in the container until the
+        // container expires.
+        let expires_at = match &entry.caller {
+            Caller::Program(_) => self
+                .programs
+                .container
+                .as_ref()
+                .and_then(|c| c.expires_at.clone()),
+            Caller::Model | Caller::Code(_) => None,
+        };
+        Some(Waiting {
+            index: entry.index,
+            call_id: entry.call_id.clone(),
+            exposed_name: entry.exposed_name.clone(),
+            server_id: entry.server_id.clone(),
+            tool: entry.tool.clone(),
+            arguments: entry.arguments.clone(),
+            what,
+            caller: entry.caller.clone(),
+            expires_at,
+        })
+    }
+
+    /// The journal of the code-mode program of the model's call `index`.
+    #[cfg(feature = "code-mode")]
+    pub(crate) fn program(&self, index: usize) -> Option<&ProgramJournal> {
+        self.code.iter().find(|j| j.program_index == index)
+    }
+
     /// Sets the stage of `call` (adding the call if it is new), with the
-    /// arguments it is sent with (a `before` hook may have changed them).
+    /// arguments it is sent with (a `before` hook may have changed them); a
+    /// code-mode program's call in its program's journal.
     pub(crate) fn set_stage(&mut self, call: &ToolCall, stage: Stage) {
-        match self.calls.iter_mut().rev().find(|c| c.index == call.index) {
+        let calls = match call.caller.code() {
+            Some(code) => match self
+                .code
+                .iter_mut()
+                .find(|j| j.program_index == code.program_index)
+            {
+                Some(journal) => &mut journal.calls,
+                None => return,
+            },
+            None => &mut self.calls,
+        };
+        match calls.iter_mut().rev().find(|c| c.index == call.index) {
             Some(entry) => {
                 entry.arguments.clone_from(&call.arguments);
                 entry.stage = stage;
             }
             None => {
-                let at = self.calls.partition_point(|c| c.index < call.index);
-                self.calls.insert(at, CallEntry::new(call, stage));
+                let at = calls.partition_point(|c| c.index < call.index);
+                calls.insert(at, CallEntry::new(call, stage));
             }
         }
     }
+}
+
+/// What a call at `stage` waits for, if it waits.
+fn wait_of(stage: &Stage) -> Option<Wait> {
+    Some(match stage {
+        Stage::WaitingForApproval => Wait::Approval,
+        Stage::WaitingForInput { asked, .. } => Wait::Input {
+            requests: asked.input_requests.clone(),
+        },
+        Stage::WaitingForTask {
+            task_id,
+            status,
+            poll_interval_ms,
+        } => Wait::Task {
+            task_id: task_id.clone(),
+            status: status.clone(),
+            poll_interval_ms: *poll_interval_ms,
+        },
+        // Not sent: the turn was interrupted before it.
+        Stage::Pending => Wait::Resume,
+        Stage::Sent | Stage::Ended(_) => return None,
+    })
 }
 
 /// A call (or a hosted call's approval request) a suspended turn waits on.
@@ -960,7 +928,7 @@ mod tests {
         let err = TurnState::from_json(&bytes).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input);
         assert!(err.message().contains("version 0"), "{err}");
-        assert!(err.message().contains("reads version 1"), "{err}");
+        assert!(err.message().contains("reads versions 1 to 2"), "{err}");
         let err = serde_json::from_slice::<TurnState>(&bytes).unwrap_err();
         assert!(err.to_string().contains("version 0"), "{err}");
         let err = TurnState::from_json(br#"{"format": "other"}"#).unwrap_err();

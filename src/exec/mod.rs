@@ -16,9 +16,10 @@
 // The files read downward: each imports only files on the floors below its
 // own (tests/layers.rs holds the table and checks it). From the ground up:
 //
-// - `clock`, `future`, `gate`, `kept`: a call's deadline, the turn's
-//   halt and the application's interrupt; the boxed future; who may be in
-//   flight on a server at once; the texts budgets cut.
+// - `clock`, `future`, `gate`, `keys`, `kept`: a call's deadline, the
+//   turn's halt and the application's interrupt; the boxed future; who may
+//   be in flight on a server at once; the calls' idempotency keys; the texts
+//   budgets cut.
 // - `policy`, `durable`: which calls run, and the approver; a suspended
 //   turn's state.
 // - `asks`: what the application configures to answer servers (handlers,
@@ -36,7 +37,8 @@
 //   what a turn's calls share.
 // - `approve`: the policy's and the approver's decisions on a call.
 // - `call`: one call through the pipeline.
-// - `approvals`: the provider's hosted calls and their approval requests.
+// - `approvals`, `program`: the provider's hosted calls and their approval
+//   requests; a code-mode program, its calls through the pipeline.
 // - `run`: running a turn's calls.
 // - `stream`, `resume`: running calls while the model streams; taking up a
 //   suspended turn.
@@ -58,8 +60,11 @@ mod hooks;
 mod inprocess;
 mod input;
 mod kept;
+mod keys;
 mod options;
 mod policy;
+#[cfg(feature = "code-mode")]
+mod program;
 mod resume;
 mod run;
 mod seal;

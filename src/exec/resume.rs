@@ -94,7 +94,7 @@ impl Source {
         let mut interrupted: Vec<ToolCall> = Vec::new();
         for entry in &state.calls {
             let call = entry.call();
-            match taken_up(entry) {
+            match Start::taken_up(&entry.stage) {
                 // A call not sent yet is held to what the listing offers
                 // its caller now, as when it was read.
                 Ok(Start::Fresh)
@@ -144,28 +144,6 @@ impl Source {
             let checked = self.check_output(&call, toolset, ended.outcome(), options.output_schema);
             turn.ended(call, checked);
         }
-    }
-}
-
-/// Where a call of a suspended turn takes up; the stage of one that does
-/// not (it ended, or was sent when its process ended).
-fn taken_up(entry: &CallEntry) -> std::result::Result<Start, &Stage> {
-    match &entry.stage {
-        Stage::Pending | Stage::WaitingForApproval => Ok(Start::Fresh),
-        Stage::WaitingForInput { round, asked } => Ok(Start::Asked {
-            round: *round,
-            asked: Box::new(asked.clone()),
-        }),
-        Stage::WaitingForTask {
-            task_id,
-            status,
-            poll_interval_ms,
-        } => Ok(Start::Task {
-            task_id: task_id.clone(),
-            status: status.clone(),
-            poll_interval_ms: *poll_interval_ms,
-        }),
-        other => Err(other),
     }
 }
 

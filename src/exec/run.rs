@@ -9,7 +9,7 @@ use super::kept::KeptResults;
 use super::options::ExecOptions;
 use super::policy::Action;
 use super::source::Source;
-use super::turn::{CallRecord, Execution};
+use super::turn::{CallRecord, Checked, Execution};
 use super::turn_run::TurnRun;
 use crate::budget::{LIBRARY_SERVER, READ_TOOL_NAME};
 use crate::calls::{Extracted, ToolCall};
@@ -173,6 +173,25 @@ impl Source {
     }
 }
 
+impl<'r> TurnRun<'r> {
+    /// `call` on its way from `start`: through the pipeline, or, for the
+    /// model's call to the code tool, as a program.
+    pub(super) fn start(
+        &'r self,
+        call: ToolCall,
+        start: Start,
+    ) -> futures_util::future::Either<
+        impl Future<Output = (ToolCall, Checked)> + 'r,
+        super::future::BoxFuture<'r, (ToolCall, Checked)>,
+    > {
+        #[cfg(feature = "code-mode")]
+        if self.source.is_program(&call) {
+            return futures_util::future::Either::Right(Box::pin(self.program(call)));
+        }
+        futures_util::future::Either::Left(self.call(call, start).run())
+    }
+}
+
 impl TurnRun<'_> {
     /// Runs `calls`, each from where it takes up, at most the turn's limit
     /// at once, and hands each outcome to `turn`, checked against its
@@ -191,7 +210,7 @@ impl TurnRun<'_> {
             {
                 turn.ended(call, checked);
             }
-            running.push(self.call(call, start).run());
+            running.push(self.start(call, start));
             // Each call starts as soon as it is pushed, and one that ends at
             // once is answered now: a turn of quick calls holds one call's
             // state at a time, not every call's.

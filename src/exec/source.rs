@@ -16,6 +16,7 @@ use super::policy::{Approval, ApprovalRequest, Approver, Policy};
 use super::server::{Server, ServerState, list_whole_catalog};
 use super::skills::{LOAD_SKILL, LoadedSkill, SkillList, Skills};
 use crate::budget::{LIBRARY_SERVER, read_tool};
+use crate::code::{CODE_TOOL_NAME, CodeMode};
 use crate::error::{Error, Result};
 use crate::listing::{ListOptions, Listing};
 use crate::mcp::{CacheScope, Catalog, GetPromptResult, Object, ReadResourceResult};
@@ -68,6 +69,8 @@ pub struct Source {
     catalogs: Arc<Catalogs>,
     /// The arguments the application fills.
     pub(super) bindings: Arc<Bindings>,
+    /// Code mode's settings, when it is on.
+    pub(super) code_mode: Option<CodeMode>,
 }
 
 impl std::fmt::Debug for Source {
@@ -131,8 +134,14 @@ impl Source {
                 tool: Arc::new(tool),
             })?;
         }
+        if let Some(mode) = &self.code_mode {
+            toolset = toolset.with_tool(self.code_tool(mode, &toolset)?)?;
+        }
         let with_callers;
         let options = match (&self.policy, options.callers_rule()) {
+            // In code mode the tools open to code are reached through the
+            // code tool, on every provider: the provider is told nothing.
+            _ if self.code_mode.is_some() => options,
             (Some(policy), None) if !policy.callers_rule().is_empty() => {
                 with_callers = options.clone().callers(policy.callers_rule().clone());
                 &with_callers
@@ -149,6 +158,57 @@ impl Source {
         }
         listing.report.defaulted = self.defaulted();
         Ok(listing)
+    }
+
+    /// The tools of `toolset` the policy's callers rule opens to code, each
+    /// under its exposed name (the code tool's own tools are never among
+    /// them).
+    pub(super) fn open_to_code<'t>(
+        &self,
+        toolset: &'t ToolSet,
+    ) -> impl Iterator<Item = &'t crate::toolset::ExposedTool> {
+        let policy = self.policy.as_ref();
+        toolset.tools().iter().filter(move |t| {
+            t.server_id != LIBRARY_SERVER
+                && !t.server_id.is_empty()
+                && policy.is_some_and(|p| p.callers(&t.server_id, &t.tool).code())
+        })
+    }
+
+    /// The code tool, declaring the tools of `toolset` open to code.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`](crate::ErrorKind::Input) when no tool is open
+    /// to code: the error says how to open some.
+    fn code_tool(&self, mode: &CodeMode, toolset: &ToolSet) -> Result<crate::toolset::ExposedTool> {
+        let open: Vec<_> = self.open_to_code(toolset).collect();
+        if open.is_empty() {
+            return Err(Error::input(
+                "code mode is on, and no tool is open to code: open the tools a program may \
+                 call with the policy's callers rule (`Policy::programmatic`, a policy file's \
+                 `programmatic:`; on the command line `--programmatic GLOB`)",
+            ));
+        }
+        let tool = crate::code::code_tool(
+            mode.limits(),
+            open.iter()
+                .map(|t| (t.exposed_name.as_str(), t.tool.as_ref())),
+        );
+        Ok(crate::toolset::ExposedTool {
+            exposed_name: CODE_TOOL_NAME.to_owned(),
+            server_id: LIBRARY_SERVER.to_owned(),
+            tool: Arc::new(tool),
+        })
+    }
+
+    /// Whether `call` is the model's call to the code tool (code mode on).
+    #[cfg(feature = "code-mode")]
+    pub(super) fn is_program(&self, call: &crate::calls::ToolCall) -> bool {
+        self.code_mode.is_some()
+            && call.server_id == LIBRARY_SERVER
+            && call.tool == CODE_TOOL_NAME
+            && call.caller.is_model()
     }
 
     /// The fields the servers left out of their answers so far, read with
@@ -380,6 +440,7 @@ pub struct SourceBuilder {
     prompts: Vec<String>,
     skills: Vec<String>,
     bindings: Vec<Binding>,
+    code_mode: Option<CodeMode>,
 }
 
 impl SourceBuilder {
@@ -400,6 +461,7 @@ impl SourceBuilder {
             prompts: Vec::new(),
             skills: Vec::new(),
             bindings: Vec::new(),
+            code_mode: None,
         }
     }
 
@@ -472,6 +534,20 @@ impl SourceBuilder {
     pub fn bind(mut self, binding: Binding) -> Self {
         self.naming = self.naming.bind(binding.clone());
         self.bindings.push(binding);
+        self
+    }
+
+    /// Turns code mode on ([`crate::code`]): the source's listings offer
+    /// the code tool, through which the model writes a program that calls
+    /// the tools the policy's callers rule opens to code
+    /// ([`Policy::programmatic`]), on any provider. Each call a program
+    /// makes goes through the same pipeline as the model's calls; `mode`
+    /// holds the limits each program runs within. Listing fails while no
+    /// tool is open to code.
+    #[cfg(feature = "code-mode")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "code-mode")))]
+    pub fn code_mode(mut self, mode: CodeMode) -> Self {
+        self.code_mode = Some(mode);
         self
     }
 
@@ -668,6 +744,7 @@ impl SourceBuilder {
             kept,
             catalogs,
             bindings,
+            code_mode: self.code_mode,
         })
     }
 

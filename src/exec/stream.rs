@@ -140,7 +140,7 @@ impl Source {
                     };
                     // In the model's order: every earlier call is counted.
                     run.keys.note(&call);
-                    running.push(run.call(call, Start::Fresh).run());
+                    running.push(run.start(call, Start::Fresh));
                 }
             }
             if reading.reader.is_none() && running.is_empty() && queued.is_empty() {
