@@ -233,6 +233,56 @@ pub(super) struct Checked {
     pub(super) kept: Option<Box<CallToolResult>>,
     pub(super) warning: Option<String>,
     pub(super) ui_resource: Option<String>,
+    /// What the call's selection filter made of the result: the model reads
+    /// it instead (the record keeps the whole result). Boxed: rare.
+    pub(super) selected: Option<Box<Selected>>,
+}
+
+/// A result after the model's selection filter (see [`crate::select`]).
+pub(super) struct Selected {
+    /// What the model reads: the filter's output, or why there is none.
+    pub(super) answer: CallToolResult,
+    /// The JSON text the filter ran on, kept for `read_result` while
+    /// budgets are set.
+    pub(super) subject: Option<String>,
+}
+
+impl Checked {
+    /// Runs the selection `filter` on the result, off the async threads,
+    /// under `limits`; a failed call or a tool's error is left as it is.
+    pub(super) async fn select(&mut self, filter: &str, limits: &crate::select::SelectLimits) {
+        let Ok(result) = &self.outcome else { return };
+        if result.is_error {
+            return;
+        }
+        let texts: Vec<&str> = result
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                crate::mcp::Content::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let subject = match crate::select::subject(result.structured_content.as_ref(), &texts) {
+            Ok(subject) => subject,
+            Err(why) => {
+                self.selected = Some(Box::new(Selected {
+                    answer: CallToolResult::error(why.message()),
+                    subject: None,
+                }));
+                return;
+            }
+        };
+        let text = serde_json::to_string(&subject).ok();
+        let answer = match crate::select::select(filter, subject, limits).await {
+            Ok(output) => CallToolResult::text(output),
+            Err(why) => CallToolResult::error(why.message()),
+        };
+        self.selected = Some(Box::new(Selected {
+            answer,
+            subject: text,
+        }));
+    }
 }
 
 impl Checked {
@@ -264,6 +314,7 @@ impl Checked {
             kept: None,
             warning: None,
             ui_resource: None,
+            selected: None,
         }
     }
 }
