@@ -142,6 +142,11 @@ impl SelectLimits {
 /// server answers) is read as that JSON.
 pub(crate) fn subject(structured: Option<&Value>, texts: &[&str]) -> Result<Value> {
     if let Some(value) = structured {
+        if let Some(path) = crate::json::first_too_deep(value, MAX_INPUT_DEPTH) {
+            return Err(Error::input(format!(
+                "the result nests deeper than {MAX_INPUT_DEPTH} levels (at {path}); no jq filter runs on it"
+            )));
+        }
         if let Value::Object(map) = value
             && map.len() == 1
             && let Some(Value::String(inner)) = map.values().next()
@@ -656,6 +661,42 @@ mod tests {
                 "{filter}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn recursion_stops_at_the_stack_bound_not_the_stack_end() {
+        // Steps enough for the recursion to reach the bound first.
+        let limits = SelectLimits::default()
+            .steps(u64::MAX)
+            .time(Duration::from_secs(600));
+        for filter in ["def f: 1 + f; f", "def f: [f]; f", "def f: (f | .) + 1; f"] {
+            let err = select_blocking(filter, json!(0), &limits)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("recursed too deep"), "{filter}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_run_stops_at_its_step_limit() {
+        let limits = SelectLimits::default().steps(10_000);
+        for filter in ["def f: f; f", "[range(1e12)] | length", "last(repeat(1))"] {
+            let err = select_blocking(filter, json!(0), &limits)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("10000 steps"), "{filter}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_run_that_outlasts_its_time_is_stopped() {
+        let limits = SelectLimits::default()
+            .steps(u64::MAX)
+            .time(Duration::from_millis(50));
+        let err = select_blocking("def f: f; f", json!(0), &limits)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("time limit"), "{err}");
     }
 
     #[test]
