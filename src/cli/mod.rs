@@ -190,7 +190,8 @@ struct SelectArg {
     /// NAME, `jq_filter` by default) taking a jq filter, run with jaq on the
     /// tool's JSON result; the model reads the filter's output, and no server
     /// sees the argument. A tool that has a property of that name keeps its own.
-    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = mcp_adapters::select::SELECT_ARGUMENT)]
+    /// Give the name as `--select=NAME`.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, require_equals = true, default_missing_value = mcp_adapters::select::SELECT_ARGUMENT)]
     select: Option<String>,
 }
 
