@@ -180,19 +180,34 @@ fn parse_container(text: &str) -> Option<Value> {
 /// [`ErrorKind::Input`] quoting jaq's message when the filter does not parse
 /// or fails, or naming the limit it passed.
 pub async fn select(filter: &str, input: Value, limits: &SelectLimits) -> Result<String> {
+    select_giving_back(filter, input, limits).await.0
+}
+
+/// [`select`], and `input` given back when the filter's thread ended in time.
+pub(crate) async fn select_giving_back(
+    filter: &str,
+    input: Value,
+    limits: &SelectLimits,
+) -> (Result<String>, Option<Value>) {
     let (sender, receiver) = tokio::sync::oneshot::channel();
-    let cancel = spawn(filter, input, *limits, move |answer| {
+    let cancel = match spawn(filter, input, *limits, move |answer| {
         let _ = sender.send(answer);
-    })?;
+    }) {
+        Ok(cancel) => cancel,
+        Err(e) => return (Err(e), None),
+    };
     match tokio::time::timeout(limits.time, receiver).await {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(_)) => Err(Error::new(
-            ErrorKind::Input,
-            "the jq filter's thread ended without an answer",
-        )),
+        Ok(Ok((answer, input))) => (answer, Some(input)),
+        Ok(Err(_)) => (
+            Err(Error::new(
+                ErrorKind::Input,
+                "the jq filter's thread ended without an answer",
+            )),
+            None,
+        ),
         Err(_) => {
             cancel.store(true, Ordering::Relaxed);
-            Err(passed_time(limits))
+            (Err(passed_time(limits)), None)
         }
     }
 }
@@ -209,7 +224,7 @@ pub fn select_blocking(filter: &str, input: Value, limits: &SelectLimits) -> Res
         let _ = sender.send(answer);
     })?;
     match receiver.recv_timeout(limits.time) {
-        Ok(answer) => answer,
+        Ok((answer, _)) => answer,
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
             cancel.store(true, Ordering::Relaxed);
             Err(passed_time(limits))
@@ -234,7 +249,7 @@ fn spawn(
     filter: &str,
     input: Value,
     limits: SelectLimits,
-    answer: impl FnOnce(Result<String>) + Send + 'static,
+    answer: impl FnOnce((Result<String>, Value)) + Send + 'static,
 ) -> Result<Arc<AtomicBool>> {
     if !cfg!(panic = "unwind") {
         return Err(Error::input(
@@ -250,8 +265,8 @@ fn spawn(
         .name("mcp-adapters-select".into())
         .stack_size(THREAD_STACK)
         .spawn(move || {
-            let found = run(&filter, input, &limits, &flag);
-            answer(found.map_err(Error::input));
+            let found = run(&filter, &input, &limits, &flag);
+            answer((found.map_err(Error::input), input));
         })
         .map_err(|e| Error::input(format!("no thread could be started for the jq filter: {e}")))?;
     Ok(cancel)
@@ -419,16 +434,16 @@ fn funs() -> impl Iterator<Item = native::Fun<Metered>> {
 /// message or the limit passed.
 fn run(
     filter: &str,
-    input: Value,
+    input: &Value,
     limits: &SelectLimits,
     cancel: &AtomicBool,
 ) -> std::result::Result<String, String> {
-    if let Some(path) = crate::json::first_too_deep(&input, MAX_INPUT_DEPTH) {
+    if let Some(path) = crate::json::first_too_deep(input, MAX_INPUT_DEPTH) {
         return Err(format!(
             "the result nests deeper than {MAX_INPUT_DEPTH} levels (at {path}); no filter runs on it"
         ));
     }
-    let input = Val::deserialize(&input).map_err(|e| format!("the result cannot be read: {e}"))?;
+    let input = Val::deserialize(input).map_err(|e| format!("the result cannot be read: {e}"))?;
     let marker = 0u8;
     let gauge = Gauge {
         left: Cell::new(limits.steps),

@@ -1211,7 +1211,8 @@ fn a_selection_filter_narrows_a_directory_tree_to_its_rust_files() {
             .build()
             .unwrap();
         let provider = provider("anthropic");
-        let results = ResultOptions::new().max_result_tokens(200_000);
+        // A budget far above the tree: nothing is cut, and read_result is offered.
+        let results = ResultOptions::new().max_result_tokens(50_000_000);
         let options = ExecOptions::new().results(results.clone());
         let listing = source
             .tools(
@@ -1223,8 +1224,8 @@ fn a_selection_filter_narrows_a_directory_tree_to_its_rust_files() {
             .await
             .unwrap();
         let tree = exposed(&listing, "fs", "directory_tree");
-        let path = checkout.join("src").display().to_string();
-        let whole_args = json!({"path": path});
+        let path = checkout.display().to_string();
+        let whole_args = json!({"path": path, "excludePatterns": ["target", ".git"]});
         let rust_files =
             r#"[.. | objects | select(.type == "file") | .name | select(endswith(".rs"))]"#;
         let mut selected_args = whole_args.clone();
@@ -1244,19 +1245,22 @@ fn a_selection_filter_narrows_a_directory_tree_to_its_rust_files() {
         let selected = answer_text(&run.turn.results[1]);
         let (whole_tokens, selected_tokens) =
             (provider.count_tokens(&whole), provider.count_tokens(&selected));
-        println!("directory_tree of src/: {whole_tokens} tokens whole, {selected_tokens} selected");
+        println!(
+            "directory_tree of the checkout: {whole_tokens} tokens whole, {selected_tokens} selected to its Rust files"
+        );
         assert!(selected_tokens * 2 < whole_tokens, "{selected}");
         // The names of the Rust files, and nothing else.
         let names_line = selected
             .lines()
-            .find(|l| l.starts_with('['))
+            .find(|l| l.starts_with("[\""))
             .unwrap_or_else(|| panic!("{selected}"));
         let names: Vec<String> = serde_json::from_str(names_line).unwrap();
         assert!(names.contains(&"select.rs".to_owned()), "{names:?}");
         assert!(names.iter().all(|n| n.ends_with(".rs")), "{names:?}");
         // The record keeps the whole result.
         let record = run.calls[1].result.as_ref().unwrap();
-        assert!(!record.is_error && serde_json::to_string(record).unwrap().contains("\"directory\""));
+        let recorded = serde_json::to_string(record).unwrap();
+        assert!(!record.is_error && recorded.contains("directory") && recorded.contains("snapshots"));
         // Another filter on the kept result, answered without the server.
         let handle = selected
             .split("kept as ")
@@ -1272,7 +1276,7 @@ fn a_selection_filter_narrows_a_directory_tree_to_its_rust_files() {
             .await
             .unwrap();
         let text = answer_text(&run.turn.results[0]);
-        assert!(text.contains("\"listing\""), "{text}");
+        assert!(text.contains("\"src\"") && text.contains("\"tests\""), "{text}");
         assert!(!text.contains("select.rs"), "{text}");
         let reads: Vec<CallToolResult> = seen.0.lock().unwrap()[sent..].to_vec();
         assert_eq!(reads.len(), 1, "only the library's read tool ran");

@@ -376,11 +376,12 @@ impl<'a> Answering<'a> {
         // A read's own text stays where it is kept.
         let handle = match read_arguments(call) {
             Some((handle, 0)) => handle,
-            _ => kept.keep(
-                &call.server_id,
-                self.options.principal.as_deref(),
-                &subject,
-            ),
+            _ => {
+                let Ok(text) = serde_json::to_string(&subject) else {
+                    return;
+                };
+                kept.keep(&call.server_id, self.options.principal.as_deref(), &text)
+            }
         };
         let argument = self
             .listing

@@ -242,9 +242,9 @@ pub(super) struct Checked {
 pub(super) struct Selected {
     /// What the model reads: the filter's output, or why there is none.
     pub(super) answer: CallToolResult,
-    /// The JSON text the filter ran on, kept for `read_result` while
-    /// budgets are set.
-    pub(super) subject: Option<String>,
+    /// The JSON the filter ran on, kept for `read_result` while budgets
+    /// are set.
+    pub(super) subject: Option<serde_json::Value>,
 }
 
 impl Checked {
@@ -273,15 +273,12 @@ impl Checked {
                 return;
             }
         };
-        let text = serde_json::to_string(&subject).ok();
-        let answer = match crate::select::select(filter, subject, limits).await {
+        let (found, subject) = crate::select::select_giving_back(filter, subject, limits).await;
+        let answer = match found {
             Ok(output) => CallToolResult::text(output),
             Err(why) => CallToolResult::error(why.message()),
         };
-        self.selected = Some(Box::new(Selected {
-            answer,
-            subject: text,
-        }));
+        self.selected = Some(Box::new(Selected { answer, subject }));
     }
 }
 
