@@ -352,7 +352,11 @@ fn select_ratio(rounds: usize) {
         || selected(&value),
         || serde_json::from_str::<serde_json::Value>(&text).unwrap(),
     );
-    support::report("20 MiB structured result selected / serde_json parse", ratio, Some(2.0));
+    support::report(
+        "20 MiB structured result selected / serde_json parse",
+        ratio,
+        Some(2.0),
+    );
 }
 
 criterion_group!(benches, answering, budgeting, selecting);

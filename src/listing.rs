@@ -716,9 +716,11 @@ impl Provider {
         let selected = listing.selection.as_ref().and_then(|s| s.offer(tool));
         let tool = selected.as_ref().unwrap_or(tool);
         let kept = match index {
-            Some(_) if selected.is_none() => listing
-                .kept
-                .schemas(&listing.toolset, subset_rules, strict_rules),
+            Some(_) if selected.is_none() => {
+                listing
+                    .kept
+                    .schemas(&listing.toolset, subset_rules, strict_rules)
+            }
             _ => None,
         };
         let conversion = match (&kept, index) {

@@ -14,11 +14,11 @@ pub use crate::budget::{Budget, LIBRARY_SERVER, READ_TOOL_NAME};
 use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than};
 use crate::mcp::{CallToolResult, Content};
-use crate::select::SelectLimits;
 use crate::media::{
     Measured, blob_mime, document_name, file_name, fits_model_measured, normalize_mime,
     shape_structured, text_form_measured, with_reason, without_mirror,
 };
+use crate::select::SelectLimits;
 use crate::spec::Provider;
 pub use crate::spec::results::StructuredMode;
 use crate::spec::results::{

@@ -378,7 +378,14 @@ impl<'a> HasLut<'a, Metered> for Meter<'a> {
 }
 
 /// Built-ins that reach outside the result: answered with an error.
-const REFUSED: &[&str] = &["env", "halt", "debug_empty", "stderr_empty", "input", "inputs"];
+const REFUSED: &[&str] = &[
+    "env",
+    "halt",
+    "debug_empty",
+    "stderr_empty",
+    "input",
+    "inputs",
+];
 
 fn refused<'a>(cv: jaq_core::Cv<'a, Metered>) -> jaq_core::ValXs<'a, Val> {
     let _ = cv;
@@ -533,7 +540,9 @@ fn load_message(code: &str, errors: jaq_core::load::Errors<&str, ()>) -> String 
             E::Io(io) => parts.extend(io.into_iter().map(|(path, e)| format!("{path}: {e}"))),
             E::Lex(lex) => parts.extend(lex.into_iter().map(|(expect, at)| {
                 let what = match expect {
-                    jaq_core::load::lex::Expect::Delim(d) if !["(", "[", "{", "\""].contains(&d) => {
+                    jaq_core::load::lex::Expect::Delim(d)
+                        if !["(", "[", "{", "\""].contains(&d) =>
+                    {
                         "closing delimiter"
                     }
                     other => other.as_str(),

@@ -98,8 +98,12 @@ fn a_tool_with_a_property_of_that_name_keeps_its_own() {
 /// structured result.
 fn recording_server(sent: Arc<Mutex<Vec<Map<String, Value>>>>, own: bool) -> InProcessServer {
     let schema = match own {
-        true => json!({"type": "object", "properties": {"q": {"type": "string"}, "jq_filter": {"type": "string"}}}),
-        false => json!({"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": false}),
+        true => {
+            json!({"type": "object", "properties": {"q": {"type": "string"}, "jq_filter": {"type": "string"}}})
+        }
+        false => {
+            json!({"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": false})
+        }
     };
     InProcessServer::new().tool(
         Tool::new("find", "Finds things", schema),
@@ -218,8 +222,10 @@ fn select_through_source(filter: &str, result: Value, limits: SelectLimits) -> (
                 .tools(p, &ListOptions::new().select(SELECT_ARGUMENT))
                 .await
                 .unwrap();
-            let response =
-                model_response("anthropic", &[("find".into(), json!({"jq_filter": filter}))]);
+            let response = model_response(
+                "anthropic",
+                &[("find".into(), json!({"jq_filter": filter}))],
+            );
             let options = ExecOptions::new().results(ResultOptions::new().select_limits(limits));
             source
                 .execute_tool_calls(p, &response, &listing, &options)
@@ -259,7 +265,9 @@ fn a_filter_selects_from_the_structured_result() {
 #[test]
 fn hostile_filters_end_with_an_error_within_the_limits() {
     let result = json!({"content": [{"type": "text", "text": "[1, 2, 3]"}]});
-    let limits = SelectLimits::default().steps(200_000).output_bytes(64 << 10);
+    let limits = SelectLimits::default()
+        .steps(200_000)
+        .output_bytes(64 << 10);
     // Under the 4 KiB a filter may have, nested far past the 64 allowed.
     let deep_filter = format!("{}1{}", "[".repeat(2000), "]".repeat(2000));
     let deep_parens = format!("{}.{}", "(".repeat(2000), ")".repeat(2000));
@@ -268,12 +276,24 @@ fn hostile_filters_end_with_an_error_within_the_limits() {
         ("endless non-tail recursion", "def f: 1 + f; f".into(), ""),
         ("endless output", "repeat(.)".into(), ""),
         ("a long reduction", "[range(1e12)] | length".into(), "steps"),
-        ("a reduction over a huge range", "reduce range(1e12) as $i (0; . + $i)".into(), "steps"),
+        (
+            "a reduction over a huge range",
+            "reduce range(1e12) as $i (0; . + $i)".into(),
+            "steps",
+        ),
         ("a huge output", "[range(1e6)]".into(), ""),
-        ("a string repeated past the output", "\"x\" * 100000".into(), "bytes"),
+        (
+            "a string repeated past the output",
+            "\"x\" * 100000".into(),
+            "bytes",
+        ),
         ("deep nesting", deep_filter, "nests"),
         ("deep parentheses", deep_parens, "nests"),
-        ("a deep value built", "reduce range(1e6) as $i (0; [.])".into(), ""),
+        (
+            "a deep value built",
+            "reduce range(1e6) as $i (0; [.])".into(),
+            "",
+        ),
         ("a parse error", ".[".into(), "does not parse"),
         ("a failure", "error(\"no\")".into(), "no"),
         ("the environment", "env".into(), "not available"),
@@ -297,7 +317,8 @@ fn deeply_nested_results_are_refused_not_crashed_on() {
     for _ in 0..600 {
         deep = json!([deep]);
     }
-    let result = json!({"content": [{"type": "text", "text": "x"}], "structuredContent": {"v": deep}});
+    let result =
+        json!({"content": [{"type": "text", "text": "x"}], "structuredContent": {"v": deep}});
     let (text, _) = select_through_source(".", result, SelectLimits::default());
     assert!(text.contains("nests deeper"), "{text}");
 }

@@ -85,7 +85,7 @@ impl Source {
                 outcome: Ok(result),
                 kept: None,
                 ui_resource: None,
-            selected: None,
+                selected: None,
                 warning: Some(format!(
                     "the result breaks the tool's outputSchema and was passed on as it is: {why}"
                 )),

@@ -27,13 +27,14 @@ impl Selection {
 
     /// Whether `tool` is listed with the selection argument.
     fn offered(&self, tool: &ExposedTool) -> bool {
-        tool.tool.input_schema.as_object().is_some_and(|schema| {
-            match schema.get("properties") {
+        tool.tool
+            .input_schema
+            .as_object()
+            .is_some_and(|schema| match schema.get("properties") {
                 None => true,
                 Some(Value::Object(properties)) => !properties.contains_key(&self.argument),
                 Some(_) => false,
-            }
-        })
+            })
     }
 
     /// `tool` with the selection argument among its properties, or `None`
