@@ -311,7 +311,7 @@ fn structured_result() -> (serde_json::Value, String) {
             "name": format!("file-{i:08}.rs"),
             "path": format!("src/module-{}/file-{i:08}.rs", i % 97),
             "size": i * 37 % 100_000,
-            "tags": ["source", if i % 3 == 0 { "test" } else { "lib" }],
+            "tags": ["source", if i.is_multiple_of(3) { "test" } else { "lib" }],
         });
         bytes += item.to_string().len() + 1;
         items.push(item);

@@ -341,7 +341,7 @@ impl Gauge<'_> {
             Some(Stop::Steps)
         } else if self.stack_base.saturating_sub(here) > EVAL_STACK {
             Some(Stop::Stack)
-        } else if left % 4096 == 0 && self.cancel.load(Ordering::Relaxed) {
+        } else if left.is_multiple_of(4096) && self.cancel.load(Ordering::Relaxed) {
             Some(Stop::Cancelled)
         } else {
             None

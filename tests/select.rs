@@ -15,9 +15,9 @@ use mcp_adapters::*;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
-/// A listing's definition of `name`, and its input schema, wherever the
-/// provider's format puts it.
-fn schema_of<'v>(definition: &'v Value) -> &'v Value {
+/// The input schema of a listing's definition, wherever the provider's
+/// format puts it.
+fn schema_of(definition: &Value) -> &Value {
     for pointer in [
         "/input_schema",
         "/function/parameters",

@@ -147,9 +147,7 @@ impl Source {
             let mut checked =
                 self.check_output(&call, toolset, ended.outcome(), options.output_schema);
             if let Some(filter) = &call.select {
-                checked
-                    .select(filter, &options.results.select_limits)
-                    .await;
+                checked.select(filter, &options.results.select_limits).await;
             }
             turn.ended(call, checked);
         }
