@@ -387,7 +387,7 @@ pub struct Listing {
     kept: KeptRefs,
     #[serde(skip)]
     code: CodeAccess,
-    /// The selection argument and the tools listed with it.
+    /// The selection argument, when the listing offers it.
     #[serde(skip)]
     pub(crate) selection: Option<Selection>,
 }

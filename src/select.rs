@@ -26,10 +26,13 @@
 //! (the default `panic = "unwind"`): a build with `panic = "abort"` refuses
 //! to run filters rather than let one stop the process.
 //!
-//! One built-in applied to a value made huge by sharing (a value doubled
-//! forty times, then `tojson`) is a single step: the time limit still
-//! answers the model, and the thread stops at its next step.
+//! Memory is not metered: one operator or built-in applied to a huge
+//! operand is a single step. A string repeated a trillion times asks the
+//! allocator for a terabyte at once (which ends the process, as any failed
+//! allocation does); a value doubled forty times then serialized runs until
+//! the time limit answers the model, and the thread stops at its next step.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -38,8 +41,7 @@ use std::time::Duration;
 
 use jaq_core::load::{Arena, File, Loader};
 use jaq_core::{Compiler, Ctx, DataT, Native, RunPtr, Vars, data::HasLut, native};
-use jaq_json::Val;
-use serde::Deserialize;
+use jaq_json::{Num, Val};
 use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -140,28 +142,54 @@ impl SelectLimits {
 /// A structured result that only wraps JSON text (an object whose one member
 /// is a string holding a JSON object or array, as the reference filesystem
 /// server answers) is read as that JSON.
-pub(crate) fn subject(structured: Option<&Value>, texts: &[&str]) -> Result<Value> {
-    if let Some(value) = structured {
-        if let Some(path) = crate::json::first_too_deep(value, MAX_INPUT_DEPTH) {
-            return Err(Error::input(format!(
-                "the result nests deeper than {MAX_INPUT_DEPTH} levels (at {path}); no jq filter runs on it"
-            )));
+pub(crate) enum Subject<'r> {
+    /// The structured result itself.
+    Structured,
+    /// JSON read from the result's text, or from the text a structured
+    /// result wraps, with that text.
+    Read(Value, Cow<'r, str>),
+}
+
+impl<'r> Subject<'r> {
+    /// The subject of a result with `structured` content and `texts`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when there is nothing to select from: no
+    /// structured result and a text that is not JSON, or a result nested
+    /// too deep.
+    pub(crate) fn of(structured: Option<&'r Value>, texts: &[&'r str]) -> Result<Self> {
+        if let Some(value) = structured {
+            if crate::json::deeper_than(value, MAX_INPUT_DEPTH) {
+                return Err(too_deep(value));
+            }
+            if let Value::Object(map) = value
+                && map.len() == 1
+                && let Some(Value::String(inner)) = map.values().next()
+                && let Some(parsed) = parse_container(inner)
+            {
+                return Ok(Subject::Read(parsed, Cow::Borrowed(inner)));
+            }
+            return Ok(Subject::Structured);
         }
-        if let Value::Object(map) = value
-            && map.len() == 1
-            && let Some(Value::String(inner)) = map.values().next()
-            && let Some(parsed) = parse_container(inner)
-        {
-            return Ok(parsed);
+        let text: Cow<'r, str> = match texts {
+            [one] => Cow::Borrowed(one),
+            _ => Cow::Owned(texts.concat()),
+        };
+        match serde_json::from_str(text.trim()) {
+            Ok(value) => Ok(Subject::Read(value, text)),
+            Err(e) => Err(Error::input(format!(
+                "the result is not JSON ({e}), so a jq filter has nothing to select from; call again without the filter"
+            ))),
         }
-        return Ok(value.clone());
     }
-    let text: String = texts.concat();
-    serde_json::from_str(text.trim()).map_err(|e| {
-        Error::input(format!(
-            "the result is not JSON ({e}), so a jq filter has nothing to select from; call again without the filter"
-        ))
-    })
+}
+
+fn too_deep(value: &Value) -> Error {
+    let at = crate::json::first_too_deep(value, MAX_INPUT_DEPTH).unwrap_or_default();
+    Error::input(format!(
+        "the result nests deeper than {MAX_INPUT_DEPTH} levels (at {at}); no jq filter runs on it"
+    ))
 }
 
 fn parse_container(text: &str) -> Option<Value> {
@@ -175,39 +203,29 @@ fn parse_container(text: &str) -> Option<Value> {
 /// Runs `filter` on `input` under `limits`, on a thread of its own, and
 /// gives its outputs as compact JSON, one a line.
 ///
+/// The thread reads `input` into jaq's values first and lets go of its
+/// reference then: once this returns, the caller holds the only one again
+/// (`Arc::try_unwrap` takes the value back without a copy), unless the time
+/// limit came first.
+///
 /// # Errors
 ///
 /// [`ErrorKind::Input`] quoting jaq's message when the filter does not parse
 /// or fails, or naming the limit it passed.
-pub async fn select(filter: &str, input: Value, limits: &SelectLimits) -> Result<String> {
-    select_giving_back(filter, input, limits).await.0
-}
-
-/// [`select`], and `input` given back when the filter's thread ended in time.
-pub(crate) async fn select_giving_back(
-    filter: &str,
-    input: Value,
-    limits: &SelectLimits,
-) -> (Result<String>, Option<Value>) {
+pub async fn select(filter: &str, input: Arc<Value>, limits: &SelectLimits) -> Result<String> {
     let (sender, receiver) = tokio::sync::oneshot::channel();
-    let cancel = match spawn(filter, input, *limits, move |answer| {
+    let cancel = spawn(filter, input, *limits, move |answer| {
         let _ = sender.send(answer);
-    }) {
-        Ok(cancel) => cancel,
-        Err(e) => return (Err(e), None),
-    };
+    })?;
     match tokio::time::timeout(limits.time, receiver).await {
-        Ok(Ok((answer, input))) => (answer, Some(input)),
-        Ok(Err(_)) => (
-            Err(Error::new(
-                ErrorKind::Input,
-                "the jq filter's thread ended without an answer",
-            )),
-            None,
-        ),
+        Ok(Ok(answer)) => answer,
+        Ok(Err(_)) => Err(Error::new(
+            ErrorKind::Input,
+            "the jq filter's thread ended without an answer",
+        )),
         Err(_) => {
             cancel.store(true, Ordering::Relaxed);
-            (Err(passed_time(limits)), None)
+            Err(passed_time(limits))
         }
     }
 }
@@ -218,13 +236,13 @@ pub(crate) async fn select_giving_back(
 /// # Errors
 ///
 /// As [`select`].
-pub fn select_blocking(filter: &str, input: Value, limits: &SelectLimits) -> Result<String> {
+pub fn select_blocking(filter: &str, input: Arc<Value>, limits: &SelectLimits) -> Result<String> {
     let (sender, receiver) = std::sync::mpsc::sync_channel(1);
     let cancel = spawn(filter, input, *limits, move |answer| {
         let _ = sender.send(answer);
     })?;
     match receiver.recv_timeout(limits.time) {
-        Ok((answer, _)) => answer,
+        Ok(answer) => answer,
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
             cancel.store(true, Ordering::Relaxed);
             Err(passed_time(limits))
@@ -247,9 +265,9 @@ fn passed_time(limits: &SelectLimits) -> Error {
 /// the run at its next step once set.
 fn spawn(
     filter: &str,
-    input: Value,
+    input: Arc<Value>,
     limits: SelectLimits,
-    answer: impl FnOnce((Result<String>, Value)) + Send + 'static,
+    answer: impl FnOnce(Result<String>) + Send + 'static,
 ) -> Result<Arc<AtomicBool>> {
     if !cfg!(panic = "unwind") {
         return Err(Error::input(
@@ -265,11 +283,33 @@ fn spawn(
         .name("mcp-adapters-select".into())
         .stack_size(THREAD_STACK)
         .spawn(move || {
-            let found = run(&filter, &input, &limits, &flag);
-            answer((found.map_err(Error::input), input));
+            let (found, input) = run(&filter, input, &limits, &flag);
+            answer(found.map_err(Error::input));
+            drop(input);
         })
         .map_err(|e| Error::input(format!("no thread could be started for the jq filter: {e}")))?;
     Ok(cancel)
+}
+
+/// `value` as jaq's value; `value` nests at most [`MAX_INPUT_DEPTH`] deep
+/// (the filter's thread has the stack for it).
+fn to_val(value: &Value) -> Val {
+    match value {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(*b),
+        Value::Number(n) => Val::Num(match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Num::from_integral(i),
+            (None, Some(u)) => Num::from_integral(u),
+            _ => Num::Float(n.as_f64().unwrap_or(f64::NAN)),
+        }),
+        Value::String(text) => Val::utf8_str(text.clone()),
+        Value::Array(items) => items.iter().map(to_val).collect(),
+        Value::Object(map) => Val::obj(
+            map.iter()
+                .map(|(k, v)| (Val::utf8_str(k.clone()), to_val(v)))
+                .collect(),
+        ),
+    }
 }
 
 /// Bounds the filter's text before jaq parses it.
@@ -441,16 +481,19 @@ fn funs() -> impl Iterator<Item = native::Fun<Metered>> {
 /// message or the limit passed.
 fn run(
     filter: &str,
-    input: &Value,
+    input: Arc<Value>,
     limits: &SelectLimits,
     cancel: &AtomicBool,
-) -> std::result::Result<String, String> {
-    if let Some(path) = crate::json::first_too_deep(input, MAX_INPUT_DEPTH) {
-        return Err(format!(
-            "the result nests deeper than {MAX_INPUT_DEPTH} levels (at {path}); no filter runs on it"
-        ));
+) -> (std::result::Result<String, String>, Val) {
+    if crate::json::deeper_than(&input, MAX_INPUT_DEPTH) {
+        return (Err(too_deep(&input).message().to_owned()), Val::Null);
     }
-    let input = Val::deserialize(input).map_err(|e| format!("the result cannot be read: {e}"))?;
+    let input = {
+        let value = to_val(&input);
+        // The caller takes its value back as soon as it is read.
+        drop(input);
+        value
+    };
     let marker = 0u8;
     let gauge = Gauge {
         left: Cell::new(limits.steps),
@@ -458,10 +501,11 @@ fn run(
         cancel,
         stopped: Cell::new(None),
     };
+    // The input is dropped after the answer is sent, not before.
     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        compile_and_run(filter, input, limits, &gauge)
+        compile_and_run(filter, input.clone(), limits, &gauge)
     }));
-    match (ran, gauge.stopped.get()) {
+    let found = match (ran, gauge.stopped.get()) {
         (Ok(found), _) => found,
         (Err(_), Some(Stop::Steps)) => Err(format!(
             "the jq filter passed its limit of {} steps; write a narrower filter",
@@ -479,7 +523,8 @@ fn run(
                 .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
                 .unwrap_or("an internal error")
         )),
-    }
+    };
+    (found, input)
 }
 
 fn compile_and_run(
@@ -653,7 +698,8 @@ mod tests {
     use serde_json::json;
 
     fn sel(filter: &str, input: Value) -> std::result::Result<String, String> {
-        select_blocking(filter, input, &SelectLimits::default()).map_err(|e| e.to_string())
+        select_blocking(filter, Arc::new(input), &SelectLimits::default())
+            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -694,7 +740,7 @@ mod tests {
             .steps(u64::MAX)
             .time(Duration::from_secs(600));
         for filter in ["def f: 1 + f; f", "def f: [f]; f", "def f: (f | .) + 1; f"] {
-            let err = select_blocking(filter, json!(0), &limits)
+            let err = select_blocking(filter, Arc::new(json!(0)), &limits)
                 .unwrap_err()
                 .to_string();
             assert!(err.contains("recursed too deep"), "{filter}: {err}");
@@ -705,7 +751,7 @@ mod tests {
     fn a_run_stops_at_its_step_limit() {
         let limits = SelectLimits::default().steps(10_000);
         for filter in ["def f: f; f", "[range(1e12)] | length", "last(repeat(1))"] {
-            let err = select_blocking(filter, json!(0), &limits)
+            let err = select_blocking(filter, Arc::new(json!(0)), &limits)
                 .unwrap_err()
                 .to_string();
             assert!(err.contains("10000 steps"), "{filter}: {err}");
@@ -717,7 +763,7 @@ mod tests {
         let limits = SelectLimits::default()
             .steps(u64::MAX)
             .time(Duration::from_millis(50));
-        let err = select_blocking("def f: f; f", json!(0), &limits)
+        let err = select_blocking("def f: f; f", Arc::new(json!(0)), &limits)
             .unwrap_err()
             .to_string();
         assert!(err.contains("time limit"), "{err}");
@@ -726,13 +772,22 @@ mod tests {
     #[test]
     fn the_wrapped_json_text_is_read() {
         let wrapped = json!({"content": "[{\"name\": \"a.rs\"}]"});
-        assert_eq!(
-            subject(Some(&wrapped), &[]).unwrap(),
-            json!([{"name": "a.rs"}])
-        );
+        match Subject::of(Some(&wrapped), &[]).unwrap() {
+            Subject::Read(value, text) => {
+                assert_eq!(value, json!([{"name": "a.rs"}]));
+                assert_eq!(text, wrapped["content"].as_str().unwrap());
+            }
+            Subject::Structured => panic!("the wrapped text is read"),
+        }
         let plain = json!({"content": "hello"});
-        assert_eq!(subject(Some(&plain), &[]).unwrap(), plain);
-        assert_eq!(subject(None, &["[1,", "2]"]).unwrap(), json!([1, 2]));
-        assert!(subject(None, &["not json"]).is_err());
+        assert!(matches!(
+            Subject::of(Some(&plain), &[]).unwrap(),
+            Subject::Structured
+        ));
+        match Subject::of(None, &["[1,", "2]"]).unwrap() {
+            Subject::Read(value, _) => assert_eq!(value, json!([1, 2])),
+            Subject::Structured => panic!("no structured result"),
+        }
+        assert!(Subject::of(None, &["not json"]).is_err());
     }
 }

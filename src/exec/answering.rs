@@ -367,17 +367,19 @@ impl<'a> Answering<'a> {
     /// offers the read tool, and tells the model its handle first, so that
     /// another filter reads it again without another call.
     fn keep_selected(&self, call: &ToolCall, checked: &mut Checked) {
-        let (Some(kept), Some(selected)) = (self.kept, checked.selected.as_deref_mut()) else {
+        let (Some(kept), Some(selected), Ok(result)) =
+            (self.kept, checked.selected.as_deref_mut(), &checked.outcome)
+        else {
             return;
         };
-        let Some(subject) = selected.subject.take() else {
+        if !selected.ran {
             return;
-        };
+        }
         // A read's own text stays where it is kept.
         let handle = match read_arguments(call) {
             Some((handle, 0)) => handle,
             _ => {
-                let Ok(text) = serde_json::to_string(&subject) else {
+                let Some(text) = subject_text(result) else {
                     return;
                 };
                 kept.keep(&call.server_id, self.options.principal.as_deref(), &text)
@@ -464,7 +466,22 @@ impl Merged {
     }
 }
 
-/// A checked outcome, as the provider's answers read it.
+/// The JSON text a selection filter ran on: the text it was read from, or
+/// the structured result written out.
+fn subject_text(result: &crate::mcp::CallToolResult) -> Option<std::borrow::Cow<'_, str>> {
+    use crate::select::Subject;
+    let texts = super::turn::text_blocks(&result.content);
+    match Subject::of(result.structured_content.as_ref(), &texts).ok()? {
+        Subject::Read(_, text) => Some(text),
+        Subject::Structured => {
+            let value = result.structured_content.as_ref()?;
+            serde_json::to_string(value)
+                .ok()
+                .map(std::borrow::Cow::Owned)
+        }
+    }
+}
+
 /// What the model reads of a call's outcome: what its selection filter
 /// made of the result, if it had one, or the outcome as it is.
 fn outcome(checked: &Checked) -> Outcome<'_> {

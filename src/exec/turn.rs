@@ -242,44 +242,63 @@ pub(super) struct Checked {
 pub(super) struct Selected {
     /// What the model reads: the filter's output, or why there is none.
     pub(super) answer: CallToolResult,
-    /// The JSON the filter ran on, kept for `read_result` while budgets
-    /// are set.
-    pub(super) subject: Option<serde_json::Value>,
+    /// Whether the result was JSON the filter ran on, to be kept for
+    /// `read_result` while budgets are set.
+    pub(super) ran: bool,
 }
 
 impl Checked {
     /// Runs the selection `filter` on the result, off the async threads,
     /// under `limits`; a failed call or a tool's error is left as it is.
     pub(super) async fn select(&mut self, filter: &str, limits: &crate::select::SelectLimits) {
-        let Ok(result) = &self.outcome else { return };
+        use crate::select::{Subject, select};
+        use std::sync::Arc;
+        let Ok(result) = &mut self.outcome else {
+            return;
+        };
         if result.is_error {
             return;
         }
-        let texts: Vec<&str> = result
-            .content
-            .iter()
-            .filter_map(|c| match c {
-                crate::mcp::Content::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect();
-        let subject = match crate::select::subject(result.structured_content.as_ref(), &texts) {
-            Ok(subject) => subject,
-            Err(why) => {
-                self.selected = Some(Box::new(Selected {
-                    answer: CallToolResult::error(why.message()),
-                    subject: None,
-                }));
-                return;
+        let texts = text_blocks(&result.content);
+        // What was read from text is the filter's own; the structured
+        // result is lent to it.
+        let read = match Subject::of(result.structured_content.as_ref(), &texts) {
+            Err(why) => Err(why),
+            Ok(Subject::Read(value, _)) => Ok(Some(value)),
+            Ok(Subject::Structured) => Ok(None),
+        };
+        let (found, ran) = match read {
+            Err(why) => (Err(why), false),
+            Ok(Some(value)) => (select(filter, Arc::new(value), limits).await, true),
+            Ok(None) => {
+                let shared = Arc::new(result.structured_content.take().unwrap_or_default());
+                let found = select(filter, Arc::clone(&shared), limits).await;
+                // Given back once the thread read it; copied only if it did not in time.
+                let value = Arc::try_unwrap(shared).unwrap_or_else(|kept| (*kept).clone());
+                result.structured_content = Some(value);
+                (found, true)
             }
         };
-        let (found, subject) = crate::select::select_giving_back(filter, subject, limits).await;
         let answer = match found {
+            Ok(output) if output.is_empty() => {
+                CallToolResult::text("[The jq filter output nothing.]")
+            }
             Ok(output) => CallToolResult::text(output),
             Err(why) => CallToolResult::error(why.message()),
         };
-        self.selected = Some(Box::new(Selected { answer, subject }));
+        self.selected = Some(Box::new(Selected { answer, ran }));
     }
+}
+
+/// The texts of a result's text blocks.
+pub(super) fn text_blocks(content: &[crate::mcp::Content]) -> Vec<&str> {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            crate::mcp::Content::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Checked {
