@@ -95,6 +95,50 @@ fn tools_on_the_bundled_demo_and_on_files() {
 }
 
 #[test]
+fn select_adds_the_filter_argument_and_calls_take_it_out() {
+    let listed = json(&run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--select",
+            "tests/fixtures/corpus/time.tools.json",
+        ],
+        None,
+    ));
+    let properties = &listed["tools"][0]["input_schema"]["properties"];
+    assert_eq!(properties["jq_filter"]["type"], "string", "{listed:#}");
+    let named = json(&run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--select=_pick",
+            "tests/fixtures/corpus/time.tools.json",
+        ],
+        None,
+    ));
+    assert!(named["tools"][0]["input_schema"]["properties"]["_pick"].is_object());
+    let response = r#"{"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+        "name": "get_current_time", "input": {"timezone": "UTC", "jq_filter": ".datetime"}}]}"#;
+    let calls = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "anthropic",
+            "--select",
+            "--tools",
+            "tests/fixtures/corpus/time.tools.json",
+            "-",
+        ],
+        Some(response),
+    ));
+    let call = &calls["calls"][0];
+    assert_eq!(call["arguments"], serde_json::json!({"timezone": "UTC"}));
+    assert_eq!(call["select"], ".datetime");
+}
+
+#[test]
 fn calls_and_result() {
     let out = json(&run(
         &[

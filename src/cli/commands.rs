@@ -23,6 +23,9 @@ pub fn list_options(args: &ToolsetArgs) -> ListOptions {
     if let Some(mode) = args.strict {
         options = options.strict(mode.into());
     }
+    if let Some(argument) = &args.select.select {
+        options = options.select(argument);
+    }
     options
 }
 

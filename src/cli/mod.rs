@@ -179,6 +179,34 @@ struct ToolsetArgs {
     /// Strict-mode schemas (providers with strict rules only; default: the spec's).
     #[arg(long, value_name = "MODE")]
     strict: Option<StrictArg>,
+    #[command(flatten)]
+    select: SelectArg,
+}
+
+/// `--select`: result selection.
+#[derive(Debug, Args, Default)]
+struct SelectArg {
+    /// Result selection: every listed tool gains an optional argument (named
+    /// NAME, `jq_filter` by default) taking a jq filter, run with jaq on the
+    /// tool's JSON result; the model reads the filter's output, and no server
+    /// sees the argument. A tool that has a property of that name keeps its own.
+    /// Give the name as `--select=NAME`.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, require_equals = true, default_missing_value = mcp_adapters::select::SELECT_ARGUMENT)]
+    select: Option<String>,
+}
+
+/// The limits of `--select` filters.
+#[derive(Debug, Args, Default)]
+struct SelectLimitArgs {
+    /// The most terms a selection filter may evaluate (default: 10000000).
+    #[arg(long, value_name = "N")]
+    select_steps: Option<u64>,
+    /// The most milliseconds a selection filter may run (default: 5000).
+    #[arg(long, value_name = "MS")]
+    select_time_ms: Option<u64>,
+    /// The most bytes a selection filter may output (default: 1048576).
+    #[arg(long, value_name = "BYTES")]
+    select_output_bytes: Option<usize>,
 }
 
 /// The callers rule: which tools code the model writes may call (the
@@ -344,7 +372,7 @@ struct ToolsArgs {
     /// Print one server's tools as MCP lists them (a tools/list result, after
     /// --allow and --deny), for `check`, `calls --tools` and `search-tools --tools`,
     /// instead of the provider's definitions.
-    #[arg(long, conflicts_with_all = ["cache_control", "options", "defer", "load", "search", "found", "strict", "open", "only", "read_only"])]
+    #[arg(long, conflicts_with_all = ["cache_control", "options", "defer", "load", "search", "found", "strict", "select", "open", "only", "read_only"])]
     raw: bool,
     #[command(flatten)]
     hosted: HostedArgs,
@@ -585,6 +613,10 @@ struct RunArgs {
     /// Strict-mode schemas (providers with strict rules only; default: the spec's).
     #[arg(long, value_name = "MODE")]
     strict: Option<StrictArg>,
+    #[command(flatten)]
+    select: SelectArg,
+    #[command(flatten)]
+    select_limits: SelectLimitArgs,
     #[command(flatten)]
     programmatic: ProgrammaticArgs,
     /// Validate arguments against each tool's inputSchema before sending.

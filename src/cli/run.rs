@@ -195,6 +195,21 @@ fn run(args: &RunArgs) -> Result<ExitCode> {
     })?
 }
 
+/// The limits of `--select-steps`, `--select-time-ms` and `--select-output-bytes`.
+fn select_limits(args: &super::SelectLimitArgs) -> mcp_adapters::SelectLimits {
+    let mut limits = mcp_adapters::SelectLimits::default();
+    if let Some(steps) = args.select_steps {
+        limits = limits.steps(steps);
+    }
+    if let Some(ms) = args.select_time_ms {
+        limits = limits.time(std::time::Duration::from_millis(ms));
+    }
+    if let Some(bytes) = args.select_output_bytes {
+        limits = limits.output_bytes(bytes);
+    }
+    limits
+}
+
 /// The listing and execution options of the flags.
 fn options(args: &RunArgs) -> Result<(ListOptions, ExecOptions)> {
     let mut list = ListOptions::new();
@@ -212,6 +227,10 @@ fn options(args: &RunArgs) -> Result<(ListOptions, ExecOptions)> {
     if let Some(tokens) = args.max_turn_tokens {
         results = results.max_turn_tokens(tokens);
     }
+    if let Some(argument) = &args.select.select {
+        list = list.select(argument);
+    }
+    results = results.select_limits(select_limits(&args.select_limits));
     list = list.read_on(results.budget());
     let mut options = ExecOptions::new()
         .max_concurrency(args.max_concurrency.unwrap_or(0))

@@ -169,13 +169,18 @@ impl<'r> Call<'r> {
         drop(state);
         let call = Arc::try_unwrap(call).unwrap_or_else(|shared| ToolCall::clone(&shared));
         let check = run.options.output_schema;
-        let checked = match tool {
+        let mut checked = match tool {
             Some(tool) => run
                 .source
                 .check_against(&call, Some(&tool.tool), outcome, check),
             // Not resolved on the way: an unknown tool, or a panic before.
             None => run.source.check_output(&call, run.toolset, outcome, check),
         };
+        if let Some(filter) = &call.select {
+            checked
+                .select(filter, &run.options.results.select_limits)
+                .await;
+        }
         (call, checked)
     }
 

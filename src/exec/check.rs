@@ -86,6 +86,7 @@ impl Source {
                 outcome: Ok(result),
                 kept: None,
                 ui_resource: None,
+                selected: None,
                 warning: Some(format!(
                     "the result breaks the tool's outputSchema and was passed on as it is: {why}"
                 )),
@@ -100,6 +101,7 @@ impl Source {
             kept: Some(Box::new(result)),
             warning: None,
             ui_resource: None,
+            selected: None,
         }
     }
 
