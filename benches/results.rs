@@ -5,7 +5,9 @@
 //! multiple of the payload. Then a 20 MiB text result answered under a
 //! budget of 4,000 tokens, for each core provider, against copying the text
 //! once (run with `--features tokenizers` for the providers counted by a
-//! public tokenizer; without it they are estimated too).
+//! public tokenizer; without it they are estimated too). Last, a selection
+//! filter run on a 20 MiB structured result against parsing its JSON text
+//! with serde_json.
 
 use std::hint::black_box;
 use std::sync::atomic::Ordering;
@@ -222,6 +224,7 @@ fn ratios() {
     }
     pdf_ratios(rounds);
     budget_ratios(rounds);
+    select_ratio(rounds);
 }
 
 const TEXT_BYTES: usize = 20 * 1024 * 1024;
@@ -296,7 +299,72 @@ fn budget_ratios(rounds: usize) {
     }
 }
 
-criterion_group!(benches, answering, budgeting);
+/// A 20 MiB structured result: `{"items": [{"id", "name", "path", "size", "tags"}...]}`,
+/// and its JSON text.
+fn structured_result() -> (serde_json::Value, String) {
+    let mut items = Vec::new();
+    let mut bytes = 0;
+    let mut i = 0u64;
+    while bytes < TEXT_BYTES {
+        let item = json!({
+            "id": i,
+            "name": format!("file-{i:08}.rs"),
+            "path": format!("src/module-{}/file-{i:08}.rs", i % 97),
+            "size": i * 37 % 100_000,
+            "tags": ["source", if i.is_multiple_of(3) { "test" } else { "lib" }],
+        });
+        bytes += item.to_string().len() + 1;
+        items.push(item);
+        i += 1;
+    }
+    let value = json!({ "items": items });
+    let text = value.to_string();
+    (value, text)
+}
+
+const SELECT_FILTER: &str = r#"[.items[] | select(.size < 1000) | {name, path}]"#;
+
+/// The filter run as a call's result is: the value lent to the filter's
+/// thread, not copied.
+fn selected(value: &std::sync::Arc<serde_json::Value>) -> String {
+    let limits = mcp_adapters::SelectLimits::default().time(std::time::Duration::from_secs(600));
+    mcp_adapters::select::select_blocking(SELECT_FILTER, std::sync::Arc::clone(value), &limits)
+        .expect("selected")
+}
+
+fn selecting(c: &mut Criterion) {
+    let (value, text) = structured_result();
+    let value = std::sync::Arc::new(value);
+    let mut group = c.benchmark_group("20 MiB structured result, selected");
+    group.sample_size(10);
+    group.bench_function("serde_json parse", |b| {
+        b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&text)).unwrap())
+    });
+    group.bench_function("select", |b| b.iter(|| selected(black_box(&value))));
+    group.finish();
+}
+
+fn select_ratio(rounds: usize) {
+    let (value, text) = structured_result();
+    let value = std::sync::Arc::new(value);
+    println!();
+    println!(
+        "payload: {} bytes of structured result, selected with {SELECT_FILTER}",
+        text.len()
+    );
+    let ratio = support::median_ratio(
+        rounds,
+        || selected(&value),
+        || serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+    );
+    support::report(
+        "20 MiB structured result selected / serde_json parse",
+        ratio,
+        Some(2.0),
+    );
+}
+
+criterion_group!(benches, answering, budgeting, selecting);
 
 fn main() {
     benches();

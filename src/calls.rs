@@ -43,6 +43,12 @@ pub struct ToolCall {
     /// [`callers`](crate::callers)).
     #[serde(skip_serializing_if = "Caller::is_model")]
     pub caller: Caller,
+    /// The result selection filter the model wrote
+    /// ([`ListOptions::select`](crate::ListOptions::select)), taken out of
+    /// the arguments before they are checked or sent: the model reads what
+    /// it outputs from the result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub select: Option<String>,
 }
 
 impl ToolCall {
@@ -57,6 +63,7 @@ impl ToolCall {
             arguments: Map::new(),
             index: 0,
             caller: Caller::Model,
+            select: None,
         }
     }
 }
@@ -346,6 +353,7 @@ impl Provider {
             plan.arg_format,
             plan.missing_arguments,
         )?;
+        let (arguments, select) = listing.take_selection(tool, arguments)?;
         Ok(ToolCall {
             call_id: call_id.map(str::to_owned),
             server_id: tool.server_id.clone(),
@@ -354,6 +362,7 @@ impl Provider {
             arguments,
             index: 0,
             caller,
+            select,
         })
     }
 

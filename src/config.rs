@@ -327,12 +327,36 @@ impl ServerOAuth {
 /// [`HubConfig::host`]): see [`client::split_hosted`](crate::client::split_hosted).
 /// An HTTP server's entry may say how it signs in (`"oauth": {"workloadToken":
 /// FILE, "clientId": ID}`, or [`HubConfig::server_oauth`]): see [`ServerOAuth`].
+/// An entry may bind its tools' arguments to the application's values
+/// (`"bind": ["TOOL:/POINTER=VALUE"]`, or [`HubConfig::bind`]): see
+/// [`Binding::parse`](crate::toolset::Binding::parse).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HubConfig {
     servers: Vec<(String, ServerConfig)>,
     hosted: std::collections::BTreeSet<String>,
     oauth: BTreeMap<String, ServerOAuth>,
     keep_going: bool,
+    bind: BindRules,
+}
+
+/// Each server's bind rules, as written; `Debug` leaves out their values.
+#[derive(Clone, Default, PartialEq, Eq)]
+struct BindRules(BTreeMap<String, Vec<String>>);
+
+impl std::fmt::Debug for BindRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |rule: &String| match rule.split_once('=') {
+            Some((place, _)) => format!("{place}=[hidden]"),
+            None => rule.clone(),
+        };
+        f.debug_map()
+            .entries(
+                self.0
+                    .iter()
+                    .map(|(k, v)| (k, v.iter().map(shown).collect::<Vec<_>>())),
+            )
+            .finish()
+    }
 }
 
 impl HubConfig {
@@ -375,6 +399,25 @@ impl HubConfig {
     /// How the server `name` signs in, when its entry says.
     pub fn oauth_of(&self, name: &str) -> Option<&ServerOAuth> {
         self.oauth.get(name)
+    }
+
+    /// Binds an argument of the server `name`'s tools to a value of the
+    /// application's (an entry's `"bind"`): `rule` is
+    /// `TOOL:/POINTER=VALUE`, the tool glob over that server's tool names
+    /// (see [`Binding::parse`](crate::toolset::Binding::parse), which reads
+    /// it with `name/` before it when the servers are connected).
+    pub fn bind(mut self, name: impl Into<String>, rule: impl Into<String>) -> Self {
+        self.bind
+            .0
+            .entry(name.into())
+            .or_default()
+            .push(rule.into());
+        self
+    }
+
+    /// The bind rules of the server `name`, as written.
+    pub fn bindings_of(&self, name: &str) -> &[String] {
+        self.bind.0.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// Whether [`connect`](Self::connect) goes on without the servers that
@@ -443,6 +486,7 @@ impl HubConfig {
                             .server_oauth(name.clone(), ServerOAuth::from_value(name, oauth)?);
                     }
                 }
+                config = config.read_bind(name, entry)?;
                 match entry.get("hosted") {
                     None | Some(Value::Null) | Some(Value::Bool(false)) => {}
                     Some(Value::Bool(true)) => config = config.host(name.clone()),
@@ -457,6 +501,35 @@ impl HubConfig {
             }
         }
         Ok(config)
+    }
+
+    /// `self` with the bind rules of the entry `name` (its `"bind"`: an
+    /// array of `TOOL:/POINTER=VALUE` strings).
+    fn read_bind(mut self, name: &str, entry: &Value) -> Result<Self> {
+        let at = |field: String| format!("{}{field}", pointer_child("/mcpServers", name));
+        match entry.get("bind") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(rules)) => {
+                for (i, rule) in rules.iter().enumerate() {
+                    let Value::String(rule) = rule else {
+                        return Err(Error::input(format!(
+                            "server `{name}`: `bind[{i}]` must be a string (TOOL:/POINTER=VALUE), not {}",
+                            type_name(rule)
+                        ))
+                        .with_path(at(format!("/bind/{i}"))));
+                    };
+                    self = self.bind(name, rule.clone());
+                }
+            }
+            Some(other) => {
+                return Err(Error::input(format!(
+                    "server `{name}`: `bind` must be an array of TOOL:/POINTER=VALUE strings, not {}",
+                    type_name(other)
+                ))
+                .with_path(at("/bind".to_owned())));
+            }
+        }
+        Ok(self)
     }
 
     /// Reads an `mcpServers` JSON text.
@@ -501,6 +574,35 @@ mod tests {
             text.contains("Authorization") && text.contains("API_KEY"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_entry_binds_its_tools_arguments_and_debug_hides_the_values() {
+        use serde_json::json;
+        let config = super::HubConfig::from_value(&json!({"mcpServers": {
+            "crm": {"command": "crm", "bind": ["*:/tenant=sekrit-acme", "create:/owner=env:OWNER"]},
+            "plain": {"command": "plain"},
+        }}))
+        .unwrap();
+        assert_eq!(
+            config.bindings_of("crm"),
+            ["*:/tenant=sekrit-acme", "create:/owner=env:OWNER"]
+        );
+        assert!(config.bindings_of("plain").is_empty());
+        let shown = format!("{config:?}");
+        assert!(
+            !shown.contains("sekrit") && shown.contains("*:/tenant=[hidden]"),
+            "{shown}"
+        );
+        for (bind, at) in [
+            (json!("*:/t=1"), "/mcpServers/crm/bind"),
+            (json!([1]), "/mcpServers/crm/bind/0"),
+        ] {
+            let err = super::HubConfig::from_value(&json!({"mcpServers": {
+                "crm": {"command": "crm", "bind": bind}}}))
+            .unwrap_err();
+            assert_eq!(err.location().path.as_deref(), Some(at), "{err}");
+        }
     }
 
     #[test]

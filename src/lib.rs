@@ -151,6 +151,7 @@ pub mod programs;
 pub mod results;
 pub mod sampling;
 pub mod search;
+pub mod select;
 pub mod spec;
 pub mod store;
 pub mod stream;
@@ -167,6 +168,7 @@ pub use exec::{ExecOptions, Execution, InProcessServer, Policy, Server, Source, 
 pub use listing::{ListOptions, Listing, StrictMode};
 pub use mcp::{CallToolResult, Content, Tool};
 pub use results::{Outcome, ResultOptions, Turn};
+pub use select::SelectLimits;
 pub use spec::{Provider, Registry};
 pub use toolset::ToolSet;
 

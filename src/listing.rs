@@ -24,8 +24,10 @@ use crate::toolset::{ExposedTool, ToolSet, ToolSetReport};
 mod code;
 mod deferred;
 mod kept;
+mod selection;
 
 use code::CodeAccess;
+pub(crate) use selection::Selection;
 
 use kept::{Converted, Descriptions, Schemas, Which, WithTool};
 
@@ -62,6 +64,7 @@ pub struct ListOptions {
     pub(crate) namespaces: Option<bool>,
     pub(crate) read_on: bool,
     pub(crate) callers: Option<CallersRule>,
+    pub(crate) select: Option<String>,
 }
 
 /// Who answers the model's searches for deferred tools (see [`ListOptions::defer`]).
@@ -133,6 +136,22 @@ impl ListOptions {
     /// without one comes back whole.
     pub fn read_on(mut self, budget: &Budget) -> Self {
         self.read_on = budget.is_set();
+        self
+    }
+
+    /// Offers result selection: every listed tool gains an optional argument
+    /// named `argument` ([`SELECT_ARGUMENT`](crate::select::SELECT_ARGUMENT),
+    /// `jq_filter`, unless the application names another) that takes a jq
+    /// filter. A tool whose schema has a property of that name keeps its own
+    /// and gets none. The filter is taken out of a call's arguments before
+    /// they are checked or sent ([`ToolCall::select`](crate::ToolCall::select)),
+    /// so no server sees it; the model reads what the filter outputs from
+    /// the result (see [`select`](crate::select)). With
+    /// [`read_on`](Self::read_on), `read_result` gains it too, and the whole
+    /// result a filter ran on is kept for it, so that a second filter costs
+    /// no second call.
+    pub fn select(mut self, argument: impl Into<String>) -> Self {
+        self.select = Some(argument.into());
         self
     }
 
@@ -368,6 +387,9 @@ pub struct Listing {
     kept: KeptRefs,
     #[serde(skip)]
     code: CodeAccess,
+    /// The selection argument, when the listing offers it.
+    #[serde(skip)]
+    pub(crate) selection: Option<Selection>,
 }
 
 /// The tools a listing marks (strict, rewritten): the toolset's by their
@@ -505,7 +527,26 @@ impl Listing {
             kept: KeptRefs::default(),
             headers: BTreeMap::new(),
             code: of.code.clone(),
+            selection: of.selection.clone(),
         }
+    }
+
+    /// `arguments` of a call to `tool` without the selection argument, and
+    /// the filter it held (see [`ListOptions::select`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when the argument is neither a string nor `null`.
+    pub(crate) fn take_selection(
+        &self,
+        tool: &ExposedTool,
+        mut arguments: serde_json::Map<String, Value>,
+    ) -> Result<(serde_json::Map<String, Value>, Option<String>)> {
+        let select = match &self.selection {
+            Some(selection) => selection.take(tool, &mut arguments)?,
+            None => None,
+        };
+        Ok((arguments, select))
     }
 
     /// Whether the tool exposed as `name` is deferred ([`ListOptions::defer`]).
@@ -603,6 +644,7 @@ impl Provider {
                 rule: self.code_rule(options.callers.as_ref())?,
                 ..Default::default()
             },
+            selection: options.select.as_deref().map(Selection::new),
         };
         listing.deferral.mode = mode;
         let mut loaded = if options.defer.is_empty() {
@@ -670,11 +712,16 @@ impl Provider {
         // converted each time. A schema converted for this listing alone
         // is moved into the definition, not copied.
         let index = listing.toolset.index_of(tool);
+        // A tool offered the selection argument is converted for this listing.
+        let selected = listing.selection.as_ref().and_then(|s| s.offer(tool));
+        let tool = selected.as_ref().unwrap_or(tool);
         let kept = match index {
-            Some(_) => listing
-                .kept
-                .schemas(&listing.toolset, subset_rules, strict_rules),
-            None => None,
+            Some(_) if selected.is_none() => {
+                listing
+                    .kept
+                    .schemas(&listing.toolset, subset_rules, strict_rules)
+            }
+            _ => None,
         };
         let conversion = match (&kept, index) {
             (Some(kept), Some(i)) => Conversion::Kept(kept.get(i, tool, rules.0, rules.1)),

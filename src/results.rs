@@ -18,6 +18,7 @@ use crate::media::{
     Measured, blob_mime, document_name, file_name, fits_model_measured, normalize_mime,
     shape_structured, text_form_measured, with_reason, without_mirror,
 };
+use crate::select::SelectLimits;
 use crate::spec::Provider;
 pub use crate::spec::results::StructuredMode;
 use crate::spec::results::{
@@ -65,6 +66,7 @@ pub struct ResultOptions {
     pub(crate) options: BTreeMap<String, String>,
     pub(crate) budget: Budget,
     pub(crate) program_bytes: Option<usize>,
+    pub(crate) select_limits: SelectLimits,
 }
 
 impl ResultOptions {
@@ -79,6 +81,14 @@ impl ResultOptions {
     /// [`Provider::options`].
     pub fn option(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.options.insert(name.into(), value.into());
+        self
+    }
+
+    /// The limits the model's result selection filters run under
+    /// ([`ListOptions::select`](crate::ListOptions::select); the defaults
+    /// of [`SelectLimits`] otherwise).
+    pub fn select_limits(mut self, limits: SelectLimits) -> Self {
+        self.select_limits = limits;
         self
     }
 

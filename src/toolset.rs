@@ -11,9 +11,12 @@ use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than, dismantle};
 use crate::mcp::Tool;
 
+mod bind;
 mod hygiene;
 mod memo;
 mod rules;
+pub use bind::{Binding, BoundUndeclared, BoundValue};
+pub(crate) use bind::{Bindings, Bound, write_bound};
 pub use hygiene::{HiddenCharacters, HiddenIn};
 pub(crate) use memo::{Kept, Memo};
 pub use rules::UnmatchedRule;
@@ -50,8 +53,9 @@ pub struct ExposedTool {
     /// The tool as its server listed it (its `name` is the MCP name), with
     /// the descriptions, titles and comments inside its input schema
     /// cleaned of invisible characters (its own description and title are
-    /// cleaned where a listing sends them); shared with the lists it came
-    /// from rather than copied, unless cleaning changed it.
+    /// cleaned where a listing sends them) and the arguments the application
+    /// binds removed from it ([`ToolSetBuilder::bind`]); shared with the
+    /// lists it came from rather than copied, unless one of these changed it.
     pub tool: Arc<Tool>,
 }
 
@@ -185,6 +189,10 @@ pub struct ToolSetReport {
     /// listed, with the tools they may have meant.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unmatched_rules: Vec<UnmatchedRule>,
+    /// Bindings whose pointer names a property the input schema of a tool
+    /// they bind does not declare ([`ToolSetBuilder::bind`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bound_undeclared: Vec<BoundUndeclared>,
 }
 
 /// The tools offered to a model, with their exposed names.
@@ -265,6 +273,9 @@ struct Inner {
     /// What the listing layer keeps of these tools (converted schemas,
     /// cleaned descriptions); a clone starts empty.
     memo: Memo,
+    /// The tools whose bound arguments were removed from their schema, by
+    /// position, as they were before: their arguments are checked against it.
+    unbound: foldhash::HashMap<usize, Arc<Tool>>,
 }
 
 impl ToolSet {
@@ -416,6 +427,8 @@ pub struct ToolSetBuilder {
     unreadable: Vec<Dropped>,
     /// Which tools are kept from the model, and why (a source's policy).
     offered: Option<Offered>,
+    /// The arguments the application fills, removed from the schemas.
+    bindings: Vec<Binding>,
 }
 
 /// Says why a tool (`server id`, MCP name) is not offered to the model,
@@ -446,6 +459,7 @@ impl ToolSetBuilder {
             checked: Vec::new(),
             unreadable: Vec::new(),
             offered: None,
+            bindings: Vec::new(),
         }
     }
 
@@ -568,6 +582,7 @@ impl ToolSetBuilder {
     /// twice, or client mode is given more than one server.
     pub fn build(self) -> Result<ToolSet> {
         let filter = Filter::new(&self.allow, &self.deny)?;
+        let bindings = Bindings::compile(&self.bindings, false)?;
         self.check_servers()?;
         let failed_prefixes = self
             .failed
@@ -632,7 +647,9 @@ impl ToolSetBuilder {
                     });
                 } else {
                     let natural = natural_name(self.mode, &self.prefix, &server_id, &tool.name);
+                    let at = set.tools.len();
                     set.offer(natural, server_id.clone(), tool, self.refuse_hidden);
+                    set.unbind(at, &bindings);
                 }
             }
         }

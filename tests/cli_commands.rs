@@ -95,6 +95,50 @@ fn tools_on_the_bundled_demo_and_on_files() {
 }
 
 #[test]
+fn select_adds_the_filter_argument_and_calls_take_it_out() {
+    let listed = json(&run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--select",
+            "tests/fixtures/corpus/time.tools.json",
+        ],
+        None,
+    ));
+    let properties = &listed["tools"][0]["input_schema"]["properties"];
+    assert_eq!(properties["jq_filter"]["type"], "string", "{listed:#}");
+    let named = json(&run(
+        &[
+            "tools",
+            "--provider",
+            "anthropic",
+            "--select=_pick",
+            "tests/fixtures/corpus/time.tools.json",
+        ],
+        None,
+    ));
+    assert!(named["tools"][0]["input_schema"]["properties"]["_pick"].is_object());
+    let response = r#"{"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+        "name": "get_current_time", "input": {"timezone": "UTC", "jq_filter": ".datetime"}}]}"#;
+    let calls = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "anthropic",
+            "--select",
+            "--tools",
+            "tests/fixtures/corpus/time.tools.json",
+            "-",
+        ],
+        Some(response),
+    ));
+    let call = &calls["calls"][0];
+    assert_eq!(call["arguments"], serde_json::json!({"timezone": "UTC"}));
+    assert_eq!(call["select"], ".datetime");
+}
+
+#[test]
 fn calls_and_result() {
     let out = json(&run(
         &[
@@ -1508,4 +1552,119 @@ fn the_command_line_opens_tools_to_code() {
     assert_eq!(ran["results"].as_array().unwrap().len(), 4, "{ran}");
     assert_eq!(ran["results"][0]["is_error"], true);
     assert_eq!(ran["results_only"], true);
+}
+
+#[test]
+fn bind_rules_from_the_flag_and_the_policy_file() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "default: allow\nbind: [\"notes/notes.create:/color=json:\\\"blue\\\"\"]\n",
+    )
+    .unwrap();
+    let response = dir.path().join("response.json");
+    std::fs::write(
+        &response,
+        json!({"content": [
+            {"type": "tool_use", "id": "a", "name": "notes_create", "input": {"body": "x"}},
+            {"type": "tool_use", "id": "b", "name": "notes_create", "input": {"body": "y", "title": "mine"}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let (policy, response) = (policy.to_str().unwrap(), response.to_str().unwrap());
+    let out = run(
+        &[
+            "tools",
+            "--provider",
+            "openai-chat",
+            "--bind",
+            "notes.create:/title=Bound",
+        ],
+        None,
+    );
+    let listed = json(&out);
+    let create = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "notes_create")
+        .unwrap();
+    let parameters = &create["function"]["parameters"];
+    assert!(
+        parameters["properties"].get("title").is_none(),
+        "{parameters}"
+    );
+    assert!(
+        !parameters["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("title"))
+    );
+
+    let args = [
+        "run",
+        "--provider",
+        "anthropic",
+        "--validate",
+        "--policy",
+        policy,
+        "--bind",
+        "notes.create:/title=env:MCP_ADAPTERS_TEST_TITLE",
+        response,
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-adapters"));
+    child
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("MCP_ADAPTERS_TEST_TITLE", "From the environment");
+    let out = child.output().unwrap();
+    let cycle = json(&out);
+    let texts: Vec<&str> = cycle["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["content"][0]["text"].as_str().unwrap())
+        .collect();
+    // The demo server echoes the title it received: the bound one.
+    assert!(
+        texts[0].starts_with("Created note `From the environment`"),
+        "{texts:?}"
+    );
+    assert!(
+        texts[1].contains("the argument `/title` is the application's to write"),
+        "{texts:?}"
+    );
+
+    // Bad rules are named, with the file and the place in it.
+    let unset = run(&args, None);
+    assert_eq!(unset.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&unset.stderr);
+    assert!(
+        stderr.contains("`MCP_ADAPTERS_TEST_TITLE` is not set"),
+        "{stderr}"
+    );
+    std::fs::write(
+        dir.path().join("policy.yaml"),
+        "bind: [\"notes.create:title=1\"]\n",
+    )
+    .unwrap();
+    let bad = run(
+        &[
+            "run",
+            "--provider",
+            "anthropic",
+            "--policy",
+            policy,
+            response,
+        ],
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("policy.yaml") && stderr.contains("bind/0") && stderr.contains("no `:/`"),
+        "{stderr}"
+    );
 }

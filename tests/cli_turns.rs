@@ -500,6 +500,99 @@ fn the_summary_of_a_suspended_three_call_turn_counts_the_waiting_call() {
     );
 }
 
+/// An argument the application binds, on the official SDK's server: the
+/// listing does not show it, the bound value arrives, and the call in which
+/// the model wrote it is refused and never sent; the value is nowhere in
+/// what the command prints.
+#[test]
+fn a_bound_argument_arrives_with_the_applications_value_and_a_written_one_is_refused() {
+    let probe = Probe::new();
+    let (python, args) = common::servers::probe(&probe.log).unwrap_or_else(|e| panic!("{e}"));
+    let config = probe.path("servers.json");
+    let entry = json!({"command": python, "args": args,
+        "bind": ["file_note:/tenant=env:PROBE_TENANT"]});
+    std::fs::write(&config, json!({"mcpServers": {"probe": entry}}).to_string()).unwrap();
+    let config = config.to_str().unwrap();
+    let tenant = "acme-tenant-4711";
+
+    let listed = bin()
+        .args(["tools", "--provider", "openai-chat", "--config", config])
+        .env("PROBE_TENANT", tenant)
+        .output()
+        .unwrap();
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let note = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "file_note")
+        .unwrap();
+    let parameters = &note["function"]["parameters"];
+    assert_eq!(parameters["required"], json!(["text"]), "{parameters}");
+    assert!(
+        parameters["properties"].get("tenant").is_none(),
+        "{parameters}"
+    );
+
+    let calls = [
+        ("n1".to_owned(), "file_note", json!({"text": "one"})),
+        (
+            "n2".to_owned(),
+            "file_note",
+            json!({"text": "two", "tenant": "globex"}),
+        ),
+    ];
+    let paths = write_responses(probe.dir.path(), &[response(&calls)]);
+    let mut args = vec![
+        "run",
+        "--provider",
+        "anthropic",
+        "--validate",
+        "--config",
+        config,
+    ];
+    args.extend(paths.iter().map(String::as_str));
+    let out = bin()
+        .args(args)
+        .env("PROBE_TENANT", tenant)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let received: Vec<Value> = std::fs::read_to_string(&probe.log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let arguments: Vec<&Value> = received.iter().map(|r| &r["arguments"]).collect();
+    assert_eq!(arguments, [&json!({"tenant": tenant, "text": "one"})]);
+    let turn: Value = serde_json::from_str(&stdout).unwrap();
+    let texts: Vec<&str> = turn["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["content"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts[0], "filed one");
+    assert!(
+        texts[1].contains("`/tenant` is the application's to write"),
+        "{texts:?}"
+    );
+    assert!(
+        !stdout.contains(tenant) && !stderr.contains(tenant),
+        "{stdout}\n{stderr}"
+    );
+}
+
 /// The statuses `docs/command-line.md` lists, each produced by the binary.
 #[test]
 fn the_exit_statuses_are_those_the_docs_list() {

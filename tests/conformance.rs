@@ -151,6 +151,8 @@ fn toolsets() -> Vec<(String, ToolSet)> {
         "blank".into(),
         ToolSet::client().server("blank", blank).build().unwrap(),
     ));
+    // Arguments the application binds, left out of the schemas.
+    toolsets.push(("bound".into(), bound_toolset()));
     toolsets
 }
 
@@ -163,6 +165,24 @@ fn tool_items(items: &mut Vec<Item>) {
                     .unwrap();
                 for (i, tool) in listing.tools.into_iter().enumerate() {
                     let label = format!("{id} {server} #{i} strict={mode:?}");
+                    items.push(Item::new(label, *check, tool));
+                }
+            }
+        }
+    }
+}
+
+/// Listings with the selection argument, strict and not, for two servers.
+fn select_items(items: &mut Vec<Item>) {
+    for (server, toolset) in toolsets().into_iter().take(2) {
+        for (id, check) in TOOLS {
+            for mode in [StrictMode::Auto, StrictMode::Off] {
+                let options = ListOptions::new()
+                    .strict(mode)
+                    .select(mcp_adapters::select::SELECT_ARGUMENT);
+                let listing = provider(id).list_tools(&toolset, &options).unwrap();
+                for (i, tool) in listing.tools.into_iter().enumerate() {
+                    let label = format!("{id} {server} #{i} strict={mode:?} select");
                     items.push(Item::new(label, *check, tool));
                 }
             }
@@ -477,6 +497,7 @@ fn emitted_json_validates_against_the_official_sdk_types() {
     let mut items = Vec::new();
     deferred_items(&mut items);
     tool_items(&mut items);
+    select_items(&mut items);
     result_items(&mut items);
     let bodies = sampling_items(&mut items);
     assert!(bodies > 80, "{bodies} sampling bodies");

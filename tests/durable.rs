@@ -1047,3 +1047,115 @@ fn each_server_gets_keys_of_its_own_and_a_resumed_call_keeps_its_key() {
         assert_eq!(split(&b[2]).1, 0);
     });
 }
+
+/// The arguments each request carried, in the order received.
+type ArgLog = Arc<Mutex<Vec<(String, Value)>>>;
+
+/// A source of one server whose every tool's `tenant` the application binds
+/// (`acme`): `delete` (asked about) and `transfer` (asks for input).
+fn bound_source(log: &ArgLog, input: Option<InputHandlerFn>) -> Source {
+    let schema = json!({"type": "object",
+        "properties": {"n": {"type": "integer"}, "tenant": {"type": "string"}}, "required": ["tenant"]});
+    let (l1, l2) = (log.clone(), log.clone());
+    let server = InProcessServer::new()
+        .tool(Tool::new("delete", "", schema.clone()), move |args, _| {
+            l1.lock()
+                .unwrap()
+                .push(("delete".into(), Value::Object(args)));
+            async move { Ok(CallToolResult::text("deleted")) }
+        })
+        .tool_with_input(Tool::new("transfer", "", schema), move |args, ctx| {
+            l2.lock()
+                .unwrap()
+                .push(("transfer".into(), Value::Object(args)));
+            async move {
+                Ok(match ctx.request_state.as_deref() {
+                    None => InputRequiredResult::new()
+                        .ask("confirm", form("Send?", "confirm", "boolean"))
+                        .with_request_state("step1")
+                        .into(),
+                    Some(_) => CallToolResult::text("sent").into(),
+                })
+            }
+        });
+    let mut builder = Source::hub()
+        .server("s", server)
+        .policy(policy())
+        .validate_arguments()
+        .bind(mcp_adapters::toolset::Binding::parse("s/*:/tenant=acme").unwrap());
+    if let Some(handler) = input {
+        builder = builder.input_handler(move |q| {
+            let answer = handler(&q);
+            Box::pin(async move { answer })
+        });
+    }
+    builder.build().unwrap()
+}
+
+#[test]
+fn a_resumed_document_cannot_write_a_bound_argument_and_holds_none() {
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let log: ArgLog = Arc::default();
+        let first = bound_source(&log, None);
+        let listing = first.tools(p, &ListOptions::new()).await.unwrap();
+        let calls = response(&[
+            ("s__delete", json!({"n": 2})),
+            ("s__transfer", json!({"n": 5})),
+        ]);
+        let options = ExecOptions::new().suspend(true);
+        let run = first
+            .execute_tool_calls(p, &calls, &listing, &options)
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Suspended);
+        assert_eq!(run.waiting.len(), 2);
+        assert_eq!(
+            *log.lock().unwrap(),
+            [("transfer".to_owned(), json!({"n": 5, "tenant": "acme"}))]
+        );
+        let bytes = run.suspended.as_ref().unwrap().to_json().unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("acme"),
+            "the document holds what the model wrote, not the bound value"
+        );
+
+        // A document that writes the bound argument into each call.
+        let mut edited: Value = serde_json::from_slice(&bytes).unwrap();
+        for call in edited["calls"].as_array_mut().unwrap() {
+            call["arguments"]["tenant"] = json!("globex");
+        }
+        let edited = TurnState::from_json(&serde_json::to_vec(&edited).unwrap()).unwrap();
+        let second = bound_source(&log, Some(answering(&[])));
+        let resumed = options.clone().approve_call("call_0");
+        let run = second
+            .resume_turn(p, edited, &listing, &resumed)
+            .await
+            .unwrap();
+        for answer in &run.turn.results {
+            assert!(
+                text(answer).contains("`/tenant` is the application's to write"),
+                "{answer}"
+            );
+        }
+        assert_eq!(log.lock().unwrap().len(), 1, "nothing more is sent");
+
+        // The document as it was: both calls go on with the bound value.
+        let state = TurnState::from_json(&bytes).unwrap();
+        let run = second
+            .resume_turn(p, state, &listing, &resumed)
+            .await
+            .unwrap();
+        let answers: Vec<String> = run.turn.results.iter().map(text).collect();
+        assert_eq!(answers, ["deleted", "sent"]);
+        let mut sent = log.lock().unwrap()[1..].to_vec();
+        sent.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            sent,
+            [
+                ("delete".to_owned(), json!({"n": 2, "tenant": "acme"})),
+                ("transfer".to_owned(), json!({"n": 5, "tenant": "acme"})),
+            ]
+        );
+    });
+}

@@ -1185,3 +1185,100 @@ fn one_malformed_skill_entry_does_not_hide_the_others() {
         assert!(loaded.verified && loaded.text.contains("Do the thing."));
     });
 }
+
+/// The texts of a provider's answer, joined.
+fn answer_text(answer: &Value) -> String {
+    strings(answer).join("\n")
+}
+
+/// Result selection against the reference filesystem server: the
+/// `directory_tree` of this checkout, selected to the names of its Rust
+/// files, against the whole tree (both token counts printed); the whole
+/// result stays in the record, and `read_result` selects from it again
+/// with another filter, no second call to the server.
+#[test]
+fn a_selection_filter_narrows_a_directory_tree_to_its_rust_files() {
+    let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let server = or_panic(servers::filesystem(checkout));
+    let seen = Recorder::default();
+    runtime().block_on(async {
+        let source = HubConfig::new()
+            .server("fs", stdio(server))
+            .connect()
+            .await
+            .unwrap()
+            .hooks(seen.clone())
+            .build()
+            .unwrap();
+        let provider = provider("anthropic");
+        // A budget far above the tree: nothing is cut, and read_result is offered.
+        let results = ResultOptions::new().max_result_tokens(50_000_000);
+        let options = ExecOptions::new().results(results.clone());
+        let listing = source
+            .tools(
+                provider,
+                &ListOptions::new()
+                    .select(mcp_adapters::select::SELECT_ARGUMENT)
+                    .read_on(results.budget()),
+            )
+            .await
+            .unwrap();
+        let tree = exposed(&listing, "fs", "directory_tree");
+        let path = checkout.display().to_string();
+        let whole_args = json!({"path": path, "excludePatterns": ["target", ".git"]});
+        let rust_files =
+            r#"[.. | objects | select(.type == "file") | .name | select(endswith(".rs"))]"#;
+        let mut selected_args = whole_args.clone();
+        selected_args["jq_filter"] = json!(rust_files);
+        let response = model_response(
+            "anthropic",
+            &[(tree.clone(), whole_args), (tree, selected_args)],
+        );
+        let run = source
+            .execute_tool_calls(provider, &response, &listing, &options)
+            .await
+            .unwrap();
+        for call in &run.calls {
+            assert!(call.error.is_none(), "{:?}", call.error);
+        }
+        let whole = answer_text(&run.turn.results[0]);
+        let selected = answer_text(&run.turn.results[1]);
+        let (whole_tokens, selected_tokens) =
+            (provider.count_tokens(&whole), provider.count_tokens(&selected));
+        println!(
+            "directory_tree of the checkout: {whole_tokens} tokens whole, {selected_tokens} selected to its Rust files"
+        );
+        assert!(selected_tokens * 2 < whole_tokens, "{selected}");
+        // The names of the Rust files, and nothing else.
+        let names_line = selected
+            .lines()
+            .find(|l| l.starts_with("[\""))
+            .unwrap_or_else(|| panic!("{selected}"));
+        let names: Vec<String> = serde_json::from_str(names_line).unwrap();
+        assert!(names.contains(&"select.rs".to_owned()), "{names:?}");
+        assert!(names.iter().all(|n| n.ends_with(".rs")), "{names:?}");
+        // The record keeps the whole result.
+        let record = run.calls[1].result.as_ref().unwrap();
+        let recorded = serde_json::to_string(record).unwrap();
+        assert!(!record.is_error && recorded.contains("directory") && recorded.contains("snapshots"));
+        // Another filter on the kept result, answered without the server.
+        let handle = selected
+            .split("kept as ")
+            .nth(1)
+            .and_then(|rest| rest.split(':').next())
+            .unwrap_or_else(|| panic!("no handle in {selected}"))
+            .to_owned();
+        let sent = seen.0.lock().unwrap().len();
+        let again = json!({"handle": handle, "offset": 0, "jq_filter": "[.[] | select(.type == \"directory\") | .name]"});
+        let response = model_response("anthropic", &[("read_result".into(), again)]);
+        let run = source
+            .execute_tool_calls(provider, &response, &listing, &options)
+            .await
+            .unwrap();
+        let text = answer_text(&run.turn.results[0]);
+        assert!(text.contains("\"src\"") && text.contains("\"tests\""), "{text}");
+        assert!(!text.contains("select.rs"), "{text}");
+        let reads: Vec<CallToolResult> = seen.0.lock().unwrap()[sent..].to_vec();
+        assert_eq!(reads.len(), 1, "only the library's read tool ran");
+    });
+}

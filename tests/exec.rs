@@ -13,6 +13,7 @@ use mcp_adapters::ErrorKind;
 use mcp_adapters::ListOptions;
 use mcp_adapters::exec::*;
 use mcp_adapters::mcp::CallToolResponse;
+use mcp_adapters::toolset::{Binding, BoundValue};
 use mcp_adapters::*;
 use mcp_adapters::{CallToolResult, Tool};
 use proptest::prelude::*;
@@ -1046,4 +1047,218 @@ fn an_execution_as_json() {
         let shown: Value = serde_json::from_str(shown).unwrap();
         assert_eq!(shown, value, "the chapter's example is not the turn's JSON");
     });
+}
+
+/// A server with one tool, `file(tenant, owner: {id}, text)`, that keeps the
+/// arguments of every call it receives.
+fn binding_server(received: Arc<Mutex<Vec<Value>>>) -> InProcessServer {
+    let schema = json!({"type": "object", "properties": {
+        "tenant": {"type": "string", "description": "Whose files."},
+        "owner": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+        "text": {"type": "string"}},
+        "required": ["tenant", "owner", "text"]});
+    InProcessServer::new().tool(Tool::new("file", "Files a note", schema), move |args, _| {
+        received.lock().unwrap().push(Value::Object(args));
+        async move { Ok(CallToolResult::text("filed")) }
+    })
+}
+
+fn bound_source(received: Arc<Mutex<Vec<Value>>>) -> Source {
+    Source::hub()
+        .server("crm", binding_server(received))
+        .bind(Binding::parse("crm/file:/tenant=acme").unwrap())
+        .bind(Binding::new("file", "/owner/id", BoundValue::Supplied("user".into())).unwrap())
+        .policy(Policy::allow_all())
+        .validate_arguments()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn bound_arguments_are_hidden_refused_when_written_and_filled_when_sent() {
+    current_thread_runtime().block_on(async {
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let source = bound_source(received.clone());
+        let p = provider("anthropic");
+        let listing = hub_listing(&source, p).await;
+        let schema = &listing.tools[0]["input_schema"];
+        assert_eq!(
+            schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            ["text"]
+        );
+        assert_eq!(schema["required"], json!(["text"]));
+        let response = anthropic_response(&[
+            ("crm__file", json!({"text": "a"})),
+            ("crm__file", json!({"text": "b", "tenant": "globex"})),
+            ("crm__file", json!({"text": "c", "owner": {"id": 99}})),
+        ]);
+        let run = source
+            .execute_tool_calls(p, &response, &listing, &options().bound_value("user", 7))
+            .await
+            .unwrap();
+        assert_eq!(run.turn.results[0]["content"][0]["text"], "filed");
+        for (i, pointer) in [(1, "/tenant"), (2, "/owner/id")] {
+            let refused = run.turn.results[i]["content"][0]["text"].as_str().unwrap();
+            assert!(
+                refused.contains(&format!("`{pointer}` is the application's to write"))
+                    && refused.contains("not sent"),
+                "{refused}"
+            );
+        }
+        assert_eq!(
+            *received.lock().unwrap(),
+            [json!({"text": "a", "tenant": "acme", "owner": {"id": 7}})],
+            "the refused calls are not sent"
+        );
+        // What the turn records is what the model wrote.
+        let recorded = serde_json::to_string(&run.calls).unwrap();
+        assert!(!recorded.contains("acme"), "{recorded}");
+        // A turn that supplies no value sends nothing.
+        let response = anthropic_response(&[("crm__file", json!({"text": "d"}))]);
+        let run = source
+            .execute_tool_calls(p, &response, &listing, &options())
+            .await
+            .unwrap();
+        let refused = run.turn.results[0]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            refused.contains("supplies none") && refused.contains("`/owner/id`"),
+            "{refused}"
+        );
+        assert_eq!(received.lock().unwrap().len(), 1);
+    });
+}
+
+#[test]
+fn a_bound_value_the_schema_refuses_is_named_but_never_quoted() {
+    current_thread_runtime().block_on(async {
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let source = Source::hub()
+            .server("crm", binding_server(received.clone()))
+            .bind(Binding::parse("file:/tenant=json:{\"key\": \"sekrit-4711\"}").unwrap())
+            .bind(Binding::parse("file:/owner/id=json:7").unwrap())
+            .validate_arguments()
+            .build()
+            .unwrap();
+        let p = provider("anthropic");
+        let listing = hub_listing(&source, p).await;
+        let response = anthropic_response(&[("crm__file", json!({"text": 5}))]);
+        let run = source
+            .execute_tool_calls(p, &response, &listing, &options())
+            .await
+            .unwrap();
+        let answer = run.turn.results[0]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            answer.contains("/tenant (bound by the application): breaks `type"),
+            "{answer}"
+        );
+        assert!(answer.contains("/text: 5 is not of type"), "{answer}");
+        assert!(!answer.contains("sekrit"), "{answer}");
+        assert!(received.lock().unwrap().is_empty());
+    });
+}
+
+#[test]
+fn bind_rules_that_name_nothing_are_reported() {
+    current_thread_runtime().block_on(async {
+        let source = Source::hub()
+            .server("crm", binding_server(Arc::default()))
+            .bind(Binding::parse("crm/fiel:/tenant=a").unwrap())
+            .bind(Binding::parse("crm/file:/tennant=a").unwrap())
+            .build()
+            .unwrap();
+        let report = source.toolset().await.unwrap().report().clone();
+        let unmatched: Vec<String> = report.unmatched_rules.iter().map(ToString::to_string).collect();
+        assert_eq!(unmatched, ["the bind rule `crm/fiel` matches no listed tool"]);
+        let undeclared: Vec<String> = report.bound_undeclared.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            undeclared,
+            ["the bind rule `crm/file:/tennant` names a property the input schema of `crm/file` does not declare"]
+        );
+        let unset = Source::hub()
+            .server("crm", binding_server(Arc::default()))
+            .bind(Binding::parse("crm/file:/tenant=env:MCP_ADAPTERS_SURELY_UNSET_VAR").unwrap())
+            .build()
+            .unwrap_err();
+        assert!(unset.to_string().contains("`MCP_ADAPTERS_SURELY_UNSET_VAR` is not set"), "{unset}");
+    });
+}
+
+/// What a model may write into a call: any arguments, bound ones among them.
+fn model_arguments() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<i64>().prop_map(Value::from),
+        "[a-z]{0,6}".prop_map(Value::from),
+    ];
+    let value = leaf.prop_recursive(3, 12, 4, |inner| {
+        prop::collection::btree_map(
+            prop_oneof![Just("id".to_owned()), "[a-z]{1,3}"],
+            inner,
+            0..4,
+        )
+        .prop_map(|m| Value::Object(m.into_iter().collect()))
+    });
+    let key = prop_oneof![
+        Just("tenant".to_owned()),
+        Just("owner".to_owned()),
+        Just("text".to_owned()),
+        "[a-z]{1,5}",
+    ];
+    prop::collection::btree_map(key, value, 0..5)
+        .prop_map(|m| Value::Object(m.into_iter().collect()))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Whatever the model writes, a bound argument reaches the server with
+    /// the application's value, or the call does not reach it at all.
+    #[test]
+    fn a_bound_argument_reaches_the_server_only_with_the_applications_value(
+        calls in prop::collection::vec(model_arguments(), 1..6),
+        validate in any::<bool>(),
+    ) {
+        current_thread_runtime().block_on(async {
+            let received = Arc::new(Mutex::new(Vec::new()));
+            let mut builder = Source::hub()
+                .server("crm", binding_server(received.clone()))
+                .bind(Binding::parse("crm/file:/tenant=acme").unwrap())
+                .bind(Binding::new("file", "/owner/id", BoundValue::Supplied("user".into())).unwrap());
+            if validate {
+                builder = builder.validate_arguments();
+            }
+            let source = builder.build().unwrap();
+            let p = provider("anthropic");
+            let listing = hub_listing(&source, p).await;
+            let named: Vec<(&str, Value)> = calls.iter().map(|a| ("crm__file", a.clone())).collect();
+            let response = anthropic_response(&named);
+            source
+                .execute_tool_calls(p, &response, &listing, &options().bound_value("user", 7))
+                .await
+                .unwrap();
+            let received = received.lock().unwrap();
+            for sent in received.iter() {
+                prop_assert_eq!(&sent["tenant"], &json!("acme"));
+                prop_assert_eq!(&sent["owner"]["id"], &json!(7));
+            }
+            // The calls that wrote no bound argument (and left room for one) are sent.
+            let clean = calls
+                .iter()
+                .filter(|a| {
+                    a.get("tenant").is_none()
+                        && a.get("owner").is_none_or(|o| o.as_object().is_some_and(|o| !o.contains_key("id")))
+                })
+                .count();
+            if !validate {
+                prop_assert_eq!(received.len(), clean);
+            } else {
+                prop_assert!(received.len() <= clean);
+            }
+            Ok(())
+        })?;
+    }
 }

@@ -652,6 +652,43 @@ fn a_configuration_is_split_between_the_provider_and_the_library() {
             .await
             .unwrap();
         assert_eq!(split.hosted.tools[0]["defer_loading"], true);
+
+        // A provider cannot fill a bound argument: the server runs here,
+        // bound by the application or by its entry.
+        let binding =
+            mcp_adapters::toolset::Binding::parse("everything/echo:/message=v-4711").unwrap();
+        for (hub, options) in [
+            (hub.clone(), HostedOptions::new().bind(binding)),
+            (
+                hub.clone().bind("everything", "echo:/message=v-4711"),
+                HostedOptions::new(),
+            ),
+        ] {
+            let split = split_hosted(&hub, responses, &policy, &options)
+                .await
+                .unwrap();
+            assert!(split.hosted.tools.is_empty(), "{:?}", split.hosted);
+            let reason = &split
+                .hosted
+                .local
+                .iter()
+                .find(|l| l.server_id == "everything")
+                .unwrap()
+                .reason;
+            assert!(
+                reason.contains("bind `everything/echo:/message`") && !reason.contains("4711"),
+                "{reason}"
+            );
+            assert!(split.local.servers().iter().any(|(n, _)| n == "everything"));
+        }
+        // A binding of another server's tools leaves it hosted.
+        let elsewhere = HostedOptions::new()
+            .bind(mcp_adapters::toolset::Binding::parse("every/echo:/message=v-4711").unwrap())
+            .bind(mcp_adapters::toolset::Binding::parse("t*/x:/message=hi").unwrap());
+        let split = split_hosted(&hub, responses, &policy, &elsewhere)
+            .await
+            .unwrap();
+        assert_eq!(split.hosted.tools.len(), 1, "{:?}", split.hosted);
     });
 }
 

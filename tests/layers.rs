@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 /// modules of the floors before its own, and no other.
 const FLOORS: &[&[&str]] = &[
     &["describe", "error", "json"],
-    &["config", "files", "mcp", "strict", "telemetry"],
+    &["config", "files", "mcp", "select", "strict", "telemetry"],
     &["spec"],
     &["toolset"],
     &["callers", "code", "media", "search"],

@@ -41,6 +41,31 @@ fn corpus_listings_of_strict_variants() {
     });
 }
 
+/// The corpus's GitHub tools with `owner` and `repo` bound by the
+/// application, and a tool whose bound argument is nested: the core
+/// providers' listings show neither (the official SDKs' types check the
+/// same listings in `tests/conformance.rs`).
+#[test]
+fn bound_arguments_leave_the_listed_schemas() {
+    let toolset = bound_toolset();
+    assert!(
+        toolset.report().bound_undeclared.is_empty(),
+        "{:?}",
+        toolset.report()
+    );
+    for id in CORE_PROVIDERS {
+        let listing = provider(id)
+            .list_tools(&toolset, &ListOptions::new())
+            .unwrap();
+        let text = serde_json::to_string(&listing.tools).unwrap();
+        assert!(
+            !text.contains("\"owner\"") && !text.contains("\"repo\""),
+            "{id}: {text}"
+        );
+        snapshot(Stage::Listing, Some(id), "bound", &listing);
+    }
+}
+
 /// A naming fixture: `{"mode": "hub"|"client", "prefix"?, "allow"?, "deny"?, "servers": [[id, [tools]]], "failed"?: [[id, error]]}`.
 fn build(fixture: &Value) -> ToolSet {
     let mut b = if fixture["mode"] == "client" {

@@ -282,3 +282,47 @@ fn a_turn_is_traced_by_the_conventions_and_the_server_joins_the_trace() {
         assert_eq!(answering[0].parent_span_id, call.span_context.span_id());
     });
 }
+
+/// A value the application binds is in no span, content traced or not:
+/// the spans hold the arguments the model wrote.
+#[test]
+fn a_bound_value_is_in_no_span_even_with_content_traced() {
+    use mcp_adapters::toolset::Binding;
+    use mcp_adapters::{CallToolResult, InProcessServer, Tool};
+    let Capture {
+        spans: exporter,
+        traces,
+        _guard,
+        ..
+    } = capture();
+    current_thread_runtime().block_on(async {
+        let schema = json!({"type": "object", "properties": {
+            "tenant": {"type": "string"}, "text": {"type": "string"}}, "required": ["tenant", "text"]});
+        let server = InProcessServer::new().tool(Tool::new("file", "", schema), |args, _| async move {
+            Ok(CallToolResult::text(format!("filed {}", args["text"])))
+        });
+        let source = Source::hub()
+            .server("crm", server)
+            .bind(Binding::parse("crm/file:/tenant=bound-canary-5150").unwrap())
+            .validate_arguments()
+            .build()
+            .unwrap();
+        let p = provider("anthropic");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let response = model_response("anthropic", &[("crm__file".into(), json!({"text": "a"}))]);
+        let run = source
+            .execute_tool_calls(p, &response, &listing, &ExecOptions::new().trace_content(true))
+            .await
+            .unwrap();
+        assert_eq!(run.turn.results[0]["content"][0]["text"], "filed \"a\"");
+    });
+    traces.force_flush().unwrap();
+    let spans = exporter.get_finished_spans().unwrap();
+    let execute = named(&spans, "execute_tool crm__file")[0];
+    assert_eq!(
+        attr(execute, "gen_ai.tool.call.arguments").as_deref(),
+        Some(r#"{"text":"a"}"#)
+    );
+    let all = format!("{spans:?}");
+    assert!(!all.contains("bound-canary-5150"), "{all}");
+}

@@ -23,6 +23,9 @@ pub fn list_options(args: &ToolsetArgs) -> ListOptions {
     if let Some(mode) = args.strict {
         options = options.strict(mode.into());
     }
+    if let Some(argument) = &args.select.select {
+        options = options.select(argument);
+    }
     options
 }
 
@@ -211,20 +214,22 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
     }
     let options = defer_options(options, &args.deferral)?;
     // A hosted servers' policy file may open tools to code too.
-    let policy = match &args.policy {
-        Some(path) => Some(live::read_policy(path)?),
-        None => None,
+    let rules = match &args.policy {
+        Some(path) => live::read_policy(path)?,
+        None => live::Rules::default(),
     };
+    let mut rules = rules;
     // In code mode the callers rule feeds the code tool, through the
     // source's policy, and the provider is told nothing of it.
-    let (options, policy) = match args.live.code_mode {
+    let options = match args.live.code_mode {
         true => {
-            let policy = policy.unwrap_or_else(Policy::allow_all);
-            (options, Some(open_to_code(policy, &args.programmatic)?))
+            let policy = rules.policy.take().unwrap_or_else(Policy::allow_all);
+            rules.policy = Some(open_to_code(policy, &args.programmatic)?);
+            options
         }
-        false => (
-            with_callers(options, callers_rule(&args.programmatic, policy.as_ref())?),
-            policy,
+        false => with_callers(
+            options,
+            callers_rule(&args.programmatic, rules.policy.as_ref())?,
         ),
     };
     if args.live.code_mode && args.live.servers.is_empty() && args.live.config.is_none() {
@@ -241,7 +246,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
             ));
         }
         let asks = asks::read(&args.asks, false)?;
-        let listed = hosted_tools(args, hub, provider, &options, policy.clone(), &asks);
+        let listed = hosted_tools(args, hub, provider, &options, rules, &asks);
         return block_on(listed)?.map(Printed::Json);
     }
     if !args.live.servers.is_empty() || args.live.config.is_some() {
@@ -254,7 +259,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
         // What a server offers may depend on what the client declares.
         let asks = asks::read(&args.asks, false)?;
         return block_on(async {
-            let source = live::source(&args.live, &args.toolset.naming, policy, false, &asks)
+            let source = live::source(&args.live, &args.toolset.naming, rules, false, &asks)
                 .await?
                 .ok_or_else(|| Error::new(ErrorKind::Input, "no server given"))?;
             let listed = listed(&source, args, provider, &options).await;
@@ -335,18 +340,24 @@ fn hosted_hub(args: &ToolsArgs) -> Result<Option<HubConfig>> {
 }
 
 /// `tools` with hosted servers: the declarations the provider needs, beside
-/// the local servers' tools; `given` is the `--policy` file's policy, read
+/// the local servers' tools; `given` is what the `--policy` file says, read
 /// once by the caller.
 async fn hosted_tools(
     args: &ToolsArgs,
     hub: HubConfig,
     provider: &Provider,
     options: &ListOptions,
-    given: Option<Policy>,
+    given: live::Rules,
     asks: &asks::Asks,
 ) -> Result<Value> {
-    let policy = given.clone().unwrap_or_else(Policy::allow_all);
+    let policy = given.policy.clone().unwrap_or_else(Policy::allow_all);
     let mut hosting = HostedOptions::new().pass_credentials(args.hosted.pass_credentials);
+    for binding in live::parse_binds(&args.toolset.naming.bind)?
+        .into_iter()
+        .chain(given.bindings.iter().cloned())
+    {
+        hosting = hosting.bind(binding);
+    }
     for glob in &args.toolset.naming.allow {
         hosting = hosting.allow_tools(glob);
     }

@@ -28,26 +28,33 @@ pub fn tools() -> Result<Vec<Tool>> {
     parse_tools_list(demo)
 }
 
-/// The "notes" server, in-process, with deterministic results.
-pub fn server(
-    policy: Policy,
-    validate: bool,
-    handlers: &Handlers,
-    suspend: bool,
-) -> Result<Source> {
-    let mut server = InProcessServer::new();
-    for tool in tools()? {
-        let name = tool.name.clone();
-        server = server.tool(tool, move |args, _ctx| {
-            let result = call(&name, &args);
-            async move { Ok(result) }
-        });
+/// How the demo source governs its calls.
+pub struct Demo {
+    pub policy: Policy,
+    pub validate: bool,
+    pub bindings: Vec<mcp_adapters::toolset::Binding>,
+}
+
+impl Demo {
+    /// The "notes" server, in-process, with deterministic results.
+    pub fn server(self, handlers: &Handlers, suspend: bool) -> Result<Source> {
+        let mut server = InProcessServer::new();
+        for tool in tools()? {
+            let name = tool.name.clone();
+            server = server.tool(tool, move |args, _ctx| {
+                let result = call(&name, &args);
+                async move { Ok(result) }
+            });
+        }
+        let mut builder = Source::client(SERVER, server).policy(self.policy);
+        if self.validate {
+            builder = builder.validate_arguments();
+        }
+        for binding in self.bindings {
+            builder = builder.bind(binding);
+        }
+        unattended(builder, handlers, suspend).build()
     }
-    let mut builder = Source::client(SERVER, server).policy(policy);
-    if validate {
-        builder = builder.validate_arguments();
-    }
-    unattended(builder, handlers, suspend).build()
 }
 
 fn call(tool: &str, args: &Map<String, Value>) -> CallToolResult {

@@ -132,6 +132,9 @@ pub fn toolset(args: &NamingArgs, servers: Vec<(String, Vec<Tool>)>) -> Result<T
     for glob in &args.deny {
         builder = builder.deny(glob);
     }
+    for binding in super::live::parse_binds(&args.bind)? {
+        builder = builder.bind(binding);
+    }
     for (id, tools) in servers {
         builder = builder.server(id, tools);
     }

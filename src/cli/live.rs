@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use mcp_adapters::exec::{Approval, Handlers, SourceBuilder};
+use mcp_adapters::toolset::Binding;
 use mcp_adapters::{
     ClientOptions, Error, ErrorKind, HubConfig, Policy, Result, ServerConfig, Source,
 };
@@ -74,6 +75,44 @@ struct PolicyFile {
     /// Every tool annotated `readOnlyHint: true` open to code.
     #[serde(default)]
     programmatic_read_only: bool,
+    /// Arguments bound to the application's values: `SERVER/TOOL:/POINTER=VALUE`.
+    #[serde(default)]
+    bind: Vec<String>,
+}
+
+/// What a policy file says: the policy, and the arguments it binds.
+#[derive(Debug, Default)]
+pub struct Rules {
+    /// The policy (`None`: no policy file).
+    pub policy: Option<Policy>,
+    /// The `bind:` rules.
+    pub bindings: Vec<Binding>,
+}
+
+/// The `--bind` rules, read.
+pub fn parse_binds(rules: &[String]) -> Result<Vec<Binding>> {
+    rules
+        .iter()
+        .map(|rule| {
+            let binding = Binding::parse(rule)?;
+            unset_variable(&binding)?;
+            Ok(binding)
+        })
+        .collect()
+}
+
+/// An error naming `binding` when it is bound to an environment variable
+/// that is not set: found before any listing, not at the first call.
+fn unset_variable(binding: &Binding) -> Result<()> {
+    match binding.value() {
+        mcp_adapters::toolset::BoundValue::Env(name) if std::env::var_os(name).is_none() => {
+            Err(Error::new(
+                ErrorKind::Input,
+                format!("bind `{binding}`: the environment variable `{name}` is not set"),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Reads a policy file (JSON or YAML). Rules are globs over `server/tool`;
@@ -85,8 +124,8 @@ struct PolicyFile {
 /// on stderr.
 /// `programmatic`, `programmatic_only` (globs) and `programmatic_read_only`
 /// (a boolean) are the callers rule: which tools code the model writes may
-/// call.
-pub fn read_policy(path: &Path) -> Result<Policy> {
+/// call. `bind` (rules, as `--bind` writes them) binds arguments.
+pub fn read_policy(path: &Path) -> Result<Rules> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::new(ErrorKind::Io, format!("cannot read {}", path.display()))
             .with_file(path)
@@ -133,7 +172,20 @@ pub fn read_policy(path: &Path) -> Result<Policy> {
     for change in policy.order_changes() {
         eprintln!("warning: {}: {change}", path.display());
     }
-    Ok(policy)
+    let bindings = file
+        .bind
+        .iter()
+        .enumerate()
+        .map(|(i, rule)| {
+            Binding::parse(rule)
+                .and_then(|b| unset_variable(&b).map(|()| b))
+                .map_err(|e| e.with_file(path).with_path(format!("bind/{i}")))
+        })
+        .collect::<Result<_>>()?;
+    Ok(Rules {
+        policy: Some(policy),
+        bindings,
+    })
 }
 
 /// The CLI's approver: there is no one to ask, so `ask` rules deny, or
@@ -159,14 +211,14 @@ pub fn unattended(builder: SourceBuilder, handlers: &Handlers, suspend: bool) ->
 pub async fn source(
     live: &LiveArgs,
     filters: &NamingArgs,
-    policy: Option<Policy>,
+    rules: Rules,
     validate: bool,
     asks: &super::asks::Asks,
 ) -> Result<Option<Source>> {
     let Some(config) = hub_config(&live.servers, live.config.as_deref())? else {
         return Ok(None);
     };
-    source_from(config, live, filters, policy, validate, asks)
+    source_from(config, live, filters, rules, validate, asks)
         .await
         .map(Some)
 }
@@ -176,11 +228,12 @@ pub async fn source_from(
     config: HubConfig,
     live: &LiveArgs,
     filters: &NamingArgs,
-    policy: Option<Policy>,
+    rules: Rules,
     validate: bool,
     asks: &super::asks::Asks,
 ) -> Result<Source> {
     let handlers = &asks.handlers;
+    let bindings = parse_binds(&filters.bind)?;
     if filters.hub {
         return Err(Error::new(
             ErrorKind::Input,
@@ -217,8 +270,11 @@ pub async fn source_from(
     for glob in &filters.deny {
         builder = builder.deny_tools(glob);
     }
-    if let Some(policy) = policy {
+    if let Some(policy) = rules.policy {
         builder = builder.policy(policy);
+    }
+    for binding in bindings.into_iter().chain(rules.bindings) {
+        builder = builder.bind(binding);
     }
     if validate {
         builder = builder.validate_arguments();

@@ -227,6 +227,34 @@ struct ToolsetArgs {
     /// Strict-mode schemas (providers with strict rules only; default: the spec's).
     #[arg(long, value_name = "MODE")]
     strict: Option<StrictArg>,
+    #[command(flatten)]
+    select: SelectArg,
+}
+
+/// `--select`: result selection.
+#[derive(Debug, Args, Default)]
+struct SelectArg {
+    /// Result selection: every listed tool gains an optional argument (named
+    /// NAME, `jq_filter` by default) taking a jq filter, run with jaq on the
+    /// tool's JSON result; the model reads the filter's output, and no server
+    /// sees the argument. A tool that has a property of that name keeps its own.
+    /// Give the name as `--select=NAME`.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, require_equals = true, default_missing_value = mcp_adapters::select::SELECT_ARGUMENT)]
+    select: Option<String>,
+}
+
+/// The limits of `--select` filters.
+#[derive(Debug, Args, Default)]
+struct SelectLimitArgs {
+    /// The most terms a selection filter may evaluate (default: 10000000).
+    #[arg(long, value_name = "N")]
+    select_steps: Option<u64>,
+    /// The most milliseconds a selection filter may run (default: 5000).
+    #[arg(long, value_name = "MS")]
+    select_time_ms: Option<u64>,
+    /// The most bytes a selection filter may output (default: 1048576).
+    #[arg(long, value_name = "BYTES")]
+    select_output_bytes: Option<usize>,
 }
 
 /// The callers rule: which tools code the model writes may call (the
@@ -270,6 +298,15 @@ struct NamingArgs {
     /// and reported (`report.hidden`, and on stderr).
     #[arg(long)]
     refuse_hidden: bool,
+    /// Bind an argument of the tools a glob names to a value of the application's
+    /// (repeatable): `SERVER/TOOL:/POINTER=VALUE`, VALUE being text, `env:NAME` (the
+    /// environment variable NAME, which must be set), `json:JSON` (a number, an
+    /// object...) or `text:TEXT` (text that starts like a prefix). The model is not
+    /// shown the argument, a call that writes it is refused and not sent, and the
+    /// value is written before the call is checked and sent. A policy file's `bind:`
+    /// and a --config entry's `"bind"` take the same rules.
+    #[arg(long, value_name = "RULE")]
+    bind: Vec<String>,
 }
 
 /// `--strict`.
@@ -383,7 +420,7 @@ struct ToolsArgs {
     /// Print one server's tools as MCP lists them (a tools/list result, after
     /// --allow and --deny), for `check`, `calls --tools` and `search-tools --tools`,
     /// instead of the provider's definitions.
-    #[arg(long, conflicts_with_all = ["cache_control", "options", "defer", "load", "search", "found", "strict", "open", "only", "read_only"])]
+    #[arg(long, conflicts_with_all = ["cache_control", "options", "defer", "load", "search", "found", "strict", "select", "open", "only", "read_only"])]
     raw: bool,
     #[command(flatten)]
     hosted: HostedArgs,
@@ -540,8 +577,18 @@ struct RunArgs {
     /// call, or --suspend lets it wait. Without one, every offered tool may be called.
     /// `programmatic`, `programmatic_only` ([globs]) and `programmatic_read_only`
     /// (true) open tools to programs the model writes, as --programmatic does.
+    /// `bind` ([rules]) binds arguments, as --bind does.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// Bind an argument of the tools a glob names to a value of the application's
+    /// (repeatable): `SERVER/TOOL:/POINTER=VALUE`, VALUE being text, `env:NAME` (the
+    /// environment variable NAME, which must be set), `json:JSON` (a number, an
+    /// object...) or `text:TEXT` (text that starts like a prefix). The model is not
+    /// shown the argument, a call that writes it is refused and not sent, and the
+    /// value is written before the call is checked and sent. A policy file's `bind:`
+    /// and a --config entry's `"bind"` take the same rules.
+    #[arg(long, value_name = "RULE")]
+    bind: Vec<String>,
     #[command(flatten)]
     asks: AsksArgs,
     /// When a call waits for an answer the command line does not have (a policy
@@ -636,6 +683,10 @@ struct RunArgs {
     /// Strict-mode schemas (providers with strict rules only; default: the spec's).
     #[arg(long, value_name = "MODE")]
     strict: Option<StrictArg>,
+    #[command(flatten)]
+    select: SelectArg,
+    #[command(flatten)]
+    select_limits: SelectLimitArgs,
     #[command(flatten)]
     programmatic: ProgrammaticArgs,
     /// Validate arguments against each tool's inputSchema before sending.

@@ -156,7 +156,7 @@ fn main_run(args: &RunArgs) -> Result<ExitCode> {
     let (list, options) = options(args)?;
     stored::check(args)?;
     let asks = asks::read(&args.asks, suspends(args))?;
-    let policy = policy(args)?;
+    let rules = policy(args)?;
     let live_given = !args.live.servers.is_empty() || args.live.config.is_some();
     let key = state::key(args)?;
     let mut steps = read_steps(args, live_given, provider, key.as_ref())?;
@@ -189,7 +189,7 @@ fn main_run(args: &RunArgs) -> Result<ExitCode> {
         };
         // The lease is renewed from the claim on, while the servers start.
         let _renewing = claimed.as_ref().map(TurnHold::renewing);
-        let ran = start_and_play(args, provider, policy, shared, steps).await;
+        let ran = start_and_play(args, provider, rules, shared, steps).await;
         if let Some(hold) = claimed {
             let _ = hold.release().await;
         }
@@ -204,16 +204,23 @@ fn suspends(args: &RunArgs) -> bool {
 
 /// The policy of `--policy` (allow all without it), with `--programmatic`
 /// and its kin added to its callers rule.
-fn policy(args: &RunArgs) -> Result<Policy> {
-    let policy = match &args.policy {
-        Some(path) => live::read_policy(path)?,
+fn policy(args: &RunArgs) -> Result<live::Rules> {
+    let (policy, bindings) = match &args.policy {
+        Some(path) => {
+            let rules = live::read_policy(path)?;
+            (rules.policy.unwrap_or_else(Policy::new), rules.bindings)
+        }
         None => {
             eprintln!("note: no --policy given: every call to an offered tool is allowed");
-            Policy::allow_all()
+            (Policy::allow_all(), Vec::new())
         }
     };
     // --programmatic and its kin add to the policy's callers rule.
-    super::commands::open_to_code(policy, &args.programmatic)
+    let policy = super::commands::open_to_code(policy, &args.programmatic)?;
+    Ok(live::Rules {
+        policy: Some(policy),
+        bindings,
+    })
 }
 
 /// The turn of `--resume URL` claimed, as the first step; `None` (said on
@@ -247,7 +254,7 @@ struct Shared {
 async fn start_and_play(
     args: &RunArgs,
     provider: &Provider,
-    policy: Policy,
+    rules: live::Rules,
     shared: Shared,
     steps: Vec<Step>,
 ) -> Result<ExitCode> {
@@ -268,7 +275,7 @@ async fn start_and_play(
         stored: shared.stored,
     };
     let source = tokio::select! {
-        source = start(args, policy, &run.asks) => source?,
+        source = start(args, rules, &run.asks) => source?,
         caught = run.signals.stopped() => return Ok(caught.status()),
     };
     let played = run.play(&source, steps).await;
@@ -280,6 +287,21 @@ async fn start_and_play(
         None if suspended => ExitCode::from(3),
         None => ExitCode::SUCCESS,
     })
+}
+
+/// The limits of `--select-steps`, `--select-time-ms` and `--select-output-bytes`.
+fn select_limits(args: &super::SelectLimitArgs) -> mcp_adapters::SelectLimits {
+    let mut limits = mcp_adapters::SelectLimits::default();
+    if let Some(steps) = args.select_steps {
+        limits = limits.steps(steps);
+    }
+    if let Some(ms) = args.select_time_ms {
+        limits = limits.time(std::time::Duration::from_millis(ms));
+    }
+    if let Some(bytes) = args.select_output_bytes {
+        limits = limits.output_bytes(bytes);
+    }
+    limits
 }
 
 /// The listing and execution options of the flags.
@@ -299,6 +321,10 @@ fn options(args: &RunArgs) -> Result<(ListOptions, ExecOptions)> {
     if let Some(tokens) = args.max_turn_tokens {
         results = results.max_turn_tokens(tokens);
     }
+    if let Some(argument) = &args.select.select {
+        list = list.select(argument);
+    }
+    results = results.select_limits(select_limits(&args.select_limits));
     list = list.read_on(results.budget());
     let mut options = ExecOptions::new()
         .max_concurrency(args.max_concurrency.unwrap_or(0))
@@ -319,22 +345,19 @@ fn options(args: &RunArgs) -> Result<(ListOptions, ExecOptions)> {
 
 /// The servers of `--server` / `--config`, started (the first listing
 /// checks that they did), or the bundled demo server.
-async fn start(args: &RunArgs, policy: Policy, asks: &asks::Asks) -> Result<Source> {
+async fn start(args: &RunArgs, rules: live::Rules, asks: &asks::Asks) -> Result<Source> {
     let no_filters = NamingArgs {
         hub: false,
         prefix: args.prefix.clone(),
         allow: Vec::new(),
         deny: Vec::new(),
         refuse_hidden: args.refuse_hidden,
+        bind: args.bind.clone(),
     };
-    let source = live::source(
-        &args.live,
-        &no_filters,
-        Some(policy.clone()),
-        args.validate,
-        asks,
-    )
-    .await?;
+    let policy = rules.policy.clone().unwrap_or_else(Policy::allow_all);
+    let mut bindings = live::parse_binds(&args.bind)?;
+    bindings.extend(rules.bindings.iter().cloned());
+    let source = live::source(&args.live, &no_filters, rules, args.validate, asks).await?;
     match source {
         Some(source) => Ok(source),
         None => {
@@ -342,7 +365,12 @@ async fn start(args: &RunArgs, policy: Policy, asks: &asks::Asks) -> Result<Sour
             {
                 eprintln!("note: no --server or --config: running against the bundled demo server");
             }
-            demo::server(policy, args.validate, &asks.handlers, asks.suspend)
+            let demo = demo::Demo {
+                policy,
+                validate: args.validate,
+                bindings,
+            };
+            demo.server(&asks.handlers, asks.suspend)
         }
     }
 }

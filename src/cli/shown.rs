@@ -23,6 +23,12 @@ pub fn warn_of(report: &mcp_adapters::toolset::ToolSetReport) {
     for rule in &report.unmatched_rules {
         eprintln!("warning: {}", escaped(&rule.to_string()));
     }
+    for rule in &report.bound_undeclared {
+        eprintln!(
+            "warning: {}: the value is written all the same; check the property's name",
+            escaped(&rule.to_string())
+        );
+    }
     for hidden in &report.hidden {
         eprintln!(
             "warning: `{}/{}`: its input schema holds hidden characters at {} ({:?}: {}); \

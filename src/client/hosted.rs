@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::exec::{Policy, Source};
 use crate::hosted::{HostedListing, HostedRefusal, HostedServer, LocalServer};
 use crate::spec::Provider;
+use crate::toolset::Binding;
 
 /// How [`split_hosted`] decides.
 #[derive(Debug, Clone, Default)]
@@ -34,6 +35,12 @@ pub struct HostedOptions {
     /// Servers' tool names known already (from the provider's own listing
     /// in an earlier response): used instead of listing the server here.
     pub listed: BTreeMap<String, Vec<String>>,
+    /// The arguments the application binds
+    /// ([`SourceBuilder::bind`](crate::exec::SourceBuilder::bind)), beside
+    /// those of the configuration's entries ([`HubConfig::bind`]): a
+    /// provider cannot fill them, so a server whose tools they may name runs
+    /// here.
+    pub bindings: Vec<Binding>,
 }
 
 impl HostedOptions {
@@ -82,6 +89,12 @@ impl HostedOptions {
         self
     }
 
+    /// Binds an argument (see the field `bindings`).
+    pub fn bind(mut self, binding: Binding) -> Self {
+        self.bindings.push(binding);
+        self
+    }
+
     /// How servers are reached when their tools must be listed here.
     pub fn client(mut self, options: ClientOptions) -> Self {
         self.client = options;
@@ -108,8 +121,10 @@ pub struct HostedSplit {
 /// [`HostedOptions::allow_tools`], [`HostedOptions::deny_tools`]) lets it
 /// run, when the provider can host it so: a server over HTTPS (not stdio), a
 /// provider with hosted MCP, a policy the provider can apply (an `ask` needs
-/// its approval step), and, unless [`HostedOptions::pass_credentials`], no
-/// credential: no header but ordinary ones, no user or query in the URL.
+/// its approval step), no bound argument (the provider cannot fill one: a
+/// server whose tools a [`HostedOptions::bindings`] glob or its entry's
+/// `bind` may name runs here), and, unless
+/// [`HostedOptions::pass_credentials`], no credential: no header but ordinary ones, no user or query in the URL.
 /// When the policy or the filters single out some of a server's tools, their
 /// names come from [`HostedOptions::listed`] (the provider's own listing), or
 /// the server is listed here once for them. Every server that cannot be
@@ -152,6 +167,11 @@ pub async fn split_hosted(
             local = local.server(name.clone(), config.clone());
             continue;
         }
+        if let Some(reason) = bound(hub, name, options) {
+            refused.push(LocalServer::new(name.clone(), reason));
+            local = local.server(name.clone(), config.clone());
+            continue;
+        }
         let rules = Rules {
             policy,
             filter: filtered.then_some(&filter),
@@ -178,6 +198,49 @@ pub async fn split_hosted(
             "a server that asked to be hosted runs locally");
     }
     Ok(HostedSplit { hosted, local })
+}
+
+/// Why the server `name` runs here when the application binds arguments of
+/// its tools: its entry's rules, or a binding whose glob may name one of
+/// its tools (one of its known tool names, or, when they are not known,
+/// any tool on a server of its name).
+fn bound(hub: &HubConfig, name: &str, options: &HostedOptions) -> Option<String> {
+    let because = |rule: &str| {
+        format!(
+            "the application binds arguments of its tools (bind `{rule}`), which the provider cannot fill: they are filled here"
+        )
+    };
+    if let Some(rule) = hub.bindings_of(name).first() {
+        let place = rule.split_once('=').map_or(rule.as_str(), |(p, _)| p);
+        return Some(because(&format!("{name}/{place}")));
+    }
+    options
+        .bindings
+        .iter()
+        .find(|binding| {
+            let Ok(glob) = crate::toolset::compile_tool_glob(binding.tool()) else {
+                return false;
+            };
+            match options.listed.get(name) {
+                Some(tools) => tools.iter().any(|t| glob.is_match(format!("{name}/{t}"))),
+                None => may_name_server(binding.tool(), name),
+            }
+        })
+        .map(|binding| because(&binding.to_string()))
+}
+
+/// Whether the `server/tool` glob `tool` may name a tool of the server
+/// `name`: a bare glob names any server's; otherwise its server part (all
+/// of it before the first `/`) matches `name`, or, holding a wildcard
+/// (which may reach past a `/`), starts as `name` does up to it.
+fn may_name_server(tool: &str, name: &str) -> bool {
+    let Some((server, _)) = tool.split_once('/') else {
+        return true;
+    };
+    match server.find(['*', '?', '[', '{', '\\']) {
+        Some(wild) => name.starts_with(&server[..wild]),
+        None => server == name,
+    }
 }
 
 /// What decides a hosted server's tools.

@@ -8,6 +8,8 @@ use super::options::ClientOptions;
 use crate::config::HubConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Source, SourceBuilder};
+use crate::json::pointer_child;
+use crate::toolset::Binding;
 
 impl HubConfig {
     /// Starts every server (concurrently) with default [`ClientOptions`]; see
@@ -58,6 +60,7 @@ impl HubConfig {
         if self.is_empty() {
             return Err(Error::input("the configuration names no MCP server"));
         }
+        let bindings = self.parsed_bindings()?;
         let started = futures_util::future::join_all(self.servers().iter().map(
             |(name, config)| async move {
                 let connected = match self.options_for(name, options) {
@@ -109,7 +112,29 @@ impl HubConfig {
             }
             builder = builder.shared_server(name, Arc::new(client));
         }
+        for binding in bindings {
+            builder = builder.bind(binding);
+        }
         Ok(builder)
+    }
+
+    /// The servers' bind rules, read with each server's name before the
+    /// tool glob.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] naming the rule and where it stands.
+    pub(crate) fn parsed_bindings(&self) -> Result<Vec<Binding>> {
+        let mut bindings = Vec::new();
+        for (name, _) in self.servers() {
+            for (i, rule) in self.bindings_of(name).iter().enumerate() {
+                let binding = Binding::parse(&format!("{name}/{rule}")).map_err(|e| {
+                    e.with_path(format!("{}/bind/{i}", pointer_child("/mcpServers", name)))
+                })?;
+                bindings.push(binding);
+            }
+        }
+        Ok(bindings)
     }
 
     /// `options` for the server `name`, with the sign-in its entry says.

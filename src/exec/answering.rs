@@ -322,11 +322,15 @@ impl<'a> Answering<'a> {
         let read = read_arguments(&call)
             .filter(|_| matches!(&checked.outcome, Ok(result) if !result.is_error));
         let principal = self.options.principal.as_deref();
+        let mut checked = checked;
+        self.keep_selected(&call, &mut checked);
         let mut keep = |text: &str| match self.kept {
             Some(kept) => kept.keep(&call.server_id, principal, text),
             None => String::new(),
         };
-        let mut reading = match (self.kept, &read) {
+        // A selection's output is new text: cut, it is kept anew.
+        let reading_on = read.as_ref().filter(|_| checked.selected.is_none());
+        let mut reading = match (self.kept, reading_on) {
             (Some(_), Some((handle, offset))) => Reading::Continue {
                 tool: &call.exposed_name,
                 handle,
@@ -357,6 +361,41 @@ impl<'a> Answering<'a> {
             ));
         }
         Ok((answer, record))
+    }
+
+    /// Keeps the whole JSON a selection filter ran on, while the listing
+    /// offers the read tool, and tells the model its handle first, so that
+    /// another filter reads it again without another call.
+    fn keep_selected(&self, call: &ToolCall, checked: &mut Checked) {
+        let (Some(kept), Some(selected), Ok(result)) =
+            (self.kept, checked.selected.as_deref_mut(), &checked.outcome)
+        else {
+            return;
+        };
+        if !selected.ran {
+            return;
+        }
+        // A read's own text stays where it is kept.
+        let handle = match read_arguments(call) {
+            Some((handle, 0)) => handle,
+            _ => {
+                let Some(text) = subject_text(result) else {
+                    return;
+                };
+                kept.keep(&call.server_id, self.options.principal.as_deref(), &text)
+            }
+        };
+        let argument = self
+            .listing
+            .and_then(|l| l.selection.as_ref())
+            .map_or(crate::select::SELECT_ARGUMENT, |s| s.argument.as_str());
+        let notice = format!(
+            "[The whole result is kept as {handle}: call {READ_TOOL_NAME} with handle {handle}, offset 0 and another {argument} to select from it again.]"
+        );
+        selected
+            .answer
+            .content
+            .insert(0, crate::mcp::Content::text(notice));
     }
 
     /// The servers whose text one call's answer puts in the model's
@@ -427,8 +466,28 @@ impl Merged {
     }
 }
 
-/// A checked outcome, as the provider's answers read it.
+/// The JSON text a selection filter ran on: the text it was read from, or
+/// the structured result written out.
+fn subject_text(result: &crate::mcp::CallToolResult) -> Option<std::borrow::Cow<'_, str>> {
+    use crate::select::Subject;
+    let texts = super::turn::text_blocks(&result.content);
+    match Subject::of(result.structured_content.as_ref(), &texts).ok()? {
+        Subject::Read(_, text) => Some(text),
+        Subject::Structured => {
+            let value = result.structured_content.as_ref()?;
+            serde_json::to_string(value)
+                .ok()
+                .map(std::borrow::Cow::Owned)
+        }
+    }
+}
+
+/// What the model reads of a call's outcome: what its selection filter
+/// made of the result, if it had one, or the outcome as it is.
 fn outcome(checked: &Checked) -> Outcome<'_> {
+    if let Some(selected) = &checked.selected {
+        return Outcome::Completed(&selected.answer);
+    }
     match &checked.outcome {
         Ok(result) => Outcome::Completed(result),
         Err(err) => Outcome::Failed(err),

@@ -133,6 +133,7 @@ impl TurnRun<'_> {
             exposed_name: format!("{}/{}", request.server_id, request.tool),
             arguments: request.arguments.as_object().cloned().unwrap_or_default(),
             caller: crate::callers::Caller::Model,
+            select: None,
         };
         let context = CallContext {
             server_id: call.server_id.clone(),

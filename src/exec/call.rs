@@ -23,7 +23,7 @@ use super::turn_run::{Caller, TurnRun};
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{CallToolResponse, CallToolResult, InputRequiredResult, InputResponses};
-use crate::toolset::ExposedTool;
+use crate::toolset::{Bound, ExposedTool, write_bound};
 
 /// Where a call's pipeline takes up.
 pub(super) enum Start {
@@ -103,6 +103,9 @@ pub(super) struct Call<'r> {
     tool: Option<&'r ExposedTool>,
     /// Whether a request its server's end interrupted is sent once more.
     retry: bool,
+    /// The call as sent, when the application binds some of its arguments:
+    /// `call` with their values written (`call` keeps what the model wrote).
+    sent: Option<Arc<ToolCall>>,
 }
 
 /// A call's places in flight: the turn's permit and its server's pass, held
@@ -127,6 +130,7 @@ impl<'r> TurnRun<'r> {
             start,
             tool: None,
             retry: false,
+            sent: None,
         }
     }
 }
@@ -165,13 +169,18 @@ impl<'r> Call<'r> {
         drop(state);
         let call = Arc::try_unwrap(call).unwrap_or_else(|shared| ToolCall::clone(&shared));
         let check = run.options.output_schema;
-        let checked = match tool {
+        let mut checked = match tool {
             Some(tool) => run
                 .source
                 .check_against(&call, Some(&tool.tool), outcome, check),
             // Not resolved on the way: an unknown tool, or a panic before.
             None => run.source.check_output(&call, run.toolset, outcome, check),
         };
+        if let Some(filter) = &call.select {
+            checked
+                .select(filter, &run.options.results.select_limits)
+                .await;
+        }
         (call, checked)
     }
 
@@ -283,6 +292,8 @@ impl<'r> Call<'r> {
                 ),
             )
         })?;
+        // A call that writes what the application binds is refused first.
+        source.refuse_bound(call)?;
         // The policy first: a call it denies reaches no server, not even
         // to list its tools again.
         {
@@ -295,9 +306,7 @@ impl<'r> Call<'r> {
                 approval.await?;
             }
         }
-        if source.validate {
-            source.check_arguments(call, &tool.tool.input_schema)?;
-        }
+        let bound = self.bound(tool)?;
         if let Some(hooks) = source.rounds.hooks() {
             hooks
                 .before(Arc::make_mut(&mut self.call), &self.context)
@@ -307,7 +316,22 @@ impl<'r> Call<'r> {
                 answerer.set_arguments(&self.call.arguments);
             }
         }
+        self.sent = bound_call(&self.call, &bound)?;
         Ok(tool)
+    }
+
+    /// The values the application binds for the call, its arguments
+    /// checked with them written (when arguments are validated) against the
+    /// tool's whole schema.
+    fn bound(&self, tool: &'r ExposedTool) -> Result<Bound<'r>> {
+        let run = self.run;
+        let source = run.source;
+        let bound = source.bound_values(&self.call, &run.options.bound_values)?;
+        if source.validate {
+            let schema = &run.toolset.with_bound(tool).input_schema;
+            source.check_arguments(&self.call, schema, &bound)?;
+        }
+        Ok(bound)
     }
 
     /// The turn's halt, the call's server and its places in flight, and the
@@ -384,7 +408,12 @@ impl<'r> Call<'r> {
         self.run
             .source
             .rounds
-            .send_first(server, &self.call, &mut self.context, self.retry)
+            .send_first(
+                server,
+                self.sent.as_deref().unwrap_or(&self.call),
+                &mut self.context,
+                self.retry,
+            )
             .await
     }
 
@@ -413,7 +442,9 @@ impl<'r> Call<'r> {
                 )
             })?;
         self.tool = Some(tool);
-        self.judged_again(tool, &start).await?;
+        self.judged_again(&start).await?;
+        let bound = self.bound(tool)?;
+        self.sent = bound_call(&self.call, &bound)?;
         let server = self.server()?;
         self.retry = self.run.options.retry_interrupted && safe_to_repeat(&tool.tool);
         let _in_flight = self.in_flight().await?;
@@ -435,8 +466,9 @@ impl<'r> Call<'r> {
     /// nothing more is sent for it. One that nobody approves now, in a turn
     /// that may be suspended again, waits again where it was (its questions
     /// or its task kept) until an approval is given.
-    async fn judged_again(&self, tool: &ExposedTool, start: &Start) -> Result<()> {
+    async fn judged_again(&self, start: &Start) -> Result<()> {
         let call = &self.call;
+        self.run.source.refuse_bound(call)?;
         if let Approving::Asking(approval) = self.run.check_policy(call, &self.context)? {
             match approval.await {
                 Ok(()) => {}
@@ -450,10 +482,6 @@ impl<'r> Call<'r> {
                     _ => return Err(error),
                 },
             }
-        }
-        let source = self.run.source;
-        if source.validate {
-            source.check_arguments(call, &tool.tool.input_schema)?;
         }
         Ok(())
     }
@@ -590,7 +618,7 @@ impl<'r> Call<'r> {
         self.state.start_clock(timeout);
         let rounds = &self.run.source.rounds;
         tokio::select! {
-            sent = rounds.send(server, &self.call, &self.context, self.retry) => sent,
+            sent = rounds.send(server, self.as_sent(), &self.context, self.retry) => sent,
             () = self.state.expired() => Err(Error::new(
                 ErrorKind::Timeout,
                 format!(
@@ -599,6 +627,12 @@ impl<'r> Call<'r> {
                 ),
             )),
         }
+    }
+
+    /// The call as its server is sent it: with the values the application
+    /// binds, when it binds some.
+    fn as_sent(&self) -> &ToolCall {
+        self.sent.as_deref().unwrap_or(&self.call)
     }
 
     /// The call's end, where it belongs to the call: its stage in the
@@ -637,6 +671,16 @@ impl<'r> Call<'r> {
                 kind = ?kind, reason = %err.message_with_causes(), "tool call not completed");
         }
     }
+}
+
+/// `call` with the `bound` values written, when there are some.
+fn bound_call(call: &ToolCall, bound: &Bound<'_>) -> Result<Option<Arc<ToolCall>>> {
+    if bound.is_empty() {
+        return Ok(None);
+    }
+    let mut sent = ToolCall::clone(call);
+    write_bound(&mut sent.arguments, bound)?;
+    Ok(Some(Arc::new(sent)))
 }
 
 /// The call's clock running out, boxed: set only for a call still in

@@ -6,10 +6,11 @@ use super::cache::SchemaOf;
 use super::options::OutputSchemaCheck;
 use super::source::Source;
 use super::turn::Checked;
+use crate::budget::LIBRARY_SERVER;
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{CallToolResult, Tool};
-use crate::toolset::ToolSet;
+use crate::toolset::{Bound, ToolSet, write_bound};
 
 impl Source {
     /// A call's outcome with its result checked against the tool's
@@ -85,6 +86,7 @@ impl Source {
                 outcome: Ok(result),
                 kept: None,
                 ui_resource: None,
+                selected: None,
                 warning: Some(format!(
                     "the result breaks the tool's outputSchema and was passed on as it is: {why}"
                 )),
@@ -99,18 +101,72 @@ impl Source {
             kept: Some(Box::new(result)),
             warning: None,
             ui_resource: None,
+            selected: None,
         }
     }
 
-    pub(super) fn check_arguments(&self, call: &ToolCall, schema: &Value) -> Result<()> {
+    /// A call in which an argument the application binds is written (by
+    /// the model, or by a resumed turn's document), refused: nothing of it
+    /// is sent. The library's own tools bind nothing.
+    pub(super) fn refuse_bound(&self, call: &ToolCall) -> Result<()> {
+        if call.server_id == LIBRARY_SERVER {
+            return Ok(());
+        }
+        match self
+            .bindings
+            .written(&call.server_id, &call.tool, &call.arguments)
+        {
+            None => Ok(()),
+            Some(binding) => Err(Error::new(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "the argument `{}` is the application's to write (bind `{binding}`), and the call \
+                     wrote it: the call is refused and not sent; call the tool without it",
+                    binding.pointer()
+                ),
+            )),
+        }
+    }
+
+    /// The values the application binds for `call`, the supplied ones
+    /// taken from `supplied` (the turn's).
+    pub(super) fn bound_values<'s>(
+        &'s self,
+        call: &ToolCall,
+        supplied: &'s std::collections::BTreeMap<String, Value>,
+    ) -> Result<Bound<'s>> {
+        if call.server_id == LIBRARY_SERVER || self.bindings.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.bindings.values(&call.server_id, &call.tool, supplied)
+    }
+
+    /// `call`'s arguments, with the `bound` values written, against
+    /// `schema` (the tool's whole input schema, bound properties in it).
+    /// Where a problem lies on the way to a bound argument, or in it, the
+    /// rule it breaks is named and no value quoted: the error goes to the
+    /// model.
+    pub(super) fn check_arguments(
+        &self,
+        call: &ToolCall,
+        schema: &Value,
+        bound: &Bound<'_>,
+    ) -> Result<()> {
         let validator = self
             .cache
             .validator(&call.server_id, &call.tool, SchemaOf::Input, schema);
         let Some(validator) = validator.as_ref() else {
             return Ok(());
         };
-        let instance = Value::Object(call.arguments.clone());
-        let problems = schema_problems(validator, &instance);
+        let mut arguments = call.arguments.clone();
+        write_bound(&mut arguments, bound)?;
+        let instance = Value::Object(arguments);
+        let problems = if bound.is_empty() {
+            schema_problems(validator, &instance)
+        } else {
+            let pointers: Vec<&str> = bound.iter().map(|(b, _)| b.pointer()).collect();
+            bound_problems(validator, schema, &instance, &pointers)
+        };
         if problems.is_empty() {
             return Ok(());
         }
@@ -129,6 +185,48 @@ fn schema_problems(validator: &jsonschema::Validator, instance: &Value) -> Vec<S
         .map(|e| {
             let at = e.instance_path().as_str().to_owned();
             format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+        })
+        .collect()
+}
+
+/// [`schema_problems`], but a problem on the way to one of `pointers`, or
+/// within one, is said as [`broken_rules`] says it, with no value quoted.
+fn bound_problems(
+    validator: &jsonschema::Validator,
+    schema: &Value,
+    instance: &Value,
+    pointers: &[&str],
+) -> Vec<String> {
+    let on_the_way = |at: &str| {
+        pointers.iter().any(|p| {
+            let (short, long) = if at.len() <= p.len() {
+                (at, *p)
+            } else {
+                (*p, at)
+            };
+            long.starts_with(short) && matches!(long.as_bytes().get(short.len()), None | Some(b'/'))
+        })
+    };
+    validator
+        .iter_errors(instance)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().as_str().to_owned();
+            if !on_the_way(&at) {
+                return format!("{}: {e}", if at.is_empty() { "/" } else { &at });
+            }
+            let keyword = e.kind().keyword();
+            let rule = schema
+                .pointer(e.schema_path().as_str())
+                .map(Value::to_string)
+                .filter(|rule| rule.len() <= 200);
+            let at = if at.is_empty() { "/" } else { &at };
+            match rule {
+                Some(rule) => {
+                    format!("{at} (bound by the application): breaks `{keyword}: {rule}`")
+                }
+                None => format!("{at} (bound by the application): breaks `{keyword}`"),
+            }
         })
         .collect()
 }

@@ -532,7 +532,8 @@ pub struct Waiting {
     pub server_id: String,
     /// The tool's MCP name.
     pub tool: String,
-    /// The arguments the call is (or was) sent with.
+    /// The arguments the call is (or was) sent with, but for the values
+    /// the application binds, which are written when it is sent.
     pub arguments: Map<String, Value>,
     /// What it waits for.
     #[serde(flatten)]
@@ -601,6 +602,9 @@ pub(crate) struct CallEntry {
     pub(crate) stage: Stage,
     #[serde(default, skip_serializing_if = "Caller::is_model")]
     pub(crate) caller: Caller,
+    /// The result selection filter the model wrote, taken out of the arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) select: Option<String>,
 }
 
 impl CallEntry {
@@ -614,6 +618,7 @@ impl CallEntry {
             arguments: call.arguments.clone(),
             stage,
             caller: call.caller.clone(),
+            select: call.select.clone(),
         }
     }
 
@@ -626,6 +631,7 @@ impl CallEntry {
             arguments: self.arguments.clone(),
             index: self.index,
             caller: self.caller.clone(),
+            select: self.select.clone(),
         }
     }
 }
@@ -949,6 +955,7 @@ mod tests {
                 "p1",
                 serde_json::json!({"type": "program", "caller_id": "p1"}),
             ),
+            select: None,
         });
         state.calls.push(CallEntry {
             index: 1,
@@ -959,6 +966,7 @@ mod tests {
             arguments: Map::new(),
             stage: Stage::Ended(Ended::of(&Err(Error::new(ErrorKind::Timeout, "slow")))),
             caller: Caller::Model,
+            select: Some(".items[0]".into()),
         });
         state.programs.container = Some(crate::programs::Container {
             id: "container_1".into(),

@@ -44,6 +44,7 @@ pub struct ExecOptions {
     pub(super) call_timeout: Option<Duration>,
     pub(super) results: ResultOptions,
     pub(super) principal: Option<String>,
+    pub(super) bound_values: BTreeMap<String, Value>,
     pub(super) assigns: Map<String, Value>,
     pub(super) taint: BTreeSet<String>,
     pub(super) meta: Option<Map<String, Value>>,
@@ -71,6 +72,10 @@ impl std::fmt::Debug for ExecOptions {
             .field("call_timeout", &self.call_timeout)
             .field("results", &self.results)
             .field("principal", &self.principal)
+            .field(
+                "bound_values",
+                &self.bound_values.keys().collect::<Vec<_>>(),
+            )
             .field("taint", &self.taint)
             .field("max_input_rounds", &self.max_input_rounds)
             .field("input_timeout", &self.input_timeout)
@@ -172,6 +177,19 @@ impl ExecOptions {
     /// the approver, hooks and servers.
     pub fn principal(mut self, principal: impl Into<String>) -> Self {
         self.principal = Some(principal.into());
+        self
+    }
+
+    /// The value of the arguments bound to `name`
+    /// ([`BoundValue::Supplied`](crate::toolset::BoundValue::Supplied), see
+    /// [`SourceBuilder::bind`](crate::exec::SourceBuilder::bind)) for this
+    /// turn's calls: the principal's own (their tenant, their user id),
+    /// written into each call's arguments before it is checked and sent,
+    /// and never shown to the model. A call whose bound argument has no
+    /// value here is refused, and not sent. Debug output names the values
+    /// without showing them.
+    pub fn bound_value(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.bound_values.insert(name.into(), value.into());
         self
     }
 

@@ -335,6 +335,9 @@ impl<'r> Program<'r> {
                     program_index: self.index,
                     seq,
                 })),
+                // A program narrows a result itself: its calls offer no
+                // selection argument.
+                select: None,
             },
             // The sandbox offers only the tools open to code.
             None => {

@@ -104,7 +104,10 @@ impl Source {
                 }
                 Ok(start) => to_run.push((call, start)),
                 Err(Stage::Sent) => interrupted.push(call),
-                Err(_) => self.ended_before(entry, call, toolset, options, &mut turn),
+                Err(_) => {
+                    self.ended_before(entry, call, toolset, options, &mut turn)
+                        .await
+                }
             }
         }
         let hosted = state.hosted.clone();
@@ -131,8 +134,8 @@ impl Source {
     }
 
     /// A call that ended before the turn was suspended: its outcome kept,
-    /// checked again.
-    fn ended_before(
+    /// checked again, and selected again by its filter.
+    async fn ended_before(
         &self,
         entry: &CallEntry,
         call: ToolCall,
@@ -141,7 +144,11 @@ impl Source {
         turn: &mut Answering<'_>,
     ) {
         if let Stage::Ended(ended) = &entry.stage {
-            let checked = self.check_output(&call, toolset, ended.outcome(), options.output_schema);
+            let mut checked =
+                self.check_output(&call, toolset, ended.outcome(), options.output_schema);
+            if let Some(filter) = &call.select {
+                checked.select(filter, &options.results.select_limits).await;
+            }
             turn.ended(call, checked);
         }
     }

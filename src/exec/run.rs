@@ -130,6 +130,7 @@ impl Source {
                 .map_or_else(|| format!("{server_id}/{tool}"), |t| t.exposed_name.clone()),
             arguments,
             caller: crate::callers::Caller::Model,
+            select: None,
         };
         let run = TurnRun::for_app(self, &toolset, options);
         let (call, checked) = run.call(call, Start::Fresh).run().await;

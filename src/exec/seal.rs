@@ -345,6 +345,7 @@ mod tests {
                 arguments,
                 index,
                 caller: crate::callers::Caller::Model,
+                select: None,
             };
             state.set_stage(&call, Stage::WaitingForApproval);
         }

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::listing::{ListOptions, Listing};
 use crate::mcp::{CacheScope, Catalog, GetPromptResult, Object, ReadResourceResult};
 use crate::spec::Provider;
-use crate::toolset::{Mode, ToolSet, ToolSetBuilder, compile_tool_glob};
+use crate::toolset::{Binding, Bindings, Mode, ToolSet, ToolSetBuilder, compile_tool_glob};
 
 /// A hub (several named servers, tools named `server__tool`) or a client (one
 /// server, its own names), with its policy, approver, hooks and validation.
@@ -67,6 +67,8 @@ pub struct Source {
     library: Arc<dyn Server>,
     /// The servers whose resources and prompts the model may reach.
     catalogs: Arc<Catalogs>,
+    /// The arguments the application fills.
+    pub(super) bindings: Arc<Bindings>,
     /// Code mode's settings, when it is on.
     pub(super) code_mode: Option<CodeMode>,
 }
@@ -437,6 +439,7 @@ pub struct SourceBuilder {
     resources: Vec<String>,
     prompts: Vec<String>,
     skills: Vec<String>,
+    bindings: Vec<Binding>,
     code_mode: Option<CodeMode>,
 }
 
@@ -457,6 +460,7 @@ impl SourceBuilder {
             resources: Vec::new(),
             prompts: Vec::new(),
             skills: Vec::new(),
+            bindings: Vec::new(),
             code_mode: None,
         }
     }
@@ -509,6 +513,27 @@ impl SourceBuilder {
             tracing::warn!(allow = %change.allow, ask = %change.ask, "{change}");
         }
         self.policy = Some(policy);
+        self
+    }
+
+    /// Binds an argument of the tools `binding` names to a value of the
+    /// application's (a literal, an environment variable read now, or a
+    /// value each turn supplies: [`ExecOptions::bound_value`](crate::ExecOptions::bound_value)).
+    /// The model is not shown it: it is removed from the tools' schemas in
+    /// every listing ([`ToolSetBuilder::bind`](crate::toolset::ToolSetBuilder::bind)).
+    /// A call in which it is written (by the model, or by a resumed turn's
+    /// state document) is refused with an error naming it, and not sent;
+    /// otherwise the value is written before the arguments are checked
+    /// against the tool's whole schema and sent, over whatever a `before`
+    /// hook wrote there. The call as the turn records it (its record, its
+    /// span, a suspended turn's document) holds what the model wrote, not
+    /// the value. Bindings apply to the application's calls
+    /// ([`Source::call_app_tool`]) too, and never to the library's own
+    /// tools. For each tool and pointer, the first binding given that
+    /// names it applies.
+    pub fn bind(mut self, binding: Binding) -> Self {
+        self.naming = self.naming.bind(binding.clone());
+        self.bindings.push(binding);
         self
     }
 
@@ -647,7 +672,8 @@ impl SourceBuilder {
     ///
     /// [`ErrorKind::Input`](crate::ErrorKind::Input) when a client has other than one server, a server id
     /// is empty or repeated, or a filter or [`run_alone`](Self::run_alone)
-    /// glob is invalid.
+    /// glob is invalid, or a [bound](Self::bind) environment variable is
+    /// not set.
     pub fn build(mut self) -> Result<Source> {
         let mode = self.naming.mode();
         if mode == Mode::Client && self.servers.len() != 1 {
@@ -667,6 +693,7 @@ impl SourceBuilder {
             )));
         }
         let alone = compile_alone(&self.alone)?;
+        let bindings = Bindings::compile(&self.bindings, true)?;
         let handlers = self.answering_handlers();
         let filter = self.naming.filter()?;
         self.warn_closed_catalogues(&filter);
@@ -716,6 +743,7 @@ impl SourceBuilder {
             library: Arc::new(library_server(&kept, &catalogs)),
             kept,
             catalogs,
+            bindings,
             code_mode: self.code_mode,
         })
     }

@@ -233,6 +233,72 @@ pub(super) struct Checked {
     pub(super) kept: Option<Box<CallToolResult>>,
     pub(super) warning: Option<String>,
     pub(super) ui_resource: Option<String>,
+    /// What the call's selection filter made of the result: the model reads
+    /// it instead (the record keeps the whole result). Boxed: rare.
+    pub(super) selected: Option<Box<Selected>>,
+}
+
+/// A result after the model's selection filter (see [`crate::select`]).
+pub(super) struct Selected {
+    /// What the model reads: the filter's output, or why there is none.
+    pub(super) answer: CallToolResult,
+    /// Whether the result was JSON the filter ran on, to be kept for
+    /// `read_result` while budgets are set.
+    pub(super) ran: bool,
+}
+
+impl Checked {
+    /// Runs the selection `filter` on the result, off the async threads,
+    /// under `limits`; a failed call or a tool's error is left as it is.
+    pub(super) async fn select(&mut self, filter: &str, limits: &crate::select::SelectLimits) {
+        use crate::select::{Subject, select};
+        use std::sync::Arc;
+        let Ok(result) = &mut self.outcome else {
+            return;
+        };
+        if result.is_error {
+            return;
+        }
+        let texts = text_blocks(&result.content);
+        // What was read from text is the filter's own; the structured
+        // result is lent to it.
+        let read = match Subject::of(result.structured_content.as_ref(), &texts) {
+            Err(why) => Err(why),
+            Ok(Subject::Read(value, _)) => Ok(Some(value)),
+            Ok(Subject::Structured) => Ok(None),
+        };
+        let (found, ran) = match read {
+            Err(why) => (Err(why), false),
+            Ok(Some(value)) => (select(filter, Arc::new(value), limits).await, true),
+            Ok(None) => {
+                let shared = Arc::new(result.structured_content.take().unwrap_or_default());
+                let found = select(filter, Arc::clone(&shared), limits).await;
+                // Given back once the thread read it; copied only if it did not in time.
+                let value = Arc::try_unwrap(shared).unwrap_or_else(|kept| (*kept).clone());
+                result.structured_content = Some(value);
+                (found, true)
+            }
+        };
+        let answer = match found {
+            Ok(output) if output.is_empty() => {
+                CallToolResult::text("[The jq filter output nothing.]")
+            }
+            Ok(output) => CallToolResult::text(output),
+            Err(why) => CallToolResult::error(why.message()),
+        };
+        self.selected = Some(Box::new(Selected { answer, ran }));
+    }
+}
+
+/// The texts of a result's text blocks.
+pub(super) fn text_blocks(content: &[crate::mcp::Content]) -> Vec<&str> {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            crate::mcp::Content::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Checked {
@@ -264,6 +330,7 @@ impl Checked {
             kept: None,
             warning: None,
             ui_resource: None,
+            selected: None,
         }
     }
 }

@@ -273,6 +273,36 @@ pub fn snapshot(stage: Stage, provider: Option<&str>, case: &str, value: impl se
     s.bind(|| insta::assert_json_snapshot!(name, value));
 }
 
+/// Three of the corpus's GitHub tools, `owner` and `repo` bound (every one
+/// of them declares both), and `file` (ours), whose bound `/who/tenant` is
+/// nested.
+pub fn bound_toolset() -> mcp_adapters::ToolSet {
+    use mcp_adapters::toolset::Binding;
+    let github = mcp_adapters::mcp::parse_tools_list(read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus/github.tools.json"),
+    ))
+    .unwrap()
+    .into_iter()
+    .filter(|t| ["create_issue", "get_file_contents", "push_files"].contains(&t.name.as_str()))
+    .collect();
+    let file = mcp_adapters::Tool::new(
+        "file",
+        "Files a note",
+        serde_json::json!({"type": "object", "properties": {
+            "who": {"type": "object", "properties": {"tenant": {"type": "string"}, "name": {"type": "string"}},
+                    "required": ["tenant"]},
+            "text": {"type": "string"}}, "required": ["who", "text"]}),
+    );
+    mcp_adapters::ToolSet::hub()
+        .bind(Binding::parse("github/*:/owner=acme").unwrap())
+        .bind(Binding::parse("github/*:/repo=widgets").unwrap())
+        .bind(Binding::parse("notes/file:/who/tenant=acme").unwrap())
+        .server("github", github)
+        .server("notes", vec![file])
+        .build()
+        .unwrap()
+}
+
 pub fn provider(id: &str) -> &'static Provider {
     Registry::builtin()
         .expect("built-in specs load")

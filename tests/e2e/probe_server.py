@@ -73,6 +73,14 @@ def publish(text: str, ctx: Context) -> str:
 
 
 @server.tool()
+def file_note(tenant: str, text: str, ctx: Context) -> str:
+    """Files a note for a tenant (an argument the application binds); the
+    answer does not echo the tenant."""
+    record(ctx, "file_note", {"tenant": tenant, "text": text})
+    return f"filed {text}"
+
+
+@server.tool()
 async def transfer(amount: int, to: str, ctx: Context) -> str | InputRequiredResult:
     """Transfers money: asks to confirm, then for a code (two rounds)."""
     record(ctx, "transfer", {"amount": amount, "to": to})

@@ -1,0 +1,793 @@
+//! Result selection: a jq filter the model writes with its call runs on the
+//! call's result, and the model reads what the filter outputs.
+//!
+//! Filters run with [jaq](https://github.com/01mf02/jaq), a maintained jq
+//! implementation in safe Rust: it needs no C library, it is faster than jq
+//! on most inputs, and its interpreter is generic over the data it runs on,
+//! which is where the step meter below hooks in.
+//!
+//! A filter is written by a model, so it is treated as hostile. Each runs on
+//! a thread of its own, never on the async threads, under [`SelectLimits`]:
+//!
+//! - its text is bounded in bytes and in nesting before jaq parses it (jaq's
+//!   parser recurses on nesting);
+//! - every term jaq evaluates is a step: past the step limit, or when the
+//!   evaluation nests so deep that it would run out of stack, or when the
+//!   caller stopped waiting at the time limit, the run unwinds from its next
+//!   step, so a filter that loops (`def f: f; f`, `repeat(.)`) or recurses
+//!   without end stops there, and its thread with it; `range` counts each of
+//!   its numbers as a step too;
+//! - its output is bounded in bytes, and in nesting before it is written;
+//! - built-ins that reach outside the result (`env`, `halt`, `debug`,
+//!   `stderr`, `input`) answer with an error.
+//!
+//! A filter that does not parse, fails, or passes a limit is answered with
+//! jaq's message or the limit it passed. The limits need panics to unwind
+//! (the default `panic = "unwind"`): a build with `panic = "abort"` refuses
+//! to run filters rather than let one stop the process.
+//!
+//! Memory is not metered: one operator or built-in applied to a huge
+//! operand is a single step. A string repeated a trillion times asks the
+//! allocator for a terabyte at once (which ends the process, as any failed
+//! allocation does); a value doubled forty times then serialized runs until
+//! the time limit answers the model, and the thread stops at its next step.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use jaq_core::load::{Arena, File, Loader};
+use jaq_core::{Compiler, Ctx, DataT, Native, RunPtr, Vars, data::HasLut, native};
+use jaq_json::{Num, Val};
+use serde_json::Value;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The name of the selection argument when the application does not name it.
+pub const SELECT_ARGUMENT: &str = "jq_filter";
+
+/// The selection argument's description: what it is for, and one example.
+pub(crate) const SELECT_DESCRIPTION: &str = "Optional jq filter applied to this tool's JSON result before you read it; only its output is returned. Example: [.items[] | {name, id}]";
+
+/// How deep a result may nest for a filter to run on it.
+const MAX_INPUT_DEPTH: usize = 512;
+
+/// How deep an output may nest for it to be written.
+const MAX_OUTPUT_DEPTH: usize = 512;
+
+/// The stack of a filter's thread: large enough for every limit below to be
+/// reached before the stack ends (only the pages used are committed).
+const THREAD_STACK: usize = 256 << 20;
+
+/// How much of that stack the evaluation may use before it is stopped.
+const EVAL_STACK: usize = 64 << 20;
+
+/// The limits a selection filter runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SelectLimits {
+    filter_bytes: usize,
+    nesting: usize,
+    steps: u64,
+    output_bytes: usize,
+    time: Duration,
+}
+
+impl Default for SelectLimits {
+    /// A filter of at most 4 KiB, nesting at most 64 brackets deep, 10
+    /// million steps, 1 MiB of output, 5 seconds.
+    fn default() -> Self {
+        SelectLimits {
+            filter_bytes: 4 << 10,
+            nesting: 64,
+            steps: 10_000_000,
+            output_bytes: 1 << 20,
+            time: Duration::from_secs(5),
+        }
+    }
+}
+
+impl SelectLimits {
+    /// The most bytes a filter's text may have (4 KiB by default).
+    pub fn filter_bytes(mut self, bytes: usize) -> Self {
+        self.filter_bytes = bytes;
+        self
+    }
+
+    /// How deep brackets, braces and parentheses may nest in a filter (64
+    /// by default).
+    pub fn nesting(mut self, depth: usize) -> Self {
+        self.nesting = depth;
+        self
+    }
+
+    /// The most terms a filter may evaluate (10 million by default).
+    pub fn steps(mut self, steps: u64) -> Self {
+        self.steps = steps;
+        self
+    }
+
+    /// The most bytes a filter may output, as compact JSON (1 MiB by default).
+    pub fn output_bytes(mut self, bytes: usize) -> Self {
+        self.output_bytes = bytes;
+        self
+    }
+
+    /// How long a filter may run (5 seconds by default).
+    pub fn time(mut self, time: Duration) -> Self {
+        self.time = time;
+        self
+    }
+
+    /// The most steps a filter may take.
+    pub fn max_steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// How long a filter may run.
+    pub fn max_time(&self) -> Duration {
+        self.time
+    }
+
+    /// The most bytes a filter may output.
+    pub fn max_output_bytes(&self) -> usize {
+        self.output_bytes
+    }
+}
+
+/// What a filter runs on: the structured result, or the text when it is JSON.
+///
+/// A structured result that only wraps JSON text (an object whose one member
+/// is a string holding a JSON object or array, as the reference filesystem
+/// server answers) is read as that JSON.
+pub(crate) enum Subject<'r> {
+    /// The structured result itself.
+    Structured,
+    /// JSON read from the result's text, or from the text a structured
+    /// result wraps, with that text.
+    Read(Value, Cow<'r, str>),
+}
+
+impl<'r> Subject<'r> {
+    /// The subject of a result with `structured` content and `texts`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] when there is nothing to select from: no
+    /// structured result and a text that is not JSON, or a result nested
+    /// too deep.
+    pub(crate) fn of(structured: Option<&'r Value>, texts: &[&'r str]) -> Result<Self> {
+        if let Some(value) = structured {
+            if crate::json::deeper_than(value, MAX_INPUT_DEPTH) {
+                return Err(too_deep(value));
+            }
+            if let Value::Object(map) = value
+                && map.len() == 1
+                && let Some(Value::String(inner)) = map.values().next()
+                && let Some(parsed) = parse_container(inner)
+            {
+                return Ok(Subject::Read(parsed, Cow::Borrowed(inner)));
+            }
+            return Ok(Subject::Structured);
+        }
+        let text: Cow<'r, str> = match texts {
+            [one] => Cow::Borrowed(one),
+            _ => Cow::Owned(texts.concat()),
+        };
+        match serde_json::from_str(text.trim()) {
+            Ok(value) => Ok(Subject::Read(value, text)),
+            Err(e) => Err(Error::input(format!(
+                "the result is not JSON ({e}), so a jq filter has nothing to select from; call again without the filter"
+            ))),
+        }
+    }
+}
+
+fn too_deep(value: &Value) -> Error {
+    let at = crate::json::first_too_deep(value, MAX_INPUT_DEPTH).unwrap_or_default();
+    Error::input(format!(
+        "the result nests deeper than {MAX_INPUT_DEPTH} levels (at {at}); no jq filter runs on it"
+    ))
+}
+
+fn parse_container(text: &str) -> Option<Value> {
+    let trimmed = text.trim_start();
+    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// Runs `filter` on `input` under `limits`, on a thread of its own, and
+/// gives its outputs as compact JSON, one a line.
+///
+/// The thread reads `input` into jaq's values first and lets go of its
+/// reference then: once this returns, the caller holds the only one again
+/// (`Arc::try_unwrap` takes the value back without a copy), unless the time
+/// limit came first.
+///
+/// # Errors
+///
+/// [`ErrorKind::Input`] quoting jaq's message when the filter does not parse
+/// or fails, or naming the limit it passed.
+pub async fn select(filter: &str, input: Arc<Value>, limits: &SelectLimits) -> Result<String> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let cancel = spawn(filter, input, *limits, move |answer| {
+        let _ = sender.send(answer);
+    })?;
+    match tokio::time::timeout(limits.time, receiver).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(_)) => Err(Error::new(
+            ErrorKind::Input,
+            "the jq filter's thread ended without an answer",
+        )),
+        Err(_) => {
+            cancel.store(true, Ordering::Relaxed);
+            Err(passed_time(limits))
+        }
+    }
+}
+
+/// [`select`] for code outside an async runtime: blocks until the filter
+/// ends or its time is up.
+///
+/// # Errors
+///
+/// As [`select`].
+pub fn select_blocking(filter: &str, input: Arc<Value>, limits: &SelectLimits) -> Result<String> {
+    let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+    let cancel = spawn(filter, input, *limits, move |answer| {
+        let _ = sender.send(answer);
+    })?;
+    match receiver.recv_timeout(limits.time) {
+        Ok(answer) => answer,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            cancel.store(true, Ordering::Relaxed);
+            Err(passed_time(limits))
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(Error::new(
+            ErrorKind::Input,
+            "the jq filter's thread ended without an answer",
+        )),
+    }
+}
+
+fn passed_time(limits: &SelectLimits) -> Error {
+    Error::input(format!(
+        "the jq filter ran past its time limit of {:?}; write a narrower filter",
+        limits.time
+    ))
+}
+
+/// Starts the filter's thread; `answer` takes what it found. The flag stops
+/// the run at its next step once set.
+fn spawn(
+    filter: &str,
+    input: Arc<Value>,
+    limits: SelectLimits,
+    answer: impl FnOnce(Result<String>) + Send + 'static,
+) -> Result<Arc<AtomicBool>> {
+    if !cfg!(panic = "unwind") {
+        return Err(Error::input(
+            "jq filters are not run in a build with panic = \"abort\": their limits stop a run by unwinding",
+        ));
+    }
+    // Checked before a thread is spent on it.
+    check_text(filter, &limits)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    let filter = filter.to_owned();
+    std::thread::Builder::new()
+        .name("mcp-adapters-select".into())
+        .stack_size(THREAD_STACK)
+        .spawn(move || {
+            let (found, input) = run(&filter, input, &limits, &flag);
+            answer(found.map_err(Error::input));
+            drop(input);
+        })
+        .map_err(|e| Error::input(format!("no thread could be started for the jq filter: {e}")))?;
+    Ok(cancel)
+}
+
+/// `value` as jaq's value; `value` nests at most [`MAX_INPUT_DEPTH`] deep
+/// (the filter's thread has the stack for it).
+fn to_val(value: &Value) -> Val {
+    match value {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(*b),
+        Value::Number(n) => Val::Num(match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Num::from_integral(i),
+            (None, Some(u)) => Num::from_integral(u),
+            _ => Num::Float(n.as_f64().unwrap_or(f64::NAN)),
+        }),
+        Value::String(text) => Val::utf8_str(text.clone()),
+        Value::Array(items) => items.iter().map(to_val).collect(),
+        Value::Object(map) => Val::obj(
+            map.iter()
+                .map(|(k, v)| (Val::utf8_str(k.clone()), to_val(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// Bounds the filter's text before jaq parses it.
+fn check_text(filter: &str, limits: &SelectLimits) -> Result<()> {
+    if filter.len() > limits.filter_bytes {
+        return Err(Error::input(format!(
+            "the jq filter has {} bytes, more than the {} allowed",
+            filter.len(),
+            limits.filter_bytes
+        )));
+    }
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in filter.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '(' | '[' | '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > limits.nesting {
+        return Err(Error::input(format!(
+            "the jq filter nests {deepest} brackets deep, more than the {} allowed",
+            limits.nesting
+        )));
+    }
+    Ok(())
+}
+
+/// Why a run was stopped at a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Steps,
+    Stack,
+    Cancelled,
+}
+
+/// The panic payload that unwinds a stopped run.
+struct Stopped;
+
+/// Counts a run's steps and watches its stack and its cancel flag.
+struct Gauge<'c> {
+    left: Cell<u64>,
+    stack_base: usize,
+    cancel: &'c AtomicBool,
+    stopped: Cell<Option<Stop>>,
+}
+
+impl Gauge<'_> {
+    fn step(&self) {
+        let left = self.left.get();
+        let marker = 0u8;
+        let here = std::ptr::addr_of!(marker) as usize;
+        let stop = if left == 0 {
+            Some(Stop::Steps)
+        } else if self.stack_base.saturating_sub(here) > EVAL_STACK {
+            Some(Stop::Stack)
+        } else if left.is_multiple_of(4096) && self.cancel.load(Ordering::Relaxed) {
+            Some(Stop::Cancelled)
+        } else {
+            None
+        };
+        if let Some(stop) = stop {
+            self.stopped.set(Some(stop));
+            std::panic::resume_unwind(Box::new(Stopped));
+        }
+        self.left.set(left - 1);
+    }
+}
+
+/// Filters whose every term evaluation is metered.
+struct Metered;
+
+impl DataT for Metered {
+    type V<'a> = Val;
+    type Data<'a> = Meter<'a>;
+}
+
+/// The data a metered run carries: its look-up table and its gauge.
+#[derive(Clone)]
+struct Meter<'a> {
+    lut: &'a jaq_core::Lut<Metered>,
+    gauge: &'a Gauge<'a>,
+}
+
+impl<'a> HasLut<'a, Metered> for Meter<'a> {
+    fn lut(&self) -> &'a jaq_core::Lut<Metered> {
+        // jaq looks up each term it evaluates here.
+        self.gauge.step();
+        self.lut
+    }
+}
+
+/// Built-ins that reach outside the result: answered with an error.
+const REFUSED: &[&str] = &[
+    "env",
+    "halt",
+    "debug_empty",
+    "stderr_empty",
+    "input",
+    "inputs",
+];
+
+fn refused<'a>(cv: jaq_core::Cv<'a, Metered>) -> jaq_core::ValXs<'a, Val> {
+    let _ = cv;
+    native::bome(Err(jaq_core::Error::str(
+        "this built-in reaches outside the result and is not available to a selection filter",
+    )))
+}
+
+/// `range($from; $to; $by)`, each number a step.
+fn metered_range<'a>(mut cv: jaq_core::Cv<'a, Metered>) -> jaq_core::ValXs<'a, Val> {
+    let by = cv.0.pop_var();
+    let to = cv.0.pop_var();
+    let from = cv.0.pop_var();
+    let gauge = cv.0.data().gauge;
+    let rising = by > Val::from(0isize);
+    let falling = by < Val::from(0isize);
+    let mut next = Some(from);
+    Box::new(std::iter::from_fn(move || {
+        let x = next.take()?;
+        let go_on = if rising {
+            x < to
+        } else if falling {
+            x > to
+        } else {
+            x != to
+        };
+        if !go_on {
+            return None;
+        }
+        gauge.step();
+        match x.clone() + by.clone() {
+            Ok(after) => next = Some(after),
+            Err(e) => return Some(Err(e.into())),
+        }
+        Some(Ok(x))
+    }))
+}
+
+fn funs() -> impl Iterator<Item = native::Fun<Metered>> {
+    let range: RunPtr<Metered> = metered_range;
+    let refuse: RunPtr<Metered> = refused;
+    jaq_core::funs::<Metered>()
+        .chain(jaq_std::funs::<Metered>())
+        .chain(jaq_json::funs::<Metered>())
+        .map(move |(name, args, f)| match name {
+            "range" if args.len() == 3 => (name, args, Native::<Metered>::new(range)),
+            _ if REFUSED.contains(&name) => (name, args, Native::<Metered>::new(refuse)),
+            _ => (name, args, f),
+        })
+}
+
+/// Parses, compiles and runs `filter` on `input`: its outputs, or jaq's
+/// message or the limit passed.
+fn run(
+    filter: &str,
+    input: Arc<Value>,
+    limits: &SelectLimits,
+    cancel: &AtomicBool,
+) -> (std::result::Result<String, String>, Val) {
+    if crate::json::deeper_than(&input, MAX_INPUT_DEPTH) {
+        return (Err(too_deep(&input).message().to_owned()), Val::Null);
+    }
+    let input = {
+        let value = to_val(&input);
+        // The caller takes its value back as soon as it is read.
+        drop(input);
+        value
+    };
+    let marker = 0u8;
+    let gauge = Gauge {
+        left: Cell::new(limits.steps),
+        stack_base: std::ptr::addr_of!(marker) as usize,
+        cancel,
+        stopped: Cell::new(None),
+    };
+    // The input is dropped after the answer is sent, not before.
+    let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        compile_and_run(filter, input.clone(), limits, &gauge)
+    }));
+    let found = match (ran, gauge.stopped.get()) {
+        (Ok(found), _) => found,
+        (Err(_), Some(Stop::Steps)) => Err(format!(
+            "the jq filter passed its limit of {} steps; write a narrower filter",
+            limits.steps
+        )),
+        (Err(_), Some(Stop::Stack)) => {
+            Err("the jq filter recursed too deep; write one that recurses less".to_owned())
+        }
+        (Err(_), Some(Stop::Cancelled)) => Err("the jq filter ran past its time limit".to_owned()),
+        (Err(panic), None) => Err(format!(
+            "jaq failed on the filter: {}",
+            panic
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("an internal error")
+        )),
+    };
+    (found, input)
+}
+
+fn compile_and_run(
+    filter: &str,
+    input: Val,
+    limits: &SelectLimits,
+    gauge: &Gauge<'_>,
+) -> std::result::Result<String, String> {
+    let defs = jaq_core::defs()
+        .chain(jaq_std::defs())
+        .chain(jaq_json::defs());
+    let loader = Loader::new(defs);
+    let arena = Arena::default();
+    let file = File {
+        code: filter,
+        path: (),
+    };
+    let modules = loader
+        .load(&arena, file)
+        .map_err(|errors| load_message(filter, errors))?;
+    let compiled = Compiler::default()
+        .with_funs(funs())
+        .compile(modules)
+        .map_err(|errors| compile_message(filter, errors))?;
+    let meter = Meter {
+        lut: &compiled.lut,
+        gauge,
+    };
+    let ctx = Ctx::<Metered>::new(meter, Vars::new([]));
+    let mut out = Output::new(limits.output_bytes);
+    for y in compiled.id.run((ctx, input)) {
+        match y {
+            Ok(value) => out.push(&value)?,
+            Err(exn) => {
+                return Err(match exn.get_err() {
+                    Ok(e) => format!("the jq filter failed: {e}"),
+                    Err(_) => "the jq filter failed: it broke out of its run".to_owned(),
+                });
+            }
+        }
+        gauge.step();
+    }
+    Ok(out.text)
+}
+
+/// Where `rest` (a slice of `code`) starts, as a byte offset.
+fn offset_in(code: &str, rest: &str) -> usize {
+    (rest.as_ptr() as usize)
+        .saturating_sub(code.as_ptr() as usize)
+        .min(code.len())
+}
+
+fn load_message(code: &str, errors: jaq_core::load::Errors<&str, ()>) -> String {
+    use jaq_core::load::Error as E;
+    let mut parts = Vec::new();
+    for (_, error) in errors {
+        match error {
+            E::Io(io) => parts.extend(io.into_iter().map(|(path, e)| format!("{path}: {e}"))),
+            E::Lex(lex) => parts.extend(lex.into_iter().map(|(expect, at)| {
+                let what = match expect {
+                    jaq_core::load::lex::Expect::Delim(d)
+                        if !["(", "[", "{", "\""].contains(&d) =>
+                    {
+                        "closing delimiter"
+                    }
+                    other => other.as_str(),
+                };
+                format!("expected {what} at byte {}", offset_in(code, at))
+            })),
+            E::Parse(parse) => parts.extend(parse.into_iter().map(|(expect, at)| {
+                format!(
+                    "expected {} at byte {}",
+                    expect.as_str(),
+                    offset_in(code, at)
+                )
+            })),
+        }
+    }
+    format!("the jq filter does not parse: {}", parts.join("; "))
+}
+
+fn compile_message(code: &str, errors: jaq_core::compile::Errors<&str, ()>) -> String {
+    let parts: Vec<String> = errors
+        .into_iter()
+        .flat_map(|(_, undefined)| undefined)
+        .map(|(name, what)| {
+            format!(
+                "undefined {} `{name}` at byte {}",
+                what.as_str(),
+                offset_in(code, name)
+            )
+        })
+        .collect();
+    format!("the jq filter does not compile: {}", parts.join("; "))
+}
+
+/// A filter's outputs as compact JSON, one a line, bounded in bytes.
+struct Output {
+    text: String,
+    max: usize,
+}
+
+impl Output {
+    fn new(max: usize) -> Self {
+        Output {
+            text: String::new(),
+            max,
+        }
+    }
+
+    fn push(&mut self, value: &Val) -> std::result::Result<(), String> {
+        if deeper_than(value, MAX_OUTPUT_DEPTH) {
+            return Err(format!(
+                "the jq filter's output nests deeper than {MAX_OUTPUT_DEPTH} levels"
+            ));
+        }
+        if !self.text.is_empty() {
+            self.text.push('\n');
+        }
+        let mut bounded = Bounded {
+            text: &mut self.text,
+            max: self.max,
+        };
+        use std::fmt::Write;
+        if write!(bounded, "{value}").is_err() || self.text.len() > self.max {
+            return Err(format!(
+                "the jq filter's output passed its limit of {} bytes; select less",
+                self.max
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A writer that fails past `max` bytes.
+struct Bounded<'t> {
+    text: &'t mut String,
+    max: usize,
+}
+
+impl std::fmt::Write for Bounded<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.text.len() + s.len() > self.max {
+            return Err(std::fmt::Error);
+        }
+        self.text.push_str(s);
+        Ok(())
+    }
+}
+
+/// Whether `value` nests deeper than `cap` levels, found without recursion.
+fn deeper_than(value: &Val, cap: usize) -> bool {
+    let mut stack: Vec<(&Val, usize)> = vec![(value, 1)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Val>> = match v {
+            Val::Arr(items) => Box::new(items.iter()),
+            Val::Obj(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        if depth > cap {
+            return true;
+        }
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sel(filter: &str, input: Value) -> std::result::Result<String, String> {
+        select_blocking(filter, Arc::new(input), &SelectLimits::default())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn selects_fields() {
+        let input = json!({"items": [{"name": "a", "id": 1, "x": 0}, {"name": "b", "id": 2}]});
+        assert_eq!(
+            sel("[.items[] | {name, id}]", input).unwrap(),
+            r#"[{"name":"a","id":1},{"name":"b","id":2}]"#
+        );
+        assert_eq!(sel(".[]", json!([1, "two"])).unwrap(), "1\n\"two\"");
+    }
+
+    #[test]
+    fn parse_and_run_errors_quote_jaq() {
+        let err = sel(".items[", json!({})).unwrap_err();
+        assert!(err.contains("does not parse"), "{err}");
+        let err = sel("nosuchfilter", json!({})).unwrap_err();
+        assert!(err.contains("undefined filter `nosuchfilter`"), "{err}");
+        let err = sel("error(\"boom\")", json!({})).unwrap_err();
+        assert!(err.contains("boom"), "{err}");
+    }
+
+    #[test]
+    fn built_ins_outside_the_result_are_refused() {
+        for filter in ["env", "$ENV", "halt", "halt_error", "debug", "input"] {
+            let err = sel(filter, json!(1)).unwrap_err();
+            assert!(
+                err.contains("not available") || err.contains("undefined"),
+                "{filter}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn recursion_stops_at_the_stack_bound_not_the_stack_end() {
+        // Steps enough for the recursion to reach the bound first.
+        let limits = SelectLimits::default()
+            .steps(u64::MAX)
+            .time(Duration::from_secs(600));
+        for filter in ["def f: 1 + f; f", "def f: [f]; f", "def f: (f | .) + 1; f"] {
+            let err = select_blocking(filter, Arc::new(json!(0)), &limits)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("recursed too deep"), "{filter}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_run_stops_at_its_step_limit() {
+        let limits = SelectLimits::default().steps(10_000);
+        for filter in ["def f: f; f", "[range(1e12)] | length", "last(repeat(1))"] {
+            let err = select_blocking(filter, Arc::new(json!(0)), &limits)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("10000 steps"), "{filter}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_run_that_outlasts_its_time_is_stopped() {
+        let limits = SelectLimits::default()
+            .steps(u64::MAX)
+            .time(Duration::from_millis(50));
+        let err = select_blocking("def f: f; f", Arc::new(json!(0)), &limits)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("time limit"), "{err}");
+    }
+
+    #[test]
+    fn the_wrapped_json_text_is_read() {
+        let wrapped = json!({"content": "[{\"name\": \"a.rs\"}]"});
+        match Subject::of(Some(&wrapped), &[]).unwrap() {
+            Subject::Read(value, text) => {
+                assert_eq!(value, json!([{"name": "a.rs"}]));
+                assert_eq!(text, wrapped["content"].as_str().unwrap());
+            }
+            Subject::Structured => panic!("the wrapped text is read"),
+        }
+        let plain = json!({"content": "hello"});
+        assert!(matches!(
+            Subject::of(Some(&plain), &[]).unwrap(),
+            Subject::Structured
+        ));
+        match Subject::of(None, &["[1,", "2]"]).unwrap() {
+            Subject::Read(value, _) => assert_eq!(value, json!([1, 2])),
+            Subject::Structured => panic!("no structured result"),
+        }
+        assert!(Subject::of(None, &["not json"]).is_err());
+    }
+}
