@@ -4,8 +4,6 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD_PAD_INDIFFERENT;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -15,8 +13,8 @@ use crate::error::{Error, Result};
 use crate::json::{MAX_NESTING, deeper_than};
 use crate::mcp::{CallToolResult, Content};
 use crate::media::{
-    Measured, blob_mime, document_name, file_name, fits_model_measured, normalize_mime,
-    shape_structured, text_form_measured, with_reason, without_mirror,
+    Measured, blob_mime, fits_model_measured, normalize_mime, shape_structured, text_form_measured,
+    with_reason, without_mirror,
 };
 use crate::select::SelectLimits;
 use crate::spec::Provider;
@@ -25,6 +23,9 @@ use crate::spec::results::{
     ContentForm, MediaAction, MediaKind, MediaRule, ResultsPlan, StructuredRender,
 };
 use crate::spec::template::{Missing, Template, Var, Vars, render_string};
+
+mod content_vars;
+use content_vars::ContentVars;
 
 /// Whether results are shaped for a model before the provider mapping.
 ///
@@ -893,104 +894,4 @@ fn matches_mime(accept: Option<&[String]>, mime: Option<&str>) -> bool {
         Some(major) => mime.split('/').next() == Some(major),
         None => a == mime,
     })
-}
-
-/// The variables a media rule sees for one content block.
-struct ContentVars<'a> {
-    content: &'a Content,
-    measured: &'a OnceCell<Measured>,
-    /// The MIME type the rules matched: normalized, a PDF blob's sniffed.
-    mime: Option<&'a str>,
-    call_id: Option<&'a str>,
-    /// The block's position in its result, from 1.
-    n: usize,
-    blob_text: OnceCell<Option<String>>,
-}
-
-impl<'a> ContentVars<'a> {
-    fn data(&self) -> Option<&'a str> {
-        match self.content {
-            Content::Image(m) | Content::Audio(m) => Some(&m.data),
-            Content::Resource(r) => r.resource.blob.as_deref(),
-            _ => None,
-        }
-    }
-
-    fn uri(&self) -> Option<&'a str> {
-        match self.content {
-            Content::ResourceLink(l) => Some(&l.uri),
-            Content::Resource(r) => Some(&r.resource.uri),
-            _ => None,
-        }
-    }
-
-    /// A text blob's bytes as UTF-8 text: decoded once, for blobs of a `text/*` type only.
-    fn blob_text(&self) -> Option<&str> {
-        self.blob_text
-            .get_or_init(|| {
-                let Content::Resource(r) = self.content else {
-                    return None;
-                };
-                let blob = r.resource.blob.as_deref()?;
-                if !self.mime?.starts_with("text/") {
-                    return None;
-                }
-                let bytes = STANDARD_PAD_INDIFFERENT.decode(blob).ok()?;
-                String::from_utf8(bytes).ok()
-            })
-            .as_deref()
-    }
-}
-
-impl Vars for ContentVars<'_> {
-    fn get(&self, name: &str) -> Option<Var<'_>> {
-        let c = self.content;
-        let owned = |s: String| Some(Var::Json(Cow::Owned(Value::String(s))));
-        match name {
-            "type" => Some(Var::Str(c.type_name())),
-            "data" => self.data().map(Var::Str),
-            "size" => {
-                let measured = *self.measured.get_or_init(|| Measured::of(c));
-                measured
-                    .size()
-                    .map(|n| Var::Json(Cow::Owned(Value::from(n))))
-            }
-            "mime" => self.mime.map(Var::Str),
-            "mime_subtype" => self.mime.and_then(|m| m.split('/').nth(1)).map(Var::Str),
-            "text" => match c {
-                Content::Text(t) => Some(Var::Str(&t.text)),
-                Content::Resource(r) => r.resource.text.as_deref().map(Var::Str),
-                _ => None,
-            },
-            "blob_text" => self.blob_text().map(Var::Str),
-            "uri" => self.uri().map(Var::Str),
-            "file_name" => self.uri().and_then(|uri| owned(file_name(uri, self.mime))),
-            "document_name" => self.uri().and_then(|uri| {
-                owned(document_name(
-                    &file_name(uri, self.mime),
-                    self.call_id,
-                    self.n,
-                ))
-            }),
-            "name" => match c {
-                Content::ResourceLink(l) => Some(Var::Str(&l.name)),
-                _ => None,
-            },
-            "title" => match c {
-                Content::ResourceLink(l) => l.title.as_deref().map(Var::Str),
-                _ => None,
-            },
-            "description" => match c {
-                Content::ResourceLink(l) => l.description.as_deref().map(Var::Str),
-                _ => None,
-            },
-            "value" => match c {
-                Content::Unknown(v) if !deeper_than(v, MAX_NESTING) => {
-                    Some(Var::Json(Cow::Borrowed(v)))
-                }
-                _ => None,
-            },
-            _ => None,
-        }
-    }
 }
