@@ -213,31 +213,7 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
         options = options.option(name, value);
     }
     let options = defer_options(options, &args.deferral)?;
-    // A hosted servers' policy file may open tools to code too.
-    let rules = match &args.policy {
-        Some(path) => live::read_policy(path)?,
-        None => live::Rules::default(),
-    };
-    let mut rules = rules;
-    // In code mode the callers rule feeds the code tool, through the
-    // source's policy, and the provider is told nothing of it.
-    let options = match args.live.code_mode {
-        true => {
-            let policy = rules.policy.take().unwrap_or_else(Policy::allow_all);
-            rules.policy = Some(open_to_code(policy, &args.programmatic)?);
-            options
-        }
-        false => with_callers(
-            options,
-            callers_rule(&args.programmatic, rules.policy.as_ref())?,
-        ),
-    };
-    if args.live.code_mode && args.live.servers.is_empty() && args.live.config.is_none() {
-        return Err(Error::new(
-            ErrorKind::Input,
-            "--code-mode goes with live servers (--server, --config): the program calls them",
-        ));
-    }
+    let (options, rules) = rules_and_callers(args, options)?;
     if let Some(hub) = hosted_hub(args)? {
         if !args.files.is_empty() {
             return Err(Error::new(
@@ -290,6 +266,37 @@ pub fn tools(args: &ToolsArgs) -> Result<Printed> {
     let listing = provider.list_tools(&toolset, &options)?;
     drop(toolset);
     Ok(Printed::Listing(Box::new(listing)))
+}
+
+/// `tools`' policy file and bind rules, with the callers rule set where it
+/// belongs: on the listing, or (in code mode) on the policy that feeds the
+/// code tool.
+fn rules_and_callers(args: &ToolsArgs, options: ListOptions) -> Result<(ListOptions, live::Rules)> {
+    // A hosted servers' policy file may open tools to code too.
+    let mut rules = match &args.policy {
+        Some(path) => live::read_policy(path)?,
+        None => live::Rules::default(),
+    };
+    // In code mode the callers rule feeds the code tool, through the
+    // source's policy, and the provider is told nothing of it.
+    let options = match args.live.code_mode {
+        true => {
+            let policy = rules.policy.take().unwrap_or_else(Policy::allow_all);
+            rules.policy = Some(open_to_code(policy, &args.programmatic)?);
+            options
+        }
+        false => with_callers(
+            options,
+            callers_rule(&args.programmatic, rules.policy.as_ref())?,
+        ),
+    };
+    if args.live.code_mode && args.live.servers.is_empty() && args.live.config.is_none() {
+        return Err(Error::new(
+            ErrorKind::Input,
+            "--code-mode goes with live servers (--server, --config): the program calls them",
+        ));
+    }
+    Ok((options, rules))
 }
 
 /// `tools` on live servers, once they started: the listing, or one

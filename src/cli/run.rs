@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_adapters::exec::{StateKey, TurnState};
-use mcp_adapters::store::TurnHold;
+use mcp_adapters::store::{Renewing, TurnHold};
 use mcp_adapters::{
     Error, ErrorKind, ExecOptions, Execution, ListOptions, Listing, Policy, Provider, Result,
     ResultOptions, Source, Status,
@@ -471,18 +471,18 @@ impl Run<'_> {
         })
     }
 
-    /// Plays one turn with its options and writes its output; its taint
-    /// grows with a resumed turn's.
-    async fn step(
+    /// A turn's options with its state's decisions and taint taken in and,
+    /// in a store, its checkpoints kept under a lease: the hold, and the
+    /// renewal of a lease taken for this turn (a claimed turn's is renewed
+    /// since it was claimed).
+    fn held(
         &self,
-        source: &Source,
-        listing: &Listing,
-        (step, options): (Step, ExecOptions),
-        turn: usize,
+        step: &Step,
+        options: ExecOptions,
         taint: &mut BTreeSet<String>,
-    ) -> Result<Execution> {
+    ) -> (ExecOptions, Option<TurnHold>, Option<Renewing>) {
         let mut options = options;
-        if let Step::Resume { state, claimed, .. } = &step {
+        if let Step::Resume { state, claimed, .. } = step {
             taint.extend(state.taint().iter().cloned());
             decisions::announce(self.args, state);
             if let Some(claim) = claimed {
@@ -491,7 +491,7 @@ impl Run<'_> {
         }
         // In a store, the turn's state is kept as it goes, under a lease
         // renewed while the turn runs.
-        let (hold, _renewing) = match &step {
+        let (hold, renewing) = match step {
             // Renewed since it was claimed.
             Step::Resume {
                 claimed: Some(claim),
@@ -506,6 +506,20 @@ impl Run<'_> {
         if let Some(hold) = &hold {
             options = hold.options(options);
         }
+        (options, hold, renewing)
+    }
+
+    /// Plays one turn with its options and writes its output; its taint
+    /// grows with a resumed turn's.
+    async fn step(
+        &self,
+        source: &Source,
+        listing: &Listing,
+        (step, options): (Step, ExecOptions),
+        turn: usize,
+        taint: &mut BTreeSet<String>,
+    ) -> Result<Execution> {
+        let (options, hold, _renewing) = self.held(&step, options, taint);
         let hold = hold.as_ref();
         let options = options
             .taint(taint.iter().cloned())
