@@ -8,8 +8,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
+use common::cli::{run, stderr, success_json};
 use serde_json::{Value, json};
 
 /// The tools server-everything offers only to a client that declares what they ask for.
@@ -25,34 +25,12 @@ fn everything() -> String {
     format!("everything={command} {}", args.join(" "))
 }
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-adapters"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn stdout_json(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// The names `tools` lists for server-everything with `flags`.
 fn listed(flags: &[&str]) -> Vec<String> {
     let server = everything();
     let mut argv = vec!["tools", "--provider", "anthropic", "--server", &server];
     argv.extend_from_slice(flags);
-    stdout_json(&run(&argv))["tools"]
+    success_json(&run(&argv))["tools"]
         .as_array()
         .unwrap()
         .iter()
@@ -91,7 +69,7 @@ fn call_ending(tool: &str, input: Value, flags: &[&str], status: &str) -> (Strin
     argv.extend_from_slice(flags);
     argv.push(&response);
     let out = run(&argv);
-    let value = stdout_json(&out);
+    let value = success_json(&out);
     assert_eq!(value["status"], status, "{value}");
     let result = &value["results"][0];
     let text: Vec<&str> = result["content"]
@@ -450,7 +428,7 @@ fn run_plays_several_responses_as_turns_over_the_same_servers() {
         &first,
         &second,
     ]);
-    let turns = stdout_json(&out);
+    let turns = success_json(&out);
     let turns = turns.as_array().unwrap_or_else(|| panic!("{turns}"));
     assert_eq!(turns.len(), 2);
     assert_eq!(turns[0]["results"][0]["content"][0]["text"], "Echo: one");
@@ -515,7 +493,7 @@ fn run_answers_every_question_of_a_concurrent_turn() {
             root.to_str().unwrap(),
             &response,
         ]);
-        let value = stdout_json(&out);
+        let value = success_json(&out);
         let context = format!("--max-concurrency {concurrency} --answers {answers}");
         let text = |i: usize| -> String {
             value["results"][i]["content"]

@@ -17,18 +17,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
+use common::cli::run;
 use serde_json::{Value, json};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-adapters"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
 
 fn server(name: &str, (command, args): (String, Vec<String>)) -> String {
     format!("{name}={command} {}", args.join(" "))
@@ -132,13 +123,9 @@ fn probe(log: &Path) -> String {
 
 /// The tools the probe was called for, in order.
 fn called(log: &Path) -> Vec<String> {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .map(|line| {
-            let entry: Value = serde_json::from_str(line).unwrap();
-            entry["tool"].as_str().unwrap_or_default().to_owned()
-        })
+    common::servers::logged(log)
+        .iter()
+        .map(|entry| entry["tool"].as_str().unwrap_or_default().to_owned())
         .collect()
 }
 

@@ -9,44 +9,14 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-adapters"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn stdout(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: stdout {} stderr {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// The probe's log: one object per `tools/call` it received.
-fn received(log: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
+use common::cli::{run, stderr, stdout_json};
+use common::servers::logged;
 
 fn tools(log: &Path) -> Vec<String> {
-    received(log)
+    logged(log)
         .iter()
         .map(|r| r["tool"].as_str().unwrap().to_owned())
         .collect()
@@ -99,7 +69,7 @@ fn a_turn_suspended_in_one_process_finishes_in_others_sending_each_call_once() {
     let state = path("state.json");
     let out = with(&["--suspend", &state, &path("response.json")]);
     assert_eq!(out.status.code(), Some(3), "stderr: {}", stderr(&out));
-    let first = stdout(&out);
+    let first = stdout_json(&out);
     assert_eq!(first["status"], "suspended");
     assert!(first["results"].as_array().unwrap().is_empty());
     let waiting: Vec<(&str, &str)> = first["waiting"]
@@ -154,7 +124,7 @@ fn a_turn_suspended_in_one_process_finishes_in_others_sending_each_call_once() {
         "{}",
         stderr(&out)
     );
-    let second = stdout(&out);
+    let second = stdout_json(&out);
     assert_eq!(second["waiting"].as_array().unwrap().len(), 1);
     assert!(second["waiting"][0]["requests"]["code"].is_object());
     let mut sorted = tools(&log)[2..].to_vec();
@@ -164,7 +134,7 @@ fn a_turn_suspended_in_one_process_finishes_in_others_sending_each_call_once() {
     // Third process: the code answered, the turn answered in the model's order.
     let out = with(&["--resume", &again, "--answers", &path("all.yaml")]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    let last = stdout(&out);
+    let last = stdout_json(&out);
     assert_eq!(last["status"], "ok");
     let texts: Vec<&str> = last["results"]
         .as_array()
@@ -186,7 +156,7 @@ fn a_turn_suspended_in_one_process_finishes_in_others_sending_each_call_once() {
 
     // The server's own record: each request once, the rounds with the state
     // the server gave, one key per call across the three processes.
-    let log = received(&log);
+    let log = logged(&log);
     let count = |tool: &str| log.iter().filter(|r| r["tool"] == tool).count();
     assert_eq!(
         (count("append"), count("publish"), count("transfer")),

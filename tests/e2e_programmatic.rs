@@ -36,11 +36,9 @@ fn turns(out: &Output) -> Vec<Value> {
 
 /// `(tool, arguments, idempotency key present)` of each call the server got.
 fn logged(log: &Path) -> Vec<(String, Value, bool)> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| {
-            let line: Value = serde_json::from_str(l).unwrap();
+    common::servers::logged(log)
+        .into_iter()
+        .map(|line| {
             (
                 line["tool"].as_str().unwrap().to_owned(),
                 line["arguments"].clone(),

@@ -20,7 +20,7 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -68,14 +68,6 @@ fn seed() -> u64 {
 }
 
 /// The probe's log: one object per `tools/call` it received.
-fn received(log: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 /// What the fleet's processes share.
 struct Setup {
     dir: tempfile::TempDir,
@@ -285,7 +277,7 @@ fn a_fleet_of_four_workers_ends_forty_turns_through_kills_sending_no_call_twice(
         // Until then, a worker whose call to `hold` reached the probe is
         // killed with the call in flight.
         if !setup.release.exists() {
-            for line in received(&setup.log) {
+            for line in common::servers::logged(&setup.log) {
                 let Some(text) = line["arguments"]["text"].as_str() else {
                     continue;
                 };
@@ -373,7 +365,7 @@ fn a_fleet_of_four_workers_ends_forty_turns_through_kills_sending_no_call_twice(
     assert_eq!(endings.len(), 120, "{endings:?}");
     let mut sent: HashMap<String, usize> = HashMap::new();
     let mut keys: HashMap<String, usize> = HashMap::new();
-    for line in received(&setup.log) {
+    for line in common::servers::logged(&setup.log) {
         *sent
             .entry(line["arguments"]["text"].as_str().unwrap().to_owned())
             .or_default() += 1;
@@ -476,7 +468,7 @@ fn of_two_workers_resuming_one_turn_at_once_one_goes_on_and_the_other_sends_noth
     let (out, _) = setup.output_of(winner);
     let out: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(out["status"], "ok");
-    let texts: Vec<String> = received(&setup.log)
+    let texts: Vec<String> = common::servers::logged(&setup.log)
         .iter()
         .map(|l| l["arguments"]["text"].as_str().unwrap().to_owned())
         .collect();
@@ -500,7 +492,7 @@ fn a_worker_whose_lease_ran_out_keeps_no_checkpoint_and_sends_nothing() {
         "{err}"
     );
     assert_eq!(
-        received(&setup.log).len(),
+        common::servers::logged(&setup.log).len(),
         1,
         "only `append`, when it was put"
     );
@@ -510,7 +502,7 @@ fn a_worker_whose_lease_ran_out_keeps_no_checkpoint_and_sends_nothing() {
     let (out, err) = setup.output_of("next");
     let out: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(out["status"], "ok", "{err}");
-    assert_eq!(received(&setup.log).len(), 3);
+    assert_eq!(common::servers::logged(&setup.log).len(), 3);
     let store = runtime.block_on(store::open(&url)).unwrap();
     let kept = runtime.block_on(store.turn(&turn)).unwrap().unwrap();
     assert_eq!(kept.status, TurnStatus::Done);

@@ -3,6 +3,7 @@
 //! end-to-end servers and the strict-mode helpers.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod conformance;
 pub mod install;
 pub mod instances;

@@ -283,6 +283,17 @@ pub fn probe(log: &Path) -> Result<(String, Vec<String>), String> {
     ))
 }
 
+/// The JSON lines a logging server (the probe, the programmatic server)
+/// wrote to `log`, one per `tools/call` it received; none when it wrote
+/// nothing yet.
+pub fn logged(log: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
 /// `(command, args)` for the tools of the recorded programmatic exchanges
 /// (`tests/e2e/programmatic_server.py`), which logs every `tools/call` it
 /// receives to `log` (one JSON line each).
