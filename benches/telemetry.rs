@@ -108,12 +108,11 @@ fn otlp(filtered: bool) -> (Dispatch, SdkTracerProvider, SdkMeterProvider) {
             .with_tracked_inactivity(false)
             .with_context_activation(false);
         Dispatch::new(
-            tracing_subscriber::registry()
-                .with(spans.with_filter(TraceFilter::new()))
-                .with(
-                    tracing_opentelemetry::MetricsLayer::new(meters.clone())
-                        .with_filter(TraceFilter::new()),
-                ),
+            tracing_subscriber::registry().with(
+                spans
+                    .and_then(tracing_opentelemetry::MetricsLayer::new(meters.clone()))
+                    .with_filter(TraceFilter::new()),
+            ),
         )
     } else {
         Dispatch::new(

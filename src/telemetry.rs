@@ -378,23 +378,26 @@ mod otlp {
             .build();
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         let tracer = traces.tracer("mcp-adapters");
+        let spans = tracing_opentelemetry::layer()
+            .with_tracer(tracer)
+            // The attributes the chapter lists, and nothing else: no source
+            // locations, thread names or busy and idle times (whose clock
+            // readings at every poll cost more than the spans themselves);
+            // no OpenTelemetry context made current at each poll, which
+            // nothing here reads.
+            .with_location(false)
+            .with_threads(false)
+            .with_target(false)
+            .with_tracked_inactivity(false)
+            .with_context_activation(false);
         tracing_subscriber::registry()
+            // One filter for both layers: each span's entries, exits and
+            // close are judged once, not once per layer.
             .with(
-                tracing_opentelemetry::layer()
-                    .with_tracer(tracer)
-                    // The attributes the chapter lists, and nothing else: no
-                    // source locations, thread names or busy and idle times
-                    // (whose clock readings at every poll cost more than the
-                    // spans themselves); no OpenTelemetry context made current
-                    // at each poll, which nothing here reads.
-                    .with_location(false)
-                    .with_threads(false)
-                    .with_target(false)
-                    .with_tracked_inactivity(false)
-                    .with_context_activation(false)
-                    .with_filter(filter.clone()),
+                spans
+                    .and_then(tracing_opentelemetry::MetricsLayer::new(meters.clone()))
+                    .with_filter(filter),
             )
-            .with(tracing_opentelemetry::MetricsLayer::new(meters.clone()).with_filter(filter))
             .try_init()
             .map_err(|e| {
                 Error::input("a tracing subscriber is already installed").with_source(e)

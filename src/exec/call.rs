@@ -188,35 +188,31 @@ impl<'r> Call<'r> {
     /// arguments.
     fn span(&self) -> tracing::Span {
         let call = &self.call;
+        // Every attribute known at the start is given here, where the
+        // subscriber reads them once, rather than recorded afterwards (each
+        // `record` is another visit of the span's data). Its kind is left
+        // out: a span's kind is internal unless it says otherwise. The
+        // values are only evaluated when a subscriber takes the span.
+        let program = call.caller.program_id();
         let span = tracing::info_span!(
             "execute_tool",
-            otel.name = tracing::field::Empty,
-            otel.kind = "internal",
+            otel.name = %format_args!("execute_tool {}", call.exposed_name),
             gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %call.tool,
+            gen_ai.tool.name = call.tool.as_str(),
             gen_ai.tool.call.id = call.call_id.as_deref(),
-            mcp_adapters.server = %call.server_id,
-            mcp_adapters.caller = tracing::field::Empty,
-            mcp_adapters.program_id = tracing::field::Empty,
-            gen_ai.tool.call.arguments = tracing::field::Empty,
+            mcp_adapters.server = call.server_id.as_str(),
+            // A call a program made says so, and which program.
+            mcp_adapters.caller = program.map(|_| call.caller.kind()),
+            mcp_adapters.program_id = program,
+            gen_ai.tool.call.arguments = self
+                .run
+                .options
+                .trace_content
+                .then(|| serde_json::Value::Object(call.arguments.clone()).to_string()),
             gen_ai.tool.call.result = tracing::field::Empty,
             error.r#type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );
-        if !span.is_disabled() {
-            span.record("otel.name", format!("execute_tool {}", call.exposed_name));
-            // A call a program made says so, and which program.
-            if let Some(program) = call.caller.program_id() {
-                span.record("mcp_adapters.caller", call.caller.kind());
-                span.record("mcp_adapters.program_id", program);
-            }
-            if self.run.options.trace_content {
-                span.record(
-                    "gen_ai.tool.call.arguments",
-                    Value::Object(call.arguments.clone()).to_string(),
-                );
-            }
-        }
         span
     }
 
