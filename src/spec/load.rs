@@ -235,7 +235,11 @@ fn typed<T: DeserializeOwned>(
     value: Value,
     again: impl FnOnce() -> Result<Value>,
 ) -> Result<T> {
-    let errors: Vec<_> = format.validator().iter_errors(&value).collect();
+    let validator = format.validator();
+    let errors: Vec<_> = match validator.is_valid(&value) {
+        true => Vec::new(),
+        false => validator.iter_errors(&value).collect(),
+    };
     if let Some(deepest) = errors
         .iter()
         .map(|e| e.instance_path().as_str().len())
@@ -415,8 +419,18 @@ fn resolve_extends(id: &str, specs: &BTreeMap<&str, Parsed<'_>>) -> Result<Value
             .ok_or_else(|| fail(format!("no spec `{base_id}` to extend")))?;
         seen.push(base_id.to_owned());
     }
-    let mut merged = Value::Object(Default::default());
-    for parsed in chain.iter().rev() {
+    // The deepest base merged into nothing is a copy of it without its
+    // top-level nulls (a copy keeps each map's hashes; inserting rehashes).
+    let mut layers = chain.iter().rev();
+    let mut merged = match layers.next().map(|base| base.doc.value.clone()) {
+        Some(Value::Object(mut base)) => {
+            base.retain(|_, v| !v.is_null());
+            Value::Object(base)
+        }
+        Some(other) => other,
+        None => Value::Object(Default::default()),
+    };
+    for parsed in layers {
         deep_merge(&mut merged, &parsed.doc.value);
     }
     if let Value::Object(map) = &mut merged {
