@@ -150,7 +150,7 @@ fn read_yaml_files(dir: &Path, kind: SpecKind) -> Result<Vec<SpecFile>> {
 
 /// A spec error at `at` (a JSON pointer) in `file`, with the line from the
 /// first of `docs` that has the node.
-fn error_at(file: &Path, docs: &[&Document], problem: Problem) -> Error {
+fn error_at(file: &Path, docs: &[&Document<'_>], problem: Problem) -> Error {
     let mut err = Error::spec(problem.message).with_file(file);
     let doc = docs
         .iter()
@@ -168,7 +168,7 @@ fn error_at(file: &Path, docs: &[&Document], problem: Problem) -> Error {
 }
 
 /// Parses one file's text with the shared size and parse budget.
-fn parse(file: &SpecFile) -> Result<Document> {
+fn parse(file: &SpecFile) -> Result<Document<'_>> {
     if file.text.len() > MAX_SPEC_BYTES {
         return Err(Error::spec(format!(
             "the file is {} bytes; specs and rules files are limited to {MAX_SPEC_BYTES} bytes",
@@ -225,14 +225,21 @@ fn compile_schema(text: &str, skip_templates: bool) -> jsonschema::Validator {
 /// Validates `value` against `format`'s schema, then deserializes it.
 ///
 /// The deepest schema violation is reported (the most specific one), at its
-/// JSON pointer; a deserialization error names its path the same way.
+/// JSON pointer; a deserialization error names its path the same way. The
+/// path is tracked only to report an error: a value that fails to
+/// deserialize is made `again` and deserialized once more, keeping it.
 fn typed<T: DeserializeOwned>(
     format: Format,
     file: &Path,
-    docs: &[&Document],
+    docs: &[&Document<'_>],
     value: Value,
+    again: impl FnOnce() -> Result<Value>,
 ) -> Result<T> {
-    let errors: Vec<_> = format.validator().iter_errors(&value).collect();
+    let validator = format.validator();
+    let errors: Vec<_> = match validator.is_valid(&value) {
+        true => Vec::new(),
+        false => validator.iter_errors(&value).collect(),
+    };
     if let Some(deepest) = errors
         .iter()
         .map(|e| e.instance_path().as_str().len())
@@ -254,11 +261,16 @@ fn typed<T: DeserializeOwned>(
         }
         return Err(error_at(file, docs, Problem::at(at, messages.join("; "))));
     }
-    serde_path_to_error::deserialize(value).map_err(|err| {
-        let at = crate::json::pointer_of(err.path());
-        let message = err.inner().to_string();
-        error_at(file, docs, Problem::at(at, message)).with_source(err.into_inner())
-    })
+    if let Ok(typed) = T::deserialize(value) {
+        return Ok(typed);
+    }
+    let err = match serde_path_to_error::deserialize::<_, T>(again()?) {
+        Ok(typed) => return Ok(typed),
+        Err(err) => err,
+    };
+    let at = crate::json::pointer_of(err.path());
+    let message = err.inner().to_string();
+    Err(error_at(file, docs, Problem::at(at, message)).with_source(err.into_inner()))
 }
 
 impl StrictRules {
@@ -284,56 +296,66 @@ fn rules_from_file(file: &SpecFile) -> Result<StrictRules> {
     rules_from_doc(&file.file, &doc)
 }
 
-fn rules_from_doc(file: &Path, doc: &Document) -> Result<StrictRules> {
-    let rules: StrictRules = typed(Format::Rules, file, &[doc], doc.value.clone())?;
+fn rules_from_doc(file: &Path, doc: &Document<'_>) -> Result<StrictRules> {
+    let again = || Ok(doc.value.clone());
+    let rules: StrictRules = typed(Format::Rules, file, &[doc], doc.value.clone(), again)?;
     rules.check().map_err(|p| error_at(file, &[doc], p))?;
     Ok(rules)
 }
 
-struct Parsed {
-    file: PathBuf,
-    doc: Document,
+struct Parsed<'f> {
+    file: &'f Path,
+    doc: Document<'f>,
 }
 
 pub(crate) fn load(files: Vec<SpecFile>) -> Result<Registry> {
-    let mut specs: BTreeMap<String, Parsed> = BTreeMap::new();
-    let mut rules_docs: BTreeMap<String, Parsed> = BTreeMap::new();
-    for file in files {
-        let doc = parse(&file)?;
+    let mut specs: BTreeMap<&str, Parsed<'_>> = BTreeMap::new();
+    let mut rules_docs: BTreeMap<&str, Parsed<'_>> = BTreeMap::new();
+    for file in &files {
+        let doc = parse(file)?;
         let parsed = Parsed {
-            file: file.file,
+            file: &file.file,
             doc,
         };
         match file.kind {
-            SpecKind::Provider => specs.insert(file.id, parsed),
-            SpecKind::Rules => rules_docs.insert(file.id, parsed),
+            SpecKind::Provider => specs.insert(&file.id, parsed),
+            SpecKind::Rules => rules_docs.insert(&file.id, parsed),
         };
     }
     let mut registry = Registry::default();
-    for (id, parsed) in &rules_docs {
-        let rules = rules_from_doc(&parsed.file, &parsed.doc)?;
-        registry.rules.insert(id.clone(), Arc::new(rules));
+    for (&id, parsed) in &rules_docs {
+        let rules = rules_from_doc(parsed.file, &parsed.doc)?;
+        registry.rules.insert(id.to_owned(), Arc::new(rules));
     }
-    for (id, parsed) in &specs {
-        let mut merged = resolve_extends(id, &specs)?;
-        expand_option_results(&mut merged);
+    for (&id, parsed) in &specs {
+        let merged_spec = || -> Result<Value> {
+            let mut merged = resolve_extends(id, &specs)?;
+            expand_option_results(&mut merged);
+            Ok(merged)
+        };
         let docs = chain_docs(id, &specs);
-        let doc: SpecDoc = typed(Format::Provider, &parsed.file, &docs, merged)?;
+        let doc: SpecDoc = typed(
+            Format::Provider,
+            parsed.file,
+            &docs,
+            merged_spec()?,
+            merged_spec,
+        )?;
         let source = parsed.file.display().to_string();
         let provider = compile(id, source, doc, &registry.rules)
-            .map_err(|p| error_at(&parsed.file, &docs, p))?;
-        registry.providers.insert(id.clone(), Arc::new(provider));
+            .map_err(|p| error_at(parsed.file, &docs, p))?;
+        registry.providers.insert(id.to_owned(), Arc::new(provider));
     }
     Ok(registry)
 }
 
 /// The documents of `id` and the specs it extends, nearest first.
-fn chain_docs<'a>(id: &str, specs: &'a BTreeMap<String, Parsed>) -> Vec<&'a Document> {
+fn chain_docs<'a, 'f>(id: &str, specs: &'a BTreeMap<&str, Parsed<'f>>) -> Vec<&'a Document<'f>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let mut next = Some(id.to_owned());
     while let Some(cur) = next.take() {
-        let Some(parsed) = specs.get(&cur).filter(|_| seen.insert(cur.clone())) else {
+        let Some(parsed) = specs.get(cur.as_str()).filter(|_| seen.insert(cur.clone())) else {
             break;
         };
         out.push(&parsed.doc);
@@ -372,7 +394,7 @@ fn expand_option_results(spec: &mut Value) {
 }
 
 /// The document of `id` deep-merged over the specs it extends.
-fn resolve_extends(id: &str, specs: &BTreeMap<String, Parsed>) -> Result<Value> {
+fn resolve_extends(id: &str, specs: &BTreeMap<&str, Parsed<'_>>) -> Result<Value> {
     let mut chain: Vec<&Parsed> = Vec::new();
     let mut seen = vec![id.to_owned()];
     let mut cur = &specs[id];
@@ -382,7 +404,7 @@ fn resolve_extends(id: &str, specs: &BTreeMap<String, Parsed>) -> Result<Value> 
             break;
         };
         let fail =
-            |message: String| error_at(&cur.file, &[&cur.doc], Problem::at("/extends", message));
+            |message: String| error_at(cur.file, &[&cur.doc], Problem::at("/extends", message));
         let Some(base_id) = base.as_str() else {
             return Err(fail("`extends` must be a spec id".into()));
         };
@@ -397,8 +419,18 @@ fn resolve_extends(id: &str, specs: &BTreeMap<String, Parsed>) -> Result<Value> 
             .ok_or_else(|| fail(format!("no spec `{base_id}` to extend")))?;
         seen.push(base_id.to_owned());
     }
-    let mut merged = Value::Object(Default::default());
-    for parsed in chain.iter().rev() {
+    // The deepest base merged into nothing is a copy of it without its
+    // top-level nulls (a copy keeps each map's hashes; inserting rehashes).
+    let mut layers = chain.iter().rev();
+    let mut merged = match layers.next().map(|base| base.doc.value.clone()) {
+        Some(Value::Object(mut base)) => {
+            base.retain(|_, v| !v.is_null());
+            Value::Object(base)
+        }
+        Some(other) => other,
+        None => Value::Object(Default::default()),
+    };
+    for parsed in layers {
         deep_merge(&mut merged, &parsed.doc.value);
     }
     if let Value::Object(map) = &mut merged {

@@ -1,11 +1,16 @@
-//! YAML reading with line numbers: a document becomes a JSON value plus a map
-//! from each node's JSON pointer to the line it starts on, so that schema and
-//! semantic errors can name the line.
+//! YAML reading with line numbers: a document becomes a JSON value, and
+//! the line each node starts on is found when an error asks for it, so that
+//! schema and semantic errors can name the line.
+//!
+//! A document is parsed once into its value alone; the lines are read by a
+//! second parse, keeping every node's position, only for a document an
+//! error is reported in (a spec that loads keeps no positions).
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::OnceLock;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::Spanned;
 
@@ -25,51 +30,67 @@ pub(crate) const MAX_NODES: usize = 50_000;
 /// Most alias (`*name`) uses in one file.
 pub(crate) const MAX_ALIASES: usize = 1_000;
 
-/// A parsed YAML document: its value and the line of every node.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Document {
+/// A parsed YAML document: its value, and the text it was read from, for the
+/// lines of its nodes.
+#[derive(Debug)]
+pub(crate) struct Document<'t> {
     pub value: Value,
-    lines: HashMap<String, usize>,
+    text: &'t str,
+    /// Each node's JSON pointer and line, read on the first [`Document::line`].
+    lines: OnceLock<HashMap<String, usize>>,
 }
 
-impl Document {
+/// The parser's options: booleans are only `true`/`false`; `no`, `010` and
+/// `1_000` stay strings; and the shared budget.
+fn options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
+        underscored_numbers_as_strings: true,
+        budget: serde_saphyr::budget! {
+            max_depth: MAX_DEPTH,
+            flow_nesting_limit: MAX_DEPTH,
+            max_nodes: MAX_NODES,
+            max_aliases: MAX_ALIASES,
+            max_total_scalar_bytes: super::load::MAX_SPEC_BYTES,
+        },
+    }
+}
+
+impl<'t> Document<'t> {
     /// Parses `text`. Booleans are only `true`/`false`; `no`, `010` and `1_000` stay strings.
-    pub fn parse(text: &str) -> Result<Document, ParseError> {
-        let options = serde_saphyr::options! {
-            strict_booleans: true,
-            leading_zero_numbers_as_strings: true,
-            underscored_numbers_as_strings: true,
-            budget: serde_saphyr::budget! {
-                max_depth: MAX_DEPTH,
-                flow_nesting_limit: MAX_DEPTH,
-                max_nodes: MAX_NODES,
-                max_aliases: MAX_ALIASES,
-                max_total_scalar_bytes: super::load::MAX_SPEC_BYTES,
-            },
-        };
-        let root: Spanned<Node> =
-            serde_saphyr::from_str_with_options(text, options).map_err(|e| {
-                let line = e.location().map(|l| l.line() as usize).filter(|&l| l > 0);
-                ParseError {
-                    message: e.to_string(),
-                    line,
-                }
-            })?;
-        let mut lines = HashMap::new();
-        let value = root_into_value(root, &mut lines);
-        Ok(Document { value, lines })
+    pub fn parse(text: &'t str) -> Result<Document<'t>, ParseError> {
+        let YamlValue(value) =
+            serde_saphyr::from_str_with_options(text, options()).map_err(ParseError::from)?;
+        Ok(Document {
+            value,
+            text,
+            lines: OnceLock::new(),
+        })
     }
 
     /// The line of the node at `pointer`, or of its nearest ancestor that has one.
     pub fn line(&self, pointer: &str) -> Option<usize> {
+        let lines = self.lines.get_or_init(|| lines_of(self.text));
         let mut p = pointer;
         loop {
-            if let Some(&line) = self.lines.get(p) {
+            if let Some(&line) = lines.get(p) {
                 return Some(line);
             }
             p = &p[..p.rfind('/')?];
         }
     }
+}
+
+/// Every node's line, by JSON pointer: `text` parsed again with positions
+/// kept. The text parsed once already, so this parse does too; were it not
+/// to, no line is known.
+fn lines_of(text: &str) -> HashMap<String, usize> {
+    let mut lines = HashMap::new();
+    if let Ok(root) = serde_saphyr::from_str_with_options::<Spanned<Node>>(text, options()) {
+        collect_lines(root, String::new(), &mut lines);
+    }
+    lines
 }
 
 /// A YAML syntax error, or a document over the parse budget.
@@ -79,45 +100,127 @@ pub(crate) struct ParseError {
     pub line: Option<usize>,
 }
 
+impl From<serde_saphyr::Error> for ParseError {
+    fn from(e: serde_saphyr::Error) -> Self {
+        let line = e.location().map(|l| l.line() as usize).filter(|&l| l > 0);
+        ParseError {
+            message: e.to_string(),
+            line,
+        }
+    }
+}
+
+/// A node's shape, as far as lines need it: scalars are not kept.
 enum Node {
-    Null,
-    Bool(bool),
-    Number(Number),
-    String(String),
+    Scalar,
     Seq(Vec<Spanned<Node>>),
     Map(Vec<(String, Spanned<Node>)>),
 }
 
-fn root_into_value(root: Spanned<Node>, lines: &mut HashMap<String, usize>) -> Value {
-    // Iterative over the tree's depth is unnecessary: the parser's budget caps nesting at MAX_DEPTH.
-    into_value(root, String::new(), lines)
-}
-
-fn into_value(node: Spanned<Node>, pointer: String, lines: &mut HashMap<String, usize>) -> Value {
+/// Records the line of `node` and of every node inside it.
+fn collect_lines(node: Spanned<Node>, pointer: String, lines: &mut HashMap<String, usize>) {
+    // The parser's budget caps nesting at MAX_DEPTH, so recursion is bounded.
     let line = node.referenced.line() as usize;
     if line > 0 {
         lines.insert(pointer.clone(), line);
     }
     match node.value {
-        Node::Null => Value::Null,
-        Node::Bool(b) => Value::Bool(b),
-        Node::Number(n) => Value::Number(n),
-        Node::String(s) => Value::String(s),
-        Node::Seq(items) => Value::Array(
-            items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| into_value(item, pointer_child(&pointer, &i.to_string()), lines))
-                .collect(),
-        ),
+        Node::Seq(items) => {
+            for (i, item) in items.into_iter().enumerate() {
+                collect_lines(item, pointer_child(&pointer, &i.to_string()), lines);
+            }
+        }
         Node::Map(entries) => {
-            let mut map = Map::new();
             for (key, item) in entries {
                 let child = pointer_child(&pointer, &key);
-                map.insert(key, into_value(item, child, lines));
+                collect_lines(item, child, lines);
             }
-            Value::Object(map)
         }
+        Node::Scalar => {}
+    }
+}
+
+/// A YAML document read straight into a JSON value.
+struct YamlValue(Value);
+
+impl<'de> Deserialize<'de> for YamlValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ValueVisitor).map(YamlValue)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+/// Reads any YAML value into a JSON value; mapping keys as [`Key`] reads them.
+#[derive(Clone, Copy)]
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom("a number that JSON cannot hold (NaN or infinity)"))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut entries = Map::new();
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            let value = map.next_value_seed(self)?;
+            entries.insert(key, value);
+        }
+        Ok(Value::Object(entries))
     }
 }
 
@@ -127,6 +230,7 @@ impl<'de> Deserialize<'de> for Node {
     }
 }
 
+/// Reads a node's shape and the positions inside it.
 struct NodeVisitor;
 
 impl<'de> Visitor<'de> for NodeVisitor {
@@ -137,41 +241,35 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
 
     fn visit_unit<E>(self) -> Result<Node, E> {
-        Ok(Node::Null)
+        Ok(Node::Scalar)
     }
 
     fn visit_none<E>(self) -> Result<Node, E> {
-        Ok(Node::Null)
+        Ok(Node::Scalar)
     }
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
         Node::deserialize(d)
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
-        Ok(Node::Bool(v))
+    fn visit_bool<E>(self, _: bool) -> Result<Node, E> {
+        Ok(Node::Scalar)
     }
 
-    fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
-        Ok(Node::Number(v.into()))
+    fn visit_i64<E>(self, _: i64) -> Result<Node, E> {
+        Ok(Node::Scalar)
     }
 
-    fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
-        Ok(Node::Number(v.into()))
+    fn visit_u64<E>(self, _: u64) -> Result<Node, E> {
+        Ok(Node::Scalar)
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
-        Number::from_f64(v)
-            .map(Node::Number)
-            .ok_or_else(|| E::custom("a number that JSON cannot hold (NaN or infinity)"))
+    fn visit_f64<E>(self, _: f64) -> Result<Node, E> {
+        Ok(Node::Scalar)
     }
 
-    fn visit_str<E>(self, v: &str) -> Result<Node, E> {
-        Ok(Node::String(v.to_owned()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Node, E> {
-        Ok(Node::String(v))
+    fn visit_str<E>(self, _: &str) -> Result<Node, E> {
+        Ok(Node::Scalar)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
@@ -196,11 +294,11 @@ struct Key(String);
 
 impl<'de> Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match Node::deserialize(deserializer)? {
-            Node::String(s) => Ok(Key(s)),
-            Node::Number(n) => Ok(Key(n.to_string())),
-            Node::Bool(b) => Ok(Key(b.to_string())),
-            Node::Null => Ok(Key("null".into())),
+        match deserializer.deserialize_any(ValueVisitor)? {
+            Value::String(s) => Ok(Key(s)),
+            Value::Number(n) => Ok(Key(n.to_string())),
+            Value::Bool(b) => Ok(Key(b.to_string())),
+            Value::Null => Ok(Key("null".into())),
             _ => Err(de::Error::custom("a mapping key must be a scalar")),
         }
     }
