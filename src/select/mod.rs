@@ -312,24 +312,66 @@ fn spawn(
     Ok(cancel)
 }
 
-/// `value` as jaq's value; `value` nests at most [`MAX_INPUT_DEPTH`] deep
-/// (the filter's thread has the stack for it).
-fn to_val(value: &Value) -> Val {
-    match value {
-        Value::Null => Val::Null,
-        Value::Bool(b) => Val::Bool(*b),
-        Value::Number(n) => Val::Num(match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Num::from_integral(i),
-            (None, Some(u)) => Num::from_integral(u),
-            _ => Num::Float(n.as_f64().unwrap_or(f64::NAN)),
-        }),
-        Value::String(text) => Val::utf8_str(text.clone()),
-        Value::Array(items) => items.iter().map(to_val).collect(),
-        Value::Object(map) => Val::obj(
-            map.iter()
-                .map(|(k, v)| (Val::utf8_str(k.clone()), to_val(v)))
-                .collect(),
-        ),
+/// How many distinct object keys a result's reading shares (a result's
+/// objects mostly repeat a few keys).
+const SHARED_KEYS: usize = 1024;
+
+/// Reads a result into jaq's values, in one pass that also bounds its
+/// nesting: each string copied once, each object key read once and shared
+/// by every object that has it.
+struct Reader<'v> {
+    keys: foldhash::HashMap<&'v str, Val>,
+}
+
+impl<'v> Reader<'v> {
+    fn new() -> Self {
+        Reader {
+            keys: foldhash::HashMap::default(),
+        }
+    }
+
+    /// `value`, a container at level `depth` (the root is 1), as jaq's value;
+    /// `None` when it nests deeper than
+    /// [`MAX_INPUT_DEPTH`] (the filter's thread has the stack for that).
+    fn read(&mut self, value: &'v Value, depth: usize) -> Option<Val> {
+        Some(match value {
+            Value::Null => Val::Null,
+            Value::Bool(b) => Val::Bool(*b),
+            Value::Number(n) => Val::Num(match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => Num::from_integral(i),
+                (None, Some(u)) => Num::from_integral(u),
+                _ => Num::Float(n.as_f64().unwrap_or(f64::NAN)),
+            }),
+            Value::String(text) => Val::utf8_str(text.clone()),
+            _ if depth > MAX_INPUT_DEPTH => return None,
+            Value::Array(items) => {
+                let mut read = Vec::with_capacity(items.len());
+                for item in items {
+                    read.push(self.read(item, depth + 1)?);
+                }
+                Val::Arr(read.into())
+            }
+            Value::Object(map) => {
+                let mut read =
+                    jaq_json::Map::with_capacity_and_hasher(map.len(), Default::default());
+                for (k, v) in map {
+                    let v = self.read(v, depth + 1)?;
+                    read.insert(self.key(k), v);
+                }
+                Val::obj(read)
+            }
+        })
+    }
+
+    fn key(&mut self, key: &'v str) -> Val {
+        if let Some(shared) = self.keys.get(key) {
+            return shared.clone();
+        }
+        let read = Val::utf8_str(key.to_owned());
+        if self.keys.len() < SHARED_KEYS {
+            self.keys.insert(key, read.clone());
+        }
+        read
     }
 }
 
@@ -382,15 +424,12 @@ fn run(
     limits: &SelectLimits,
     cancel: &AtomicBool,
 ) -> (std::result::Result<String, String>, Val) {
-    if crate::json::deeper_than(&input, MAX_INPUT_DEPTH) {
+    let Some(read) = Reader::new().read(&input, 1) else {
         return (Err(too_deep(&input).message().to_owned()), Val::Null);
-    }
-    let input = {
-        let value = to_val(&input);
-        // The caller takes its value back as soon as it is read.
-        drop(input);
-        value
     };
+    // The caller takes its value back as soon as it is read.
+    drop(input);
+    let input = read;
     let gauge = Gauge::new(limits.steps, limits.memory, cancel);
     // The input is dropped after the answer is sent, not before.
     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -716,6 +755,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("time limit"), "{err}");
+    }
+
+    #[test]
+    fn a_result_is_read_to_its_nesting_bound_and_refused_past_it() {
+        let nested = |levels: usize| {
+            let mut value = json!(1);
+            for _ in 0..levels {
+                value = json!([value]);
+            }
+            value
+        };
+        let limits = SelectLimits::default();
+        let at_bound = select_blocking("[.. | numbers]", Arc::new(nested(512)), &limits);
+        assert_eq!(at_bound.unwrap(), "[1]");
+        let err = select_blocking(".", Arc::new(nested(513)), &limits).unwrap_err();
+        assert!(err.to_string().contains("nests deeper"), "{err}");
+        // Object keys shared between objects read as their own.
+        let objects = json!([{"k": 1, "j": 2}, {"k": 3}, {"j": 4, "k": 5}]);
+        let read = select_blocking("[.[] | keys]", Arc::new(objects), &limits).unwrap();
+        assert_eq!(read, r#"[["j","k"],["k"],["j","k"]]"#);
     }
 
     #[test]
