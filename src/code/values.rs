@@ -123,10 +123,11 @@ fn number(f: f64) -> Json {
         // `-0` is written `0`.
         return Json::Number((f as i64).into());
     }
-    if f.fract() == 0.0 && f.abs() < 1e21 {
-        if let Ok(n) = format!("{f}").parse::<Number>() {
-            return Json::Number(n);
-        }
+    if f.fract() == 0.0
+        && f.abs() < 1e21
+        && let Ok(n) = format!("{f}").parse::<Number>()
+    {
+        return Json::Number(n);
     }
     Number::from_f64(f).map_or(Json::Null, Json::Number)
 }
