@@ -353,6 +353,11 @@ impl Provider {
             plan.arg_format,
             plan.missing_arguments,
         )?;
+        // A bound argument the model wrote is rejected with the call (the
+        // library's own tools bind nothing).
+        if tool.server_id != crate::budget::LIBRARY_SERVER {
+            toolset.refuse_bound(tool, &arguments)?;
+        }
         let (arguments, select) = listing.take_selection(tool, arguments)?;
         Ok(ToolCall {
             call_id: call_id.map(str::to_owned),

@@ -64,6 +64,9 @@ pub struct ListOptions {
     pub(crate) namespaces: Option<bool>,
     pub(crate) read_on: bool,
     pub(crate) callers: Option<CallersRule>,
+    /// In code mode, the rule whose tools open to code only are reached
+    /// through the code tool alone: left out of the listing.
+    pub(crate) code_mode: Option<CallersRule>,
     pub(crate) select: Option<String>,
 }
 
@@ -216,6 +219,14 @@ impl ListOptions {
     /// programmatic calling, if the rule opens any tool to code.
     pub fn callers(mut self, rule: CallersRule) -> Self {
         self.callers = Some(rule);
+        self
+    }
+
+    /// In code mode: the tools `rule` opens to code only are left out of
+    /// the listing (the code tool reaches them), and the model's direct
+    /// call to one is refused.
+    pub(crate) fn code_mode(mut self, rule: CallersRule) -> Self {
+        self.code_mode = Some(rule);
         self
     }
 
@@ -642,6 +653,7 @@ impl Provider {
             headers: BTreeMap::new(),
             code: CodeAccess {
                 rule: self.code_rule(options.callers.as_ref())?,
+                code_mode: options.code_mode.clone(),
                 ..Default::default()
             },
             selection: options.select.as_deref().map(Selection::new),
@@ -704,6 +716,9 @@ impl Provider {
         mode: StrictMode,
         listing: &mut Listing,
     ) -> Result<Option<Value>> {
+        if listing.code.for_programs_only(tool) {
+            return Ok(None);
+        }
         let (subset_rules, strict_rules) = self.rules_for(mode);
         let rules = (subset_rules.map(|r| &**r), strict_rules.map(|r| &**r));
         // A tool of the toolset is converted once and kept with it, from

@@ -276,6 +276,9 @@ struct Inner {
     /// The tools whose bound arguments were removed from their schema, by
     /// position, as they were before: their arguments are checked against it.
     unbound: foldhash::HashMap<usize, Arc<Tool>>,
+    /// The arguments the application binds: a call that writes one is
+    /// rejected as it is read.
+    bindings: Arc<Bindings>,
 }
 
 impl ToolSet {
@@ -604,6 +607,7 @@ impl ToolSetBuilder {
                 ..Default::default()
             },
             failed_prefixes,
+            bindings: Arc::clone(&bindings),
             ..Default::default()
         };
         let mut listed = rules::Listed::new(&self.allow, &self.deny, &self.checked);

@@ -1668,3 +1668,51 @@ fn bind_rules_from_the_flag_and_the_policy_file() {
         "{stderr}"
     );
 }
+
+#[test]
+fn calls_rejects_a_call_that_writes_a_bound_argument() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(
+        &tools,
+        json!({"tools": [{"name": "create", "inputSchema": {"type": "object",
+            "properties": {"title": {"type": "string"}, "body": {"type": "string"}}}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let response = dir.path().join("response.json");
+    std::fs::write(
+        &response,
+        json!({"content": [
+            {"type": "tool_use", "id": "a", "name": "create", "input": {"body": "x"}},
+            {"type": "tool_use", "id": "b", "name": "create", "input": {"body": "y", "title": "mine"}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let tools = format!("notes={}", tools.display());
+    let out = json(&run(
+        &[
+            "calls",
+            "--provider",
+            "anthropic",
+            "--tools",
+            &tools,
+            "--bind",
+            "notes/create:/title=Bound",
+            response.to_str().unwrap(),
+        ],
+        None,
+    ));
+    assert_eq!(out["calls"].as_array().unwrap().len(), 1, "{out}");
+    assert_eq!(out["calls"][0]["call_id"], "a", "{out}");
+    let rejected = &out["rejected"][0];
+    assert_eq!(rejected["call_id"], "b", "{out}");
+    let error = rejected["error"].as_str().unwrap();
+    assert!(
+        error.contains("the argument `/title` is the application's to write"),
+        "{error}"
+    );
+    // The bound value is not the model's to read, and is not printed.
+    assert!(!out.to_string().contains("Bound"), "{out}");
+}

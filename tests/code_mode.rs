@@ -331,6 +331,85 @@ fn a_tool_not_open_to_code_cannot_be_called() {
     );
 }
 
+/// A tool open to programs only: left out of the model's listing, declared
+/// to programs, refused when the model calls it directly (never sent), and
+/// run when a program calls it.
+#[test]
+fn a_tool_open_to_programs_only_is_not_listed_and_the_models_direct_call_is_refused() {
+    let seen = Seen::default();
+    let object = json!({"type": "object"});
+    let (r, d) = (seen.clone(), seen.clone());
+    let server = InProcessServer::new()
+        .tool(Tool::new("read", "Reads.", object.clone()), move |_, _| {
+            r.lock().unwrap().push("read".into());
+            async move { Ok(CallToolResult::text("read")) }
+        })
+        .tool(Tool::new("delete", "Deletes.", object), move |_, _| {
+            d.lock().unwrap().push("delete".into());
+            async move { Ok(CallToolResult::text("deleted")) }
+        });
+    let policy = Policy::allow_all()
+        .programmatic("s/read")
+        .unwrap()
+        .programmatic_only("s/delete")
+        .unwrap();
+    let source = Source::client("s", server)
+        .policy(policy)
+        .code_mode(CodeMode::new())
+        .build()
+        .unwrap();
+    runtime().block_on(async {
+        for id in ["anthropic", "openai-chat", "gemini"] {
+            let listing = source
+                .tools(provider(id), &ListOptions::new())
+                .await
+                .unwrap();
+            let listed = serde_json::to_string(&listing.tools).unwrap();
+            assert!(listed.contains("run_code"), "{id}: {listed}");
+            assert!(listed.contains("\"read\""), "{id}: {listed}");
+            // Declared to programs in the code tool's description only.
+            assert!(!listed.contains("\"delete\""), "{id}: {listed}");
+            assert!(listed.contains("delete(args"), "{id}: {listed}");
+        }
+        let p = provider("anthropic");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let direct = json!({"content": [
+            anthropic_call("toolu_d", "delete", json!({})),
+            anthropic_call("toolu_r", "read", json!({})),
+        ]});
+        let run = source
+            .execute_tool_calls(p, &direct, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        let error = run.calls[0]
+            .error
+            .as_ref()
+            .expect("the direct call is refused");
+        assert!(
+            error.message().contains("may be called only from code"),
+            "{error}"
+        );
+        assert!(answer_text(&run.turn.results[0]).contains("only from code"));
+        assert!(run.calls[1].error.is_none(), "{:?}", run.calls[1].error);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            ["read"],
+            "the refused call is never sent"
+        );
+        let run = source
+            .execute_tool_calls(
+                p,
+                &program("return await tools.delete({});"),
+                &listing,
+                &ExecOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer_text(&run.turn.results[0]), r#""deleted""#);
+    });
+    assert_eq!(*seen.lock().unwrap(), ["read", "delete"]);
+}
+
 #[test]
 fn too_many_calls_end_the_program() {
     let sent = assert_stopped(
@@ -645,4 +724,65 @@ proptest! {
             Ok(())
         })?;
     }
+}
+
+/// Each inner call's span is a child of the program's span, in its trace.
+#[cfg(feature = "otel")]
+#[test]
+fn each_inner_calls_span_nests_under_the_programs_span() {
+    use mcp_adapters::telemetry::TraceFilter;
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let exporter = InMemorySpanExporter::default();
+    let traces = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry().with(
+        tracing_opentelemetry::layer()
+            .with_tracer(traces.tracer("tests"))
+            .with_filter(TraceFilter::new()),
+    );
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let seen = Seen::default();
+    let source = counted(&seen, CodeMode::new());
+    current_thread_runtime().block_on(async {
+        let p = provider("anthropic");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let code = "const one = await tools.read({n: 1});\n\
+                    const two = await Promise.all([tools.read({n: 2}), tools.read({n: 3})]);\n\
+                    return [one, ...two];";
+        let run = source
+            .execute_tool_calls(p, &program(code), &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(run.status, Status::Ok);
+        // A direct call after it: a span of its own, under no program.
+        let direct = json!({"content": [anthropic_call("toolu_r", "read", json!({}))]});
+        source
+            .execute_tool_calls(p, &direct, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+    });
+    traces.force_flush().unwrap();
+    let spans = exporter.get_finished_spans().unwrap();
+    let named = |name: &str| -> Vec<_> { spans.iter().filter(|s| s.name == name).collect() };
+    let programs = named("execute_tool run_code");
+    assert_eq!(programs.len(), 1, "{spans:#?}");
+    let program = programs[0];
+    let reads = named("execute_tool read");
+    assert_eq!(reads.len(), 4, "{spans:#?}");
+    let program_id = program.span_context.span_id();
+    let trace_id = program.span_context.trace_id();
+    let (inner, outer): (Vec<_>, Vec<_>) = reads
+        .into_iter()
+        .partition(|s| s.parent_span_id == program_id);
+    assert_eq!(inner.len(), 3, "each of the program's calls is its child");
+    for span in &inner {
+        assert_eq!(span.span_context.trace_id(), trace_id);
+    }
+    assert_eq!(outer.len(), 1);
+    assert_ne!(outer[0].span_context.trace_id(), trace_id);
 }

@@ -2,7 +2,8 @@
 //! provider's listing (snapshots; strict schemas keep it nullable and
 //! required), the argument never reaching a server (a property test), and
 //! hostile filters (endless recursion, huge outputs, deep nesting of the
-//! filter and of the result), each answered with an error within its limits.
+//! filter and of the result, values built past the memory limit), each
+//! answered with an error within its limits.
 
 mod common;
 
@@ -331,4 +332,140 @@ fn a_result_that_is_not_json_is_answered_with_why() {
     let (text, whole) = select_through_source(".", result, SelectLimits::default());
     assert!(text.contains("not JSON"), "{text}");
     assert!(whole);
+}
+
+/// Each filter here would take the process down if it were allowed to build
+/// what it asks for (a terabyte at once, or a value doubled past the
+/// machine): each ends with an error naming the memory limit, nothing of it
+/// allocated, and the call's result is kept.
+#[test]
+fn filters_that_build_past_the_memory_limit_end_with_an_error_naming_it() {
+    let result =
+        json!({"content": [{"type": "text", "text": "{\"items\": [1, 2, 3], \"s\": \"ab\"}"}]});
+    let limits = SelectLimits::default().memory(1 << 20);
+    let doubled = "reduce range(40) as $i (0; [., .])";
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "a string repeated a trillion times",
+            "\"x\" * 1000000000000".into(),
+        ),
+        (
+            "a string repeated by a number made whole",
+            "\"x\" * (1e12 | floor)".into(),
+        ),
+        (
+            "a string repeated by a big integer",
+            "\"x\" * 100000000000000000000000".into(),
+        ),
+        (
+            "a string doubled",
+            "reduce range(64) as $i (.s; . + .)".into(),
+        ),
+        (
+            "a string doubled in place",
+            "reduce range(64) as $i (.; .s += .s)".into(),
+        ),
+        (
+            "an array doubled",
+            "reduce range(64) as $i (.items; . + .)".into(),
+        ),
+        (
+            "a shared value written by tojson",
+            format!("{doubled} | tojson"),
+        ),
+        (
+            "a shared value written by tostring",
+            format!("{doubled} | tostring"),
+        ),
+        (
+            "a shared value interpolated",
+            format!("{doubled} | \"v: \\(.)\""),
+        ),
+        (
+            "a shared value written by @json",
+            format!("{doubled} | @json"),
+        ),
+        (
+            "a shared value written by @html",
+            format!("{doubled} | @html"),
+        ),
+        (
+            "a shared object merged with itself",
+            "reduce range(40) as $i ({}; {a: ., b: .}) | . * .".into(),
+        ),
+        ("a large string exploded", "\"x\" * 100000 | explode".into()),
+        ("a large string escaped", "\"<\" * 200000 | @html".into()),
+        (
+            "many large strings",
+            "[limit(100; repeat(\"x\" * 1000000))]".into(),
+        ),
+        (
+            "each of an iteration repeated",
+            ".s as $s | .items[] | $s * 300000 | length".into(),
+        ),
+        (
+            "a large array sorted many times",
+            "[range(10000)] as $a | [range(100) | $a | sort | length]".into(),
+        ),
+        (
+            "a large string split",
+            "\"a,\" * 400000 | split(\",\") | length".into(),
+        ),
+    ];
+    for (what, filter) in cases {
+        let (text, whole) = select_through_source(&filter, result.clone(), limits);
+        assert!(whole, "{what}: the call ran once and its result is kept");
+        assert!(
+            text.contains("memory limit of 1048576 bytes"),
+            "{what}: {filter}: {text}"
+        );
+    }
+}
+
+/// An integer squared until it would take more than 64 KiB (each product
+/// slower than the last) ends with an error saying so.
+#[test]
+fn a_huge_integer_ends_the_filter() {
+    let result = json!({"content": [{"type": "text", "text": "3"}]});
+    let (text, _) = select_through_source(
+        "reduce range(64) as $i (.; . * .)",
+        result,
+        SelectLimits::default(),
+    );
+    assert!(
+        text.contains("an integer of more than 65536 bytes"),
+        "{text}"
+    );
+}
+
+/// Filters that build what they need, well under the limit, are not
+/// refused; the operators keep jq's meaning.
+#[test]
+fn filters_within_the_memory_limit_run_as_jq_says() {
+    let result = json!({
+        "content": [{"type": "text", "text": "x"}],
+        "structuredContent": {"items": [{"name": "a", "n": 1}, {"name": "b", "n": 2}], "s": "ab"}
+    });
+    let limits = SelectLimits::default().memory(1 << 20);
+    for (filter, expected) in [
+        ("[.items[].name] | join(\",\")", r#""a,b""#),
+        (".s * 3", r#""ababab""#),
+        ("[(1, 2) + (10, 20)]", "[11,21,12,22]"),
+        ("[.items[] | .n *= 10 | .n += 1 | .n]", "[11,21]"),
+        (
+            "{a: 1} * {b: {c: 2}} * {b: {d: 3}}",
+            r#"{"a":1,"b":{"c":2,"d":3}}"#,
+        ),
+        ("\"\\(.s)-\\(.items | length)\"", r#""ab-2""#),
+        ("@json \"v=\\(.s)\"", r#""v=\"ab\"""#),
+        (".items | tojson | fromjson | length", "2"),
+        (".s | explode | implode", r#""ab""#),
+        ("[.items[] | .name] | sort | reverse", r#"["b","a"]"#),
+        (".s / \"\"", r#"["a","b"]"#),
+        ("null + {a: 1}", r#"{"a":1}"#),
+        ("4611686018427387904 * 4", "18446744073709551616"),
+    ] {
+        let (text, _) = select_through_source(filter, result.clone(), limits);
+        assert_eq!(text, expected, "{filter}");
+    }
 }

@@ -255,6 +255,9 @@ struct SelectLimitArgs {
     /// The most bytes a selection filter may output (default: 1048576).
     #[arg(long, value_name = "BYTES")]
     select_output_bytes: Option<usize>,
+    /// The most bytes of values a selection filter may build (default: 268435456).
+    #[arg(long, value_name = "BYTES")]
+    select_memory_bytes: Option<usize>,
 }
 
 /// The callers rule: which tools code the model writes may call (the

@@ -289,7 +289,8 @@ async fn start_and_play(
     })
 }
 
-/// The limits of `--select-steps`, `--select-time-ms` and `--select-output-bytes`.
+/// The limits of `--select-steps`, `--select-time-ms`, `--select-output-bytes` and
+/// `--select-memory-bytes`.
 fn select_limits(args: &super::SelectLimitArgs) -> mcp_adapters::SelectLimits {
     let mut limits = mcp_adapters::SelectLimits::default();
     if let Some(steps) = args.select_steps {
@@ -300,6 +301,9 @@ fn select_limits(args: &super::SelectLimitArgs) -> mcp_adapters::SelectLimits {
     }
     if let Some(bytes) = args.select_output_bytes {
         limits = limits.output_bytes(bytes);
+    }
+    if let Some(bytes) = args.select_memory_bytes {
+        limits = limits.memory(bytes);
     }
     limits
 }

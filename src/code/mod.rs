@@ -22,6 +22,8 @@
 #[cfg(feature = "code-mode")]
 pub(crate) mod sandbox;
 mod typescript;
+#[cfg(feature = "code-mode")]
+mod values;
 
 use std::time::Duration;
 

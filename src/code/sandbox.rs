@@ -21,7 +21,7 @@ use rquickjs::{CaughtError, Ctx, Exception, Function, Object, Persistent, Promis
 use serde_json::Value as Json;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::{CodeLimits, Limit, Variation};
+use super::{CodeLimits, Limit, Variation, values};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What a running program asks of the side that started it.
@@ -170,6 +170,9 @@ struct Bridge {
     /// The settlers of the calls not yet answered, by sequence number.
     pending: RefCell<HashMap<usize, Settlers>>,
     console: RefCell<String>,
+    /// `Object.prototype` as it was before the program ran: what a plain
+    /// object's prototype is, for values read in place.
+    plain: RefCell<Option<Persistent<Object<'static>>>>,
 }
 
 struct Settlers {
@@ -211,6 +214,7 @@ fn run(
         calls: Cell::new(0),
         pending: RefCell::new(HashMap::new()),
         console: RefCell::new(String::new()),
+        plain: RefCell::new(None),
     });
     let deadline = Instant::now() + limits.time;
     {
@@ -234,7 +238,10 @@ fn run(
         &context, &runtime, &bridge, &launch, replies, deadline, stop,
     );
     // Every value kept outside the engine goes before the engine does.
-    context.with(|_| bridge.pending.borrow_mut().clear());
+    context.with(|_| {
+        bridge.pending.borrow_mut().clear();
+        bridge.plain.borrow_mut().take();
+    });
     let console = std::mem::take(&mut *bridge.console.borrow_mut());
     drop(context);
     runtime.set_interrupt_handler(None);
@@ -295,10 +302,16 @@ fn drive(
         let _ = bridge.requests.send(Request::Idle { answered });
         let left = deadline.saturating_duration_since(Instant::now());
         match replies.recv_timeout(left) {
-            Ok(reply) => {
+            Ok(reply) => context.with(|ctx| {
+                settle(&ctx, bridge, reply);
                 answered += 1;
-                context.with(|ctx| settle(&ctx, bridge, reply));
-            }
+                // The replies that came meanwhile are settled with it, before
+                // the program runs on: one wake of the program for them all.
+                while let Ok(reply) = replies.try_recv() {
+                    settle(&ctx, bridge, reply);
+                    answered += 1;
+                }
+            }),
             Err(RecvTimeoutError::Timeout) => break Err(Failure::Limit(Limit::Time)),
             Err(RecvTimeoutError::Disconnected) => {
                 break Err(Failure::Engine("the program was stopped".into()));
@@ -331,7 +344,7 @@ fn settled<'js>(
     let promise = program.restore(ctx).ok()?;
     let result = promise.result::<Value>()?;
     Some(match result {
-        Ok(value) => to_json(ctx, value).map_err(|e| failure(ctx, bridge, e)),
+        Ok(value) => read_value(ctx, bridge, &value).map_err(|e| failure(ctx, bridge, e)),
         Err(e) => Err(failure(ctx, bridge, e)),
     })
 }
@@ -339,6 +352,8 @@ fn settled<'js>(
 /// Sets the program's world up: the fixed sources of variation, `console`,
 /// `tools`.
 fn prepare<'js>(ctx: &Ctx<'js>, bridge: &Rc<Bridge>, launch: &Launch) -> rquickjs::Result<()> {
+    let plain: Object = ctx.globals().get::<_, Object>("Object")?.get("prototype")?;
+    *bridge.plain.borrow_mut() = Some(Persistent::save(ctx, plain));
     let setup: Function = ctx.eval(PRELUDE)?;
     let console = Object::new(ctx.clone())?;
     for (level, prefix) in [
@@ -461,7 +476,7 @@ fn call_tool<'js>(
     let arguments = match arguments {
         None => Json::Object(serde_json::Map::new()),
         Some(value) if value.is_undefined() => Json::Object(serde_json::Map::new()),
-        Some(value) => to_json(ctx, value)?,
+        Some(value) => read_value(ctx, bridge, &value)?,
     };
     let Json::Object(arguments) = arguments else {
         return Err(Exception::throw_type(
@@ -506,16 +521,13 @@ fn settle<'js>(ctx: &Ctx<'js>, bridge: &Bridge, reply: Reply) {
         let resolve = settlers.resolve.restore(ctx)?;
         let reject = settlers.reject.restore(ctx)?;
         match reply.outcome {
-            Ok(value) => {
-                let value = ctx.json_parse(value.to_string())?;
-                resolve.call::<_, ()>((value,))
-            }
+            Ok(value) => resolve.call::<_, ()>((values::from_json(ctx, &value)?,)),
             Err(error) => {
                 let exception = Exception::from_message(ctx.clone(), &error.message)?;
                 exception.set("name", "ToolError")?;
                 exception.set("kind", error.kind.as_str())?;
                 if let Some(result) = error.result {
-                    exception.set("result", ctx.json_parse(result.to_string())?)?;
+                    exception.set("result", values::from_json(ctx, &result)?)?;
                 }
                 reject.call::<_, ()>((exception,))
             }
@@ -528,7 +540,17 @@ fn settle<'js>(ctx: &Ctx<'js>, bridge: &Bridge, reply: Reply) {
     }
 }
 
-/// A value as JSON (`undefined` as `null`).
+/// A value of the program's as JSON (`undefined` as `null`), read in
+/// place.
+fn read_value<'js>(ctx: &Ctx<'js>, bridge: &Bridge, value: &Value<'js>) -> rquickjs::Result<Json> {
+    let plain = bridge.plain.borrow().clone();
+    match plain.map(|p| p.restore(ctx)).transpose()? {
+        Some(plain) => values::to_json(ctx, value, &plain),
+        None => to_json(ctx, value.clone()),
+    }
+}
+
+/// A value as JSON (`undefined` as `null`), through its text.
 fn to_json<'js>(ctx: &Ctx<'js>, value: Value<'js>) -> rquickjs::Result<Json> {
     let Some(text) = ctx.json_stringify(value)? else {
         return Ok(Json::Null);

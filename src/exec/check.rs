@@ -117,14 +117,7 @@ impl Source {
             .written(&call.server_id, &call.tool, &call.arguments)
         {
             None => Ok(()),
-            Some(binding) => Err(Error::new(
-                ErrorKind::InvalidArguments,
-                format!(
-                    "the argument `{}` is the application's to write (bind `{binding}`), and the call \
-                     wrote it: the call is refused and not sent; call the tool without it",
-                    binding.pointer()
-                ),
-            )),
+            Some(binding) => Err(binding.written_by_the_call()),
         }
     }
 

@@ -140,7 +140,12 @@ impl Source {
         let with_callers;
         let options = match (&self.policy, options.callers_rule()) {
             // In code mode the tools open to code are reached through the
-            // code tool, on every provider: the provider is told nothing.
+            // code tool, on every provider: the provider is told nothing,
+            // and a tool open to programs only is not listed for the model.
+            (Some(policy), _) if self.code_mode.is_some() => {
+                with_callers = options.clone().code_mode(policy.callers_rule().clone());
+                &with_callers
+            }
             _ if self.code_mode.is_some() => options,
             (Some(policy), None) if !policy.callers_rule().is_empty() => {
                 with_callers = options.clone().callers(policy.callers_rule().clone());

@@ -20,6 +20,9 @@ use crate::toolset::ExposedTool;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CodeAccess {
     pub rule: Option<CallersRule>,
+    /// In code mode, the callers rule: a tool it opens to code only is
+    /// reached through the code tool alone.
+    pub code_mode: Option<CallersRule>,
     /// By exposed name, the tools a listing opened to code.
     pub tools: BTreeMap<String, CodeTool>,
 }
@@ -30,6 +33,32 @@ pub(crate) struct CodeTool {
     pub callers: Callers,
     /// Whether its definition carries its output schema.
     pub output_schema: bool,
+}
+
+impl CodeAccess {
+    /// Whether `tool` is open to programs only in code mode: then it is
+    /// left out of the listing, and kept here so that the model's direct
+    /// call to it is refused with why.
+    pub(super) fn for_programs_only(&mut self, tool: &ExposedTool) -> bool {
+        let Some(rule) = &self.code_mode else {
+            return false;
+        };
+        if tool.server_id.is_empty() || tool.server_id == LIBRARY_SERVER {
+            return false;
+        }
+        let callers = rule.callers(&tool.server_id, &tool.tool);
+        if callers != Callers::Code {
+            return false;
+        }
+        self.tools.insert(
+            tool.exposed_name.clone(),
+            CodeTool {
+                callers,
+                output_schema: false,
+            },
+        );
+        true
+    }
 }
 
 impl Listing {

@@ -82,6 +82,18 @@ impl std::fmt::Display for Binding {
 }
 
 impl Binding {
+    /// The refusal of a call that writes this argument itself.
+    pub(crate) fn written_by_the_call(&self) -> Error {
+        Error::new(
+            crate::ErrorKind::InvalidArguments,
+            format!(
+                "the argument `{}` is the application's to write (bind `{self}`), and the call \
+                 wrote it: the call is refused and not sent; call the tool without it",
+                self.pointer
+            ),
+        )
+    }
+
     /// Binds the argument at `pointer` (a JSON pointer into the arguments,
     /// `/tenant` or `/owner/id`: each step names a property) of the tools
     /// `tool` names (a `server/tool` glob; `*` matches any run of
@@ -194,6 +206,28 @@ impl super::ToolSetBuilder {
 }
 
 impl super::ToolSet {
+    /// Refuses `arguments` of a call to `tool` when they write an argument
+    /// the application binds.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidArguments`](crate::ErrorKind::InvalidArguments)
+    /// naming the argument and its rule (never a value).
+    pub(crate) fn refuse_bound(
+        &self,
+        tool: &ExposedTool,
+        arguments: &Map<String, Value>,
+    ) -> Result<()> {
+        match self
+            .inner
+            .bindings
+            .written(&tool.server_id, &tool.tool.name, arguments)
+        {
+            None => Ok(()),
+            Some(binding) => Err(binding.written_by_the_call()),
+        }
+    }
+
     /// `tool` (one of [`tools`](Self::tools)) with the input schema its
     /// server listed: the bound properties the model is not shown
     /// ([`ToolSetBuilder::bind`](super::ToolSetBuilder::bind)) are in it.

@@ -17,6 +17,11 @@
 //!   step, so a filter that loops (`def f: f; f`, `repeat(.)`) or recurses
 //!   without end stops there, and its thread with it; `range` counts each of
 //!   its numbers as a step too;
+//! - the values it builds are charged to a memory limit before they are
+//!   built (`+`, `*`, string interpolation, `tojson` and the built-ins whose
+//!   output grows with their input): a string repeated a trillion times, or
+//!   a value doubled until its text would fill the machine, stops the run
+//!   with an error that names the limit, before anything is allocated;
 //! - its output is bounded in bytes, and in nesting before it is written;
 //! - built-ins that reach outside the result (`env`, `halt`, `debug`,
 //!   `stderr`, `input`) answer with an error.
@@ -26,25 +31,27 @@
 //! (the default `panic = "unwind"`): a build with `panic = "abort"` refuses
 //! to run filters rather than let one stop the process.
 //!
-//! Memory is not metered: one operator or built-in applied to a huge
-//! operand is a single step. A string repeated a trillion times asks the
-//! allocator for a terabyte at once (which ends the process, as any failed
-//! allocation does); a value doubled forty times then serialized runs until
-//! the time limit answers the model, and the thread stops at its next step.
+//! What is not metered: comparing or sorting values that share their parts
+//! (a value doubled forty times holds little memory but takes long to
+//! compare) is bounded by the time limit only, past which the model is
+//! answered and the thread stops at its next step.
+
+mod meter;
 
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use jaq_core::load::{Arena, File, Loader};
-use jaq_core::{Compiler, Ctx, DataT, Native, RunPtr, Vars, data::HasLut, native};
+use jaq_core::load::parse::Def;
+use jaq_core::load::{Arena, File, Lexer, Loader, Parser};
+use jaq_core::{Compiler, Ctx, Vars};
 use jaq_json::{Num, Val};
 use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Result};
+use meter::{Gauge, MAIN, Meter, Metered, Stop};
 
 /// The name of the selection argument when the application does not name it.
 pub const SELECT_ARGUMENT: &str = "jq_filter";
@@ -62,9 +69,6 @@ const MAX_OUTPUT_DEPTH: usize = 512;
 /// reached before the stack ends (only the pages used are committed).
 const THREAD_STACK: usize = 256 << 20;
 
-/// How much of that stack the evaluation may use before it is stopped.
-const EVAL_STACK: usize = 64 << 20;
-
 /// The limits a selection filter runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SelectLimits {
@@ -72,18 +76,20 @@ pub struct SelectLimits {
     nesting: usize,
     steps: u64,
     output_bytes: usize,
+    memory: usize,
     time: Duration,
 }
 
 impl Default for SelectLimits {
     /// A filter of at most 4 KiB, nesting at most 64 brackets deep, 10
-    /// million steps, 1 MiB of output, 5 seconds.
+    /// million steps, 256 MiB of values built, 1 MiB of output, 5 seconds.
     fn default() -> Self {
         SelectLimits {
             filter_bytes: 4 << 10,
             nesting: 64,
             steps: 10_000_000,
             output_bytes: 1 << 20,
+            memory: 256 << 20,
             time: Duration::from_secs(5),
         }
     }
@@ -115,6 +121,16 @@ impl SelectLimits {
         self
     }
 
+    /// The most bytes of values a filter may build (256 MiB by default):
+    /// strings, array elements and object members made by its operators
+    /// and built-ins, counted before each is made and never given back, so
+    /// that no filter can take more memory than this, however it is
+    /// written. The result it runs on is not counted.
+    pub fn memory(mut self, bytes: usize) -> Self {
+        self.memory = bytes;
+        self
+    }
+
     /// How long a filter may run (5 seconds by default).
     pub fn time(mut self, time: Duration) -> Self {
         self.time = time;
@@ -129,6 +145,11 @@ impl SelectLimits {
     /// How long a filter may run.
     pub fn max_time(&self) -> Duration {
         self.time
+    }
+
+    /// The most bytes of values a filter may build.
+    pub fn max_memory(&self) -> usize {
+        self.memory
     }
 
     /// The most bytes a filter may output.
@@ -291,24 +312,66 @@ fn spawn(
     Ok(cancel)
 }
 
-/// `value` as jaq's value; `value` nests at most [`MAX_INPUT_DEPTH`] deep
-/// (the filter's thread has the stack for it).
-fn to_val(value: &Value) -> Val {
-    match value {
-        Value::Null => Val::Null,
-        Value::Bool(b) => Val::Bool(*b),
-        Value::Number(n) => Val::Num(match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Num::from_integral(i),
-            (None, Some(u)) => Num::from_integral(u),
-            _ => Num::Float(n.as_f64().unwrap_or(f64::NAN)),
-        }),
-        Value::String(text) => Val::utf8_str(text.clone()),
-        Value::Array(items) => items.iter().map(to_val).collect(),
-        Value::Object(map) => Val::obj(
-            map.iter()
-                .map(|(k, v)| (Val::utf8_str(k.clone()), to_val(v)))
-                .collect(),
-        ),
+/// How many distinct object keys a result's reading shares (a result's
+/// objects mostly repeat a few keys).
+const SHARED_KEYS: usize = 1024;
+
+/// Reads a result into jaq's values, in one pass that also bounds its
+/// nesting: each string copied once, each object key read once and shared
+/// by every object that has it.
+struct Reader<'v> {
+    keys: foldhash::HashMap<&'v str, Val>,
+}
+
+impl<'v> Reader<'v> {
+    fn new() -> Self {
+        Reader {
+            keys: foldhash::HashMap::default(),
+        }
+    }
+
+    /// `value`, a container at level `depth` (the root is 1), as jaq's value;
+    /// `None` when it nests deeper than
+    /// [`MAX_INPUT_DEPTH`] (the filter's thread has the stack for that).
+    fn read(&mut self, value: &'v Value, depth: usize) -> Option<Val> {
+        Some(match value {
+            Value::Null => Val::Null,
+            Value::Bool(b) => Val::Bool(*b),
+            Value::Number(n) => Val::Num(match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => Num::from_integral(i),
+                (None, Some(u)) => Num::from_integral(u),
+                _ => Num::Float(n.as_f64().unwrap_or(f64::NAN)),
+            }),
+            Value::String(text) => Val::utf8_str(text.clone()),
+            _ if depth > MAX_INPUT_DEPTH => return None,
+            Value::Array(items) => {
+                let mut read = Vec::with_capacity(items.len());
+                for item in items {
+                    read.push(self.read(item, depth + 1)?);
+                }
+                Val::Arr(read.into())
+            }
+            Value::Object(map) => {
+                let mut read =
+                    jaq_json::Map::with_capacity_and_hasher(map.len(), Default::default());
+                for (k, v) in map {
+                    let v = self.read(v, depth + 1)?;
+                    read.insert(self.key(k), v);
+                }
+                Val::obj(read)
+            }
+        })
+    }
+
+    fn key(&mut self, key: &'v str) -> Val {
+        if let Some(shared) = self.keys.get(key) {
+            return shared.clone();
+        }
+        let read = Val::utf8_str(key.to_owned());
+        if self.keys.len() < SHARED_KEYS {
+            self.keys.insert(key, read.clone());
+        }
+        read
     }
 }
 
@@ -353,130 +416,6 @@ fn check_text(filter: &str, limits: &SelectLimits) -> Result<()> {
     Ok(())
 }
 
-/// Why a run was stopped at a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    Steps,
-    Stack,
-    Cancelled,
-}
-
-/// The panic payload that unwinds a stopped run.
-struct Stopped;
-
-/// Counts a run's steps and watches its stack and its cancel flag.
-struct Gauge<'c> {
-    left: Cell<u64>,
-    stack_base: usize,
-    cancel: &'c AtomicBool,
-    stopped: Cell<Option<Stop>>,
-}
-
-impl Gauge<'_> {
-    fn step(&self) {
-        let left = self.left.get();
-        let marker = 0u8;
-        let here = std::ptr::addr_of!(marker) as usize;
-        let stop = if left == 0 {
-            Some(Stop::Steps)
-        } else if self.stack_base.saturating_sub(here) > EVAL_STACK {
-            Some(Stop::Stack)
-        } else if left.is_multiple_of(4096) && self.cancel.load(Ordering::Relaxed) {
-            Some(Stop::Cancelled)
-        } else {
-            None
-        };
-        if let Some(stop) = stop {
-            self.stopped.set(Some(stop));
-            std::panic::resume_unwind(Box::new(Stopped));
-        }
-        self.left.set(left - 1);
-    }
-}
-
-/// Filters whose every term evaluation is metered.
-struct Metered;
-
-impl DataT for Metered {
-    type V<'a> = Val;
-    type Data<'a> = Meter<'a>;
-}
-
-/// The data a metered run carries: its look-up table and its gauge.
-#[derive(Clone)]
-struct Meter<'a> {
-    lut: &'a jaq_core::Lut<Metered>,
-    gauge: &'a Gauge<'a>,
-}
-
-impl<'a> HasLut<'a, Metered> for Meter<'a> {
-    fn lut(&self) -> &'a jaq_core::Lut<Metered> {
-        // jaq looks up each term it evaluates here.
-        self.gauge.step();
-        self.lut
-    }
-}
-
-/// Built-ins that reach outside the result: answered with an error.
-const REFUSED: &[&str] = &[
-    "env",
-    "halt",
-    "debug_empty",
-    "stderr_empty",
-    "input",
-    "inputs",
-];
-
-fn refused<'a>(cv: jaq_core::Cv<'a, Metered>) -> jaq_core::ValXs<'a, Val> {
-    let _ = cv;
-    native::bome(Err(jaq_core::Error::str(
-        "this built-in reaches outside the result and is not available to a selection filter",
-    )))
-}
-
-/// `range($from; $to; $by)`, each number a step.
-fn metered_range<'a>(mut cv: jaq_core::Cv<'a, Metered>) -> jaq_core::ValXs<'a, Val> {
-    let by = cv.0.pop_var();
-    let to = cv.0.pop_var();
-    let from = cv.0.pop_var();
-    let gauge = cv.0.data().gauge;
-    let rising = by > Val::from(0isize);
-    let falling = by < Val::from(0isize);
-    let mut next = Some(from);
-    Box::new(std::iter::from_fn(move || {
-        let x = next.take()?;
-        let go_on = if rising {
-            x < to
-        } else if falling {
-            x > to
-        } else {
-            x != to
-        };
-        if !go_on {
-            return None;
-        }
-        gauge.step();
-        match x.clone() + by.clone() {
-            Ok(after) => next = Some(after),
-            Err(e) => return Some(Err(e.into())),
-        }
-        Some(Ok(x))
-    }))
-}
-
-fn funs() -> impl Iterator<Item = native::Fun<Metered>> {
-    let range: RunPtr<Metered> = metered_range;
-    let refuse: RunPtr<Metered> = refused;
-    jaq_core::funs::<Metered>()
-        .chain(jaq_std::funs::<Metered>())
-        .chain(jaq_json::funs::<Metered>())
-        .map(move |(name, args, f)| match name {
-            "range" if args.len() == 3 => (name, args, Native::<Metered>::new(range)),
-            _ if REFUSED.contains(&name) => (name, args, Native::<Metered>::new(refuse)),
-            _ => (name, args, f),
-        })
-}
-
 /// Parses, compiles and runs `filter` on `input`: its outputs, or jaq's
 /// message or the limit passed.
 fn run(
@@ -485,27 +424,18 @@ fn run(
     limits: &SelectLimits,
     cancel: &AtomicBool,
 ) -> (std::result::Result<String, String>, Val) {
-    if crate::json::deeper_than(&input, MAX_INPUT_DEPTH) {
+    let Some(read) = Reader::new().read(&input, 1) else {
         return (Err(too_deep(&input).message().to_owned()), Val::Null);
-    }
-    let input = {
-        let value = to_val(&input);
-        // The caller takes its value back as soon as it is read.
-        drop(input);
-        value
     };
-    let marker = 0u8;
-    let gauge = Gauge {
-        left: Cell::new(limits.steps),
-        stack_base: std::ptr::addr_of!(marker) as usize,
-        cancel,
-        stopped: Cell::new(None),
-    };
+    // The caller takes its value back as soon as it is read.
+    drop(input);
+    let input = read;
+    let gauge = Gauge::new(limits.steps, limits.memory, cancel);
     // The input is dropped after the answer is sent, not before.
     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
         compile_and_run(filter, input.clone(), limits, &gauge)
     }));
-    let found = match (ran, gauge.stopped.get()) {
+    let found = match (ran, gauge.stopped()) {
         (Ok(found), _) => found,
         (Err(_), Some(Stop::Steps)) => Err(format!(
             "the jq filter passed its limit of {} steps; write a narrower filter",
@@ -514,6 +444,14 @@ fn run(
         (Err(_), Some(Stop::Stack)) => {
             Err("the jq filter recursed too deep; write one that recurses less".to_owned())
         }
+        (Err(_), Some(Stop::Memory)) => Err(format!(
+            "the jq filter passed its memory limit of {} bytes of values built; write a narrower filter",
+            limits.memory
+        )),
+        (Err(_), Some(Stop::Number)) => Err(format!(
+            "the jq filter built an integer of more than {} bytes; jq numbers are doubles",
+            meter::MAX_NUMBER_BYTES
+        )),
         (Err(_), Some(Stop::Cancelled)) => Err("the jq filter ran past its time limit".to_owned()),
         (Err(panic), None) => Err(format!(
             "jaq failed on the filter: {}",
@@ -533,20 +471,24 @@ fn compile_and_run(
     limits: &SelectLimits,
     gauge: &Gauge<'_>,
 ) -> std::result::Result<String, String> {
-    let defs = jaq_core::defs()
-        .chain(jaq_std::defs())
-        .chain(jaq_json::defs());
-    let loader = Loader::new(defs);
+    let term = parse(filter)?;
+    let main = Def {
+        name: MAIN,
+        args: Vec::new(),
+        body: meter::rewrite(term),
+    };
+    let prelude = meter::prelude().iter().cloned();
+    let loader = Loader::new(prelude.chain([main]));
     let arena = Arena::default();
     let file = File {
-        code: filter,
+        code: MAIN,
         path: (),
     };
     let modules = loader
         .load(&arena, file)
         .map_err(|errors| load_message(filter, errors))?;
     let compiled = Compiler::default()
-        .with_funs(funs())
+        .with_funs(meter::funs())
         .compile(modules)
         .map_err(|errors| compile_message(filter, errors))?;
     let meter = Meter {
@@ -560,7 +502,7 @@ fn compile_and_run(
             Ok(value) => out.push(&value)?,
             Err(exn) => {
                 return Err(match exn.get_err() {
-                    Ok(e) => format!("the jq filter failed: {e}"),
+                    Ok(e) => format!("the jq filter failed: {}", quoted(&e)),
                     Err(_) => "the jq filter failed: it broke out of its run".to_owned(),
                 });
             }
@@ -568,6 +510,24 @@ fn compile_and_run(
         gauge.step();
     }
     Ok(out.text)
+}
+
+/// The filter's term, parsed as jaq's loader parses a main module less its
+/// module directives (no module can be loaded).
+fn parse(filter: &str) -> std::result::Result<jaq_core::load::parse::Term<&str>, String> {
+    use jaq_core::load::{Error as E, lex::Token};
+    let failed = |error| {
+        let file = File {
+            code: filter,
+            path: (),
+        };
+        load_message(filter, vec![(file, error)])
+    };
+    let tokens = Lexer::new(filter).lex().map_err(|e| failed(E::Lex(e)))?;
+    Parser::new(&tokens).parse(|p| p.term()).map_err(|e| {
+        let at = |(expected, found)| (expected, Token::opt_as_str(found, filter));
+        failed(E::Parse(e.into_iter().map(at).collect()))
+    })
 }
 
 /// Where `rest` (a slice of `code`) starts, as a byte offset.
@@ -636,7 +596,7 @@ impl Output {
     }
 
     fn push(&mut self, value: &Val) -> std::result::Result<(), String> {
-        if deeper_than(value, MAX_OUTPUT_DEPTH) {
+        if deeper_than(value, MAX_OUTPUT_DEPTH, self.max) {
             return Err(format!(
                 "the jq filter's output nests deeper than {MAX_OUTPUT_DEPTH} levels"
             ));
@@ -661,8 +621,8 @@ impl Output {
 
 /// A writer that fails past `max` bytes.
 struct Bounded<'t> {
-    text: &'t mut String,
-    max: usize,
+    pub(super) text: &'t mut String,
+    pub(super) max: usize,
 }
 
 impl std::fmt::Write for Bounded<'_> {
@@ -675,21 +635,49 @@ impl std::fmt::Write for Bounded<'_> {
     }
 }
 
-/// Whether `value` nests deeper than `cap` levels, found without recursion.
-fn deeper_than(value: &Val, cap: usize) -> bool {
+/// Whether `value` nests deeper than `cap` levels, found without recursion;
+/// past `nodes` values looked at (more than an output of that many bytes
+/// can hold) it stops, leaving the output's bound to say what is wrong.
+fn deeper_than(value: &Val, cap: usize, nodes: usize) -> bool {
     let mut stack: Vec<(&Val, usize)> = vec![(value, 1)];
+    let mut seen = 0usize;
     while let Some((v, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Val>> = match v {
-            Val::Arr(items) => Box::new(items.iter()),
-            Val::Obj(map) => Box::new(map.values()),
+        seen += 1;
+        if seen > nodes {
+            return false;
+        }
+        let (children, count): (Box<dyn Iterator<Item = &Val>>, usize) = match v {
+            Val::Arr(items) => (Box::new(items.iter()), items.len()),
+            Val::Obj(map) => (Box::new(map.values()), map.len()),
             _ => continue,
         };
         if depth > cap {
             return true;
         }
+        if count > nodes {
+            return false;
+        }
         stack.extend(children.map(|c| (c, depth + 1)));
     }
     false
+}
+
+/// How much of an error's text is quoted to the model.
+const MAX_ERROR_BYTES: usize = 2 << 10;
+
+/// jaq's message, cut at [`MAX_ERROR_BYTES`] (an error may hold any value
+/// the filter built).
+fn quoted(error: &jaq_core::Error<Val>) -> String {
+    use std::fmt::Write;
+    let mut text = String::new();
+    let mut bounded = Bounded {
+        text: &mut text,
+        max: MAX_ERROR_BYTES,
+    };
+    if write!(bounded, "{error}").is_err() {
+        text.push_str("...");
+    }
+    text
 }
 
 #[cfg(test)]
@@ -767,6 +755,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("time limit"), "{err}");
+    }
+
+    #[test]
+    fn a_result_is_read_to_its_nesting_bound_and_refused_past_it() {
+        let nested = |levels: usize| {
+            let mut value = json!(1);
+            for _ in 0..levels {
+                value = json!([value]);
+            }
+            value
+        };
+        let limits = SelectLimits::default();
+        let at_bound = select_blocking("[.. | numbers]", Arc::new(nested(512)), &limits);
+        assert_eq!(at_bound.unwrap(), "[1]");
+        let err = select_blocking(".", Arc::new(nested(513)), &limits).unwrap_err();
+        assert!(err.to_string().contains("nests deeper"), "{err}");
+        // Object keys shared between objects read as their own.
+        let objects = json!([{"k": 1, "j": 2}, {"k": 3}, {"j": 4, "k": 5}]);
+        let read = select_blocking("[.[] | keys]", Arc::new(objects), &limits).unwrap();
+        assert_eq!(read, r#"[["j","k"],["k"],["j","k"]]"#);
     }
 
     #[test]
