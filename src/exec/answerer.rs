@@ -40,7 +40,7 @@ pub(super) struct Governor {
 /// for, the bounds on what their servers ask, the turn's halt, and whether
 /// a call may wait for answers not available now.
 pub(super) struct CallRules {
-    pub(super) principal: Option<String>,
+    pub(super) principal: Option<Arc<str>>,
     pub(super) max_rounds: usize,
     pub(super) input_timeout: Duration,
     pub(super) halt: Halt,
@@ -52,7 +52,7 @@ pub(super) struct CallRules {
 impl CallRules {
     /// The rules with the library's bounds where none is given.
     pub(super) fn new(
-        principal: Option<String>,
+        principal: Option<Arc<str>>,
         max_rounds: Option<usize>,
         input_timeout: Option<Duration>,
         interrupt: Option<&Interrupt>,
@@ -144,7 +144,7 @@ impl CallState {
     fn info(&self) -> CallInfo {
         CallInfo {
             call: ToolCall::clone(&self.call()),
-            principal: self.rules.principal.clone(),
+            principal: self.rules.principal.as_deref().map(str::to_owned),
             taint: (*self.taint).clone(),
         }
     }
@@ -196,7 +196,8 @@ enum Target {
 #[derive(Clone)]
 pub struct Answerer {
     governor: Arc<Governor>,
-    server_id: String,
+    /// Shared by the server's answerers.
+    server_id: Arc<str>,
     target: Target,
 }
 
@@ -212,17 +213,17 @@ impl std::fmt::Debug for Answerer {
 impl Answerer {
     pub(super) fn for_call(
         governor: Arc<Governor>,
-        server_id: impl Into<String>,
+        server_id: Arc<str>,
         call: Arc<CallState>,
     ) -> Self {
         Answerer {
             governor,
-            server_id: server_id.into(),
+            server_id,
             target: Target::One(call),
         }
     }
 
-    pub(super) fn for_server(governor: Arc<Governor>, server_id: impl Into<String>) -> Self {
+    pub(super) fn for_server(governor: Arc<Governor>, server_id: impl Into<Arc<str>>) -> Self {
         Answerer {
             governor,
             server_id: server_id.into(),
@@ -238,7 +239,7 @@ impl Answerer {
                 handlers,
                 approver: None,
             }),
-            server_id,
+            Arc::<str>::from(server_id.into()),
         )
     }
 
@@ -526,7 +527,7 @@ impl Answerer {
         let _paused = self.pause();
         self.decide_sampling(&sampling, &params).await?;
         let request = SamplingRequest {
-            server_id: self.server_id.clone(),
+            server_id: self.server_id.to_string(),
             call: self.attribution(),
             params,
         };
@@ -660,7 +661,7 @@ impl Answerer {
             return Err(NoAnswer::Refused("no input handler is configured".into()));
         };
         let questions = InputQuestions {
-            server_id: self.server_id.clone(),
+            server_id: self.server_id.to_string(),
             call: self.attribution(),
             asking,
             round,

@@ -135,14 +135,9 @@ impl TurnRun<'_> {
             caller: crate::callers::Caller::Model,
             select: None,
         };
-        let context = CallContext {
-            server_id: call.server_id.clone(),
-            tool: call.tool.clone(),
-            call_id: call.call_id.clone(),
-            principal: self.principal().cloned(),
-            taint: self.taint(),
-            ..Default::default()
-        };
+        let mut context = CallContext::of(std::sync::Arc::new(call.clone()));
+        context.principal = self.principal().cloned();
+        context.taint = self.taint();
         let denied = |why: &str| Err(Error::new(ErrorKind::Denied, why.to_owned()));
         if self.halt().is_set() {
             denied("not run: this turn was halted")

@@ -143,10 +143,9 @@ impl<'r> Call<'r> {
     /// `outputSchema`.
     pub(super) async fn run(mut self) -> (ToolCall, Checked) {
         let span = self.span();
-        // Boxed: every call's future is moved into the turn's set of running
-        // calls, and a pointer moves faster than the pipeline's state.
+        // Not boxed on its own: the turn boxes the call's whole future once.
         let (run, state) = (self.run, self.state.clone());
-        let pipeline = AssertUnwindSafe(Box::pin(self.pipeline()))
+        let pipeline = AssertUnwindSafe(self.pipeline())
             .catch_unwind()
             .instrument(span.clone());
         let outcome = match unless_cut(pipeline, run.halt(), &state).await {

@@ -157,14 +157,10 @@ impl<'r> TurnRun<'r> {
     /// The program's own call judged as any call is: the policy on the code
     /// tool (`mcp-adapters/run_code`) and the approver.
     async fn admit_program(&self, call: &ToolCall) -> Result<()> {
-        let state = CallState::new(
-            Arc::new(call.clone()),
-            self.rules.clone(),
-            self.taint(),
-            self.timeout,
-        );
-        let context = self.context(call, &state);
-        if let Approving::Asking(approval) = self.check_policy(call, &context)? {
+        let call = Arc::new(call.clone());
+        let state = CallState::new(call.clone(), self.rules.clone(), self.taint(), self.timeout);
+        let context = self.context(&call, &state);
+        if let Approving::Asking(approval) = self.check_policy(&call, &context)? {
             approval.await?;
         }
         Ok(())
