@@ -6,11 +6,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::answerer::Answerer;
+use super::answerer::{Answerer, CallState};
 use super::asks::Handlers;
 use super::durable::IdempotencyKey;
 use super::future::BoxFuture;
-use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::listing::Defaulted;
 use crate::mcp::{
@@ -104,7 +103,7 @@ pub struct CallContext {
     /// The call, shared with the pipeline that runs it (its server, tool and
     /// id are read with [`server_id`](Self::server_id), [`tool`](Self::tool)
     /// and [`call_id`](Self::call_id)): none outside a source's call.
-    call: Option<Arc<ToolCall>>,
+    call: Option<Arc<CallState>>,
     /// Who the call is made for (a user id, a tenant), if the caller said:
     /// shared by the turn's calls.
     pub principal: Option<Arc<str>>,
@@ -153,7 +152,7 @@ impl std::fmt::Debug for CallContext {
 
 impl CallContext {
     /// The context of `call`, with nothing else set.
-    pub(super) fn of(call: Arc<ToolCall>) -> Self {
+    pub(super) fn of(call: Arc<CallState>) -> Self {
         CallContext {
             call: Some(call),
             ..Default::default()
@@ -173,17 +172,21 @@ impl CallContext {
 
     /// The call's server (empty outside a source's call).
     pub fn server_id(&self) -> &str {
-        self.call.as_deref().map_or("", |c| c.server_id.as_str())
+        self.call
+            .as_deref()
+            .map_or("", |c| c.call().server_id.as_str())
     }
 
     /// The tool's MCP name (empty outside a source's call).
     pub fn tool(&self) -> &str {
-        self.call.as_deref().map_or("", |c| c.tool.as_str())
+        self.call.as_deref().map_or("", |c| c.call().tool.as_str())
     }
 
     /// The call's id, if the model gave one.
     pub fn call_id(&self) -> Option<&str> {
-        self.call.as_deref().and_then(|c| c.call_id.as_deref())
+        self.call
+            .as_deref()
+            .and_then(|c| c.call().call_id.as_deref())
     }
 
     /// The answer to the previous round's question `key`, on a retry.

@@ -201,8 +201,9 @@ impl<'t> TurnRun<'t> {
 
     /// What the server is told of `call` besides its arguments, with the
     /// answerer of its questions.
-    pub(super) fn context(&self, call: &Arc<ToolCall>, state: &Arc<CallState>) -> CallContext {
-        let mut context = CallContext::of(call.clone());
+    pub(super) fn context(&self, state: &Arc<CallState>) -> CallContext {
+        let call = state.call();
+        let mut context = CallContext::of(state.clone());
         context.principal = self.rules.principal.clone();
         context.assigns = self.assigns.clone();
         context.taint = state.taint().clone();
