@@ -824,12 +824,12 @@ fn requests_wait_for_their_state_to_be_kept() {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .any(|c| c["call_id"] == json!(ctx.call_id) && c["stage"] == "sent")
+                    .any(|c| c["call_id"] == json!(ctx.call_id()) && c["stage"] == "sent")
             });
             if !sent {
                 seen.lock()
                     .unwrap()
-                    .push(format!("{:?} arrived unkept", ctx.call_id));
+                    .push(format!("{:?} arrived unkept", ctx.call_id()));
             }
             async { Ok(CallToolResult::text("ok")) }
         });

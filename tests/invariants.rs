@@ -114,10 +114,11 @@ fn recording_server(received: &Received) -> InProcessServer {
     for &name in TOOLS {
         let received = received.clone();
         server = server.tool(Tool::new(name, "A tool", schema()), move |args, ctx| {
-            received
-                .lock()
-                .unwrap()
-                .push((ctx.tool.clone(), ctx.call_id.clone(), args));
+            received.lock().unwrap().push((
+                ctx.tool().to_owned(),
+                ctx.call_id().map(str::to_owned),
+                args,
+            ));
             async { Ok(CallToolResult::text("ok")) }
         });
     }

@@ -50,7 +50,7 @@ fn server(log: &Log) -> InProcessServer {
         server = server.tool_with_input(tool, move |args, ctx| {
             log.lock().unwrap().push((
                 name.to_owned(),
-                ctx.call_id.clone(),
+                ctx.call_id().map(str::to_owned),
                 Value::Object(args.clone()),
             ));
             async move {

@@ -692,10 +692,11 @@ impl McpClient {
         tool: Option<String>,
         request: impl std::future::Future<Output = Result<T>> + 'a,
     ) -> impl std::future::Future<Output = Result<T>> + 'a {
-        let started = std::time::Instant::now();
+        // The clock is read only for a span that records the duration.
+        let started = (!span.is_disabled()).then(std::time::Instant::now);
         let recorder = span.clone();
         request.instrument(span).inspect(move |result| {
-            if !recorder.is_disabled() {
+            if let Some(started) = started {
                 if let Err(e) = result {
                     crate::telemetry::record_failure(&recorder, e);
                 }

@@ -40,7 +40,7 @@ pub(super) struct Governor {
 /// for, the bounds on what their servers ask, the turn's halt, and whether
 /// a call may wait for answers not available now.
 pub(super) struct CallRules {
-    pub(super) principal: Option<String>,
+    pub(super) principal: Option<Arc<str>>,
     pub(super) max_rounds: usize,
     pub(super) input_timeout: Duration,
     pub(super) halt: Halt,
@@ -52,7 +52,7 @@ pub(super) struct CallRules {
 impl CallRules {
     /// The rules with the library's bounds where none is given.
     pub(super) fn new(
-        principal: Option<String>,
+        principal: Option<Arc<str>>,
         max_rounds: Option<usize>,
         input_timeout: Option<Duration>,
         interrupt: Option<&Interrupt>,
@@ -68,12 +68,15 @@ impl CallRules {
     }
 }
 
-/// One call's share of the rules: its description, the turn's rules and
-/// what it has used of them, and its clock.
+/// One call's share of the rules: the call, the turn's rules and what it
+/// has used of them, and its clock. One allocation for each call, shared by
+/// the pipeline that runs it, its context and the answerers of its
+/// questions.
 pub(super) struct CallState {
-    /// The call, shared with the pipeline that runs it (replaced when the
-    /// `before` hook changes its arguments).
-    call: Mutex<Arc<ToolCall>>,
+    /// The call as it was made.
+    call: ToolCall,
+    /// Its arguments as sent, once the `before` hook changed them.
+    changed: Mutex<Option<Map<String, Value>>>,
     taint: Arc<BTreeSet<String>>,
     rules: Arc<CallRules>,
     used: Mutex<Used>,
@@ -97,13 +100,14 @@ impl Clocked for CallState {
 impl CallState {
     /// The state of a call whose first request runs out `timeout` from now.
     pub(super) fn new(
-        call: Arc<ToolCall>,
+        call: ToolCall,
         rules: Arc<CallRules>,
         taint: Arc<BTreeSet<String>>,
         timeout: Duration,
     ) -> Arc<Self> {
         Arc::new(CallState {
-            call: Mutex::new(call),
+            call,
+            changed: Mutex::new(None),
             taint,
             rules,
             used: Mutex::new(Used::default()),
@@ -128,8 +132,18 @@ impl CallState {
         &self.rules
     }
 
-    fn call(&self) -> std::sync::MutexGuard<'_, Arc<ToolCall>> {
-        self.call
+    /// The call as it was made.
+    pub(super) fn call(&self) -> &ToolCall {
+        &self.call
+    }
+
+    /// The call itself, once nothing else holds its state (else a copy).
+    pub(super) fn into_call(self: Arc<Self>) -> ToolCall {
+        Arc::try_unwrap(self).map_or_else(|shared| shared.call.clone(), |state| state.call)
+    }
+
+    fn changed(&self) -> std::sync::MutexGuard<'_, Option<Map<String, Value>>> {
+        self.changed
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -142,9 +156,13 @@ impl CallState {
     /// The call as handlers see it: built when a question comes, not for
     /// every call.
     fn info(&self) -> CallInfo {
+        let mut call = self.call.clone();
+        if let Some(arguments) = &*self.changed() {
+            call.arguments = arguments.clone();
+        }
         CallInfo {
-            call: ToolCall::clone(&self.call()),
-            principal: self.rules.principal.clone(),
+            call,
+            principal: self.rules.principal.as_deref().map(str::to_owned),
             taint: (*self.taint).clone(),
         }
     }
@@ -196,7 +214,8 @@ enum Target {
 #[derive(Clone)]
 pub struct Answerer {
     governor: Arc<Governor>,
-    server_id: String,
+    /// Shared by the server's answerers.
+    server_id: Arc<str>,
     target: Target,
 }
 
@@ -212,17 +231,17 @@ impl std::fmt::Debug for Answerer {
 impl Answerer {
     pub(super) fn for_call(
         governor: Arc<Governor>,
-        server_id: impl Into<String>,
+        server_id: Arc<str>,
         call: Arc<CallState>,
     ) -> Self {
         Answerer {
             governor,
-            server_id: server_id.into(),
+            server_id,
             target: Target::One(call),
         }
     }
 
-    pub(super) fn for_server(governor: Arc<Governor>, server_id: impl Into<String>) -> Self {
+    pub(super) fn for_server(governor: Arc<Governor>, server_id: impl Into<Arc<str>>) -> Self {
         Answerer {
             governor,
             server_id: server_id.into(),
@@ -238,7 +257,7 @@ impl Answerer {
                 handlers,
                 approver: None,
             }),
-            server_id,
+            Arc::<str>::from(server_id.into()),
         )
     }
 
@@ -272,10 +291,7 @@ impl Answerer {
     /// The arguments as sent, once the `before` hook changed them.
     pub(super) fn set_arguments(&self, arguments: &Map<String, Value>) {
         if let Target::One(state) = &self.target {
-            let mut call = state.call();
-            let mut changed = ToolCall::clone(&call);
-            changed.arguments = arguments.clone();
-            *call = Arc::new(changed);
+            *state.changed() = Some(arguments.clone());
         }
     }
 
@@ -526,7 +542,7 @@ impl Answerer {
         let _paused = self.pause();
         self.decide_sampling(&sampling, &params).await?;
         let request = SamplingRequest {
-            server_id: self.server_id.clone(),
+            server_id: self.server_id.to_string(),
             call: self.attribution(),
             params,
         };
@@ -660,7 +676,7 @@ impl Answerer {
             return Err(NoAnswer::Refused("no input handler is configured".into()));
         };
         let questions = InputQuestions {
-            server_id: self.server_id.clone(),
+            server_id: self.server_id.to_string(),
             call: self.attribution(),
             asking,
             round,

@@ -1,6 +1,7 @@
 //! The provider's hosted calls in a turn: their approval requests decided by
 //! the same policy and approver as local calls, and what they did reported.
 
+use super::answerer::CallState;
 use super::approve::{Approving, decided_by_application};
 use super::durable::Waits;
 use super::server::CallContext;
@@ -135,14 +136,11 @@ impl TurnRun<'_> {
             caller: crate::callers::Caller::Model,
             select: None,
         };
-        let context = CallContext {
-            server_id: call.server_id.clone(),
-            tool: call.tool.clone(),
-            call_id: call.call_id.clone(),
-            principal: self.principal().cloned(),
-            taint: self.taint(),
-            ..Default::default()
-        };
+        let state = CallState::new(call, self.rules.clone(), self.taint(), self.timeout);
+        let call = state.call();
+        let mut context = CallContext::of(state.clone());
+        context.principal = self.principal().cloned();
+        context.taint = self.taint();
         let denied = |why: &str| Err(Error::new(ErrorKind::Denied, why.to_owned()));
         if self.halt().is_set() {
             denied("not run: this turn was halted")
@@ -150,12 +148,12 @@ impl TurnRun<'_> {
             // What would be judged is not what the provider would run.
             denied("its arguments are not a JSON object")
         } else if self.source.policy.is_none() {
-            match self.decision(&call) {
-                Some(decision) => decided_by_application(decision, &call, self.halt()),
-                None => self.ask_approver(&call, &context).await,
+            match self.decision(call) {
+                Some(decision) => decided_by_application(decision, call, self.halt()),
+                None => self.ask_approver(call, &context).await,
             }
         } else {
-            match self.check_policy(&call, &context) {
+            match self.check_policy(call, &context) {
                 Ok(Approving::Allowed) => Ok(()),
                 Ok(Approving::Asking(asking)) => asking.await,
                 Err(e) => Err(e),

@@ -46,7 +46,7 @@ impl TurnRun<'_> {
     pub(super) async fn ask_approver(&self, call: &ToolCall, context: &CallContext) -> Result<()> {
         let request = ApprovalRequest {
             call: call.clone(),
-            principal: context.principal.clone(),
+            principal: context.principal.as_deref().map(str::to_owned),
             taint: (*context.taint).clone(),
             sampling: None,
         };

@@ -91,10 +91,11 @@ impl Start {
 /// One call of a turn, from where it takes up to its checked outcome.
 pub(super) struct Call<'r> {
     run: &'r TurnRun<'r>,
-    /// Shared with the call's state, which shows it to the handlers of the
-    /// questions its server asks: moved, not copied.
-    call: Arc<ToolCall>,
+    /// The call as it was made, with what the turn shares with the call's
+    /// context and the handlers of the questions its server asks.
     state: Arc<CallState>,
+    /// The call as the `before` hook changed it, when there are hooks.
+    changed: Option<ToolCall>,
     /// What the server is told besides the arguments (emptied when the
     /// first request takes it, and built again for the rounds after).
     context: CallContext,
@@ -119,13 +120,12 @@ impl<'r> TurnRun<'r> {
     /// `call`, ready to run from `start`: its first request runs out
     /// the turn's timeout from now.
     pub(super) fn call(&'r self, call: ToolCall, start: Start) -> Call<'r> {
-        let call = Arc::new(call);
-        let state = CallState::new(call.clone(), self.rules.clone(), self.taint(), self.timeout);
-        let context = self.context(&call, &state);
+        let state = CallState::new(call, self.rules.clone(), self.taint(), self.timeout);
+        let context = self.context(&state);
         Call {
             run: self,
-            call,
             state,
+            changed: None,
             context,
             start,
             tool: None,
@@ -136,6 +136,11 @@ impl<'r> TurnRun<'r> {
 }
 
 impl<'r> Call<'r> {
+    /// The call: as the `before` hook changed it, or as it was made.
+    fn call(&self) -> &ToolCall {
+        self.changed.as_ref().unwrap_or_else(|| self.state.call())
+    }
+
     /// The call through the pipeline, with panics caught: its first request
     /// (checks, approval and hooks included) bounded by the turn's timeout,
     /// then any input rounds, each request bounded by it again; then kept
@@ -143,31 +148,38 @@ impl<'r> Call<'r> {
     /// `outputSchema`.
     pub(super) async fn run(mut self) -> (ToolCall, Checked) {
         let span = self.span();
-        // Boxed: every call's future is moved into the turn's set of running
-        // calls, and a pointer moves faster than the pipeline's state.
-        let (run, state) = (self.run, self.state.clone());
-        let pipeline = AssertUnwindSafe(Box::pin(self.pipeline()))
-            .catch_unwind()
-            .instrument(span.clone());
-        let outcome = match unless_cut(pipeline, run.halt(), &state).await {
-            Ok(result) => result,
-            Err(panic) => Err(Error::new(
-                ErrorKind::Server,
-                format!("the call failed: {}", panic_message(&panic)),
-            )),
+        let outcome = {
+            let (run, state) = (self.run, self.state.clone());
+            // Pinned where it lies, not boxed on its own (the turn boxes the
+            // call's whole future once): what wraps it moves a pointer.
+            let pipeline = std::pin::pin!(self.pipeline());
+            let pipeline = AssertUnwindSafe(pipeline)
+                .catch_unwind()
+                .instrument(span.clone());
+            match unless_cut(pipeline, run.halt(), &state).await {
+                Ok(result) => result,
+                Err(panic) => Err(Error::new(
+                    ErrorKind::Server,
+                    format!("the call failed: {}", panic_message(&panic)),
+                )),
+            }
         };
         self.record(&outcome, &span).await;
         let Call {
             run,
-            call,
             state,
+            changed,
             tool,
+            context,
             ..
         } = self;
         // The call's state (and every answerer that held it) is gone by now,
         // unless a server kept one: then the call is copied.
-        drop(state);
-        let call = Arc::try_unwrap(call).unwrap_or_else(|shared| ToolCall::clone(&shared));
+        drop(context);
+        let call = match changed {
+            Some(changed) => changed,
+            None => state.into_call(),
+        };
         let check = run.options.output_schema;
         let mut checked = match tool {
             Some(tool) => run
@@ -187,7 +199,7 @@ impl<'r> Call<'r> {
     /// The call's span, with its name and (when content is traced) its
     /// arguments.
     fn span(&self) -> tracing::Span {
-        let call = &self.call;
+        let call = self.call();
         // Every attribute known at the start is given here, where the
         // subscriber reads them once, rather than recorded afterwards (each
         // `record` is another visit of the span's data). Its kind is left
@@ -270,7 +282,8 @@ impl<'r> Call<'r> {
     async fn admit(&mut self) -> Result<&'r ExposedTool> {
         let run = self.run;
         let source = run.source;
-        let call = &self.call;
+        // Not yet changed by the `before` hook.
+        let call = self.state.call();
         let tool = match run.caller {
             Caller::Model => run
                 .toolset
@@ -304,15 +317,15 @@ impl<'r> Call<'r> {
         }
         let bound = self.bound(tool)?;
         if let Some(hooks) = source.rounds.hooks() {
-            hooks
-                .before(Arc::make_mut(&mut self.call), &self.context)
-                .await?;
+            let mut changed = self.state.call().clone();
+            hooks.before(&mut changed, &self.context).await?;
             // The handlers see the arguments as sent.
             if let Some(answerer) = &self.context.answerer {
-                answerer.set_arguments(&self.call.arguments);
+                answerer.set_arguments(&changed.arguments);
             }
+            self.changed = Some(changed);
         }
-        self.sent = bound_call(&self.call, &bound)?;
+        self.sent = bound_call(self.call(), &bound)?;
         Ok(tool)
     }
 
@@ -322,10 +335,10 @@ impl<'r> Call<'r> {
     fn bound(&self, tool: &'r ExposedTool) -> Result<Bound<'r>> {
         let run = self.run;
         let source = run.source;
-        let bound = source.bound_values(&self.call, &run.options.bound_values)?;
+        let bound = source.bound_values(self.call(), &run.options.bound_values)?;
         if source.validate {
             let schema = &run.toolset.with_bound(tool).input_schema;
-            source.check_arguments(&self.call, schema, &bound)?;
+            source.check_arguments(self.call(), schema, &bound)?;
         }
         Ok(bound)
     }
@@ -347,7 +360,7 @@ impl<'r> Call<'r> {
             // Sent only once the state that says so is kept; keeping it is
             // not the call's time.
             let _paused = self.state.pause();
-            Box::pin(self.run.mark(&self.call, Stage::Sent)).await?;
+            Box::pin(self.run.mark(self.call(), Stage::Sent)).await?;
             if halted.stops_sending() {
                 return Err(unsent(halted));
             }
@@ -357,16 +370,19 @@ impl<'r> Call<'r> {
 
     /// The call's server, if the source has it.
     fn server(&self) -> Result<&'r Arc<dyn Server>> {
-        self.run.source.server(&self.call.server_id).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Unavailable,
-                format!(
-                    "server `{}` is not part of this source",
-                    self.call.server_id
-                ),
-            )
-            .plain()
-        })
+        self.run
+            .source
+            .server(&self.call().server_id)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Unavailable,
+                    format!(
+                        "server `{}` is not part of this source",
+                        self.call().server_id
+                    ),
+                )
+                .plain()
+            })
     }
 
     /// The turn's permit, then the pass through the server's gate: waiting
@@ -381,8 +397,8 @@ impl<'r> Call<'r> {
                 Box::pin(run.permit()).await?
             }
         };
-        let server_id = &self.call.server_id;
-        let alone = source.runs_alone(server_id, &self.call.tool);
+        let server_id = &self.call().server_id;
+        let alone = source.runs_alone(server_id, &self.call().tool);
         let slots = run.slots.as_ref();
         let ungated = source.alone.is_empty();
         let pass = match source.gates.try_pass(server_id, alone, slots, ungated) {
@@ -401,15 +417,15 @@ impl<'r> Call<'r> {
     /// The first request, which may take the context with it.
     async fn send(&mut self, server: &dyn Server) -> Result<CallToolResponse> {
         self.state.mark_sent();
+        let call = match (&self.sent, &self.changed) {
+            (Some(sent), _) => sent,
+            (None, Some(changed)) => changed,
+            (None, None) => self.state.call(),
+        };
         self.run
             .source
             .rounds
-            .send_first(
-                server,
-                self.sent.as_deref().unwrap_or(&self.call),
-                &mut self.context,
-                self.retry,
-            )
+            .send_first(server, call, &mut self.context, self.retry)
             .await
     }
 
@@ -422,7 +438,7 @@ impl<'r> Call<'r> {
     async fn take_up(&mut self, start: Start) -> Result<CallToolResult> {
         // Sent in an earlier process.
         self.state.mark_sent();
-        let call = &self.call;
+        let call = self.call();
         let tool = self
             .run
             .toolset
@@ -440,7 +456,7 @@ impl<'r> Call<'r> {
         self.tool = Some(tool);
         self.judged_again(&start).await?;
         let bound = self.bound(tool)?;
-        self.sent = bound_call(&self.call, &bound)?;
+        self.sent = bound_call(self.call(), &bound)?;
         let server = self.server()?;
         self.retry = self.run.options.retry_interrupted && safe_to_repeat(&tool.tool);
         let _in_flight = self.in_flight().await?;
@@ -463,7 +479,7 @@ impl<'r> Call<'r> {
     /// that may be suspended again, waits again where it was (its questions
     /// or its task kept) until an approval is given.
     async fn judged_again(&self, start: &Start) -> Result<()> {
-        let call = &self.call;
+        let call = self.call();
         self.run.source.refuse_bound(call)?;
         if let Approving::Asking(approval) = self.run.check_policy(call, &self.context)? {
             match approval.await {
@@ -486,7 +502,7 @@ impl<'r> Call<'r> {
     async fn follow_task(&self, server: &dyn Server, task_id: &str) -> Result<CallToolResponse> {
         let timeout = self.run.timeout;
         self.state.start_clock(timeout);
-        let following = server.resume_task(&self.call.tool, task_id, self.context.clone());
+        let following = server.resume_task(&self.call().tool, task_id, self.context.clone());
         tokio::select! {
             response = following => response,
             () = self.state.expired() => Err(Error::new(
@@ -524,7 +540,7 @@ impl<'r> Call<'r> {
     ) -> Result<CallToolResult> {
         // The first request may have taken the context with it.
         if self.context.answerer.is_none() {
-            self.context = self.run.context(&self.call, &self.state);
+            self.context = self.run.context(&self.state);
         }
         let max_rounds = self.state.rules().max_rounds;
         loop {
@@ -587,7 +603,7 @@ impl<'r> Call<'r> {
                 round: answered + 1,
                 asked: asked.clone(),
             };
-            self.run.mark(&self.call, waiting).await?;
+            self.run.mark(self.call(), waiting).await?;
         }
         Ok(Some(answerer.answer_round(asked, answered + 1).await?))
     }
@@ -601,7 +617,7 @@ impl<'r> Call<'r> {
         round: usize,
     ) -> Result<CallToolResponse> {
         if self.run.journal().is_some() {
-            self.run.mark(&self.call, Stage::Sent).await?;
+            self.run.mark(self.call(), Stage::Sent).await?;
         }
         if self.run.halt().is_set() {
             return Err(Error::new(
@@ -628,7 +644,7 @@ impl<'r> Call<'r> {
     /// The call as its server is sent it: with the values the application
     /// binds, when it binds some.
     fn as_sent(&self) -> &ToolCall {
-        self.sent.as_deref().unwrap_or(&self.call)
+        self.sent.as_deref().unwrap_or_else(|| self.call())
     }
 
     /// The call's end, where it belongs to the call: its stage in the
@@ -654,11 +670,11 @@ impl<'r> Call<'r> {
             let halted = self.run.halt().is_set();
             journal.update(|state| {
                 state.halted |= halted;
-                state.set_stage(&self.call, stage);
+                state.set_stage(self.call(), stage);
             });
             Box::pin(journal.flush_or_log()).await;
         }
-        let call = &self.call;
+        let call = self.call();
         if let Err(err) = outcome
             && Waits::of(err).is_none()
         {

@@ -54,20 +54,7 @@ impl Rounds {
             return self.send(server, call, context, retry).await;
         }
         // What is left holds the shared parts only: nothing is allocated for it.
-        let hollow = CallContext {
-            server_id: String::new(),
-            tool: String::new(),
-            call_id: None,
-            principal: None,
-            assigns: context.assigns.clone(),
-            taint: context.taint.clone(),
-            meta: None,
-            progress: None,
-            input_responses: None,
-            request_state: None,
-            answerer: None,
-            idempotency_key: None,
-        };
+        let hollow = context.hollow();
         let context = std::mem::replace(context, hollow);
         match server
             .call_tool(&call.tool, call.arguments.clone(), context)

@@ -61,11 +61,14 @@ impl std::fmt::Display for IdempotencyKey {
 /// it had.
 pub(crate) struct KeyRing {
     turn: Arc<str>,
-    servers: Mutex<std::collections::HashMap<String, ServerKeys>>,
+    /// Each server's keys: a turn reaches few servers, so they are found by
+    /// a scan rather than hashed on every call.
+    servers: Mutex<Vec<ServerKeys>>,
 }
 
 /// One server's key in a turn, and its calls' indexes, in order.
 struct ServerKeys {
+    server: String,
     key: Arc<str>,
     calls: Vec<usize>,
 }
@@ -112,22 +115,19 @@ impl KeyRing {
         }
     }
 
-    fn server<'a>(
-        &self,
-        servers: &'a mut std::collections::HashMap<String, ServerKeys>,
-        server: &str,
-    ) -> &'a mut ServerKeys {
-        if !servers.contains_key(server) {
-            let key = server_key(&self.turn, server);
-            servers.insert(
-                server.to_owned(),
-                ServerKeys {
-                    key,
+    fn server<'a>(&self, servers: &'a mut Vec<ServerKeys>, server: &str) -> &'a mut ServerKeys {
+        let at = match servers.iter().position(|keys| keys.server == server) {
+            Some(at) => at,
+            None => {
+                servers.push(ServerKeys {
+                    server: server.to_owned(),
+                    key: server_key(&self.turn, server),
                     calls: Vec::new(),
-                },
-            );
-        }
-        servers.get_mut(server).expect("inserted above")
+                });
+                servers.len() - 1
+            }
+        };
+        &mut servers[at]
     }
 }
 

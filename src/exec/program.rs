@@ -5,7 +5,6 @@
 //! it) until it goes on live; nothing its journal holds is sent again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
 
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -157,13 +156,8 @@ impl<'r> TurnRun<'r> {
     /// The program's own call judged as any call is: the policy on the code
     /// tool (`mcp-adapters/run_code`) and the approver.
     async fn admit_program(&self, call: &ToolCall) -> Result<()> {
-        let state = CallState::new(
-            Arc::new(call.clone()),
-            self.rules.clone(),
-            self.taint(),
-            self.timeout,
-        );
-        let context = self.context(call, &state);
+        let state = CallState::new(call.clone(), self.rules.clone(), self.taint(), self.timeout);
+        let context = self.context(&state);
         if let Approving::Asking(approval) = self.check_policy(call, &context)? {
             approval.await?;
         }

@@ -176,20 +176,19 @@ impl Source {
 
 impl<'r> TurnRun<'r> {
     /// `call` on its way from `start`: through the pipeline, or, for the
-    /// model's call to the code tool, as a program.
+    /// model's call to the code tool, as a program. Boxed once, whole: a
+    /// call's future is polled where it lies, and only one still running
+    /// after its first poll joins the turn's set of running calls.
     pub(super) fn start(
         &'r self,
         call: ToolCall,
         start: Start,
-    ) -> futures_util::future::Either<
-        impl Future<Output = (ToolCall, Checked)> + 'r,
-        super::future::BoxFuture<'r, (ToolCall, Checked)>,
-    > {
+    ) -> super::future::BoxFuture<'r, (ToolCall, Checked)> {
         #[cfg(feature = "code-mode")]
         if self.source.is_program(&call) {
-            return futures_util::future::Either::Right(Box::pin(self.program(call)));
+            return Box::pin(self.program(call));
         }
-        futures_util::future::Either::Left(self.call(call, start).run())
+        Box::pin(self.call(call, start).run())
     }
 }
 
@@ -211,12 +210,18 @@ impl TurnRun<'_> {
             {
                 turn.ended(call, checked);
             }
-            running.push(self.start(call, start));
-            // Each call starts as soon as it is pushed, and one that ends at
-            // once is answered now: a turn of quick calls holds one call's
-            // state at a time, not every call's.
-            while let std::task::Poll::Ready(Some((call, checked))) =
-                futures_util::poll!(running.next())
+            // Each call starts at once, and one that ends at once is
+            // answered now, never joining the set of running calls: a turn
+            // of quick calls holds one call's state at a time, not every
+            // call's.
+            let mut started = self.start(call, start);
+            match futures_util::poll!(&mut started) {
+                std::task::Poll::Ready((call, checked)) => turn.ended(call, checked),
+                std::task::Poll::Pending => running.push(started),
+            }
+            while !running.is_empty()
+                && let std::task::Poll::Ready(Some((call, checked))) =
+                    futures_util::poll!(running.next())
             {
                 turn.ended(call, checked);
             }

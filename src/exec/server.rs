@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::answerer::Answerer;
+use super::answerer::{Answerer, CallState};
 use super::asks::Handlers;
 use super::durable::IdempotencyKey;
 use super::future::BoxFuture;
@@ -100,14 +100,13 @@ pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct CallContext {
-    /// The call's server.
-    pub server_id: String,
-    /// The tool's MCP name.
-    pub tool: String,
-    /// The call's id, if the model gave one.
-    pub call_id: Option<String>,
-    /// Who the call is made for (a user id, a tenant), if the caller said.
-    pub principal: Option<String>,
+    /// The call, shared with the pipeline that runs it (its server, tool and
+    /// id are read with [`server_id`](Self::server_id), [`tool`](Self::tool)
+    /// and [`call_id`](Self::call_id)): none outside a source's call.
+    call: Option<Arc<CallState>>,
+    /// Who the call is made for (a user id, a tenant), if the caller said:
+    /// shared by the turn's calls.
+    pub principal: Option<Arc<str>>,
     /// The caller's own data, passed through untouched.
     pub assigns: Arc<Map<String, Value>>,
     /// Servers whose output is already in the model's context.
@@ -138,9 +137,9 @@ pub struct CallContext {
 impl std::fmt::Debug for CallContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CallContext")
-            .field("server_id", &self.server_id)
-            .field("tool", &self.tool)
-            .field("call_id", &self.call_id)
+            .field("server_id", &self.server_id())
+            .field("tool", &self.tool())
+            .field("call_id", &self.call_id())
             .field("principal", &self.principal)
             .field("taint", &self.taint)
             .field("input_responses", &self.input_responses)
@@ -152,6 +151,44 @@ impl std::fmt::Debug for CallContext {
 }
 
 impl CallContext {
+    /// The context of `call`, with nothing else set.
+    pub(super) fn of(call: Arc<CallState>) -> Self {
+        CallContext {
+            call: Some(call),
+            ..Default::default()
+        }
+    }
+
+    /// The same call's context with the shared parts only (the call, the
+    /// assigns, the taint): what is left once a request took the rest.
+    pub(super) fn hollow(&self) -> Self {
+        CallContext {
+            call: self.call.clone(),
+            assigns: self.assigns.clone(),
+            taint: self.taint.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// The call's server (empty outside a source's call).
+    pub fn server_id(&self) -> &str {
+        self.call
+            .as_deref()
+            .map_or("", |c| c.call().server_id.as_str())
+    }
+
+    /// The tool's MCP name (empty outside a source's call).
+    pub fn tool(&self) -> &str {
+        self.call.as_deref().map_or("", |c| c.call().tool.as_str())
+    }
+
+    /// The call's id, if the model gave one.
+    pub fn call_id(&self) -> Option<&str> {
+        self.call
+            .as_deref()
+            .and_then(|c| c.call().call_id.as_deref())
+    }
+
     /// The answer to the previous round's question `key`, on a retry.
     pub fn input_response(&self, key: &str) -> Option<&InputResponse> {
         self.input_responses.as_ref()?.get(key)
@@ -161,9 +198,9 @@ impl CallContext {
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(sink) = &self.progress {
             sink(Progress {
-                server_id: self.server_id.clone(),
-                tool: self.tool.clone(),
-                call_id: self.call_id.clone(),
+                server_id: self.server_id().to_owned(),
+                tool: self.tool().to_owned(),
+                call_id: self.call_id().map(str::to_owned),
                 progress,
                 total,
                 message,

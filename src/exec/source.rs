@@ -47,6 +47,11 @@ use crate::toolset::{Binding, Bindings, Mode, ToolSet, ToolSetBuilder, compile_t
 /// memory deeper than serde_json can clone is its author's concern.
 pub struct Source {
     pub(super) servers: Vec<(String, Arc<dyn Server>)>,
+    /// The servers' ids, in the same order, shared by what names them on
+    /// every call (the answerers of their questions).
+    names: Vec<Arc<str>>,
+    /// The library's own server's id, shared the same way.
+    library_name: Arc<str>,
     /// The naming and filters of every toolset listed (no servers).
     naming: ToolSetBuilder,
     pub(super) policy: Option<Policy>,
@@ -380,6 +385,18 @@ impl Source {
         }
         let name = format!("{server_id}/{tool}");
         self.alone.iter().any(|glob| glob.is_match(&name))
+    }
+
+    /// The id `id` as the source shares it.
+    pub(super) fn server_name(&self, id: &str) -> Arc<str> {
+        if id == LIBRARY_SERVER {
+            return self.library_name.clone();
+        }
+        self.names
+            .iter()
+            .find(|name| ***name == *id)
+            .cloned()
+            .unwrap_or_else(|| Arc::from(id))
     }
 
     pub(super) fn server(&self, id: &str) -> Option<&Arc<dyn Server>> {
@@ -720,8 +737,13 @@ impl SourceBuilder {
             filter,
             held_skills: Skills::default(),
         });
-        for (id, server) in &self.servers {
-            server.attach(Answerer::for_server(governor.clone(), id.clone()));
+        let names: Vec<Arc<str>> = self
+            .servers
+            .iter()
+            .map(|(id, _)| Arc::from(&**id))
+            .collect();
+        for ((_, server), name) in self.servers.iter().zip(&names) {
+            server.attach(Answerer::for_server(governor.clone(), name.clone()));
         }
         // What the policy can never run is not offered.
         let mut naming = match &policy {
@@ -737,6 +759,8 @@ impl SourceBuilder {
         }
         Ok(Source {
             servers: self.servers,
+            names,
+            library_name: Arc::from(LIBRARY_SERVER),
             naming,
             policy,
             governor,

@@ -140,7 +140,7 @@ impl<'t> TurnRun<'t> {
     ) -> Self {
         let (limit, timeout) = options.limits();
         let rules = CallRules::new(
-            options.principal.clone(),
+            options.principal.as_deref().map(Arc::from),
             options.max_input_rounds,
             options.input_timeout,
             options.interrupt.as_ref(),
@@ -175,7 +175,7 @@ impl<'t> TurnRun<'t> {
     }
 
     /// Who the calls are made for.
-    pub(super) fn principal(&self) -> Option<&String> {
+    pub(super) fn principal(&self) -> Option<&Arc<str>> {
         self.rules.principal.as_ref()
     }
 
@@ -201,25 +201,21 @@ impl<'t> TurnRun<'t> {
 
     /// What the server is told of `call` besides its arguments, with the
     /// answerer of its questions.
-    pub(super) fn context(&self, call: &ToolCall, state: &Arc<CallState>) -> CallContext {
-        CallContext {
-            server_id: call.server_id.clone(),
-            tool: call.tool.clone(),
-            call_id: call.call_id.clone(),
-            principal: self.options.principal.clone(),
-            assigns: self.assigns.clone(),
-            taint: state.taint().clone(),
-            meta: self.options.meta.clone(),
-            progress: self.options.progress.clone(),
-            input_responses: None,
-            request_state: None,
-            answerer: Some(Answerer::for_call(
-                self.source.governor.clone(),
-                call.server_id.clone(),
-                state.clone(),
-            )),
-            idempotency_key: Some(self.keys.key(call)),
-        }
+    pub(super) fn context(&self, state: &Arc<CallState>) -> CallContext {
+        let call = state.call();
+        let mut context = CallContext::of(state.clone());
+        context.principal = self.rules.principal.clone();
+        context.assigns = self.assigns.clone();
+        context.taint = state.taint().clone();
+        context.meta = self.options.meta.clone();
+        context.progress = self.options.progress.clone();
+        context.answerer = Some(Answerer::for_call(
+            self.source.governor.clone(),
+            self.source.server_name(&call.server_id),
+            state.clone(),
+        ));
+        context.idempotency_key = Some(self.keys.key(call));
+        context
     }
 
     /// Keeps `call`'s stage in the turn's state, if it is kept: a call's
