@@ -710,6 +710,109 @@ impl Provider {
         (self.schema.as_ref().map(|plan| &plan.rules), strict)
     }
 
+    /// The tool's definition: the spec's template given its name, schema,
+    /// description, title and strict flag.
+    fn render(
+        &self,
+        tool: &ExposedTool,
+        schema: Cow<'_, Value>,
+        description: Option<&str>,
+        title: Option<&str>,
+        strict: bool,
+    ) -> Result<Value> {
+        let strict_flag = Value::Bool(strict);
+        let mut vars: Vec<(&str, Var<'_>)> = vec![
+            ("name", Var::Str(&tool.exposed_name)),
+            ("strict", Var::Json(Cow::Borrowed(&strict_flag))),
+        ];
+        let mut owned = Vec::new();
+        match schema {
+            Cow::Owned(schema) => owned.push(("schema", Some(schema))),
+            Cow::Borrowed(schema) => vars.push(("schema", Var::Json(Cow::Borrowed(schema)))),
+        }
+        if let Some(d) = description {
+            vars.push(("description", Var::Str(d)));
+        }
+        if let Some(t) = title {
+            vars.push(("title", Var::Str(t)));
+        }
+        self
+            .tools
+            .definition
+            .render_moving(vars.as_slice(), &mut owned)
+            .map_err(|missing| {
+            Error::new(
+                ErrorKind::Spec,
+                format!(
+                    "the tool definition needs `${{{}}}`, which this tool lacks (use `${{{}?}}` to make it optional)",
+                    missing.0, missing.0
+                ),
+            )
+            .with_file(self.source())
+            .with_path("/tools/definition")
+            .with_tool(&tool.exposed_name)
+        })
+    }
+
+    /// Which schema a tool is listed with (as written, the spec's subset,
+    /// or strict), each rewrite, null path and failed conversion noted in
+    /// the listing; `None` leaves the tool out.
+    fn judge(
+        &self,
+        tool: &ExposedTool,
+        index: Option<usize>,
+        converted: &Converted,
+        mode: StrictMode,
+        listing: &mut Listing,
+    ) -> Option<Which> {
+        let mut which = Which::Written;
+        match &converted.subset {
+            Ok(Some(_)) => {
+                listing
+                    .rewritten
+                    .mark(index, &tool.exposed_name, &listing.toolset);
+                which = Which::Subset;
+            }
+            Ok(None) => {}
+            Err(err) => {
+                let issue = issue(tool, err);
+                let rules = self
+                    .schema
+                    .as_ref()
+                    .map_or("", |plan| plan.rules_id.as_str());
+                tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
+                    path = %issue.path, reason = %issue.reason, rules = %rules,
+                    "the provider's schema rules cannot express the tool's schema; tool left out");
+                listing.report.unsupported.push(issue);
+                return None;
+            }
+        };
+        match &converted.strict {
+            None => {}
+            Some(Ok(converted)) => {
+                if !converted.null_paths.is_empty() {
+                    listing
+                        .null_paths
+                        .insert(tool.exposed_name.clone(), converted.null_paths.clone());
+                }
+                which = Which::Strict;
+            }
+            Some(Err(err)) => {
+                let issue = issue(tool, err);
+                if mode == StrictMode::On {
+                    tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
+                    path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool excluded");
+                    listing.report.excluded.push(issue);
+                    return None;
+                }
+                tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
+                path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool sent non-strict");
+                listing.report.fallbacks.push(issue);
+            }
+        };
+        Some(which)
+    }
+
     pub(crate) fn definition(
         &self,
         tool: &ExposedTool,
@@ -742,51 +845,8 @@ impl Provider {
             (Some(kept), Some(i)) => Conversion::Kept(kept.get(i, tool, rules.0, rules.1)),
             _ => Conversion::Fresh(Converted::new(tool, rules.0, rules.1)),
         };
-        let converted = conversion.converted();
-        let mut which = Which::Written;
-        match &converted.subset {
-            Ok(Some(_)) => {
-                listing
-                    .rewritten
-                    .mark(index, &tool.exposed_name, &listing.toolset);
-                which = Which::Subset;
-            }
-            Ok(None) => {}
-            Err(err) => {
-                let issue = issue(tool, err);
-                let rules = self
-                    .schema
-                    .as_ref()
-                    .map_or("", |plan| plan.rules_id.as_str());
-                tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
-                    path = %issue.path, reason = %issue.reason, rules = %rules,
-                    "the provider's schema rules cannot express the tool's schema; tool left out");
-                listing.report.unsupported.push(issue);
-                return Ok(None);
-            }
-        };
-        match &converted.strict {
-            None => {}
-            Some(Ok(converted)) => {
-                if !converted.null_paths.is_empty() {
-                    listing
-                        .null_paths
-                        .insert(tool.exposed_name.clone(), converted.null_paths.clone());
-                }
-                which = Which::Strict;
-            }
-            Some(Err(err)) => {
-                let issue = issue(tool, err);
-                if mode == StrictMode::On {
-                    tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
-                    path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool excluded");
-                    listing.report.excluded.push(issue);
-                    return Ok(None);
-                }
-                tracing::warn!(provider = self.id(), server = %issue.server_id, tool = %issue.tool,
-                path = %issue.path, reason = %issue.reason, "strict schema conversion failed; tool sent non-strict");
-                listing.report.fallbacks.push(issue);
-            }
+        let Some(which) = self.judge(tool, index, conversion.converted(), mode, listing) else {
+            return Ok(None);
         };
         let strict = which == Which::Strict;
         let original = &tool.tool.input_schema;
@@ -816,43 +876,18 @@ impl Provider {
             None if missing == MissingDescription::EmptyString => Some(Cow::Borrowed("")),
             None => None,
         };
-        let strict_flag = Value::Bool(strict);
-        let mut vars: Vec<(&str, Var<'_>)> = vec![
-            ("name", Var::Str(&tool.exposed_name)),
-            ("strict", Var::Json(Cow::Borrowed(&strict_flag))),
-        ];
-        let mut owned = Vec::new();
-        match schema {
-            Cow::Owned(schema) => owned.push(("schema", Some(schema))),
-            Cow::Borrowed(schema) => vars.push(("schema", Var::Json(Cow::Borrowed(schema)))),
-        }
-        if let Some(d) = &description {
-            vars.push(("description", Var::Str(d)));
-        }
-        if let Some(t) = &title {
-            vars.push(("title", Var::Str(t)));
-        }
         if strict {
             listing
                 .strict
                 .mark(index, &tool.exposed_name, &listing.toolset);
         }
-        let def = self
-            .tools
-            .definition
-            .render_moving(vars.as_slice(), &mut owned)
-            .map_err(|missing| {
-            Error::new(
-                ErrorKind::Spec,
-                format!(
-                    "the tool definition needs `${{{}}}`, which this tool lacks (use `${{{}?}}` to make it optional)",
-                    missing.0, missing.0
-                ),
-            )
-            .with_file(self.source())
-            .with_path("/tools/definition")
-            .with_tool(&tool.exposed_name)
-        })?;
+        let def = self.render(
+            tool,
+            schema,
+            description.as_deref(),
+            title.as_deref(),
+            strict,
+        )?;
         Ok(Some(self.for_code(tool, def, listing)))
     }
 }

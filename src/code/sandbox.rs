@@ -248,6 +248,27 @@ fn run(
     Ended { outcome, console }
 }
 
+/// Declares the tools to the program and starts it: the promise of its
+/// body, run as an async function.
+fn evaluate(
+    context: &rquickjs::Context,
+    bridge: &Rc<Bridge>,
+    launch: &Launch,
+) -> std::result::Result<Persistent<Promise<'static>>, Failure> {
+    context.with(|ctx| {
+        prepare(&ctx, bridge, launch).map_err(|e| thrown(&ctx, e))?;
+        let source = format!("(async () => {{\n{}\n}})()", launch.code);
+        let mut options = rquickjs::context::EvalOptions::default();
+        options.global = true;
+        options.strict = false;
+        options.filename = Some("program.js".to_owned());
+        let promise: Promise = ctx
+            .eval_with_options(source, options)
+            .map_err(|e| failure(&ctx, bridge, e))?;
+        Ok(Persistent::save(&ctx, promise))
+    })
+}
+
 /// Runs the program and answers its calls until its promise settles, it
 /// breaks a limit, or it is stopped.
 fn drive(
@@ -259,18 +280,7 @@ fn drive(
     deadline: Instant,
     stop: &AtomicBool,
 ) -> std::result::Result<Json, Failure> {
-    let program = context.with(|ctx| -> std::result::Result<_, Failure> {
-        prepare(&ctx, bridge, launch).map_err(|e| thrown(&ctx, e))?;
-        let source = format!("(async () => {{\n{}\n}})()", launch.code);
-        let mut options = rquickjs::context::EvalOptions::default();
-        options.global = true;
-        options.strict = false;
-        options.filename = Some("program.js".to_owned());
-        let promise: Promise = ctx
-            .eval_with_options(source, options)
-            .map_err(|e| failure(&ctx, bridge, e))?;
-        Ok(Persistent::save(&ctx, promise))
-    })?;
+    let program = evaluate(context, bridge, launch)?;
     let mut answered = 0;
     let outcome = loop {
         // Every job the program has queued, until it waits for a call.
