@@ -9,7 +9,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -473,32 +472,11 @@ fn code_mode_without_a_tool_open_to_code_says_how_to_open_some() {
 
 // ---- across processes, through the command line ----
 
-fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-adapters"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn json_out(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: stdout {} stderr {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 /// The probe's log: `(tool, arguments)` of each `tools/call` it received.
 fn received(log: &Path) -> Vec<(String, Value)> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .map(|line| {
-            let v: Value = serde_json::from_str(line).unwrap();
+    servers::logged(log)
+        .into_iter()
+        .map(|v| {
             (
                 v["tool"].as_str().unwrap().to_owned(),
                 v["arguments"].clone(),
@@ -544,7 +522,7 @@ fn an_approval_in_a_programs_loop_suspends_and_another_process_finishes_it_sendi
             "probe/*",
         ];
         argv.extend_from_slice(extra);
-        cli(&argv)
+        common::cli::run(&argv)
     };
 
     // Unsuspended: the approval given up front.
@@ -558,7 +536,7 @@ fn an_approval_in_a_programs_loop_suspends_and_another_process_finishes_it_sendi
         "{}",
         String::from_utf8_lossy(&whole.stderr)
     );
-    let whole = json_out(&whole);
+    let whole = common::cli::stdout_json(&whole);
 
     // Suspended at the third iteration's approval...
     let state = path("state.json");
@@ -572,7 +550,7 @@ fn an_approval_in_a_programs_loop_suspends_and_another_process_finishes_it_sendi
         "{}",
         String::from_utf8_lossy(&first.stderr)
     );
-    let first = json_out(&first);
+    let first = common::cli::stdout_json(&first);
     assert_eq!(first["status"], "suspended");
     let waiting = &first["waiting"];
     assert_eq!(waiting.as_array().unwrap().len(), 1, "{waiting}");
@@ -601,7 +579,7 @@ fn an_approval_in_a_programs_loop_suspends_and_another_process_finishes_it_sendi
         "{}",
         String::from_utf8_lossy(&second.stderr)
     );
-    let second = json_out(&second);
+    let second = common::cli::stdout_json(&second);
     assert_eq!(second["status"], "ok");
     let expected = [
         "append line 1",
@@ -730,22 +708,7 @@ proptest! {
 #[cfg(feature = "otel")]
 #[test]
 fn each_inner_calls_span_nests_under_the_programs_span() {
-    use mcp_adapters::telemetry::TraceFilter;
-    use opentelemetry::trace::TracerProvider as _;
-    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
-    use tracing_subscriber::Layer as _;
-    use tracing_subscriber::layer::SubscriberExt;
-
-    let exporter = InMemorySpanExporter::default();
-    let traces = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry().with(
-        tracing_opentelemetry::layer()
-            .with_tracer(traces.tracer("tests"))
-            .with_filter(TraceFilter::new()),
-    );
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let traced = common::traces::traced();
     let seen = Seen::default();
     let source = counted(&seen, CodeMode::new());
     current_thread_runtime().block_on(async {
@@ -766,8 +729,7 @@ fn each_inner_calls_span_nests_under_the_programs_span() {
             .await
             .unwrap();
     });
-    traces.force_flush().unwrap();
-    let spans = exporter.get_finished_spans().unwrap();
+    let spans = traced.spans();
     let named = |name: &str| -> Vec<_> { spans.iter().filter(|s| s.name == name).collect() };
     let programs = named("execute_tool run_code");
     assert_eq!(programs.len(), 1, "{spans:#?}");

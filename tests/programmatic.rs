@@ -878,22 +878,7 @@ fn a_programs_call_waits_for_approval_with_its_containers_expiry() {
 #[cfg(feature = "otel")]
 #[test]
 fn a_programs_call_is_traced_with_its_caller() {
-    use mcp_adapters::telemetry::TraceFilter;
-    use opentelemetry::trace::TracerProvider as _;
-    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
-    use tracing_subscriber::Layer as _;
-    use tracing_subscriber::layer::SubscriberExt;
-
-    let spans = InMemorySpanExporter::default();
-    let traces = SdkTracerProvider::builder()
-        .with_simple_exporter(spans.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry().with(
-        tracing_opentelemetry::layer()
-            .with_tracer(traces.tracer("tests"))
-            .with_filter(TraceFilter::new()),
-    );
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let traced = common::traces::traced();
     common::current_thread_runtime().block_on(async {
         let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let policy = Policy::allow_all().programmatic("inventory/*").unwrap();
@@ -915,8 +900,7 @@ fn a_programs_call_is_traced_with_its_caller() {
                 .unwrap();
         }
     });
-    traces.force_flush().unwrap();
-    let spans = spans.get_finished_spans().unwrap();
+    let spans = traced.spans();
     let attr = |span: &opentelemetry_sdk::trace::SpanData, key: &str| {
         span.attributes
             .iter()

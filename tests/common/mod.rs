@@ -10,6 +10,8 @@ pub mod instances;
 pub mod postgres;
 pub mod scripted;
 pub mod servers;
+#[cfg(feature = "otel")]
+pub mod traces;
 
 use std::path::{Path, PathBuf};
 
