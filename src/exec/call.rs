@@ -8,7 +8,6 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use serde_json::Value;
 use tokio::sync::SemaphorePermit;
-use tracing::Instrument;
 
 use super::answerer::{Answerer, CallState, not_completed};
 use super::answering::{unless_cut, unsent};
@@ -153,9 +152,12 @@ impl<'r> Call<'r> {
             // Pinned where it lies, not boxed on its own (the turn boxes the
             // call's whole future once): what wraps it moves a pointer.
             let pipeline = std::pin::pin!(self.pipeline());
-            let pipeline = AssertUnwindSafe(pipeline)
-                .catch_unwind()
-                .instrument(span.clone());
+            let mut pipeline = AssertUnwindSafe(pipeline).catch_unwind();
+            // In the span at each poll, and only then: `Instrument` would
+            // enter it once more to drop what it wraps (here a pointer, the
+            // pipeline itself is dropped below), and a subscriber's every
+            // entry and exit costs (an exit reads the wall clock).
+            let pipeline = std::future::poll_fn(|cx| span.in_scope(|| pipeline.poll_unpin(cx)));
             match unless_cut(pipeline, run.halt(), &state).await {
                 Ok(result) => result,
                 Err(panic) => Err(Error::new(
