@@ -179,10 +179,10 @@ mod otlp {
     use opentelemetry_sdk::propagation::TraceContextPropagator;
     use opentelemetry_sdk::trace::SdkTracerProvider;
     use serde_json::{Map, Value};
-    use tracing::Metadata;
     use tracing::subscriber::Interest;
+    use tracing::{Metadata, Subscriber};
     use tracing_opentelemetry::OpenTelemetrySpanExt;
-    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::Layer;
     use tracing_subscriber::filter::{LevelFilter, Targets};
     use tracing_subscriber::layer::{Context, Filter, SubscriberExt};
     use tracing_subscriber::util::SubscriberInitExt;
@@ -234,7 +234,10 @@ mod otlp {
     /// duration histogram's events); no other crate's spans or events, and
     /// none of the library's log events. A per-layer filter
     /// ([`Layer::with_filter`](tracing_subscriber::Layer::with_filter)): the
-    /// application's other layers see what they saw.
+    /// application's other layers see what they saw. On a subscriber that
+    /// holds OpenTelemetry layers only, it is a global filter as well
+    /// (`registry().with(TraceFilter::new()).with(layers)`, as
+    /// [`export_otlp`] installs it), which costs each span less.
     #[derive(Debug, Clone, Default)]
     pub struct TraceFilter {
         /// More targets, at their levels, when widened for debugging.
@@ -295,12 +298,9 @@ mod otlp {
                 .any(|f| f.name().starts_with("histogram."))
     }
 
-    impl<S> Filter<S> for TraceFilter {
-        fn enabled(&self, meta: &Metadata<'_>, _: &Context<'_, S>) -> bool {
-            self.admits(meta)
-        }
-
-        fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
+    impl TraceFilter {
+        /// A callsite's interest: decided once per callsite.
+        fn interest(&self, meta: &'static Metadata<'static>) -> Interest {
             if self.admits(meta) {
                 Interest::always()
             } else {
@@ -308,13 +308,46 @@ mod otlp {
             }
         }
 
-        fn max_level_hint(&self) -> Option<LevelFilter> {
+        fn level_hint(&self) -> LevelFilter {
             // The library's spans and measurements are at `info`.
             let wider = self
                 .wider
                 .as_ref()
-                .and_then(<Targets as Filter<S>>::max_level_hint);
-            Some(wider.map_or(LevelFilter::INFO, |w| w.max(LevelFilter::INFO)))
+                .and_then(<Targets as Filter<tracing_subscriber::Registry>>::max_level_hint);
+            wider.map_or(LevelFilter::INFO, |w| w.max(LevelFilter::INFO))
+        }
+    }
+
+    /// A per-layer filter, for an OpenTelemetry layer beside other layers.
+    impl<S> Filter<S> for TraceFilter {
+        fn enabled(&self, meta: &Metadata<'_>, _: &Context<'_, S>) -> bool {
+            self.admits(meta)
+        }
+
+        fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
+            self.interest(meta)
+        }
+
+        fn max_level_hint(&self) -> Option<LevelFilter> {
+            Some(self.level_hint())
+        }
+    }
+
+    /// A global filter, for a subscriber that holds OpenTelemetry layers
+    /// only (as [`export_otlp`] installs it): what it turns away is never
+    /// recorded, and the spans it lets through cost no per-layer
+    /// bookkeeping at each entry, exit and close.
+    impl<S: Subscriber> Layer<S> for TraceFilter {
+        fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
+            self.interest(meta)
+        }
+
+        fn enabled(&self, meta: &Metadata<'_>, _: Context<'_, S>) -> bool {
+            self.admits(meta)
+        }
+
+        fn max_level_hint(&self) -> Option<LevelFilter> {
+            Some(self.level_hint())
         }
     }
 
@@ -391,13 +424,11 @@ mod otlp {
             .with_tracked_inactivity(false)
             .with_context_activation(false);
         tracing_subscriber::registry()
-            // One filter for both layers: each span's entries, exits and
-            // close are judged once, not once per layer.
-            .with(
-                spans
-                    .and_then(tracing_opentelemetry::MetricsLayer::new(meters.clone()))
-                    .with_filter(filter),
-            )
+            // The filter over the whole subscriber, which holds nothing but
+            // these layers: what it turns away is never recorded, and a
+            // span's entries, exits and close are not judged again.
+            .with(filter)
+            .with(spans.and_then(tracing_opentelemetry::MetricsLayer::new(meters.clone())))
             .try_init()
             .map_err(|e| {
                 Error::input("a tracing subscriber is already installed").with_source(e)

@@ -326,3 +326,56 @@ fn a_bound_value_is_in_no_span_even_with_content_traced() {
     let all = format!("{spans:?}");
     assert!(!all.contains("bound-canary-5150"), "{all}");
 }
+
+/// `TraceFilter` over the whole subscriber, as `export_otlp` installs it
+/// (a global filter, not a per-layer one): the library's span passes with
+/// its attributes, another crate's span and event inside it do not.
+#[test]
+fn the_filter_over_a_whole_subscriber_passes_the_library_spans_only() {
+    use mcp_adapters::{CallToolResult, InProcessServer, Tool};
+    let exporter = InMemorySpanExporter::default();
+    let traces = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(TraceFilter::new())
+        .with(tracing_opentelemetry::layer().with_tracer(traces.tracer("tests")));
+    let guard = tracing::subscriber::set_default(subscriber);
+    current_thread_runtime().block_on(async {
+        let server = InProcessServer::new().tool(
+            Tool::new("echo", "", json!({"type": "object"})),
+            |_, _| async {
+                let _other = tracing::info_span!(target: "rmcp::service", "serve").entered();
+                tracing::info!(target: "rmcp::service", "other-crate-canary");
+                Ok(CallToolResult::text("ok"))
+            },
+        );
+        let source = Source::hub().server("s", server).build().unwrap();
+        let p = provider("anthropic");
+        let listing = source.tools(p, &ListOptions::new()).await.unwrap();
+        let response = model_response("anthropic", &[("s__echo".into(), json!({}))]);
+        let run = source
+            .execute_tool_calls(p, &response, &listing, &ExecOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(run.turn.results[0]["content"][0]["text"], "ok");
+    });
+    drop(guard);
+    traces.force_flush().unwrap();
+    let spans = exporter.get_finished_spans().unwrap();
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_ref()).collect();
+    assert_eq!(names, ["execute_tool s__echo"]);
+    let execute = &spans[0];
+    assert_eq!(
+        attr(execute, "gen_ai.operation.name").as_deref(),
+        Some("execute_tool")
+    );
+    assert_eq!(attr(execute, "gen_ai.tool.name").as_deref(), Some("echo"));
+    assert_eq!(attr(execute, "mcp_adapters.server").as_deref(), Some("s"));
+    assert_eq!(
+        attr(execute, "gen_ai.tool.call.id").as_deref(),
+        Some("call_0")
+    );
+    assert!(execute.events.is_empty(), "{:?}", execute.events);
+    assert!(!format!("{spans:?}").contains("other-crate-canary"));
+}
