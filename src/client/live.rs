@@ -644,42 +644,74 @@ async fn start_http(
     ))
 }
 
+/// What a request is about: its span's name ends with it, and (but for a
+/// task, named by its tool) an attribute says it.
+#[derive(Clone, Copy)]
+enum Subject<'a> {
+    None,
+    Tool(&'a str),
+    Task(&'a str),
+    Resource(&'a str),
+    Prompt(&'a str),
+}
+
+impl<'a> Subject<'a> {
+    fn tool(self) -> Option<&'a str> {
+        match self {
+            Subject::Tool(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    fn resource(self) -> Option<&'a str> {
+        match self {
+            Subject::Resource(uri) => Some(uri),
+            _ => None,
+        }
+    }
+
+    fn prompt(self) -> Option<&'a str> {
+        match self {
+            Subject::Prompt(name) => Some(name),
+            _ => None,
+        }
+    }
+}
+
 impl McpClient {
     /// The span of one request to the server, by OpenTelemetry's conventions
     /// (see [`telemetry`](crate::telemetry)): `{method} {target}`, kind client.
-    fn request_span(&self, method: &'static str, target: Option<&str>) -> tracing::Span {
+    fn request_span(&self, method: &'static str, subject: Subject<'_>) -> tracing::Span {
         let transport = match &self.connector {
             Connector::Config(ServerConfig::Stdio { .. }) => "pipe",
             Connector::Config(_) => "tcp",
             Connector::Given => "",
         };
-        let span = tracing::info_span!(
+        // The name and transport are given here, where a subscriber reads
+        // them once, rather than recorded afterwards (each `record` is
+        // another visit of the span's data); they are only formatted when a
+        // subscriber takes the span.
+        let (space, target) = match subject {
+            Subject::None => ("", ""),
+            Subject::Tool(name)
+            | Subject::Task(name)
+            | Subject::Resource(name)
+            | Subject::Prompt(name) => (" ", name),
+        };
+        tracing::info_span!(
             "mcp.client.request",
-            otel.name = tracing::field::Empty,
+            otel.name = %format_args!("{method}{space}{target}"),
             otel.kind = "client",
             mcp.method.name = method,
-            gen_ai.tool.name = tracing::field::Empty,
-            mcp.resource.uri = tracing::field::Empty,
-            gen_ai.prompt.name = tracing::field::Empty,
+            gen_ai.tool.name = subject.tool(),
+            mcp.resource.uri = subject.resource(),
+            gen_ai.prompt.name = subject.prompt(),
             mcp.protocol.version = tracing::field::Empty,
-            network.transport = tracing::field::Empty,
+            network.transport = (!transport.is_empty()).then_some(transport),
             mcp_adapters.server = %self.name,
             error.r#type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
-        );
-        if !span.is_disabled() {
-            span.record(
-                "otel.name",
-                match target {
-                    Some(target) => format!("{method} {target}"),
-                    None => method.to_owned(),
-                },
-            );
-            if !transport.is_empty() {
-                span.record("network.transport", transport);
-            }
-        }
-        span
+        )
     }
 
     /// `request` in `span`, its failure and its duration recorded. A
@@ -741,7 +773,7 @@ impl Server for McpClient {
     }
 
     fn list_tools(&self, cursor: Option<String>) -> BoxFuture<'_, Result<ToolsPage>> {
-        let span = self.request_span("tools/list", None);
+        let span = self.request_span("tools/list", Subject::None);
         Box::pin(self.traced(span, "tools/list", None, async move {
             let session = self.traced_session().await?;
             match session
@@ -764,10 +796,7 @@ impl Server for McpClient {
         arguments: Map<String, Value>,
         context: CallContext,
     ) -> BoxFuture<'_, Result<CallToolResponse>> {
-        let span = self.request_span("tools/call", Some(name));
-        if !span.is_disabled() {
-            span.record("gen_ai.tool.name", name);
-        }
+        let span = self.request_span("tools/call", Subject::Tool(name));
         // The tool's name is kept for telemetry only when it is recorded.
         let tool = (!span.is_disabled()).then(|| name.to_owned());
         let name = name.to_owned();
@@ -796,7 +825,7 @@ impl Server for McpClient {
         task_id: &str,
         context: CallContext,
     ) -> BoxFuture<'_, Result<CallToolResponse>> {
-        let span = self.request_span("tasks/get", Some(tool));
+        let span = self.request_span("tasks/get", Subject::Task(tool));
         let (tool, task_id) = (tool.to_owned(), task_id.to_owned());
         Box::pin(self.traced(span, "tasks/get", None, async move {
             let session = self.traced_session().await?;
@@ -815,10 +844,7 @@ impl Server for McpClient {
     }
 
     fn read_resource(&self, uri: &str) -> BoxFuture<'_, Result<ReadResourceResult>> {
-        let span = self.request_span("resources/read", Some(uri));
-        if !span.is_disabled() {
-            span.record("mcp.resource.uri", uri);
-        }
+        let span = self.request_span("resources/read", Subject::Resource(uri));
         let uri = uri.to_owned();
         Box::pin(self.traced(span, "resources/read", None, async move {
             let session = self.traced_session().await?;
@@ -832,7 +858,7 @@ impl Server for McpClient {
         cursor: Option<String>,
     ) -> BoxFuture<'_, Result<Page>> {
         let method = catalog.method();
-        let span = self.request_span(method, None);
+        let span = self.request_span(method, Subject::None);
         Box::pin(self.traced(span, method, None, async move {
             let session = self.traced_session().await?;
             session
@@ -846,10 +872,7 @@ impl Server for McpClient {
         name: &str,
         arguments: Map<String, Value>,
     ) -> BoxFuture<'_, Result<GetPromptResult>> {
-        let span = self.request_span("prompts/get", Some(name));
-        if !span.is_disabled() {
-            span.record("gen_ai.prompt.name", name);
-        }
+        let span = self.request_span("prompts/get", Subject::Prompt(name));
         let name = name.to_owned();
         Box::pin(self.traced(span, "prompts/get", None, async move {
             let session = self.traced_session().await?;
