@@ -36,6 +36,7 @@ use common::*;
 use mcp_adapters::{ClientOptions, ListOptions, McpClient, Registry, Source};
 use serde::Deserialize;
 use serde_json::Value;
+use test_installs::interop::Installed;
 
 /// One line of the data file.
 #[derive(Debug, Deserialize)]
@@ -65,36 +66,13 @@ struct Call {
     says: Vec<String>,
 }
 
-/// A package spec, split.
-struct Package<'a> {
-    registry: &'a str,
-    name: &'a str,
-    version: &'a str,
-    /// What the registry's client installs (`name@version`, `name==version`).
-    spec: &'a str,
-}
-
-fn package(spec: &str) -> Package<'_> {
-    let (registry, spec) = spec
-        .split_once(':')
-        .unwrap_or_else(|| panic!("`{spec}`: no `npm:` or `pypi:`"));
-    let (name, version) = match registry {
-        // A scoped name starts with `@`: the version follows the last one.
-        "npm" => spec.rsplit_once('@').filter(|(n, _)| !n.is_empty()),
-        "pypi" => spec.split_once("=="),
-        other => panic!("`{spec}`: unknown registry `{other}`"),
-    }
-    .unwrap_or_else(|| panic!("`{spec}`: no exact version"));
-    Package {
-        registry,
-        name,
-        version,
-        spec,
-    }
+/// A package spec, split (`npm:` or `pypi:`, an exact version).
+fn package(spec: &str) -> test_installs::interop::Package<'_> {
+    test_installs::interop::package(spec).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn data_file() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/servers.jsonl")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(test_installs::interop::SERVERS)
 }
 
 fn servers() -> Vec<Server> {
@@ -173,55 +151,16 @@ fn the_docs_table_is_the_matrix() {
     assert_eq!(names.len(), servers.len(), "two lines share a name");
 }
 
-/// Where each server's packages are installed.
-struct Installed {
-    npm: Option<PathBuf>,
-    venvs: BTreeMap<String, PathBuf>,
-}
-
 /// Installs every package of the matrix, the npm ones together and each
 /// PyPI one in its virtualenv, all at once.
 fn install(servers: &[Server]) -> Installed {
-    let mut npm_specs = Vec::new();
-    for server in servers {
-        for spec in std::iter::once(&server.package).chain(&server.pins) {
-            let package = package(spec);
-            if package.registry == "npm" && !npm_specs.iter().any(|s| s == package.spec) {
-                npm_specs.push(package.spec.to_owned());
-            }
-        }
-    }
-    std::thread::scope(|scope| {
-        let npm = (!npm_specs.is_empty())
-            .then(|| scope.spawn(|| common::servers::npm_packages("interop-npm", &npm_specs)));
-        let venvs: Vec<_> = servers
+    let plan = test_installs::interop::plan_of(
+        servers
             .iter()
-            .filter(|s| package(&s.package).registry == "pypi")
-            .map(|server| {
-                let pins: Vec<String> = std::iter::once(&server.package)
-                    .chain(&server.pins)
-                    .map(|spec| package(spec))
-                    .filter(|p| p.registry == "pypi")
-                    .map(|p| p.spec.to_owned())
-                    .collect();
-                let name = format!("interop-py-{}", server.name);
-                let handle = scope.spawn(move || common::servers::venv_with(&name, &pins));
-                (server.name.clone(), handle)
-            })
-            .collect();
-        Installed {
-            npm: npm.map(|h| h.join().unwrap().unwrap_or_else(|e| panic!("{e}"))),
-            venvs: venvs
-                .into_iter()
-                .map(|(name, handle)| {
-                    let python = handle.join().unwrap().unwrap_or_else(|e| panic!("{e}"));
-                    // <venv>/bin/python -> <venv>
-                    let venv = python.parent().and_then(Path::parent).unwrap().to_owned();
-                    (name, venv)
-                })
-                .collect(),
-        }
-    })
+            .map(|s| (s.name.as_str(), s.package.as_str(), s.pins.as_slice())),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    test_installs::interop::install(&plan).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The files the servers work on: `fruit.db`, `repo`, `memory.jsonl`.

@@ -17,10 +17,8 @@
 //! gateway, say) names the SDK type with `@`: `"my-gateway/tool@openai-chat/tool"`.
 #![allow(dead_code)]
 
-use super::install::{Lock, manifest_dir, target_dir};
-use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 /// Provider id and the checker's type for its tool definitions.
@@ -112,7 +110,7 @@ impl Item {
 
 /// Validates every item; `Err` lists each failing item with its validation error.
 pub fn check(items: &[Item]) -> Result<(), String> {
-    let python = venv_python()?;
+    let python = test_installs::conformance_python()?;
     let entries: Vec<serde_json::Value> = items
         .iter()
         .map(|item| {
@@ -147,7 +145,7 @@ pub fn check(items: &[Item]) -> Result<(), String> {
 
 /// Runs the checker's own tests (`check.py --self-test`).
 pub fn self_test() -> Result<(), String> {
-    let python = venv_python()?;
+    let python = test_installs::conformance_python()?;
     let mut cmd = Command::new(&python);
     cmd.arg(check_py()).arg("--self-test");
     interpret(&run(&mut cmd, "check.py --self-test")?)
@@ -168,125 +166,20 @@ fn interpret(out: &Output) -> Result<(), String> {
     }
 }
 
-fn conformance_dir() -> PathBuf {
-    manifest_dir().join("tests").join("conformance")
-}
-
 fn check_py() -> PathBuf {
-    conformance_dir().join("check.py")
-}
-
-fn python_in(venv: &Path) -> PathBuf {
-    if cfg!(windows) {
-        venv.join("Scripts").join("python.exe")
-    } else {
-        venv.join("bin").join("python")
-    }
-}
-
-/// FNV-1a: enough to notice that requirements.txt changed, with no extra crate.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// Returns the virtualenv's python, creating the venv first when it is missing,
-/// half-built or built from another requirements.txt.
-fn venv_python() -> Result<PathBuf, String> {
-    let requirements = conformance_dir().join("requirements.txt");
-    let content = fs::read(&requirements)
-        .map_err(|e| format!("conformance: cannot read {}: {e}", requirements.display()))?;
-    let stamp_text = format!("requirements.txt fnv1a64 {:016x}\n", fnv1a(&content));
-    let target = target_dir();
-    let venv = target.join("conformance-venv");
-    let stamp = venv.join(".requirements-stamp");
-    let python = python_in(&venv);
-    let ready = || {
-        python.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(stamp_text.as_str())
-    };
-    if ready() {
-        return Ok(python);
-    }
-    fs::create_dir_all(&target)
-        .map_err(|e| format!("conformance: cannot create {}: {e}", target.display()))?;
-    let _lock = Lock::acquire(&target.join("conformance-venv.lock"), "conformance")?;
-    // Another test binary may have finished the venv while this one waited.
-    if ready() {
-        return Ok(python);
-    }
-    if venv.exists() {
-        fs::remove_dir_all(&venv).map_err(|e| {
-            format!(
-                "conformance: cannot remove the stale venv {}: {e}",
-                venv.display()
-            )
-        })?;
-    }
-    let base = std::env::var("CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let out = Command::new(&base)
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .output()
-        .map_err(|e| {
-            format!(
-                "conformance: could not run `{base} -m venv`: {e}. Install Python 3.9 or newer \
-                 with its venv module (Debian/Ubuntu: `apt-get install python3 python3-venv`) \
-                 or point CONFORMANCE_PYTHON at a python3 binary."
-            )
-        })?;
-    if !out.status.success() {
-        return Err(format!(
-            "conformance: `{base} -m venv {}` failed ({}):\n{}{}\nOn Debian/Ubuntu install the \
-             venv module with `apt-get install python3-venv`, or set CONFORMANCE_PYTHON to a \
-             python3 that has it.",
-            venv.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let mut pip = Command::new(&python);
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--no-input",
-        "-q",
-        "-r",
-    ])
-    .arg(&requirements);
-    let out = run(&mut pip, "pip install")?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(25).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!(
-            "conformance: `{} -m pip install -r {}` failed ({}):\n{}\nCheck that PyPI is \
-             reachable (proxy settings: PIP_INDEX_URL, HTTPS_PROXY) and that every pin in \
-             requirements.txt exists for this Python version; the venv is rebuilt on the next run.",
-            python.display(),
-            requirements.display(),
-            out.status,
-            tail.join("\n")
-        ));
-    }
-    // Written last: a venv without this stamp is treated as half-built.
-    fs::write(&stamp, &stamp_text)
-        .map_err(|e| format!("conformance: cannot write {}: {e}", stamp.display()))?;
-    Ok(python)
+    test_installs::conformance_dir().join("check.py")
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<Output, String> {
     cmd.env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
         .output()
         .map_err(|e| {
             format!(
                 "conformance: could not run {what} ({}): {e}. Delete {} to rebuild the venv.",
                 cmd.get_program().to_string_lossy(),
-                target_dir().join("conformance-venv").display()
+                test_installs::target_dir()
+                    .join("conformance-venv")
+                    .display()
             )
         })
 }

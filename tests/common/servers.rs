@@ -5,72 +5,19 @@
 //! `<target>/e2e-npm-pdf`, and a virtualenv in `<target>/e2e-venv` with
 //! the pins of `tests/e2e/requirements.txt` (`mcp`, `mcp-server-time`), which
 //! also runs the tests' own Python servers.
-//! A lock file keeps concurrent test binaries from installing at once; a
-//! stamp records what was installed, so a changed pin reinstalls.
+//! The installs are `tests/installs`' (a lock file keeps concurrent
+//! installers apart; a stamp records what was installed, so a changed pin
+//! reinstalls).
 #![allow(dead_code)]
 
-use super::install::{Lock, manifest_dir, target_dir};
-use std::fs;
+use super::install::{manifest_dir, target_dir};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The pinned npm package.
-pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
-/// The reference filesystem server, pinned: its `read_media_file` mirrors the
-/// content blocks in `structuredContent` (since modelcontextprotocol/servers
-/// 97b70ee2, in 2026.7.10 and later).
-pub const FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
-
-/// Installs the npm package `spec` into `<target>/<dir>` once; returns the path of its `entry`.
-fn npm_package(dir: &str, spec: &str, entry: &str) -> Result<PathBuf, String> {
-    let modules = npm_packages(dir, &[spec.to_owned()])?;
-    Ok(modules.parent().unwrap_or(&modules).join(entry))
-}
-
-/// Installs the npm packages `specs` (exact versions) together into
-/// `<target>/<dir>` once, and again when they change; returns its
-/// `node_modules`.
-pub fn npm_packages(dir: &str, specs: &[String]) -> Result<PathBuf, String> {
-    let dir = target_dir().join(dir);
-    let stamp = dir.join(".stamp");
-    let modules = dir.join("node_modules");
-    let wanted = specs.join("\n");
-    let ready = || modules.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(&wanted);
-    if !ready() {
-        fs::create_dir_all(&dir)
-            .map_err(|e| format!("e2e: cannot create {}: {e}", dir.display()))?;
-        let lock = dir.with_extension("lock");
-        let _lock = Lock::acquire(&lock, "e2e")?;
-        if !ready() {
-            let out = Command::new("npm")
-                .current_dir(&dir)
-                .args([
-                    "install",
-                    "--no-package-lock",
-                    "--no-save",
-                    "--no-audit",
-                    "--no-fund",
-                ])
-                .args(specs)
-                .output()
-                .map_err(|e| {
-                    format!("e2e: could not run npm ({e}); install Node.js 20+ with npm")
-                })?;
-            if !out.status.success() {
-                return Err(format!(
-                    "e2e: `npm install {}` failed ({}):\n{}\nCheck that the npm registry is reachable (npm config get registry, HTTPS_PROXY).",
-                    specs.join(" "),
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr)
-                ));
-            }
-            fs::write(&stamp, &wanted)
-                .map_err(|e| format!("e2e: cannot write {}: {e}", stamp.display()))?;
-        }
-    }
-    Ok(modules)
-}
+use test_installs::npm_package;
+#[allow(unused_imports)]
+pub use test_installs::{EVERYTHING, FILESYSTEM, PDF, phoenix, python};
 
 /// `(command, args)` for the everything server over stdio.
 pub fn everything() -> Result<(String, Vec<String>), String> {
@@ -122,10 +69,6 @@ pub fn skills() -> Result<(String, Vec<String>), String> {
     ))
 }
 
-/// The official MCP Apps PDF server, pinned: six of its nine tools are for
-/// its viewer only (`_meta.ui.visibility: ["app"]`).
-pub const PDF: &str = "@modelcontextprotocol/server-pdf@2.0.4";
-
 /// `(command, args)` for the MCP Apps PDF server over stdio.
 pub fn pdf() -> Result<(String, Vec<String>), String> {
     let entry = npm_package(
@@ -150,92 +93,6 @@ pub fn filesystem(root: &Path) -> Result<(String, Vec<String>), String> {
         "node".into(),
         vec![entry.display().to_string(), root.display().to_string()],
     ))
-}
-
-/// The e2e virtualenv's python, created on first use.
-pub fn python() -> Result<PathBuf, String> {
-    venv("e2e-venv", "tests/e2e/requirements.txt")
-}
-
-/// The python of a virtualenv under `target/` (`name`) with the pins of
-/// `requirements` (relative to the manifest) installed, created on first
-/// use and again when the pins change.
-pub fn venv(name: &str, requirements: &str) -> Result<PathBuf, String> {
-    let requirements = manifest_dir().join(requirements);
-    let pins = fs::read_to_string(&requirements)
-        .map_err(|e| format!("e2e: cannot read {}: {e}", requirements.display()))?;
-    let venv = target_dir().join(name);
-    let stamp = venv.join(".stamp");
-    let python = venv.join("bin/python");
-    let ready =
-        || python.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(pins.as_str());
-    if ready() {
-        return Ok(python);
-    }
-    fs::create_dir_all(target_dir()).map_err(|e| format!("e2e: {e}"))?;
-    let _lock = Lock::acquire(&target_dir().join(format!("{name}.lock")), "e2e")?;
-    if ready() {
-        return Ok(python);
-    }
-    if !python.exists() {
-        let out = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .output()
-            .map_err(|e| {
-                format!(
-                    "e2e: could not run `python3 -m venv` ({e}); install Python 3.10+ with venv"
-                )
-            })?;
-        if !out.status.success() {
-            return Err(format!(
-                "e2e: `python3 -m venv` failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-    }
-    let out = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            "--no-input",
-            "-q",
-            "-r",
-        ])
-        .arg(&requirements)
-        .output()
-        .map_err(|e| format!("e2e: could not run pip: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "e2e: `pip install -r {}` failed:\n{}\nCheck that PyPI is reachable (PIP_INDEX_URL, HTTPS_PROXY).",
-            requirements.display(),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    fs::write(&stamp, &pins).map_err(|e| format!("e2e: cannot write {}: {e}", stamp.display()))?;
-    Ok(python)
-}
-
-/// The python of a virtualenv under `target/` (`name`) with `pins`
-/// (`package==version` each) installed, as [`venv`] makes it.
-pub fn venv_with(name: &str, pins: &[String]) -> Result<PathBuf, String> {
-    fs::create_dir_all(target_dir()).map_err(|e| format!("e2e: {e}"))?;
-    let requirements = target_dir().join(format!("{name}.requirements.txt"));
-    let text = pins.iter().map(|p| format!("{p}\n")).collect::<String>();
-    if fs::read_to_string(&requirements).ok().as_deref() != Some(text.as_str()) {
-        fs::write(&requirements, &text)
-            .map_err(|e| format!("e2e: cannot write {}: {e}", requirements.display()))?;
-    }
-    venv(name, &requirements.display().to_string())
-}
-
-/// The python of a virtualenv with Arize Phoenix (pinned in
-/// `tests/e2e/phoenix-requirements.txt`): an OpenTelemetry receiver that
-/// takes OTLP over HTTP and lists what it received.
-pub fn phoenix() -> Result<PathBuf, String> {
-    venv("e2e-phoenix-venv", "tests/e2e/phoenix-requirements.txt")
 }
 
 /// `(command, args)` for mcp-server-time, in UTC.
