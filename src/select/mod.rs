@@ -39,11 +39,15 @@
 mod meter;
 
 use std::borrow::Cow;
+use std::hash::BuildHasher;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use bytes::{Bytes, BytesMut};
+use indexmap::map::RawEntryApiV1;
+use indexmap::map::raw_entry_v1::RawEntryMut;
 use jaq_core::load::parse::Def;
 use jaq_core::load::{Arena, File, Lexer, Loader, Parser};
 use jaq_core::{Compiler, Ctx, Vars};
@@ -316,17 +320,40 @@ fn spawn(
 /// objects mostly repeat a few keys).
 const SHARED_KEYS: usize = 1024;
 
+/// The buffers a result's strings are copied into, each string a shared
+/// slice of one: one allocation for many strings, rather than one each.
+const STRINGS_CHUNK: usize = 64 << 10;
+
+/// Strings longer than this get a buffer of their own, so that no more than
+/// this is left unused at a chunk's end.
+const OWN_BUFFER: usize = 4 << 10;
+
 /// Reads a result into jaq's values, in one pass that also bounds its
-/// nesting: each string copied once, each object key read once and shared
-/// by every object that has it.
+/// nesting: each string copied once, short ones into shared chunks, and
+/// each object key read and hashed once and shared by every object that has
+/// it.
 struct Reader<'v> {
-    keys: foldhash::HashMap<&'v str, Val>,
+    keys: foldhash::HashMap<&'v str, Key>,
+    /// An empty map whose hasher every object read shares, so that a shared
+    /// key's hash holds in each of them.
+    hashing: jaq_json::Map,
+    /// Where the next short string is copied: the free part of a chunk.
+    chunk: BytesMut,
+}
+
+/// An object key as jaq's value, with its hash in the objects read.
+#[derive(Clone)]
+struct Key {
+    val: Val,
+    hash: u64,
 }
 
 impl<'v> Reader<'v> {
     fn new() -> Self {
         Reader {
             keys: foldhash::HashMap::default(),
+            hashing: jaq_json::Map::default(),
+            chunk: BytesMut::new(),
         }
     }
 
@@ -342,7 +369,7 @@ impl<'v> Reader<'v> {
                 (None, Some(u)) => Num::from_integral(u),
                 _ => Num::Float(n.as_f64().unwrap_or(f64::NAN)),
             }),
-            Value::String(text) => Val::utf8_str(text.clone()),
+            Value::String(text) => Val::utf8_str(self.text(text)),
             _ if depth > MAX_INPUT_DEPTH => return None,
             Value::Array(items) => {
                 let mut read = Vec::with_capacity(items.len());
@@ -352,22 +379,48 @@ impl<'v> Reader<'v> {
                 Val::Arr(read.into())
             }
             Value::Object(map) => {
-                let mut read =
-                    jaq_json::Map::with_capacity_and_hasher(map.len(), Default::default());
+                let hasher = *self.hashing.hasher();
+                let mut read = jaq_json::Map::with_capacity_and_hasher(map.len(), hasher);
                 for (k, v) in map {
                     let v = self.read(v, depth + 1)?;
-                    read.insert(self.key(k), v);
+                    let Key { val, hash } = self.key(k);
+                    match read.raw_entry_mut_v1().from_key_hashed_nocheck(hash, &val) {
+                        RawEntryMut::Vacant(slot) => {
+                            slot.insert_hashed_nocheck(hash, val, v);
+                        }
+                        RawEntryMut::Occupied(mut slot) => {
+                            slot.insert(v);
+                        }
+                    }
                 }
                 Val::obj(read)
             }
         })
     }
 
-    fn key(&mut self, key: &'v str) -> Val {
+    /// `text`'s bytes, copied into the current chunk (a new one when it is
+    /// full) or, when long, into a buffer of their own.
+    fn text(&mut self, text: &str) -> Bytes {
+        if text.is_empty() {
+            return Bytes::new();
+        }
+        if text.len() > OWN_BUFFER {
+            return Bytes::copy_from_slice(text.as_bytes());
+        }
+        if self.chunk.capacity() < text.len() {
+            self.chunk = BytesMut::with_capacity(STRINGS_CHUNK);
+        }
+        self.chunk.extend_from_slice(text.as_bytes());
+        self.chunk.split().freeze()
+    }
+
+    fn key(&mut self, key: &'v str) -> Key {
         if let Some(shared) = self.keys.get(key) {
             return shared.clone();
         }
-        let read = Val::utf8_str(key.to_owned());
+        let val = Val::utf8_str(self.text(key));
+        let hash = self.hashing.hasher().hash_one(&val);
+        let read = Key { val, hash };
         if self.keys.len() < SHARED_KEYS {
             self.keys.insert(key, read.clone());
         }
@@ -775,6 +828,30 @@ mod tests {
         let objects = json!([{"k": 1, "j": 2}, {"k": 3}, {"j": 4, "k": 5}]);
         let read = select_blocking("[.[] | keys]", Arc::new(objects), &limits).unwrap();
         assert_eq!(read, r#"[["j","k"],["k"],["j","k"]]"#);
+    }
+
+    #[test]
+    fn strings_read_into_shared_chunks_keep_their_text() {
+        // Empty, short, chunk-crossing and long strings; more distinct keys
+        // than are shared, each found again by jaq's own lookups.
+        let texts: Vec<String> = (0..600usize)
+            .map(|i| "é".repeat(i * 37 % 3000) + &i.to_string())
+            .chain([String::new(), "x".repeat(OWN_BUFFER + 1)])
+            .collect();
+        let objects: Vec<Value> = (0..SHARED_KEYS + 500)
+            .map(|i| json!({ format!("key {i}"): i, "shared": i }))
+            .collect();
+        let input = json!({"texts": texts, "objects": objects});
+        let limits = SelectLimits::default().output_bytes(16 << 20);
+        let run = |filter: &str| select_blocking(filter, Arc::new(input.clone()), &limits);
+        assert_eq!(run(".").unwrap(), input.to_string());
+        let lengths: Vec<usize> = texts.iter().map(String::len).collect();
+        assert_eq!(
+            run("[.texts[] | utf8bytelength]").unwrap(),
+            json!(lengths).to_string()
+        );
+        let found = "[.objects[] | .[keys_unsorted[0]] == .shared] | all";
+        assert_eq!(run(found).unwrap(), "true");
     }
 
     #[test]
