@@ -49,8 +49,11 @@ impl<'a> Walker<'a> {
         };
         if self.rules.optional_properties == OptionalProperties::Nullable {
             self.names.truncate(start);
-            self.names
-                .extend(properties.into_iter().flat_map(|p| p.keys().map(String::as_str)));
+            self.names.extend(
+                properties
+                    .into_iter()
+                    .flat_map(|p| p.keys().map(String::as_str)),
+            );
             self.names[start..].sort_unstable();
         }
         let required = sorted_names(&self.names[start..]);
