@@ -203,13 +203,13 @@ fn check_root(schema: &Value, rules: &StrictRules) -> Result<(), StrictError> {
     let Value::Object(map) = schema else {
         return root_error(StrictReason::RootNotObject);
     };
-    if map.contains_key("anyOf") && !rules.root.any_of {
+    if crate::json::has_member(map, "anyOf") && !rules.root.any_of {
         return Err(StrictError::new("/anyOf", StrictReason::RootAnyOf));
     }
     if !rules.root.object {
         return Ok(());
     }
-    let object = match map.get("type") {
+    let object = match crate::json::member(map, "type") {
         Some(Value::String(t)) => t == "object",
         Some(Value::Array(list)) => list.len() == 1 && list[0] == "object",
         _ => false,

@@ -6,24 +6,8 @@ use serde_json::{Map, Value};
 use super::error::{Limit, StrictError, StrictReason};
 use super::null_path::NullPath;
 use super::rules::OptionalProperties;
-use super::walk::{Step, Token, Walker};
-use crate::json::{has_member, member, member_mut};
-
-/// Names of required properties, sorted, each once.
-#[derive(Default)]
-struct Names<'a>(Vec<&'a str>);
-
-impl<'a> Names<'a> {
-    fn new(mut names: Vec<&'a str>) -> Self {
-        names.sort_unstable();
-        names.dedup();
-        Names(names)
-    }
-
-    fn contains(&self, name: &str) -> bool {
-        self.0.binary_search(&name).is_ok()
-    }
-}
+use super::walk::{Shape, Step, Token, Walker, type_is};
+use crate::json::has_member;
 
 /// How far `allows_null` follows `anyOf` branches and `$ref`s before giving
 /// a conservative "no" (which only adds a redundant null path).
@@ -37,14 +21,15 @@ impl<'a> Walker<'a> {
     pub(crate) fn object(
         &mut self,
         map: &'a Map<String, Value>,
+        shape: &Shape<'a>,
         out: &mut Map<String, Value>,
     ) -> Result<(), StrictError> {
-        let closed = match member(map, "additionalProperties") {
+        let closed = match shape.additional {
             None => false,
             Some(Value::Bool(false)) => true,
             Some(_) => return Err(self.err_at("additionalProperties", StrictReason::OpenMap)),
         };
-        let properties = match member(map, "properties") {
+        let properties = match shape.properties {
             Some(Value::Object(properties)) => Some(properties),
             Some(_) => {
                 return Err(self.err_at("properties", StrictReason::Invalid("properties".into())));
@@ -52,15 +37,27 @@ impl<'a> Walker<'a> {
             None if closed || std::ptr::eq(self.root.as_object().unwrap_or(map), map) => None,
             None => return Err(self.err(StrictReason::OpenMap)),
         };
-        let required = self.required(map)?;
+        // The required names, sorted, on the walker's stack of names above
+        // those of the objects this one is inside.
+        let start = self.names.len();
+        self.required(shape.required)?;
+        let end = self.names.len();
+        self.names[start..].sort_unstable();
         let converted = match properties {
-            Some(properties) => self.properties(properties, &required)?,
+            Some(properties) => self.properties(properties, start..end)?,
             None => Map::new(),
         };
-        let required = match self.rules.optional_properties {
-            OptionalProperties::Nullable => sorted_names(converted.keys().map(String::as_str)),
-            OptionalProperties::Keep => sorted_names(required.0),
-        };
+        if self.rules.optional_properties == OptionalProperties::Nullable {
+            self.names.truncate(start);
+            self.names.extend(
+                properties
+                    .into_iter()
+                    .flat_map(|p| p.keys().map(String::as_str)),
+            );
+            self.names[start..].sort_unstable();
+        }
+        let required = sorted_names(&self.names[start..]);
+        self.names.truncate(start);
         out.insert("properties".into(), Value::Object(converted));
         out.insert("required".into(), required);
         out.insert("additionalProperties".into(), Value::Bool(false));
@@ -72,9 +69,7 @@ impl<'a> Walker<'a> {
         let Value::Object(properties) = value else {
             return Err(self.err_at("properties", StrictReason::Invalid("properties".into())));
         };
-        Ok(Value::Object(
-            self.properties(properties, &Names::default())?,
-        ))
+        Ok(Value::Object(self.properties(properties, 0..0)?))
     }
 
     /// A subset's `required`, checked to be a list of names and kept as written.
@@ -85,23 +80,32 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn required(&self, map: &'a Map<String, Value>) -> Result<Names<'a>, StrictError> {
-        let invalid = || self.err_at("required", StrictReason::Invalid("required".into()));
-        match member(map, "required") {
-            None => Ok(Names::default()),
-            Some(Value::Array(list)) => list
-                .iter()
-                .map(|v| v.as_str().ok_or_else(invalid))
-                .collect::<Result<_, _>>()
-                .map(Names::new),
-            Some(_) => Err(invalid()),
+    /// Pushes an object's `required` names on the walker's stack of names.
+    fn required(&mut self, required: Option<&'a Value>) -> Result<(), StrictError> {
+        match required {
+            None => Ok(()),
+            Some(Value::Array(list)) => {
+                self.names.reserve(list.len());
+                for name in list {
+                    match name.as_str() {
+                        Some(name) => self.names.push(name),
+                        None => return Err(self.invalid_required()),
+                    }
+                }
+                Ok(())
+            }
+            Some(_) => Err(self.invalid_required()),
         }
+    }
+
+    fn invalid_required(&self) -> StrictError {
+        self.err_at("required", StrictReason::Invalid("required".into()))
     }
 
     fn properties(
         &mut self,
         properties: &'a Map<String, Value>,
-        required: &Names<'_>,
+        required: std::ops::Range<usize>,
     ) -> Result<Map<String, Value>, StrictError> {
         self.counts.properties += properties.len();
         self.check_limit(
@@ -121,7 +125,9 @@ impl<'a> Walker<'a> {
             self.path.push(Step::Property(name));
             let first_null = self.nulls.len();
             let mut converted = self.node(schema)?;
-            let optional = !required.contains(name.as_str());
+            let optional = self.names[required.clone()]
+                .binary_search(&name.as_str())
+                .is_err();
             if optional && self.rules.optional_properties == OptionalProperties::Nullable {
                 converted = self.nullable(schema, converted, first_null)?;
             }
@@ -163,23 +169,31 @@ impl<'a> Walker<'a> {
         }
         let mut constrained = false;
         let mut ok = true;
-        if has_member(map, "type") {
-            constrained = true;
-            ok &= super::walk::has_type(map, "null");
+        let (mut any_of, mut reference) = (None, None);
+        for (key, value) in map {
+            match (key.as_str(), value) {
+                ("type", _) => {
+                    constrained = true;
+                    ok &= type_is(Some(value), "null");
+                }
+                ("enum", Value::Array(values)) => {
+                    constrained = true;
+                    ok &= values.contains(&Value::Null);
+                }
+                ("const", _) => {
+                    constrained = true;
+                    ok &= value.is_null();
+                }
+                ("anyOf", Value::Array(branches)) => any_of = Some(branches),
+                ("$ref", Value::String(r)) => reference = Some(r),
+                _ => {}
+            }
         }
-        if let Some(Value::Array(values)) = member(map, "enum") {
-            constrained = true;
-            ok &= values.contains(&Value::Null);
-        }
-        if let Some(value) = member(map, "const") {
-            constrained = true;
-            ok &= value.is_null();
-        }
-        if let Some(Value::Array(branches)) = member(map, "anyOf") {
+        if let Some(branches) = any_of {
             constrained = true;
             ok = ok && branches.iter().any(|b| self.allows_null(b, probe + 1));
         }
-        if let Some(reference) = member(map, "$ref").and_then(Value::as_str) {
+        if let Some(reference) = reference {
             constrained = true;
             ok = ok
                 && self
@@ -244,15 +258,17 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// The names sorted, each once.
-fn sorted_names<'n>(names: impl IntoIterator<Item = &'n str>) -> Value {
-    let mut names: Vec<Value> = names
-        .into_iter()
-        .map(|n| Value::String(n.to_owned()))
-        .collect();
-    names.sort_unstable_by(|a, b| a.as_str().cmp(&b.as_str()));
-    names.dedup();
-    Value::Array(names)
+/// Sorted names as a JSON list, each once.
+fn sorted_names(names: &[&str]) -> Value {
+    let mut list = Vec::with_capacity(names.len());
+    let mut last = None;
+    for name in names {
+        if last != Some(name) {
+            list.push(Value::String((*name).to_owned()));
+            last = Some(name);
+        }
+    }
+    Value::Array(list)
 }
 
 /// Adds `null` to a converted schema: in its `type` (and `enum`), in its
@@ -262,24 +278,34 @@ fn make_nullable(converted: Value) -> Value {
     let Value::Object(mut map) = converted else {
         return converted;
     };
-    let wrap = ["$ref", "anyOf", "allOf", "oneOf", "not", "const"]
-        .iter()
-        .any(|k| has_member(&map, k));
-    if wrap || !(has_member(&map, "type") || has_member(&map, "enum")) {
-        return wrap_any_of(map);
-    }
-    if let Some(slot) = member_mut(&mut map, "type") {
-        match slot {
-            Value::String(t) => {
-                let t = std::mem::take(t);
-                *slot = Value::Array(vec![t.into(), "null".into()]);
-            }
-            Value::Array(list) => push_null(list, "null".into()),
+    let (mut wrap, mut typed) = (false, false);
+    for key in map.keys() {
+        match key.as_str() {
+            "$ref" | "anyOf" | "allOf" | "oneOf" | "not" | "const" => wrap = true,
+            "type" | "enum" => typed = true,
             _ => {}
         }
     }
-    if let Some(Value::Array(values)) = member_mut(&mut map, "enum") {
-        push_null(values, Value::Null);
+    if wrap || !typed {
+        return wrap_any_of(map);
+    }
+    for (key, slot) in map.iter_mut() {
+        match key.as_str() {
+            "type" => match slot {
+                Value::String(t) => {
+                    let t = std::mem::take(t);
+                    *slot = Value::Array(vec![t.into(), "null".into()]);
+                }
+                Value::Array(list) => push_null(list, "null".into()),
+                _ => {}
+            },
+            "enum" => {
+                if let Value::Array(values) = slot {
+                    push_null(values, Value::Null);
+                }
+            }
+            _ => {}
+        }
     }
     Value::Object(map)
 }

@@ -21,10 +21,15 @@ impl<'a> Walker<'a> {
             return Err(self.err_at("$ref", StrictReason::Invalid("$ref".into())));
         };
         let key = self.resolve(reference)?;
-        if !self.defs.contains_key(&key) {
+        if self.state(key).is_none() {
             self.convert_def(key)?;
         }
-        match self.defs.get(&key) {
+        // The fields apart, so that the paths are read while `nulls` grows.
+        let state = match key {
+            DefKey::Root => self.root_state.as_ref(),
+            _ => self.defs.get(&key),
+        };
+        match state {
             Some(DefState::Done(paths)) => {
                 if self.nulls.len() + paths.len() > self.null_path_budget() {
                     return Err(self.err_at("$ref", StrictReason::Limit(Limit::MaxProperties)));
@@ -85,8 +90,25 @@ impl<'a> Walker<'a> {
     }
 
     pub(crate) fn begin(&mut self, key: DefKey<'a>, at_top: bool) {
-        self.defs.insert(key, DefState::InProgress);
+        self.set_state(key, DefState::InProgress);
         self.in_progress.push((key, at_top));
+    }
+
+    /// Where the conversion of a definition stands, if it began.
+    fn state(&self, key: DefKey<'a>) -> Option<&DefState> {
+        match key {
+            DefKey::Root => self.root_state.as_ref(),
+            _ => self.defs.get(&key),
+        }
+    }
+
+    fn set_state(&mut self, key: DefKey<'a>, state: DefState) {
+        match key {
+            DefKey::Root => self.root_state = Some(state),
+            _ => {
+                self.defs.insert(key, state);
+            }
+        }
     }
 
     /// Ends a definition, failing if it is recursive and has null paths
@@ -103,7 +125,7 @@ impl<'a> Walker<'a> {
             return Err(self.err(StrictReason::RecursiveRef));
         }
         if record {
-            self.defs.insert(key, DefState::Done(paths.clone()));
+            self.set_state(key, DefState::Done(paths.clone()));
         }
         Ok(paths)
     }
@@ -165,7 +187,7 @@ impl<'a> Walker<'a> {
             };
             for name in defs.keys() {
                 let key = DefKey::Def(container, name);
-                if !self.defs.contains_key(&key) {
+                if self.state(key).is_none() {
                     self.convert_def(key)?;
                 }
             }
@@ -201,6 +223,9 @@ impl<'a> Walker<'a> {
     /// Adds the converted definitions to the converted root, in input order,
     /// under the container they came from (none when they were inlined).
     pub(crate) fn attach_defs(&mut self, out: &mut Value) {
+        if self.out_defs.is_empty() {
+            return;
+        }
         let (Some(root), Value::Object(out)) = (self.root.as_object(), out) else {
             return;
         };

@@ -28,8 +28,13 @@ const TYPES: &[&str] = &[
 /// refuses): their nesting is measured node by node.
 const WALKED: &[&str] = &["properties", "items", "not", "anyOf", "allOf", "oneOf"];
 
-/// Keywords that give a node a type (a node with none of them is untyped).
-const TYPING_KEYWORDS: &[&str] = &["type", "enum", "const", "$ref", "anyOf", "allOf", "oneOf"];
+/// Whether a keyword gives a node a type (a node with none of them is untyped).
+fn is_typing(keyword: &str) -> bool {
+    matches!(
+        keyword,
+        "type" | "enum" | "const" | "$ref" | "anyOf" | "allOf" | "oneOf"
+    )
+}
 
 /// A definition the walk can reach: the root itself (`#`) or a member of the
 /// root's `$defs`/`definitions` (container key, member key).
@@ -64,6 +69,12 @@ pub(crate) struct Walker<'a> {
     pub(crate) path: Vec<Step<'a>>,
     /// Null paths found so far, relative to the definition being converted.
     pub(crate) nulls: Vec<NullPath>,
+    /// The required names of the objects being converted, outermost first,
+    /// each object's sorted (one list reused by every object).
+    pub(crate) names: Vec<&'a str>,
+    /// The root's state (it is always converted, often alone).
+    pub(crate) root_state: Option<DefState>,
+    /// The state of every other definition reached.
     pub(crate) defs: HashMap<DefKey<'a>, DefState>,
     /// Definitions being converted, innermost last, each with whether it was
     /// entered at the very top of the definition that refers to it (a cycle
@@ -84,9 +95,12 @@ impl<'a> Walker<'a> {
         Walker {
             root,
             rules,
-            ptr: Vec::new(),
-            path: Vec::new(),
+            // Room for the nesting of most schemas, so that they seldom grow.
+            ptr: Vec::with_capacity(32),
+            path: Vec::with_capacity(16),
             nulls: Vec::new(),
+            names: Vec::with_capacity(32),
+            root_state: None,
             defs: HashMap::new(),
             in_progress: Vec::new(),
             recursive: HashSet::new(),
@@ -121,21 +135,20 @@ impl<'a> Walker<'a> {
     }
 
     fn node_map(&mut self, map: &'a Map<String, Value>) -> Result<Value, StrictError> {
-        let object = is_object(map);
+        let shape = Shape::of(map);
+        let object = shape.is_object();
         if object {
             self.enter_object()?;
         }
         // Room for the keywords kept and, in strict mode, the three an object
         // is given (small maps freed whole are cheapest, so no more).
         let gained = match object && self.strict() {
-            true => ["properties", "required", "additionalProperties"]
-                .iter()
-                .filter(|k| !has_member(map, k))
-                .count(),
+            true => shape.missing_object_keywords(),
             false => 0,
         };
         let mut out = Map::with_capacity(map.len() + gained);
         let mut described = None;
+        let mut typed = false;
         // The node's level in the input; the schemas it holds are measured
         // as they are walked, the rest here, before anything is copied.
         let level = self.ptr.len() + 1;
@@ -160,18 +173,23 @@ impl<'a> Walker<'a> {
                     Format::Drop => {}
                     Format::Describe(format) => described = Some(format),
                 },
-                KeywordClass::Keep => self.keep(key, value, &mut out)?,
+                KeywordClass::Keep => {
+                    typed |= is_typing(key);
+                    self.keep(key, value, &mut out)?;
+                }
             }
         }
         if self.strict() {
-            self.check_typed(map)?;
-            if has_type(map, "array") && !has_member(map, "items") {
+            if !typed {
+                return Err(self.err(StrictReason::Untyped));
+            }
+            if shape.has_type("array") && !shape.items {
                 return Err(self.err(StrictReason::ArrayWithoutItems));
             }
         }
         if object {
             if self.strict() {
-                self.object(map, &mut out)?;
+                self.object(map, &shape, &mut out)?;
             }
             self.depth -= 1;
         }
@@ -239,17 +257,6 @@ impl<'a> Walker<'a> {
             }
         }
         Ok(())
-    }
-
-    fn check_typed(&self, map: &Map<String, Value>) -> Result<(), StrictError> {
-        let typed = map.keys().any(|k| {
-            TYPING_KEYWORDS.contains(&k.as_str()) && self.rules.class(k) == KeywordClass::Keep
-        });
-        if typed {
-            Ok(())
-        } else {
-            Err(self.err(StrictReason::Untyped))
-        }
     }
 
     fn enter_object(&mut self) -> Result<(), StrictError> {
@@ -548,18 +555,56 @@ fn json_type(value: &Value) -> Option<&'static str> {
 /// Appends `/token` to a JSON pointer, escaping `~` and `/`.
 pub(crate) use crate::json::push_pointer_segment as push_token;
 
-/// Whether a node's `type` is (or lists) `name`.
-pub(crate) fn has_type(map: &Map<String, Value>, name: &str) -> bool {
-    match member(map, "type") {
+/// Whether a `type` value is (or lists) `name`.
+pub(crate) fn type_is(value: Option<&Value>, name: &str) -> bool {
+    match value {
         Some(Value::String(t)) => t == name,
         Some(Value::Array(list)) => list.iter().any(|t| t.as_str() == Some(name)),
         _ => false,
     }
 }
 
-/// Whether a node describes an object (and so must be closed).
-fn is_object(map: &Map<String, Value>) -> bool {
-    has_type(map, "object")
-        || has_member(map, "properties")
-        || has_member(map, "additionalProperties")
+/// What a node's keywords say of it, read in one pass over its members.
+#[derive(Default)]
+pub(crate) struct Shape<'v> {
+    pub(crate) ty: Option<&'v Value>,
+    pub(crate) properties: Option<&'v Value>,
+    pub(crate) required: Option<&'v Value>,
+    pub(crate) additional: Option<&'v Value>,
+    pub(crate) items: bool,
+}
+
+impl<'v> Shape<'v> {
+    pub(crate) fn of(map: &'v Map<String, Value>) -> Self {
+        let mut shape = Shape::default();
+        for (key, value) in map {
+            match key.as_str() {
+                "type" => shape.ty = Some(value),
+                "properties" => shape.properties = Some(value),
+                "required" => shape.required = Some(value),
+                "additionalProperties" => shape.additional = Some(value),
+                "items" => shape.items = true,
+                _ => {}
+            }
+        }
+        shape
+    }
+
+    /// Whether the node's `type` is (or lists) `name`.
+    pub(crate) fn has_type(&self, name: &str) -> bool {
+        type_is(self.ty, name)
+    }
+
+    /// Whether the node describes an object (and so must be closed).
+    fn is_object(&self) -> bool {
+        self.has_type("object") || self.properties.is_some() || self.additional.is_some()
+    }
+
+    /// How many of the three keywords strict mode gives an object it lacks.
+    fn missing_object_keywords(&self) -> usize {
+        [self.properties, self.required, self.additional]
+            .iter()
+            .filter(|k| k.is_none())
+            .count()
+    }
 }
