@@ -15,14 +15,13 @@ use super::install::{manifest_dir, target_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use test_installs::npm_package;
+use test_installs::npm_server;
 #[allow(unused_imports)]
 pub use test_installs::{EVERYTHING, FILESYSTEM, PDF, phoenix, python};
 
 /// `(command, args)` for the everything server over stdio.
 pub fn everything() -> Result<(String, Vec<String>), String> {
-    let entry = npm_package(
-        "e2e-npm",
+    let entry = npm_server(
         EVERYTHING,
         "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
     )?;
@@ -37,7 +36,7 @@ pub fn everything() -> Result<(String, Vec<String>), String> {
 /// `npx` there with `npm_config_offline=true`.
 pub fn everything_npx_dir() -> Result<PathBuf, String> {
     everything()?;
-    Ok(target_dir().join("e2e-npm"))
+    Ok(target_dir().join(test_installs::npm_server_dir(EVERYTHING)?))
 }
 
 /// The built example `name` (`target/debug/examples/NAME`), which
@@ -71,8 +70,7 @@ pub fn skills() -> Result<(String, Vec<String>), String> {
 
 /// `(command, args)` for the MCP Apps PDF server over stdio.
 pub fn pdf() -> Result<(String, Vec<String>), String> {
-    let entry = npm_package(
-        "e2e-npm-pdf",
+    let entry = npm_server(
         PDF,
         "node_modules/@modelcontextprotocol/server-pdf/dist/index.js",
     )?;
@@ -84,8 +82,7 @@ pub fn pdf() -> Result<(String, Vec<String>), String> {
 
 /// `(command, args)` for the filesystem server over stdio, allowed to read `root`.
 pub fn filesystem(root: &Path) -> Result<(String, Vec<String>), String> {
-    let entry = npm_package(
-        "e2e-npm-filesystem",
+    let entry = npm_server(
         FILESYSTEM,
         "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
     )?;

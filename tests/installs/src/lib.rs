@@ -152,10 +152,21 @@ pub fn npm_packages(dir: &str, specs: &[String]) -> Result<PathBuf, String> {
     Ok(modules)
 }
 
-/// Installs the npm package `spec` into `<target>/<dir>` once; returns the
-/// path of its `entry` (relative to that folder).
-pub fn npm_package(dir: &str, spec: &str, entry: &str) -> Result<PathBuf, String> {
-    let modules = npm_packages(dir, &[spec.to_owned()])?;
+/// The folder (under the target folder) the end-to-end npm server `spec`
+/// is installed in; an error when `spec` is not one of [`NPM_SERVERS`].
+pub fn npm_server_dir(spec: &str) -> Result<&'static str, String> {
+    NPM_SERVERS
+        .iter()
+        .find(|(_, s)| *s == spec)
+        .map(|(dir, _)| *dir)
+        .ok_or_else(|| format!("e2e: `{spec}` is not among the npm servers NPM_SERVERS lists"))
+}
+
+/// Installs the end-to-end npm server `spec` (one of [`NPM_SERVERS`]) into
+/// its folder once; returns the path of its `entry` (relative to that
+/// folder).
+pub fn npm_server(spec: &str, entry: &str) -> Result<PathBuf, String> {
+    let modules = npm_packages(npm_server_dir(spec)?, &[spec.to_owned()])?;
     Ok(modules.parent().unwrap_or(&modules).join(entry))
 }
 
