@@ -141,6 +141,30 @@ pub(crate) fn record_failure(span: &tracing::Span, error: &Error) {
     span.record("otel.status_code", "ERROR");
 }
 
+/// A span's OpenTelemetry name, `{operation} {target}` (`execute_tool
+/// get_weather`), or the operation alone when there is no target, put
+/// together on the stack. Given to `otel.name` as a string, which the
+/// OpenTelemetry layer copies once; a formatted value would be formatted
+/// into a string grown as it is written, and copied again.
+pub(crate) struct SpanName(smallvec::SmallVec<[u8; 128]>);
+
+impl SpanName {
+    pub(crate) fn new(operation: &str, target: &str) -> Self {
+        let mut name = smallvec::SmallVec::new();
+        name.extend_from_slice(operation.as_bytes());
+        if !target.is_empty() {
+            name.push(b' ');
+            name.extend_from_slice(target.as_bytes());
+        }
+        Self(name)
+    }
+
+    /// The name: two strings and a space, so always UTF-8 and borrowed.
+    pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.0)
+    }
+}
+
 #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
 /// Emits the `mcp.client.operation.duration` measurement of a request of
 /// `method` (and `tool`) that started at `started`.
@@ -484,4 +508,24 @@ pub(crate) fn join_context(
     _span: &tracing::Span,
     _meta: Option<&serde_json::Map<String, serde_json::Value>>,
 ) {
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SpanName;
+
+    #[test]
+    fn a_span_name_is_its_operation_and_target() {
+        assert_eq!(
+            SpanName::new("execute_tool", "crm__find").text(),
+            "execute_tool crm__find"
+        );
+        assert_eq!(SpanName::new("tools/list", "").text(), "tools/list");
+        // Longer than the stack buffer: whole all the same, multibyte text included.
+        let long = "é".repeat(100);
+        assert_eq!(
+            SpanName::new("tools/call", &long).text(),
+            format!("tools/call {long}")
+        );
+    }
 }

@@ -34,6 +34,7 @@ use crate::config::ServerConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{Answerer, BoxFuture, CallContext, Handlers, Server, ServerState, ToolsPage};
 use crate::mcp::{CallToolResponse, Catalog, GetPromptResult, Page, ReadResourceResult, TaskState};
+use crate::telemetry::SpanName;
 
 /// How long closing a session waits for the cancel notices on their way.
 const OWED_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
@@ -689,18 +690,18 @@ impl McpClient {
         };
         // The name and transport are given here, where a subscriber reads
         // them once, rather than recorded afterwards (each `record` is
-        // another visit of the span's data); they are only formatted when a
-        // subscriber takes the span.
-        let (space, target) = match subject {
-            Subject::None => ("", ""),
+        // another visit of the span's data); the name is only put together
+        // when a subscriber takes the span.
+        let target = match subject {
+            Subject::None => "",
             Subject::Tool(name)
             | Subject::Task(name)
             | Subject::Resource(name)
-            | Subject::Prompt(name) => (" ", name),
+            | Subject::Prompt(name) => name,
         };
         tracing::info_span!(
             "mcp.client.request",
-            otel.name = %format_args!("{method}{space}{target}"),
+            otel.name = &*SpanName::new(method, target).text(),
             otel.kind = "client",
             mcp.method.name = method,
             gen_ai.tool.name = subject.tool(),
@@ -708,7 +709,7 @@ impl McpClient {
             gen_ai.prompt.name = subject.prompt(),
             mcp.protocol.version = tracing::field::Empty,
             network.transport = (!transport.is_empty()).then_some(transport),
-            mcp_adapters.server = %self.name,
+            mcp_adapters.server = self.name.as_str(),
             error.r#type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         )

@@ -22,6 +22,7 @@ use super::turn_run::{Caller, TurnRun};
 use crate::calls::ToolCall;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mcp::{CallToolResponse, CallToolResult, InputRequiredResult, InputResponses};
+use crate::telemetry::SpanName;
 use crate::toolset::{Bound, ExposedTool, write_bound};
 
 /// Where a call's pipeline takes up.
@@ -210,7 +211,7 @@ impl<'r> Call<'r> {
         let program = call.caller.program_id();
         let span = tracing::info_span!(
             "execute_tool",
-            otel.name = %format_args!("execute_tool {}", call.exposed_name),
+            otel.name = &*SpanName::new("execute_tool", &call.exposed_name).text(),
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = call.tool.as_str(),
             gen_ai.tool.call.id = call.call_id.as_deref(),

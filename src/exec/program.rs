@@ -465,7 +465,7 @@ fn text_of(result: &CallToolResult) -> Option<String> {
 fn program_span(call: &ToolCall) -> tracing::Span {
     tracing::info_span!(
         "execute_tool",
-        otel.name = %format_args!("execute_tool {CODE_TOOL_NAME}"),
+        otel.name = &*crate::telemetry::SpanName::new("execute_tool", CODE_TOOL_NAME).text(),
         otel.kind = "internal",
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = CODE_TOOL_NAME,
