@@ -102,6 +102,12 @@ impl<'c> Gauge<'c> {
         self.left.set(left - 1);
     }
 
+    /// How many steps are left.
+    #[cfg(test)]
+    pub(super) fn steps_left(&self) -> u64 {
+        self.left.get()
+    }
+
     /// Takes `bytes` from the memory left, or stops the run.
     fn charge(&self, bytes: usize) {
         match self.memory_left.get().checked_sub(bytes) {
@@ -310,16 +316,23 @@ pub(super) fn rewrite_def(def: Def<&str>) -> Def<&str> {
     }
 }
 
-/// jaq's standard definitions, rewritten once.
+/// jaq's standard definitions, rewritten once, less those the natives of
+/// [`super::natives`] replace.
 pub(super) fn prelude() -> &'static [Def<&'static str>] {
     static PRELUDE: OnceLock<Vec<Def<&'static str>>> = OnceLock::new();
     PRELUDE.get_or_init(|| {
-        jaq_core::defs()
-            .chain(jaq_std::defs())
-            .chain(jaq_json::defs())
-            .map(rewrite_def)
-            .collect()
+        let replaced =
+            |def: &Def<&str>| super::natives::REPLACED.contains(&(def.name, def.args.len()));
+        standard_defs().filter(|def| !replaced(def)).collect()
     })
+}
+
+/// jaq's standard definitions, rewritten.
+pub(super) fn standard_defs() -> impl Iterator<Item = Def<&'static str>> {
+    jaq_core::defs()
+        .chain(jaq_std::defs())
+        .chain(jaq_json::defs())
+        .map(rewrite_def)
 }
 
 /// The bytes `value` takes of its own, its children (already built) not
@@ -520,7 +533,8 @@ fn metered_range<'a>(mut cv: Cv<'a, Metered>) -> ValXs<'a, Val> {
 }
 
 /// jaq's built-ins, with those that reach outside refused, `range` and
-/// `tojson` metered, and the metered operations added.
+/// `tojson` metered, and the metered operations and the natives of
+/// [`super::natives`] added.
 pub(super) fn funs() -> impl Iterator<Item = native::Fun<Metered>> {
     let range: RunPtr<Metered> = metered_range;
     let refuse: RunPtr<Metered> = refused;
@@ -545,4 +559,5 @@ pub(super) fn funs() -> impl Iterator<Item = native::Fun<Metered>> {
             ours.into_iter()
                 .map(|(name, arity, f)| (name, native::v(arity), Native::<Metered>::new(f))),
         )
+        .chain(super::natives::funs())
 }

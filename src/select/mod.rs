@@ -37,6 +37,7 @@
 //! answered and the thread stops at its next step.
 
 mod meter;
+mod natives;
 
 use std::borrow::Cow;
 use std::hash::BuildHasher;
@@ -524,26 +525,7 @@ fn compile_and_run(
     limits: &SelectLimits,
     gauge: &Gauge<'_>,
 ) -> std::result::Result<String, String> {
-    let term = parse(filter)?;
-    let main = Def {
-        name: MAIN,
-        args: Vec::new(),
-        body: meter::rewrite(term),
-    };
-    let prelude = meter::prelude().iter().cloned();
-    let loader = Loader::new(prelude.chain([main]));
-    let arena = Arena::default();
-    let file = File {
-        code: MAIN,
-        path: (),
-    };
-    let modules = loader
-        .load(&arena, file)
-        .map_err(|errors| load_message(filter, errors))?;
-    let compiled = Compiler::default()
-        .with_funs(meter::funs())
-        .compile(modules)
-        .map_err(|errors| compile_message(filter, errors))?;
+    let compiled = compile(filter, meter::prelude())?;
     let meter = Meter {
         lut: &compiled.lut,
         gauge,
@@ -563,6 +545,33 @@ fn compile_and_run(
         gauge.step();
     }
     Ok(out.text)
+}
+
+/// `filter` compiled after the standard definitions `prelude`, with the
+/// metered built-ins.
+fn compile(
+    filter: &str,
+    prelude: &[Def<&'static str>],
+) -> std::result::Result<jaq_core::Filter<Metered>, String> {
+    let term = parse(filter)?;
+    let main = Def {
+        name: MAIN,
+        args: Vec::new(),
+        body: meter::rewrite(term),
+    };
+    let loader = Loader::new(prelude.iter().cloned().chain([main]));
+    let arena = Arena::default();
+    let file = File {
+        code: MAIN,
+        path: (),
+    };
+    let modules = loader
+        .load(&arena, file)
+        .map_err(|errors| load_message(filter, errors))?;
+    Compiler::default()
+        .with_funs(meter::funs())
+        .compile(modules)
+        .map_err(|errors| compile_message(filter, errors))
 }
 
 /// The filter's term, parsed as jaq's loader parses a main module less its
