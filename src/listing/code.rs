@@ -131,7 +131,7 @@ impl Provider {
         if let Some((key, schema)) = schema {
             extra.insert(key.clone(), schema.clone());
         }
-        crate::spec::merge_object(&mut def, &extra);
+        crate::spec::merge_object_owned(&mut def, extra);
         listing.code.tools.insert(
             tool.exposed_name.clone(),
             CodeTool {
