@@ -186,11 +186,8 @@ pub struct CallersRule {
 
 impl PartialEq for CallersRule {
     fn eq(&self, other: &Self) -> bool {
-        let globs = |list: &[(String, GlobMatcher)]| -> Vec<String> {
-            list.iter().map(|(g, _)| g.clone()).collect()
-        };
-        globs(&self.open) == globs(&other.open)
-            && globs(&self.only) == globs(&other.only)
+        self.open_globs().eq(other.open_globs())
+            && self.only_globs().eq(other.only_globs())
             && self.read_only == other.read_only
     }
 }

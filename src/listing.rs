@@ -608,8 +608,9 @@ impl Provider {
     /// What does not depend on the options is made once per toolset and
     /// kept with it ([`ToolSet`] never changes): each tool's schema as this
     /// spec's rules make it (per set of `schema:` and strict rules: the
-    /// converted schema, its null paths, or why it cannot be converted) and
-    /// its cleaned description and title. The first listing of a toolset
+    /// converted schema, its null paths, or why it cannot be converted),
+    /// its cleaned description and title, and who may call it under each
+    /// [callers rule](ListOptions::callers). The first listing of a toolset
     /// for a set of rules converts the schemas and moves them into its
     /// definitions, keeping nothing (a toolset listed once costs no more
     /// than before); the second converts them again and keeps them; every
@@ -637,8 +638,11 @@ impl Provider {
             .strict
             .or(self.strict.as_ref().map(|s| s.default))
             .unwrap_or(StrictMode::Off);
+        let rule = self.code_rule(toolset, options.callers.as_ref())?;
+        // Room for the code-execution tool a rule may add after the tools.
+        let capacity = toolset.len() + usize::from(rule.is_some());
         let mut listing = Listing {
-            tools: Vec::with_capacity(toolset.len()),
+            tools: Vec::with_capacity(capacity),
             null_paths: NullPaths::new(),
             report: ListingReport {
                 toolset: toolset.report().clone(),
@@ -652,7 +656,7 @@ impl Provider {
             kept: KeptRefs::default(),
             headers: BTreeMap::new(),
             code: CodeAccess {
-                rule: self.code_rule(options.callers.as_ref())?,
+                rule,
                 code_mode: options.code_mode.clone(),
                 ..Default::default()
             },
@@ -819,7 +823,8 @@ impl Provider {
         mode: StrictMode,
         listing: &mut Listing,
     ) -> Result<Option<Value>> {
-        if listing.code.for_programs_only(tool) {
+        let index = listing.toolset.index_of(tool);
+        if listing.code.for_programs_only(tool, index) {
             return Ok(None);
         }
         let (subset_rules, strict_rules) = self.rules_for(mode);
@@ -829,7 +834,6 @@ impl Provider {
         // listed once keeps nothing); any other tool (the search tool) is
         // converted each time. A schema converted for this listing alone
         // is moved into the definition, not copied.
-        let index = listing.toolset.index_of(tool);
         // A tool offered the selection argument is converted for this listing.
         let selected = listing.selection.as_ref().and_then(|s| s.offer(tool));
         let tool = selected.as_ref().unwrap_or(tool);
@@ -888,6 +892,6 @@ impl Provider {
             title.as_deref(),
             strict,
         )?;
-        Ok(Some(self.for_code(tool, def, listing)))
+        Ok(Some(self.for_code(tool, index, def, listing)))
     }
 }

@@ -535,6 +535,57 @@ fn listings_open_tools_to_code_in_each_providers_shape() {
     assert!(listing.tools[1].get("allowed_callers").is_none());
 }
 
+/// What a rule decides is kept with the toolset for that rule alone: one
+/// toolset listed again and again under different rules is declared as a
+/// toolset built anew for each is.
+#[test]
+fn a_toolset_listed_again_under_another_rule_is_decided_by_that_rule() {
+    let rules = [
+        CallersRule::new().open("inventory/get*").unwrap(),
+        CallersRule::new().only("inventory/getDemand").unwrap(),
+        CallersRule::new()
+            .open("inventory/get*")
+            .unwrap()
+            .only("*/restock")
+            .unwrap(),
+        CallersRule::new().open("inventory/get*").unwrap(),
+    ];
+    for id in ["openai-responses", "anthropic"] {
+        let kept = toolset("inventory", inventory_tools());
+        for round in 0..3 {
+            for rule in &rules {
+                let options = ListOptions::new().callers(rule.clone());
+                let listing = provider(id).list_tools(&kept, &options).unwrap();
+                let fresh = provider(id)
+                    .list_tools(&toolset("inventory", inventory_tools()), &options)
+                    .unwrap();
+                assert_eq!(listing.tools, fresh.tools, "{id}, round {round}, {rule:?}");
+                for name in ["getInventory", "getDemand", "restock"] {
+                    assert_eq!(listing.callers(name), fresh.callers(name), "{id}: {name}");
+                }
+            }
+            let plain = provider(id).list_tools(&kept, &ListOptions::new()).unwrap();
+            assert!(!plain.opens_code());
+            assert_eq!(plain.callers("getDemand"), Callers::Model);
+        }
+    }
+    // The rules decide differently: the kept decisions are not one rule's.
+    let listing = |rule: &CallersRule| {
+        provider("anthropic")
+            .list_tools(
+                &toolset("inventory", inventory_tools()),
+                &ListOptions::new().callers(rule.clone()),
+            )
+            .unwrap()
+    };
+    assert_eq!(
+        listing(&rules[0]).callers("getDemand"),
+        Callers::ModelAndCode
+    );
+    assert_eq!(listing(&rules[1]).callers("getDemand"), Callers::Code);
+    assert_eq!(listing(&rules[2]).callers("restock"), Callers::Code);
+}
+
 /// The call `index` of the recorded OpenAI exchange, as read.
 fn openai_call(n: u8) -> (mcp_adapters::ToolCall, Listing) {
     let listing = recorded_listing("openai-responses");

@@ -52,7 +52,7 @@ use crate::strict::StrictRules;
 pub use choice::ToolChoiceParam;
 use choice::{Choice, ChoiceDoc, ChoiceMode};
 pub use load::{SpecFile, SpecKind};
-pub(crate) use merge::merge_object;
+pub(crate) use merge::{merge_object, merge_object_owned};
 pub(crate) use stream::Framing;
 pub(crate) use strict::StrictMode;
 
