@@ -148,8 +148,32 @@ fn main() {
         over: Vec::new(),
         missing: BTreeSet::new(),
     };
+    in_process(&mut report);
+    stdio(&mut report);
+    specs_and_listing(&mut report);
+    event_stream(&mut report);
 
-    // In-process calls: (turn - floor) per call, between 100 and 200 calls.
+    if !report.missing.is_empty() {
+        eprintln!(
+            "\nno figure for these benchmarks (run `cargo bench --bench instructions --features rmcp,eventstream` whole first):"
+        );
+        for key in &report.missing {
+            eprintln!("  {key}");
+        }
+    }
+    if !report.over.is_empty() {
+        eprintln!("\nfigures over their goals by more than 10%:");
+        for over in &report.over {
+            eprintln!("  {over}");
+        }
+    }
+    if !report.over.is_empty() || !report.missing.is_empty() {
+        std::process::exit(1);
+    }
+}
+
+/// In-process calls: (turn - floor) per call, between 100 and 200 calls.
+fn in_process(report: &mut Report) {
     let turn = report.per(
         Report::ir,
         "exec_turn.calls_200",
@@ -189,8 +213,10 @@ fn main() {
         None,
         "x",
     );
+}
 
-    // A stdio call: the library's own share, between 25 and 50 calls.
+/// A stdio call: the library's own share, between 25 and 50 calls.
+fn stdio(report: &mut Report) {
     let through = (
         "stdio_through_library.calls_50",
         "stdio_through_library.calls_25",
@@ -217,8 +243,10 @@ fn main() {
             "",
         );
     }
+}
 
-    // The first strict listing of the corpus.
+/// The first strict listing of the corpus, and loading the built-in specs.
+fn specs_and_listing(report: &mut Report) {
     let baseline = report.ir("listing_baseline.handwritten");
     for id in ["openai_chat", "openai_responses"] {
         let figure = report.ir(&format!("listing_first.{id}"));
@@ -239,8 +267,10 @@ fn main() {
         Some(1.5),
         "x",
     );
+}
 
-    // Bedrock's binary event stream.
+/// Bedrock's binary event stream.
+fn event_stream(report: &mut Report) {
     let library = report.ir("bedrock_assemble.library");
     let sdk = report.ir("bedrock_by_hand.aws_sdk");
     let payloads = report.ir("bedrock_payloads.payloads");
@@ -256,22 +286,4 @@ fn main() {
         None,
         "x",
     );
-
-    if !report.missing.is_empty() {
-        eprintln!(
-            "\nno figure for these benchmarks (run `cargo bench --bench instructions --features rmcp,eventstream` whole first):"
-        );
-        for key in &report.missing {
-            eprintln!("  {key}");
-        }
-    }
-    if !report.over.is_empty() {
-        eprintln!("\nfigures over their goals by more than 10%:");
-        for over in &report.over {
-            eprintln!("  {over}");
-        }
-    }
-    if !report.over.is_empty() || !report.missing.is_empty() {
-        std::process::exit(1);
-    }
 }
