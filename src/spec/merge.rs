@@ -8,52 +8,37 @@ use serde_json::{Map, Value};
 /// anything else replaces.
 pub(crate) fn deep_merge(base: &mut Value, over: &Value) {
     match (base, over) {
-        (Value::Object(b), Value::Object(o)) => merge_maps(b, o),
+        (Value::Object(b), Value::Object(o)) => merge_maps(b, o.clone()),
         (b, o) => *b = o.clone(),
     }
 }
 
 /// [`deep_merge`] of an object into a value.
 pub(crate) fn merge_object(target: &mut Value, extra: &Map<String, Value>) {
-    match target {
-        Value::Object(map) => merge_maps(map, extra),
-        other => *other = Value::Object(extra.clone()),
-    }
+    merge_object_owned(target, extra.clone());
 }
 
 /// [`merge_object`] of an object the caller gives up: its values are moved
 /// into `target` rather than copied.
 pub(crate) fn merge_object_owned(target: &mut Value, extra: Map<String, Value>) {
     match target {
-        Value::Object(map) => merge_maps_owned(map, extra),
+        Value::Object(map) => merge_maps(map, extra),
         other => *other = Value::Object(extra),
     }
 }
 
-fn merge_maps_owned(base: &mut Map<String, Value>, over: Map<String, Value>) {
+fn merge_maps(base: &mut Map<String, Value>, over: Map<String, Value>) {
     for (k, v) in over {
         if v.is_null() {
             base.shift_remove(&k);
             continue;
         }
         match (base.get_mut(&k), v) {
-            (Some(Value::Object(b)), Value::Object(o)) => merge_maps_owned(b, o),
+            (Some(Value::Object(b)), Value::Object(o)) => merge_maps(b, o),
             (Some(existing), v) => *existing = v,
             (None, v) => {
                 base.insert(k, v);
             }
-        }
-    }
-}
-
-fn merge_maps(base: &mut Map<String, Value>, over: &Map<String, Value>) {
-    for (k, v) in over {
-        if v.is_null() {
-            base.shift_remove(k);
-        } else if let Some(existing) = base.get_mut(k) {
-            deep_merge(existing, v);
-        } else {
-            base.insert(k.clone(), v.clone());
         }
     }
 }
@@ -63,7 +48,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// Moving the values in merges exactly as copying them does.
+    /// `null` removes a key, objects merge key by key, anything else
+    /// replaces, whether the values are moved in or copied.
     #[test]
     fn owned_merge_matches_the_copying_one() {
         let base = json!({"a": 1, "b": {"c": 2, "d": 3}, "e": [1], "gone": true});
