@@ -144,6 +144,21 @@ fn main() {
         "many",
         ServerConfig::stdio(&python, vec![script.clone(), file.clone()]),
     );
+    // Reading the list alone: the server started, its tools listed into
+    // the toolset, no provider's definitions.
+    let (read, _, _) = peak_of(|| {
+        runtime.block_on(async {
+            let source = config.connect().await.unwrap().build().unwrap();
+            let toolset = source.toolset().await.unwrap();
+            assert_eq!(toolset.len(), TOOLS);
+            source.close().await;
+        })
+    });
+    println!(
+        "memory reading the list into the toolset: peak {:.1} MB = {:.2}x the tools/list JSON",
+        mb(read),
+        read as f64 / size
+    );
     for provider in ["anthropic", "openai-chat"] {
         let provider = registry.get(provider).unwrap();
         let (peak, _, written) = peak_of(|| {

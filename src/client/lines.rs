@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+use crate::mcp::Tool;
+
 /// The longest line the SDK reads, its line feed included (rmcp's
 /// `DEFAULT_MAX_LINE_LENGTH`): a longer one is dropped.
 pub(crate) const MAX_LINE: usize = 16 << 20;
@@ -332,13 +334,46 @@ pub(crate) struct Salvaged {
     pub(crate) left_out: Vec<(String, String)>,
 }
 
-/// Where the array of `{"result": {"tools": [...]}}` opens and closes in
-/// `line`.
-fn tools_array(line: &[u8]) -> Option<(usize, usize)> {
+/// The tools of a `tools/list` answer, read from the line into the
+/// library's own type, and the line to pass on instead: the same answer
+/// with an empty `tools` array, which the SDK reads for the rest (the
+/// cursor, the cache hints). `None` when the line is no such answer, or
+/// when a tool does not read as the SDK would read it (a name, an object
+/// for each schema): the SDK then reads the line as it is.
+pub(crate) fn read_tools(line: &[u8]) -> Option<ReadTools> {
+    memchr::memmem::find(line, b"\"tools\"")?;
+    let open = tools_open(line)?;
+    let mut stream = serde_json::Deserializer::from_slice(&line[open..]).into_iter::<Vec<Tool>>();
+    let tools = stream.next()?.ok()?;
+    let close = open + stream.byte_offset();
+    let typed = |schema: Option<&Value>| schema.is_none_or(Value::is_object);
+    if !tools
+        .iter()
+        .all(|t| typed(Some(&t.input_schema)) && typed(t.output_schema.as_ref()))
+    {
+        return None;
+    }
+    let mut rest = Vec::with_capacity(line.len() - (close - open) + 3);
+    rest.extend_from_slice(&line[..open]);
+    rest.extend_from_slice(b"[]");
+    rest.extend_from_slice(&line[close..]);
+    rest.push(b'\n');
+    Some(ReadTools { tools, line: rest })
+}
+
+/// A `tools/list` answer's tools, read, and the line to pass on instead.
+#[derive(Debug)]
+pub(crate) struct ReadTools {
+    pub(crate) tools: Vec<Tool>,
+    /// The answer without its tools, line feed included.
+    pub(crate) line: Vec<u8>,
+}
+
+/// Where the array of `{"result": {"tools": [...]}}` opens in `line`.
+fn tools_open(line: &[u8]) -> Option<usize> {
     let mut walk = Walker::default();
     // The path to the array: the key `result` at depth 1, `tools` at 2.
     let mut in_result = false;
-    let mut open = None;
     let mut i = 0;
     while i < line.len() {
         match walk.step(line, i) {
@@ -352,14 +387,19 @@ fn tools_array(line: &[u8]) -> Option<(usize, usize)> {
                 if rest[at] != b'[' {
                     return None;
                 }
-                open = Some(walk.after + at);
-                break;
+                return Some(walk.after + at);
             }
             _ => {}
         }
         i = walk.after;
     }
-    let open = open?;
+    None
+}
+
+/// Where the array of `{"result": {"tools": [...]}}` opens and closes in
+/// `line`.
+fn tools_array(line: &[u8]) -> Option<(usize, usize)> {
+    let open = tools_open(line)?;
     let mut walk = Walker {
         depth: 3,
         ..Walker::default()
@@ -491,9 +531,11 @@ pub(crate) fn answer(id: &Value, why: &Unreadable, server: &str) -> Vec<u8> {
 
 /// Checks the stdio framing on `bytes`, a server's output read `chunk`
 /// bytes at a time (for the `stdio_framing` fuzz target): every byte is
-/// passed on in order, an answer is put in only after a line the SDK
-/// cannot take and only for that line's `id`, a line serde_json reads is
-/// never taken for an unreadable one, and one too deep for it always is.
+/// passed on in order but for a `tools/list` answer's tools (which the tap
+/// reads itself: the rest of the answer passes), an answer is put in only
+/// after a line the SDK cannot take and only for that line's `id`, a line
+/// serde_json reads is never taken for an unreadable one, and one too deep
+/// for it always is.
 ///
 /// # Panics
 ///
@@ -539,13 +581,27 @@ pub fn check_stdio_framing(bytes: &[u8], chunk: usize) {
     }
     let mut put_in = out.split_inclusive(|&b| b == b'\n').peekable();
     for line in bytes.split_inclusive(|&b| b == b'\n') {
-        assert_eq!(put_in.next(), Some(line), "a byte was lost or changed");
         let Some(body) = line.strip_suffix(b"\n") else {
+            assert_eq!(put_in.next(), Some(line), "a byte was lost or changed");
             continue;
         };
         let mut scan = LineScan::default();
         scan.push(body);
         let verdict = scan.unreadable(Some(body));
+        // A tool list answer passes without its tools, read by the tap.
+        let read = verdict
+            .is_none()
+            .then(|| scan.answered())
+            .flatten()
+            .and_then(|_| read_tools(body));
+        match &read {
+            Some(read) => assert_eq!(
+                put_in.next(),
+                Some(&read.line[..]),
+                "a tool list passed with its tools"
+            ),
+            None => assert_eq!(put_in.next(), Some(line), "a byte was lost or changed"),
+        }
         match serde_json::from_slice::<Value>(body) {
             Ok(value) => {
                 assert_eq!(verdict, None, "a line serde_json reads was refused");
@@ -690,6 +746,36 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_list_is_read_and_passed_on_without_its_tools() {
+        let line = br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},{"name":"b","description":"B","inputSchema":{},"outputSchema":{"type":"object"}}] ,"nextCursor":"c2"}}"#;
+        let read = read_tools(line).unwrap();
+        let names: Vec<&str> = read.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(
+            read.tools[0].extra["execution"],
+            json!({"taskSupport": "required"})
+        );
+        assert_eq!(read.tools[1].description.as_deref(), Some("B"));
+        assert_eq!(
+            read.line,
+            br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[] ,"nextCursor":"c2"}}
+"#
+        );
+        // What the SDK would not read as a tool list is left to it.
+        for line in [
+            &br#"{"id":3,"result":{"tools":[{"name":"a"}]}}"#[..],
+            br#"{"id":3,"result":{"tools":[{"name":"a","inputSchema":true}]}}"#,
+            br#"{"id":3,"result":{"tools":[{"name":"a","inputSchema":{},"outputSchema":[]}]}}"#,
+            br#"{"id":3,"result":{"tools":[{"inputSchema":{}}]}}"#,
+            br#"{"id":3,"result":{"tools":{"name":"a"}}}"#,
+            br#"{"id":3,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"tools":[]}}}"#,
+            br#"{"id":3,"error":{"code":1,"message":"m","data":{"tools":[]}}}"#,
+        ] {
+            assert!(read_tools(line).is_none(), "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
     fn the_framing_check_holds_on_hostile_lines() {
         let deep = format!(
             r#"{{"id":4,"result":{}{}}}"#,
@@ -701,7 +787,13 @@ mod tests {
         bytes.extend_from_slice(deep.as_bytes());
         bytes.extend_from_slice(b"\n{\"id\":\"x\",\"result\":\"caf\xe9\"}\n{\"id\":1,\"id\":2}\n");
         // A request of the server's own is never answered in the SDK's place.
-        bytes.extend_from_slice(b"{\"id\":1,\"method\":\"x\",\"params\":\"\xe9\"}\npartial");
+        bytes.extend_from_slice(b"{\"id\":1,\"method\":\"x\",\"params\":\"\xe9\"}\n");
+        // A tool list, passed on without its tools, between a request and
+        // a line cut short.
+        bytes.extend_from_slice(
+            br#"{"jsonrpc":"2.0","id":9,"result":{"tools":[{"name":"t","inputSchema":{}}]}}"#,
+        );
+        bytes.extend_from_slice(b"\npartial");
         for chunk in [1, 2, 7, 64, 4096] {
             check_stdio_framing(&bytes, chunk);
         }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
-    Implementation, PaginatedRequestParams, ProtocolVersion, RequestMetaObject,
+    Implementation, ListToolsRequest, ListToolsResult, NumberOrString, PaginatedRequestParams,
+    ProtocolVersion, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{
     Peer, PeerRequestOptions, RequestHandle, RoleClient, RunningServiceCancellationToken,
@@ -492,7 +493,7 @@ impl Session {
         let mut params = PaginatedRequestParams::default().with_cursor(cursor);
         params.meta = traced_meta();
         let listed = self
-            .within("tools/list", timeout, self.peer().list_tools(Some(params)))
+            .within("tools/list", timeout, self.list_once(params))
             .await;
         let declared = self
             .peer()
@@ -508,22 +509,14 @@ impl Session {
             }
             listed => listed?,
         };
-        let mut tools = listed
-            .tools
-            .into_iter()
-            .map(Tool::try_from)
-            .collect::<Result<Vec<_>>>()
-            .map_err(|e| {
-                let message = format!("server `{}`: {}", self.name, e.message());
-                e.with_message(message)
-            })?;
-        if let Some(tap) = &self.tap {
-            for tool in &mut tools {
-                if let Some(execution) = tap.execution(&tool.name) {
-                    tool.extra.insert("execution".into(), execution);
-                }
-            }
-        }
+        let (id, listed) = listed;
+        // A stdio server's tools, as the tap read them from the answer's
+        // bytes; otherwise the SDK's, converted.
+        let read = self.tap.as_ref().and_then(|tap| tap.take_listed(&id));
+        let tools = match read {
+            Some(tools) => tools,
+            None => self.converted(listed.tools)?,
+        };
         let mut page = ToolsPage::new(tools);
         if let Some(tap) = &self.tap {
             page.unreadable = tap
@@ -539,6 +532,55 @@ impl Session {
             _ => CacheScope::Public,
         });
         Ok(page)
+    }
+
+    /// One `tools/list` request: the answer, and the request's id as JSON
+    /// (which the tap keeps the tools it read under). Dropped before the
+    /// answer came, it tells the server.
+    async fn list_once(
+        &self,
+        params: PaginatedRequestParams,
+    ) -> std::result::Result<(Value, ListToolsResult), ServiceError> {
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+        let handle = self
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let id = match &handle.id {
+            NumberOrString::Number(n) => Value::from(*n),
+            NumberOrString::String(s) => Value::from(&**s),
+        };
+        let mut in_flight = InFlight {
+            handle: Some(handle),
+            routes: self.routes.clone(),
+            owed: self.owed.clone(),
+            key: None,
+        };
+        match in_flight.answer().await? {
+            ServerResult::ListToolsResult(listed) => Ok((id, listed)),
+            _ => Err(ServiceError::UnexpectedResponse),
+        }
+    }
+
+    /// The SDK's tools as the library's, with what its type drops put back
+    /// where the tap saw it (a tool's `execution`).
+    fn converted(&self, tools: Vec<rmcp::model::Tool>) -> Result<Vec<Tool>> {
+        let mut tools = tools
+            .into_iter()
+            .map(Tool::try_from)
+            .collect::<Result<Vec<_>>>()
+            .map_err(|e| {
+                let message = format!("server `{}`: {}", self.name, e.message());
+                e.with_message(message)
+            })?;
+        if let Some(tap) = &self.tap {
+            for tool in &mut tools {
+                if let Some(execution) = tap.execution(&tool.name) {
+                    tool.extra.insert("execution".into(), execution);
+                }
+            }
+        }
+        Ok(tools)
     }
 
     /// Whether a call of `tool` is sent task-augmented (MCP 2025-11-25): its

@@ -4,8 +4,15 @@
 //! The official SDK (rmcp 3.11) reads each message into its own types, which
 //! have no place for two fields of MCP 2025-11-25: a tool's `execution`
 //! (`taskSupport`) and the server's `tasks` capability. The tap sees the raw
-//! lines on their way to the SDK, unchanged, and keeps those two fields, so
-//! that a tool that runs only as a task is called as one.
+//! lines on their way to the SDK and keeps those two fields, so that a tool
+//! that runs only as a task is called as one.
+//!
+//! A `tools/list` answer's tools are read by the tap itself, from the line,
+//! into the library's [`Tool`]s, and the SDK is given the answer without
+//! them: a server's tool list is read once, straight into what the
+//! toolset keeps, rather than into the SDK's types (through a buffered
+//! copy of the whole message) and then converted. A server of 20,000 tools
+//! lists about 5 MB in one line.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::pin::Pin;
@@ -21,6 +28,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::lines::{self, LineScan};
 use crate::error::{Error, ErrorKind, Result};
+use crate::mcp::Tool;
 
 /// The last lines a server wrote to stderr, for error messages.
 #[derive(Debug, Clone)]
@@ -76,6 +84,9 @@ pub(crate) struct Noted {
     /// The tools left out of a `tools/list` answer because they could not
     /// be read (name, why), until the listing takes them.
     pub(crate) left_out: Vec<(String, String)>,
+    /// The tools of `tools/list` answers read from their bytes, by the id
+    /// of the request each answers, until the listing takes them.
+    listed: Vec<(Value, Vec<Tool>)>,
 }
 
 /// The notes of one session's tap.
@@ -86,9 +97,13 @@ pub(crate) struct Tap(Arc<Mutex<Noted>>);
 /// list is far shorter; a large tool result need not be copied).
 const MAX_NOTED_LINE: usize = 16 << 20;
 
-/// The capacity a tap keeps for the next line once one ends; a longer
-/// line's buffer is freed.
+/// The capacity a tap keeps for what it passes on once a line has passed;
+/// a longer line's buffer is freed.
 const KEPT_LINE_CAPACITY: usize = 64 << 10;
+
+/// How many `tools/list` answers read from their bytes wait for their
+/// request at most.
+const MAX_LISTED: usize = 4;
 
 impl Tap {
     /// A tap that bumps `version` at every `initialize` answer it sees.
@@ -121,6 +136,33 @@ impl Tap {
         if let Ok(mut noted) = self.0.lock() {
             noted.left_out.extend(tools);
         }
+    }
+
+    /// Keeps the tools of the `tools/list` answer to request `id`, read
+    /// from its bytes, until the listing takes them, and notes each tool's
+    /// `execution`. An answer whose request stopped waiting is never
+    /// taken: only the last [`MAX_LISTED`] are kept.
+    fn listed(&self, id: Value, tools: Vec<Tool>) {
+        let Ok(mut noted) = self.0.lock() else {
+            return;
+        };
+        for tool in &tools {
+            if let Some(execution) = tool.extra.get("execution") {
+                noted.execution.insert(tool.name.clone(), execution.clone());
+            }
+        }
+        if noted.listed.len() == MAX_LISTED {
+            noted.listed.remove(0);
+        }
+        noted.listed.push((id, tools));
+    }
+
+    /// The tools of the `tools/list` answer to request `id`, when the tap
+    /// read them from its bytes.
+    pub(crate) fn take_listed(&self, id: &Value) -> Option<Vec<Tool>> {
+        let mut noted = self.0.lock().ok()?;
+        let at = noted.listed.iter().position(|(listed, _)| listed == id)?;
+        Some(noted.listed.remove(at).1)
     }
 
     /// The tools left out of the `tools/list` answers read since the last
@@ -210,23 +252,40 @@ impl Tap {
     }
 }
 
-/// The child's stdout, passed on byte for byte while the tap looks at each
-/// line; after a line the SDK cannot take (see [`lines`](super::lines))
-/// that answers a request, the error answer for that request follows.
+/// The child's stdout, passed on line by line while the tap looks at each
+/// line: a line is held back until it ends (up to [`MAX_NOTED_LINE`]
+/// bytes; a longer one passes as it comes). A `tools/list` answer passes
+/// without its tools, which the tap reads into the library's type itself
+/// ([`Tap::take_listed`]); after a line the SDK cannot take (see
+/// [`lines`](super::lines)) that answers a request, the error answer for
+/// that request follows. Every other byte passes as it was read.
 pub(crate) struct TapReader<R> {
     inner: R,
     tap: Tap,
     /// The server, as the error answers name it.
     server: String,
+    /// The current line so far, held back until it ends.
     line: Vec<u8>,
-    /// The current line outgrew [`MAX_NOTED_LINE`]: skip to its end.
+    /// The current line outgrew [`MAX_NOTED_LINE`]: it passes as it comes,
+    /// to its end.
     skipping: bool,
     scan: LineScan,
-    /// An error answer to pass on before anything else.
-    answer: Vec<u8>,
-    /// Bytes read past a line that was answered, not yet passed on nor
-    /// looked at.
+    /// Bytes to pass on before anything else, from `out_at` on: a line
+    /// that was held back, what passes instead of it, an error answer.
+    out: Vec<u8>,
+    out_at: usize,
+    /// Bytes read past a line passed on through `out`, not yet looked at.
     held: Vec<u8>,
+}
+
+/// What passes for a line that ended.
+enum Ending {
+    /// The line, as it was read.
+    AsIs,
+    /// The line, then these bytes (an error answer).
+    Followed(Vec<u8>),
+    /// These bytes instead of the line (a tool list without its tools).
+    Replaced(Vec<u8>),
 }
 
 impl<R> TapReader<R> {
@@ -238,79 +297,141 @@ impl<R> TapReader<R> {
             line: Vec::new(),
             skipping: false,
             scan: LineScan::default(),
-            answer: Vec::new(),
+            out: Vec::new(),
+            out_at: 0,
             held: Vec::new(),
         }
     }
 
-    /// Looks at `bytes`; `Some(n)` when the line ending at `bytes[n - 1]`
-    /// is answered (the answer is in `self.answer`): the bytes after it
-    /// wait until the answer has been passed on.
-    fn look(&mut self, mut bytes: &[u8]) -> Option<usize> {
-        let total = bytes.len();
-        while !bytes.is_empty() {
-            match memchr::memchr(b'\n', bytes) {
-                Some(end) => {
-                    self.scan.push(&bytes[..end]);
-                    let whole = if self.skipping {
-                        None
-                    } else if self.line.is_empty() {
-                        // A whole line in this read: looked at where it lies.
-                        Some(&bytes[..end])
-                    } else {
-                        self.line.extend_from_slice(&bytes[..end]);
-                        Some(&self.line[..])
-                    };
-                    if let Some(line) = whole {
-                        self.tap.note_message(line);
-                    }
-                    let unreadable = self.scan.unreadable(whole);
-                    let id = unreadable.as_ref().and_then(|_| self.scan.answered());
-                    // A tool list that only some of its tools spoil loses
-                    // only those.
-                    let salvaged = match (&unreadable, whole, &id) {
-                        (Some(_), Some(line), Some(_)) => lines::without_unreadable_tools(line),
-                        _ => None,
-                    };
-                    self.scan = LineScan::default();
-                    self.line.clear();
-                    if self.line.capacity() > KEPT_LINE_CAPACITY {
-                        // A long line (a large tool list) leaves no buffer behind.
-                        self.line = Vec::new();
-                    }
-                    self.skipping = false;
-                    bytes = &bytes[end + 1..];
-                    if let (Some(why), Some(id)) = (unreadable, id) {
-                        tracing::warn!(server = %self.server, why = %why,
-                            "a message from the server could not be read");
-                        self.answer = match salvaged {
-                            Some(salvaged) => {
-                                let line = salvaged.line;
-                                self.tap.note_message(&line[..line.len() - 1]);
-                                self.tap.left_out(salvaged.left_out);
-                                line
-                            }
-                            None => lines::answer(&id, &why, &self.server),
-                        };
-                        return Some(total - bytes.len());
-                    }
-                }
-                None => {
-                    self.scan.push(bytes);
-                    if !self.skipping {
-                        if self.line.len() + bytes.len() > MAX_NOTED_LINE {
-                            self.skipping = true;
-                            self.line = Vec::new();
-                        } else {
-                            self.line.extend_from_slice(bytes);
-                        }
-                    }
-                    return None;
-                }
-            }
+    /// A line ended: `line` is the whole of it when it was kept (`None`
+    /// for one that outgrew [`MAX_NOTED_LINE`]). Says what passes for it.
+    fn ended(&mut self, line: Option<&[u8]>) -> Ending {
+        let scan = std::mem::take(&mut self.scan);
+        self.skipping = false;
+        let unreadable = scan.unreadable(line);
+        if let (None, Some(line), Some(id)) = (&unreadable, line, scan.answered())
+            && let Some(read) = lines::read_tools(line)
+        {
+            self.tap.listed(id, read.tools);
+            return Ending::Replaced(read.line);
         }
-        None
+        if let Some(line) = line {
+            self.tap.note_message(line);
+        }
+        let (Some(why), Some(id)) = (unreadable, scan.answered()) else {
+            return Ending::AsIs;
+        };
+        tracing::warn!(server = %self.server, why = %why,
+            "a message from the server could not be read");
+        // A tool list that only some of its tools spoil loses only those.
+        match line.and_then(lines::without_unreadable_tools) {
+            Some(salvaged) => {
+                let line = salvaged.line;
+                self.tap.note_message(&line[..line.len() - 1]);
+                self.tap.left_out(salvaged.left_out);
+                Ending::Followed(line)
+            }
+            None => Ending::Followed(lines::answer(&id, &why, &self.server)),
+        }
     }
+
+    /// Looks at the bytes read into `buf` after `before`. The whole lines
+    /// among them pass where they lie, up to one that passes otherwise (held
+    /// back, replaced or followed by an answer): what passes for that one
+    /// goes to `out`, and the bytes after it wait in `held`. `false` when
+    /// none of the bytes pass where they lie.
+    fn look(&mut self, buf: &mut ReadBuf<'_>, before: usize) -> bool {
+        let mut at = before;
+        loop {
+            let rest = &buf.filled()[at..];
+            if rest.is_empty() {
+                return at > before;
+            }
+            let end = memchr::memchr(b'\n', rest);
+            let body = &rest[..end.unwrap_or(rest.len())];
+            self.scan.push(body);
+            if self.skipping {
+                // Passes where it lies.
+                let Some(end) = end else {
+                    return true;
+                };
+                at += end + 1;
+                if let Ending::Followed(answer) = self.ended(None) {
+                    self.hold_after(buf, at, answer);
+                    return true;
+                }
+                continue;
+            }
+            let Some(end) = end else {
+                // An unfinished line: held back, unless it grew too long.
+                if self.line.len() + rest.len() > MAX_NOTED_LINE {
+                    self.skipping = true;
+                    if self.line.is_empty() {
+                        return true;
+                    }
+                    let mut out = std::mem::take(&mut self.line);
+                    out.extend_from_slice(rest);
+                    self.hold_after(buf, at, out);
+                    return at > before;
+                }
+                self.line.extend_from_slice(rest);
+                buf.set_filled(at);
+                return at > before;
+            };
+            if self.line.is_empty() {
+                // A whole line in this read: looked at where it lies.
+                let line_end = at + end + 1;
+                match self.ended(Some(&buf.filled()[at..at + end])) {
+                    Ending::AsIs => at = line_end,
+                    Ending::Followed(answer) => {
+                        self.hold_after(buf, line_end, answer);
+                        return true;
+                    }
+                    Ending::Replaced(instead) => {
+                        self.hold_after_line(buf, at, line_end, instead);
+                        return at > before;
+                    }
+                }
+                continue;
+            }
+            // The end of a line held back: it passes through `out`.
+            self.line.extend_from_slice(&rest[..end]);
+            let line = std::mem::take(&mut self.line);
+            let out = match self.ended(Some(&line)) {
+                Ending::AsIs => with_line_feed(line),
+                Ending::Followed(answer) => {
+                    let mut out = with_line_feed(line);
+                    out.extend_from_slice(&answer);
+                    out
+                }
+                Ending::Replaced(instead) => instead,
+            };
+            self.hold_after_line(buf, at, at + end + 1, out);
+            return at > before;
+        }
+    }
+
+    /// The bytes of `buf` from `at` on wait in `held`; `out` passes first.
+    fn hold_after(&mut self, buf: &mut ReadBuf<'_>, at: usize, out: Vec<u8>) {
+        self.hold_after_line(buf, at, at, out);
+    }
+
+    /// The bytes of `buf` from `from` on leave it: those from `to` on wait
+    /// in `held` (before what waited there already); `out` passes first.
+    fn hold_after_line(&mut self, buf: &mut ReadBuf<'_>, from: usize, to: usize, out: Vec<u8>) {
+        let mut held = buf.filled()[to..].to_vec();
+        held.append(&mut self.held);
+        self.held = held;
+        buf.set_filled(from);
+        self.out = out;
+        self.out_at = 0;
+    }
+}
+
+/// `line` with its line feed put back.
+fn with_line_feed(mut line: Vec<u8>) -> Vec<u8> {
+    line.push(b'\n');
+    line
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for TapReader<R> {
@@ -320,29 +441,45 @@ impl<R: AsyncRead + Unpin> AsyncRead for TapReader<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = &mut *self;
-        if !this.answer.is_empty() {
-            let n = this.answer.len().min(buf.remaining());
-            buf.put_slice(&this.answer[..n]);
-            this.answer.drain(..n);
+        if buf.remaining() == 0 {
             return Poll::Ready(Ok(()));
         }
-        if !this.held.is_empty() {
-            let held = std::mem::take(&mut this.held);
-            let n = held.len().min(buf.remaining());
-            let passed = this.look(&held[..n]).unwrap_or(n);
-            buf.put_slice(&held[..passed]);
-            this.held = held[passed..].to_vec();
-            return Poll::Ready(Ok(()));
+        loop {
+            if this.out_at < this.out.len() {
+                let n = (this.out.len() - this.out_at).min(buf.remaining());
+                buf.put_slice(&this.out[this.out_at..this.out_at + n]);
+                this.out_at += n;
+                if this.out_at == this.out.len() {
+                    this.out_at = 0;
+                    this.out.clear();
+                    if this.out.capacity() > KEPT_LINE_CAPACITY {
+                        // A long line (a large tool list) leaves no buffer behind.
+                        this.out = Vec::new();
+                    }
+                }
+                return Poll::Ready(Ok(()));
+            }
+            let before = buf.filled().len();
+            if this.held.is_empty() {
+                std::task::ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
+                if buf.filled().len() == before {
+                    // The end: a last line without a line feed passes as it is.
+                    if this.line.is_empty() {
+                        return Poll::Ready(Ok(()));
+                    }
+                    this.out = std::mem::take(&mut this.line);
+                    this.scan = LineScan::default();
+                    continue;
+                }
+            } else {
+                let n = this.held.len().min(buf.remaining());
+                buf.put_slice(&this.held[..n]);
+                this.held.drain(..n);
+            }
+            if this.look(buf, before) {
+                return Poll::Ready(Ok(()));
+            }
         }
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = polled
-            && let Some(passed) = this.look(&buf.filled()[before..])
-        {
-            this.held = buf.filled()[before + passed..].to_vec();
-            buf.set_filled(before + passed);
-        }
-        polled
     }
 }
 
@@ -486,6 +623,42 @@ mod tests {
             );
             assert_eq!(tap.execution("b"), None);
             assert!(tap.tasks().is_some());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tool_list_passes_without_its_tools_which_the_tap_keeps() {
+        let list = r#"{"jsonrpc":"2.0","id":"l1","result":{"tools":[{"name":"a","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},{"name":"b","inputSchema":{}}]}}"#;
+        let lines = format!(
+            "{list}\n{}\n{}\n",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
+        );
+        for cut in [1, 7, 64, 4096] {
+            let (mut write, read) = tokio::io::duplex(cut);
+            let tap = Tap::default();
+            let mut reader = TapReader::new(read, tap.clone(), "s");
+            let sent = lines.clone();
+            let writer = tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                write.write_all(sent.as_bytes()).await.unwrap();
+            });
+            let mut passed = String::new();
+            reader.read_to_string(&mut passed).await.unwrap();
+            writer.await.unwrap();
+            let expected = lines.replacen(
+                list,
+                r#"{"jsonrpc":"2.0","id":"l1","result":{"tools":[]}}"#,
+                1,
+            );
+            assert_eq!(passed, expected, "cut at {cut}");
+            assert_eq!(tap.take_listed(&serde_json::json!(1)), None);
+            let tools = tap.take_listed(&serde_json::json!("l1")).unwrap();
+            assert_eq!(tools.len(), 2);
+            assert_eq!(tools[1].input_schema, serde_json::json!({}));
+            assert!(tap.runs_as_task("a"));
+            // Taken once.
+            assert_eq!(tap.take_listed(&serde_json::json!("l1")), None);
         }
     }
 }

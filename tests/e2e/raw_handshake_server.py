@@ -24,6 +24,8 @@ TOOL = {
     "name": "echo",
     "description": "Echoes its text",
     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    # A field of no revision yet: the SDK's tool type has no place for it.
+    "x-origin": {"listedBy": "raw"},
 }
 CAPABILITIES = {"tools": {}, "resources": {}}
 
