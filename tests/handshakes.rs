@@ -84,13 +84,20 @@ fn a_stdio_servers_tools_are_read_as_it_sent_them() {
     runtime().block_on(async {
         let client = raw("no-cache-hints", &options()).await.unwrap();
         let source = Source::client("raw", client).build().unwrap();
-        let listing = source.tools(provider("anthropic"), &ListOptions::new()).await.unwrap();
+        let listing = source
+            .tools(provider("anthropic"), &ListOptions::new())
+            .await
+            .unwrap();
         let tools = listing.toolset().tools();
         assert_eq!(tools.len(), 1);
         let tool = &tools[0].tool;
         // Read from the answer's bytes by the library itself: a field the
         // SDK's tool type has no place for is kept, as the model type says.
-        assert_eq!(tool.extra["x-origin"], json!({"listedBy": "raw"}), "{tool:?}");
+        assert_eq!(
+            tool.extra["x-origin"],
+            json!({"listedBy": "raw"}),
+            "{tool:?}"
+        );
         assert_eq!(tool.input_schema["required"], json!(["text"]));
         assert_eq!(tool.description.as_deref(), Some("Echoes its text"));
     });
