@@ -341,7 +341,6 @@ pub(crate) struct Salvaged {
 /// when a tool does not read as the SDK would read it (a name, an object
 /// for each schema): the SDK then reads the line as it is.
 pub(crate) fn read_tools(line: &[u8]) -> Option<ReadTools> {
-    memchr::memmem::find(line, b"\"tools\"")?;
     let open = tools_open(line)?;
     let mut stream = serde_json::Deserializer::from_slice(&line[open..]).into_iter::<Vec<Tool>>();
     let tools = stream.next()?.ok()?;
@@ -562,11 +561,27 @@ pub fn check_stdio_framing(bytes: &[u8], chunk: usize) {
         }
     }
 
-    let mut reader = super::stdio::TapReader::new(
-        Chunks(bytes, chunk.max(1)),
-        super::stdio::Tap::default(),
-        "fuzz",
-    );
+    // Each line that reads as a tool list answers a `tools/list` request
+    // the tap waits for (as many as it waits for at once).
+    let tap = super::stdio::Tap::default();
+    let mut waiting: Vec<Value> = Vec::new();
+    for body in bytes
+        .split_inclusive(|&b| b == b'\n')
+        .filter_map(|l| l.strip_suffix(b"\n"))
+    {
+        let mut scan = LineScan::default();
+        scan.push(body);
+        if let Some(id) = scan.answered()
+            && read_tools(body).is_some()
+        {
+            tap.expect_list(id.clone());
+            if waiting.len() == super::stdio::MAX_LISTED {
+                waiting.remove(0);
+            }
+            waiting.push(id);
+        }
+    }
+    let mut reader = super::stdio::TapReader::new(Chunks(bytes, chunk.max(1)), tap, "fuzz");
     let waker = futures_util::task::noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut out = Vec::new();
@@ -588,12 +603,15 @@ pub fn check_stdio_framing(bytes: &[u8], chunk: usize) {
         let mut scan = LineScan::default();
         scan.push(body);
         let verdict = scan.unreadable(Some(body));
-        // A tool list answer passes without its tools, read by the tap.
-        let read = verdict
-            .is_none()
-            .then(|| scan.answered())
-            .flatten()
-            .and_then(|_| read_tools(body));
+        // The answer to a tool list request waited for passes without its
+        // tools, read by the tap.
+        let waited = verdict.is_none()
+            && memchr::memmem::find(body, b"\"tools\"").is_some()
+            && scan.answered().is_some_and(|id| {
+                let at = waiting.iter().position(|w| *w == id);
+                at.map(|at| waiting.remove(at)).is_some()
+            });
+        let read = waited.then(|| read_tools(body)).flatten();
         match &read {
             Some(read) => assert_eq!(
                 put_in.next(),

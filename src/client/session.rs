@@ -153,6 +153,7 @@ impl Session {
             exchange.clone(),
             shared.notes.clone(),
             options.lifecycle == Lifecycle::Auto,
+            tap.clone(),
         );
         let started = std::time::Instant::now();
         let service = match tokio::time::timeout(

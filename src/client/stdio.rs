@@ -84,6 +84,9 @@ pub(crate) struct Noted {
     /// The tools left out of a `tools/list` answer because they could not
     /// be read (name, why), until the listing takes them.
     pub(crate) left_out: Vec<(String, String)>,
+    /// The ids of the `tools/list` requests sent and not yet answered,
+    /// whose answers' tools are read from their bytes.
+    expected: Vec<Value>,
     /// The tools of `tools/list` answers read from their bytes, by the id
     /// of the request each answers, until the listing takes them.
     listed: Vec<(Value, Vec<Tool>)>,
@@ -103,7 +106,7 @@ const KEPT_LINE_CAPACITY: usize = 64 << 10;
 
 /// How many `tools/list` answers read from their bytes wait for their
 /// request at most.
-const MAX_LISTED: usize = 4;
+pub(crate) const MAX_LISTED: usize = 4;
 
 impl Tap {
     /// A tap that bumps `version` at every `initialize` answer it sees.
@@ -138,6 +141,28 @@ impl Tap {
         }
     }
 
+    /// A `tools/list` request `id` was sent: the tools of its answer are
+    /// read from the answer's bytes. Only the last [`MAX_LISTED`] requests
+    /// are waited for.
+    pub(crate) fn expect_list(&self, id: Value) {
+        if let Ok(mut noted) = self.0.lock() {
+            if noted.expected.len() == MAX_LISTED {
+                noted.expected.remove(0);
+            }
+            noted.expected.push(id);
+        }
+    }
+
+    /// Whether `id` is that of a `tools/list` request waited for (which no
+    /// longer is).
+    fn expected_list(&self, id: &Value) -> bool {
+        let Ok(mut noted) = self.0.lock() else {
+            return false;
+        };
+        let at = noted.expected.iter().position(|expected| expected == id);
+        at.map(|at| noted.expected.remove(at)).is_some()
+    }
+
     /// Keeps the tools of the `tools/list` answer to request `id`, read
     /// from its bytes, until the listing takes them, and notes each tool's
     /// `execution`. An answer whose request stopped waiting is never
@@ -161,6 +186,7 @@ impl Tap {
     /// read them from its bytes.
     pub(crate) fn take_listed(&self, id: &Value) -> Option<Vec<Tool>> {
         let mut noted = self.0.lock().ok()?;
+        noted.expected.retain(|expected| expected != id);
         let at = noted.listed.iter().position(|(listed, _)| listed == id)?;
         Some(noted.listed.remove(at).1)
     }
@@ -309,7 +335,10 @@ impl<R> TapReader<R> {
         let scan = std::mem::take(&mut self.scan);
         self.skipping = false;
         let unreadable = scan.unreadable(line);
+        // Only the answer to a `tools/list` request this session sent.
         if let (None, Some(line), Some(id)) = (&unreadable, line, scan.answered())
+            && memchr::memmem::find(line, b"\"tools\"").is_some()
+            && self.tap.expected_list(&id)
             && let Some(read) = lines::read_tools(line)
         {
             self.tap.listed(id, read.tools);
@@ -630,13 +659,16 @@ mod tests {
     async fn a_tool_list_passes_without_its_tools_which_the_tap_keeps() {
         let list = r#"{"jsonrpc":"2.0","id":"l1","result":{"tools":[{"name":"a","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},{"name":"b","inputSchema":{}}]}}"#;
         let lines = format!(
-            "{list}\n{}\n{}\n",
+            "{list}\n{}\n{}\n{}\n",
             r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#,
+            // No request of this session's: passed on as it is.
+            r#"{"jsonrpc":"2.0","id":"other","result":{"tools":[{"name":"c","inputSchema":{}}]}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
         );
         for cut in [1, 7, 64, 4096] {
             let (mut write, read) = tokio::io::duplex(cut);
             let tap = Tap::default();
+            tap.expect_list(serde_json::json!("l1"));
             let mut reader = TapReader::new(read, tap.clone(), "s");
             let sent = lines.clone();
             let writer = tokio::spawn(async move {
@@ -652,7 +684,7 @@ mod tests {
                 1,
             );
             assert_eq!(passed, expected, "cut at {cut}");
-            assert_eq!(tap.take_listed(&serde_json::json!(1)), None);
+            assert_eq!(tap.take_listed(&serde_json::json!("other")), None);
             let tools = tap.take_listed(&serde_json::json!("l1")).unwrap();
             assert_eq!(tools.len(), 2);
             assert_eq!(tools[1].input_schema, serde_json::json!({}));

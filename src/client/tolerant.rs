@@ -30,6 +30,7 @@ use rmcp::transport::Transport;
 use serde_json::Value;
 
 use super::session::{EXITED_WITHIN, Process};
+use super::stdio::Tap;
 use crate::error::{Error, ErrorKind};
 use crate::listing::Defaulted;
 
@@ -38,6 +39,7 @@ pub(super) const DISCOVER: &str = "server/discover";
 /// `initialize`'s method name.
 pub(super) const INITIALIZE: &str = "initialize";
 const LISTEN: &str = "subscriptions/listen";
+const LIST_TOOLS: &str = "tools/list";
 
 /// The fields a server left out of its answers, each once, across the
 /// client's sessions.
@@ -137,6 +139,9 @@ pub(super) struct Tolerant<T> {
     /// An unreadable `server/discover` answer is handed on as an error
     /// answer, so that the SDK falls back to `initialize`.
     fall_back: bool,
+    /// The stdio tap, told of each `tools/list` request before it is sent
+    /// (it reads the answer's tools from the bytes).
+    tap: Option<Tap>,
 }
 
 impl<T> Tolerant<T> {
@@ -146,6 +151,7 @@ impl<T> Tolerant<T> {
         exchange: Arc<Mutex<Exchange>>,
         notes: Arc<Notes>,
         fall_back: bool,
+        tap: Option<Tap>,
     ) -> Self {
         Tolerant {
             inner,
@@ -153,6 +159,7 @@ impl<T> Tolerant<T> {
             exchange,
             notes,
             fall_back,
+            tap,
         }
     }
 
@@ -174,6 +181,15 @@ impl<T> Tolerant<T> {
             DISCOVER => DISCOVER,
             INITIALIZE => INITIALIZE,
             LISTEN => LISTEN,
+            LIST_TOOLS => {
+                if let Some(tap) = &self.tap {
+                    tap.expect_list(match &request.id {
+                        RequestId::Number(n) => Value::from(*n),
+                        RequestId::String(s) => Value::from(&**s),
+                    });
+                }
+                return true;
+            }
             _ => return true,
         };
         if let Ok(mut exchange) = self.exchange.lock() {
