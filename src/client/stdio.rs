@@ -336,8 +336,10 @@ impl<R> TapReader<R> {
         self.skipping = false;
         let unreadable = scan.unreadable(line);
         // Only the answer to a `tools/list` request this session sent.
+        static TOOLS: LazyLock<memchr::memmem::Finder<'static>> =
+            LazyLock::new(|| memchr::memmem::Finder::new(b"\"tools\""));
         if let (None, Some(line), Some(id)) = (&unreadable, line, scan.answered())
-            && memchr::memmem::find(line, b"\"tools\"").is_some()
+            && TOOLS.find(line).is_some()
             && self.tap.expected_list(&id)
             && let Some(read) = lines::read_tools(line)
         {
