@@ -338,8 +338,10 @@ impl<R> TapReader<R> {
         // Only the answer to a `tools/list` request this session sent.
         static TOOLS: LazyLock<memchr::memmem::Finder<'static>> =
             LazyLock::new(|| memchr::memmem::Finder::new(b"\"tools\""));
-        if let (None, Some(line), Some(id)) = (&unreadable, line, scan.answered())
+        if unreadable.is_none()
+            && let Some(line) = line
             && TOOLS.find(line).is_some()
+            && let Some(id) = scan.answered()
             && self.tap.expected_list(&id)
             && let Some(read) = lines::read_tools(line)
         {
