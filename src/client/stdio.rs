@@ -351,7 +351,10 @@ impl<R> TapReader<R> {
         if let Some(line) = line {
             self.tap.note_message(line);
         }
-        let (Some(why), Some(id)) = (unreadable, scan.answered()) else {
+        let Some(why) = unreadable else {
+            return Ending::AsIs;
+        };
+        let Some(id) = scan.answered() else {
             return Ending::AsIs;
         };
         tracing::warn!(server = %self.server, why = %why,
