@@ -12,6 +12,7 @@ use tokio::sync::SemaphorePermit;
 use super::answerer::{Answerer, CallState, not_completed};
 use super::answering::{unless_cut, unsent};
 use super::approve::Approving;
+use super::check::output_tool;
 use super::durable::{Ended, Stage, Waits};
 use super::future::BoxFuture;
 use super::gate::Pass;
@@ -183,18 +184,18 @@ impl<'r> Call<'r> {
             Some(changed) => changed,
             None => state.into_call(),
         };
-        let check = run.options.output_schema;
-        let mut checked = match tool {
-            Some(tool) => run
-                .source
-                .check_against(&call, Some(&tool.tool), outcome, check),
+        let tool = match tool {
+            Some(tool) => Some(&*tool.tool),
             // Not resolved on the way: an unknown tool, or a panic before.
-            None => run.source.check_output(&call, run.toolset, outcome, check),
+            None => output_tool(run.toolset, &call),
         };
+        // Checked where it lies: only a result its check replaces moves.
+        let mut checked = Checked::as_it_is(outcome);
+        let check = run.options.output_schema;
+        run.source.check_in_place(&call, tool, &mut checked, check);
         if let Some(filter) = &call.select {
-            checked
-                .select(filter, &run.options.results.select_limits)
-                .await;
+            // Boxed: a call without a filter need not hold its machinery.
+            Box::pin(checked.select(filter, &run.options.results.select_limits)).await;
         }
         (call, checked)
     }
