@@ -556,11 +556,16 @@ pub(super) async fn unless_cut<T>(
     let Some(interrupt) = halted.interrupt() else {
         return pipeline.await;
     };
-    tokio::select! {
-        biased;
-        outcome = pipeline => outcome,
-        () = interrupt.cut_off() => Ok(Err(cut_off(state.was_sent(), halted))),
-    }
+    // Boxed: a turn without an interrupt need not hold its waiting in
+    // every call's future.
+    Box::pin(async move {
+        tokio::select! {
+            biased;
+            outcome = pipeline => outcome,
+            () = interrupt.cut_off() => Ok(Err(cut_off(state.was_sent(), halted))),
+        }
+    })
+    .await
 }
 
 /// The answer to a call cut off by the application's interrupt: one sent
