@@ -206,10 +206,15 @@ impl Error {
 
     /// Names the server whose failure this is, unless one is named already.
     pub(crate) fn of_server(mut self, server: &str) -> Self {
+        self.set_server(server);
+        self
+    }
+
+    /// [`of_server`](Self::of_server) where the error lies.
+    pub(crate) fn set_server(&mut self, server: &str) {
         if self.inner.server.is_none() {
             self.inner.server = Some(server.to_owned());
         }
-        self
     }
 
     /// Says the message is the library's own words, with nothing of a

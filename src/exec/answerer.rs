@@ -138,8 +138,12 @@ impl CallState {
     }
 
     /// The call itself, once nothing else holds its state (else a copy).
-    pub(super) fn into_call(self: Arc<Self>) -> ToolCall {
-        Arc::try_unwrap(self).map_or_else(|shared| shared.call.clone(), |state| state.call)
+    pub(super) fn into_call(mut self: Arc<Self>) -> ToolCall {
+        // Taken out where it lies: the rest of the state is not moved first.
+        match Arc::get_mut(&mut self) {
+            Some(state) => std::mem::replace(&mut state.call, ToolCall::bare("", "")),
+            None => self.call.clone(),
+        }
     }
 
     fn changed(&self) -> std::sync::MutexGuard<'_, Option<Map<String, Value>>> {

@@ -124,8 +124,8 @@ impl<'a> Answering<'a> {
     /// turn is halted by its end, it is answered as not run.
     pub(super) fn ended(&mut self, call: ToolCall, mut checked: Checked) {
         // What the model is told of a failure of the server names it.
-        if let Err(e) = checked.outcome {
-            checked.outcome = Err(e.of_server(&call.server_id));
+        if let Err(e) = &mut checked.outcome {
+            e.set_server(&call.server_id);
         }
         match &checked.outcome {
             Err(e) if let Some(stage) = Waits::of(e) => self.waiting.push((call, stage.clone())),
@@ -174,14 +174,14 @@ impl<'a> Answering<'a> {
         drop(outcomes);
         let mut ran_servers = BTreeSet::new();
         for (call, checked) in ended {
-            let (answer, record) = match call.caller.is_model() {
+            match call.caller.is_model() {
                 true => {
                     let allowance = allowances.next().flatten();
-                    self.answer(&mut turn, call, checked, allowance, &mut ran_servers)?
+                    let answering = (&mut turn, allowance, &mut ran_servers);
+                    self.answer(answering, call, checked, &mut merged)?;
                 }
-                false => self.answer_program(call, checked, &mut ran_servers)?,
-            };
-            merged.push(answer, record);
+                false => self.answer_program(call, checked, &mut ran_servers, &mut merged)?,
+            }
         }
         let (results, calls) = merged.rest();
         let follow_ups = turn.finish()?;
@@ -228,7 +228,8 @@ impl<'a> Answering<'a> {
         call: ToolCall,
         checked: Checked,
         ran_servers: &mut BTreeSet<String>,
-    ) -> Result<(Value, CallRecord)> {
+        merged: &mut Merged,
+    ) -> Result<()> {
         let program = ProgramCall {
             call_id: call.call_id.as_deref(),
             name: &call.exposed_name,
@@ -242,14 +243,14 @@ impl<'a> Answering<'a> {
                 .program_answer(&program, outcome(&checked), &self.options.results)?;
         // What the program made of it reaches the model's context.
         self.ran_servers(&call, &checked, None, ran_servers);
-        let mut record = checked.into_record(call);
+        let record = merged.push(answer, call, checked);
         if let Some(refused) = refused {
             record.warnings.push(format!(
                 "the program was answered with an error: {}",
                 refused.message()
             ));
         }
-        Ok((answer, record))
+        Ok(())
     }
 
     /// A suspended turn: the answers wait for every call; the records say
@@ -308,16 +309,16 @@ impl<'a> Answering<'a> {
         (answers, found)
     }
 
-    /// One call's answer within its `allowance`, and its record; the servers
-    /// whose text the answer puts in the model's context join `ran_servers`.
+    /// One call's answer within its `allowance`, and its record, both put
+    /// in `merged`; the servers whose text the answer puts in the model's
+    /// context join `ran_servers`.
     fn answer(
         &self,
-        turn: &mut TurnAnswers<'_>,
+        (turn, allowance, ran_servers): (&mut TurnAnswers<'_>, Option<u64>, &mut BTreeSet<String>),
         call: ToolCall,
         checked: Checked,
-        allowance: Option<u64>,
-        ran_servers: &mut BTreeSet<String>,
-    ) -> Result<(Value, CallRecord)> {
+        merged: &mut Merged,
+    ) -> Result<()> {
         // What the read tool answered, when it read (not an error).
         let read = read_arguments(&call)
             .filter(|_| matches!(&checked.outcome, Ok(result) if !result.is_error));
@@ -350,7 +351,7 @@ impl<'a> Answering<'a> {
             &mut reading,
         )?;
         self.ran_servers(&call, &checked, read.as_ref(), ran_servers);
-        let mut record = checked.into_record(call);
+        let record = merged.push(answer, call, checked);
         // A read's answer is cut by design: its notice says where to read on.
         if cut
             && read.is_none()
@@ -360,7 +361,7 @@ impl<'a> Answering<'a> {
                 "the answer was cut to its budget of {allowance} tokens; the record holds the whole result"
             ));
         }
-        Ok((answer, record))
+        Ok(())
     }
 
     /// Keeps the whole JSON a selection filter ran on, while the listing
@@ -444,15 +445,19 @@ struct Merged {
 }
 
 impl Merged {
-    /// One call's answer, after those answered without a server before it.
-    fn push(&mut self, answer: Value, record: CallRecord) {
-        let index = record.index;
+    /// One call's answer and record (made here, where it is kept), after
+    /// those answered without a server before it; the record, for what
+    /// the answer adds to it.
+    fn push(&mut self, answer: Value, call: ToolCall, checked: Checked) -> &mut CallRecord {
+        let index = call.index;
         while let Some((_, earlier, its_record)) = self.answered.next_if(|(i, _, _)| *i < index) {
             self.results.push(earlier);
             self.calls.push(its_record);
         }
         self.results.push(answer);
-        self.calls.push(record);
+        let at = self.calls.len();
+        self.calls.push(checked.into_record(call));
+        &mut self.calls[at]
     }
 
     /// Every answer and record, those answered without a server after the
@@ -556,11 +561,16 @@ pub(super) async fn unless_cut<T>(
     let Some(interrupt) = halted.interrupt() else {
         return pipeline.await;
     };
-    tokio::select! {
-        biased;
-        outcome = pipeline => outcome,
-        () = interrupt.cut_off() => Ok(Err(cut_off(state.was_sent(), halted))),
-    }
+    // Boxed: a turn without an interrupt need not hold its waiting in
+    // every call's future.
+    Box::pin(async move {
+        tokio::select! {
+            biased;
+            outcome = pipeline => outcome,
+            () = interrupt.cut_off() => Ok(Err(cut_off(state.was_sent(), halted))),
+        }
+    })
+    .await
 }
 
 /// The answer to a call cut off by the application's interrupt: one sent

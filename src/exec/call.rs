@@ -12,6 +12,7 @@ use tokio::sync::SemaphorePermit;
 use super::answerer::{Answerer, CallState, not_completed};
 use super::answering::{unless_cut, unsent};
 use super::approve::Approving;
+use super::check::output_tool;
 use super::durable::{Ended, Stage, Waits};
 use super::future::BoxFuture;
 use super::gate::Pass;
@@ -34,13 +35,17 @@ pub(super) enum Start {
         round: usize,
         asked: Box<InputRequiredResult>,
     },
-    /// A resumed call its server runs as task `task_id`, with the task's
-    /// status and poll interval as its stage kept them.
-    Task {
-        task_id: String,
-        status: String,
-        poll_interval_ms: Option<u64>,
-    },
+    /// A resumed call its server runs as a task (boxed: rare, and every
+    /// call's future holds the place).
+    Task(Box<TaskStart>),
+}
+
+/// A resumed call's task: its id, and its status and poll interval as its
+/// stage kept them.
+pub(super) struct TaskStart {
+    task_id: String,
+    status: String,
+    poll_interval_ms: Option<u64>,
 }
 
 impl Start {
@@ -57,11 +62,11 @@ impl Start {
                 task_id,
                 status,
                 poll_interval_ms,
-            } => Ok(Start::Task {
+            } => Ok(Start::Task(Box::new(TaskStart {
                 task_id: task_id.clone(),
                 status: status.clone(),
                 poll_interval_ms: *poll_interval_ms,
-            }),
+            }))),
             other => Err(other),
         }
     }
@@ -75,14 +80,10 @@ impl Start {
                 round: *round,
                 asked: (**asked).clone(),
             }),
-            Start::Task {
-                task_id,
-                status,
-                poll_interval_ms,
-            } => Some(Stage::WaitingForTask {
-                task_id: task_id.clone(),
-                status: status.clone(),
-                poll_interval_ms: *poll_interval_ms,
+            Start::Task(task) => Some(Stage::WaitingForTask {
+                task_id: task.task_id.clone(),
+                status: task.status.clone(),
+                poll_interval_ms: task.poll_interval_ms,
             }),
         }
     }
@@ -94,8 +95,9 @@ pub(super) struct Call<'r> {
     /// The call as it was made, with what the turn shares with the call's
     /// context and the handlers of the questions its server asks.
     state: Arc<CallState>,
-    /// The call as the `before` hook changed it, when there are hooks.
-    changed: Option<ToolCall>,
+    /// The call as the `before` hook changed it, when there are hooks
+    /// (boxed: rare, and every call's future holds the place).
+    changed: Option<Box<ToolCall>>,
     /// What the server is told besides the arguments (emptied when the
     /// first request takes it, and built again for the rounds after).
     context: CallContext,
@@ -138,7 +140,7 @@ impl<'r> TurnRun<'r> {
 impl<'r> Call<'r> {
     /// The call: as the `before` hook changed it, or as it was made.
     fn call(&self) -> &ToolCall {
-        self.changed.as_ref().unwrap_or_else(|| self.state.call())
+        self.changed.as_deref().unwrap_or_else(|| self.state.call())
     }
 
     /// The call through the pipeline, with panics caught: its first request
@@ -180,21 +182,21 @@ impl<'r> Call<'r> {
         // unless a server kept one: then the call is copied.
         drop(context);
         let call = match changed {
-            Some(changed) => changed,
+            Some(changed) => *changed,
             None => state.into_call(),
         };
-        let check = run.options.output_schema;
-        let mut checked = match tool {
-            Some(tool) => run
-                .source
-                .check_against(&call, Some(&tool.tool), outcome, check),
+        let tool = match tool {
+            Some(tool) => Some(&*tool.tool),
             // Not resolved on the way: an unknown tool, or a panic before.
-            None => run.source.check_output(&call, run.toolset, outcome, check),
+            None => output_tool(run.toolset, &call),
         };
+        // Checked where it lies: only a result its check replaces moves.
+        let mut checked = Checked::as_it_is(outcome);
+        let check = run.options.output_schema;
+        run.source.check_in_place(&call, tool, &mut checked, check);
         if let Some(filter) = &call.select {
-            checked
-                .select(filter, &run.options.results.select_limits)
-                .await;
+            // Boxed: a call without a filter need not hold its machinery.
+            Box::pin(checked.select(filter, &run.options.results.select_limits)).await;
         }
         (call, checked)
     }
@@ -320,16 +322,23 @@ impl<'r> Call<'r> {
         }
         let bound = self.bound(tool)?;
         if let Some(hooks) = source.rounds.hooks() {
-            let mut changed = self.state.call().clone();
-            hooks.before(&mut changed, &self.context).await?;
-            // The handlers see the arguments as sent.
-            if let Some(answerer) = &self.context.answerer {
-                answerer.set_arguments(&changed.arguments);
-            }
-            self.changed = Some(changed);
+            // Boxed: a call without hooks need not hold the changed call.
+            Box::pin(self.before(hooks)).await?;
         }
         self.sent = bound_call(self.call(), &bound)?;
         Ok(tool)
+    }
+
+    /// The `before` hook, which may change the call.
+    async fn before(&mut self, hooks: &dyn super::hooks::Hooks) -> Result<()> {
+        let mut changed = Box::new(self.state.call().clone());
+        hooks.before(&mut changed, &self.context).await?;
+        // The handlers see the arguments as sent.
+        if let Some(answerer) = &self.context.answerer {
+            answerer.set_arguments(&changed.arguments);
+        }
+        self.changed = Some(changed);
+        Ok(())
     }
 
     /// The values the application binds for the call, its arguments
@@ -422,7 +431,7 @@ impl<'r> Call<'r> {
         self.state.mark_sent();
         let call = match (&self.sent, &self.changed) {
             (Some(sent), _) => sent,
-            (None, Some(changed)) => changed,
+            (None, Some(changed)) => &**changed,
             (None, None) => self.state.call(),
         };
         self.run
@@ -468,7 +477,7 @@ impl<'r> Call<'r> {
                 CallToolResponse::InputRequired(*asked),
                 round.saturating_sub(1),
             ),
-            Start::Task { task_id, .. } => (self.follow_task(server.as_ref(), &task_id).await?, 0),
+            Start::Task(task) => (self.follow_task(server.as_ref(), &task.task_id).await?, 0),
             Start::Fresh => return Err(Error::input("nothing to take up")),
         };
         self.rounds(server.as_ref(), response, answered).await

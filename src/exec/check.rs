@@ -24,12 +24,7 @@ impl Source {
         outcome: Result<CallToolResult>,
         check: OutputSchemaCheck,
     ) -> Checked {
-        let tool = toolset
-            .resolve(&call.exposed_name)
-            .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
-            .or_else(|| toolset.app_tool(&call.server_id, &call.tool))
-            .map(|t| &*t.tool);
-        self.check_against(call, tool, outcome, check)
+        self.check_against(call, output_tool(toolset, call), outcome, check)
     }
 
     /// [`check_output`](Self::check_output) against `tool`, the call's
@@ -41,24 +36,38 @@ impl Source {
         outcome: Result<CallToolResult>,
         check: OutputSchemaCheck,
     ) -> Checked {
-        let mut checked = self.check_schema(call, tool, outcome, check);
-        checked.ui_resource = tool.and_then(Tool::ui_resource_uri).map(str::to_owned);
+        let mut checked = Checked::as_it_is(outcome);
+        self.check_in_place(call, tool, &mut checked, check);
         checked
+    }
+
+    /// [`check_against`](Self::check_against) where the outcome lies:
+    /// `checked` holds it as it came, and the result is moved only when
+    /// its check replaces it with an error.
+    pub(super) fn check_in_place(
+        &self,
+        call: &ToolCall,
+        tool: Option<&Tool>,
+        checked: &mut Checked,
+        check: OutputSchemaCheck,
+    ) {
+        self.check_schema(call, tool, checked, check);
+        checked.ui_resource = tool.and_then(Tool::ui_resource_uri).map(str::to_owned);
     }
 
     fn check_schema(
         &self,
         call: &ToolCall,
         tool: Option<&Tool>,
-        outcome: Result<CallToolResult>,
+        checked: &mut Checked,
         check: OutputSchemaCheck,
-    ) -> Checked {
-        let result = match outcome {
+    ) {
+        let result = match &checked.outcome {
             Ok(result) if check != OutputSchemaCheck::Off && !result.is_error => result,
-            other => return Checked::as_it_is(other),
+            _ => return,
         };
         let Some(schema) = tool.and_then(|t| t.output_schema.as_ref()) else {
-            return Checked::as_it_is(Ok(result));
+            return;
         };
         let problems: Vec<String> = match &result.structured_content {
             None => vec![
@@ -70,38 +79,29 @@ impl Source {
                     self.cache
                         .validator(&call.server_id, &call.tool, SchemaOf::Output, schema);
                 let Some(validator) = validator.as_ref() else {
-                    return Checked::as_it_is(Ok(result));
+                    return;
                 };
                 broken_rules(validator, schema, value)
             }
         };
         if problems.is_empty() {
-            return Checked::as_it_is(Ok(result));
+            return;
         }
         let why = crate::describe::sanitize_description(&problems.join("; ")).into_owned();
         if check == OutputSchemaCheck::Warn {
             tracing::warn!(server = %call.server_id, tool = %call.tool, call_id = call.call_id.as_deref().unwrap_or(""),
                 problems = %why, "the structured result breaks the tool's outputSchema; answered as it is");
-            return Checked {
-                outcome: Ok(result),
-                kept: None,
-                ui_resource: None,
-                selected: None,
-                warning: Some(format!(
-                    "the result breaks the tool's outputSchema and was passed on as it is: {why}"
-                )),
-            };
+            checked.warning = Some(format!(
+                "the result breaks the tool's outputSchema and was passed on as it is: {why}"
+            ));
+            return;
         }
         let error = Error::new(
             ErrorKind::InvalidResult,
             format!("the tool's result breaks its outputSchema, so it is not passed on: {why}"),
         );
-        Checked {
-            outcome: Err(error),
-            kept: Some(Box::new(result)),
-            warning: None,
-            ui_resource: None,
-            selected: None,
+        if let Ok(result) = std::mem::replace(&mut checked.outcome, Err(error)) {
+            checked.kept = Some(Box::new(result));
         }
     }
 
@@ -228,6 +228,17 @@ fn bound_problems(
 /// `keyword: rule` ``: the first five. The instance's values are never
 /// quoted: a result that breaks its schema is not passed on, and what it
 /// holds must not reach the model through the error either.
+/// The tool `call` was made to, as `toolset` holds it (offered to the
+/// model, or the application's own), whose `outputSchema` its result is
+/// checked against.
+pub(super) fn output_tool<'t>(toolset: &'t ToolSet, call: &ToolCall) -> Option<&'t Tool> {
+    toolset
+        .resolve(&call.exposed_name)
+        .filter(|t| t.server_id == call.server_id && t.tool.name == call.tool)
+        .or_else(|| toolset.app_tool(&call.server_id, &call.tool))
+        .map(|t| &*t.tool)
+}
+
 fn broken_rules(
     validator: &jsonschema::Validator,
     schema: &Value,

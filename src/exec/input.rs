@@ -51,7 +51,9 @@ impl Rounds {
         retry: bool,
     ) -> Result<CallToolResponse> {
         if retry || self.hooks.is_some() {
-            return self.send(server, call, context, retry).await;
+            // Boxed: a call sent once, without hooks, need not hold the
+            // copied context and the hooks' futures.
+            return Box::pin(self.send(server, call, context, retry)).await;
         }
         // What is left holds the shared parts only: nothing is allocated for it.
         let hollow = context.hollow();

@@ -87,6 +87,19 @@ impl KeyRing {
         self.note_index(&call.server_id, call.index);
     }
 
+    /// Counts a turn's `calls` among their servers' calls, under one lock,
+    /// with room on each server for as many as the turn makes.
+    pub(crate) fn note_calls(&self, calls: &[ToolCall]) {
+        let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+        for call in calls {
+            let keys = self.server(&mut servers, &call.server_id);
+            keys.calls.reserve(calls.len());
+            if let Err(at) = keys.calls.binary_search(&call.index) {
+                keys.calls.insert(at, call.index);
+            }
+        }
+    }
+
     /// Counts the call of `index` to `server` (as a [`TurnState`] keeps it).
     pub(crate) fn note_index(&self, server: &str, index: usize) {
         let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);

@@ -248,9 +248,7 @@ impl<'t> TurnRun<'t> {
     /// Puts the turn's calls in its state (as not yet sent), with what the
     /// provider did with the servers it hosts.
     pub(super) fn begin(&self, calls: &[ToolCall], hosted: &HostedItems) {
-        for call in calls {
-            self.keys.note(call);
-        }
+        self.keys.note_calls(calls);
         if let Some(journal) = &self.journal {
             let taint = self.taint();
             journal.update(|state| {
