@@ -407,7 +407,8 @@ impl<R> TapReader<R> {
                     }
                     let mut out = std::mem::take(&mut self.line);
                     out.extend_from_slice(rest);
-                    self.hold_after(buf, at, out);
+                    let read = buf.filled().len();
+                    self.hold_after_line(buf, at, read, out);
                     return at > before;
                 }
                 self.line.extend_from_slice(rest);
@@ -660,6 +661,35 @@ mod tests {
             assert_eq!(tap.execution("b"), None);
             assert!(tap.tasks().is_some());
         }
+    }
+
+    #[tokio::test]
+    async fn a_line_that_outgrows_what_the_tap_holds_passes_whole_and_in_order() {
+        // Held back as it comes, then passed on once it is too long to
+        // hold: what was held first, then the rest as it comes.
+        let mut lines =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#.to_vec();
+        lines.extend((0..MAX_NOTED_LINE + 100).map(|i| b'a' + (i % 26) as u8));
+        lines.extend_from_slice(b"\"}]}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+        let (mut write, read) = tokio::io::duplex(1 << 16);
+        let mut reader = TapReader::new(read, Tap::default(), "s");
+        let sent = lines.clone();
+        let writer = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            write.write_all(&sent).await.unwrap();
+        });
+        let mut passed = Vec::new();
+        reader.read_to_end(&mut passed).await.unwrap();
+        writer.await.unwrap();
+        // The long line whole, the error answer for its request (the SDK
+        // cannot take a line that long), then the next line.
+        let long = lines.iter().position(|&b| b == b'\n').unwrap() + 1;
+        assert!(passed[..long] == lines[..long], "the long line was changed");
+        let rest = &passed[long..];
+        let answer_end = rest.iter().position(|&b| b == b'\n').unwrap() + 1;
+        let answer: serde_json::Value = serde_json::from_slice(&rest[..answer_end]).unwrap();
+        assert_eq!(answer["id"], 1);
+        assert_eq!(&rest[answer_end..], &lines[long..]);
     }
 
     #[tokio::test]
