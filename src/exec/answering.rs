@@ -177,8 +177,14 @@ impl<'a> Answering<'a> {
             match call.caller.is_model() {
                 true => {
                     let allowance = allowances.next().flatten();
-                    let answering = (&mut turn, allowance, &mut ran_servers);
-                    self.answer(answering, call, checked, &mut merged)?;
+                    self.answer(
+                        &mut turn,
+                        call,
+                        checked,
+                        allowance,
+                        &mut ran_servers,
+                        &mut merged,
+                    )?;
                 }
                 false => self.answer_program(call, checked, &mut ran_servers, &mut merged)?,
             }
@@ -314,9 +320,11 @@ impl<'a> Answering<'a> {
     /// context join `ran_servers`.
     fn answer(
         &self,
-        (turn, allowance, ran_servers): (&mut TurnAnswers<'_>, Option<u64>, &mut BTreeSet<String>),
+        turn: &mut TurnAnswers<'_>,
         call: ToolCall,
         checked: Checked,
+        allowance: Option<u64>,
+        ran_servers: &mut BTreeSet<String>,
         merged: &mut Merged,
     ) -> Result<()> {
         // What the read tool answered, when it read (not an error).

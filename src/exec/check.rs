@@ -224,10 +224,6 @@ fn bound_problems(
         .collect()
 }
 
-/// Where `instance` breaks `schema` and which rule, as ``/path: breaks
-/// `keyword: rule` ``: the first five. The instance's values are never
-/// quoted: a result that breaks its schema is not passed on, and what it
-/// holds must not reach the model through the error either.
 /// The tool `call` was made to, as `toolset` holds it (offered to the
 /// model, or the application's own), whose `outputSchema` its result is
 /// checked against.
@@ -239,6 +235,10 @@ pub(super) fn output_tool<'t>(toolset: &'t ToolSet, call: &ToolCall) -> Option<&
         .map(|t| &*t.tool)
 }
 
+/// Where `instance` breaks `schema` and which rule, as ``/path: breaks
+/// `keyword: rule` ``: the first five. The instance's values are never
+/// quoted: a result that breaks its schema is not passed on, and what it
+/// holds must not reach the model through the error either.
 fn broken_rules(
     validator: &jsonschema::Validator,
     schema: &Value,
