@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
-    Implementation, ListToolsRequest, ListToolsResult, NumberOrString, PaginatedRequestParams,
-    ProtocolVersion, RequestMetaObject, ServerResult,
+    Implementation, ListToolsRequest, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    RequestMetaObject, ServerResult,
 };
 use rmcp::service::{
     Peer, PeerRequestOptions, RequestHandle, RoleClient, RunningServiceCancellationToken,
@@ -26,7 +26,7 @@ use super::changes::{self, Watcher};
 use super::handler::{Handler, Routes};
 use super::options::{ClientOptions, Lifecycle};
 use super::requests::Calls;
-use super::stdio::{ChildGuard, StderrTail, Tap};
+use super::stdio::{ChildGuard, StderrTail, Tap, id_json};
 use super::tasks::TaskCall;
 use super::tolerant::{Exchange, Notes, StartFailure, Tolerant};
 use crate::error::{Error, ErrorKind, Result};
@@ -547,10 +547,7 @@ impl Session {
             .peer()
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await?;
-        let id = match &handle.id {
-            NumberOrString::Number(n) => Value::from(*n),
-            NumberOrString::String(s) => Value::from(&**s),
-        };
+        let id = id_json(&handle.id);
         let mut in_flight = InFlight {
             handle: Some(handle),
             routes: self.routes.clone(),

@@ -92,6 +92,14 @@ pub(crate) struct Noted {
     listed: Vec<(Value, Vec<Tool>)>,
 }
 
+/// A request's id as JSON, as the tap reads it from a line.
+pub(crate) fn id_json(id: &rmcp::model::RequestId) -> Value {
+    match id {
+        rmcp::model::RequestId::Number(n) => Value::from(*n),
+        rmcp::model::RequestId::String(s) => Value::from(&**s),
+    }
+}
+
 /// The notes of one session's tap.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tap(Arc<Mutex<Noted>>);

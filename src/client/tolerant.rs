@@ -30,7 +30,7 @@ use rmcp::transport::Transport;
 use serde_json::Value;
 
 use super::session::{EXITED_WITHIN, Process};
-use super::stdio::Tap;
+use super::stdio::{Tap, id_json};
 use crate::error::{Error, ErrorKind};
 use crate::listing::Defaulted;
 
@@ -183,10 +183,7 @@ impl<T> Tolerant<T> {
             LISTEN => LISTEN,
             LIST_TOOLS => {
                 if let Some(tap) = &self.tap {
-                    tap.expect_list(match &request.id {
-                        RequestId::Number(n) => Value::from(*n),
-                        RequestId::String(s) => Value::from(&**s),
-                    });
+                    tap.expect_list(id_json(&request.id));
                 }
                 return true;
             }

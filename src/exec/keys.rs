@@ -73,6 +73,15 @@ struct ServerKeys {
     calls: Vec<usize>,
 }
 
+impl ServerKeys {
+    /// Counts the call of `index` among the server's, once, in order.
+    fn count(&mut self, index: usize) {
+        if let Err(at) = self.calls.binary_search(&index) {
+            self.calls.insert(at, index);
+        }
+    }
+}
+
 impl KeyRing {
     pub(crate) fn new(turn: Arc<str>) -> Self {
         KeyRing {
@@ -94,19 +103,14 @@ impl KeyRing {
         for call in calls {
             let keys = self.server(&mut servers, &call.server_id);
             keys.calls.reserve(calls.len());
-            if let Err(at) = keys.calls.binary_search(&call.index) {
-                keys.calls.insert(at, call.index);
-            }
+            keys.count(call.index);
         }
     }
 
     /// Counts the call of `index` to `server` (as a [`TurnState`] keeps it).
     pub(crate) fn note_index(&self, server: &str, index: usize) {
         let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
-        let keys = self.server(&mut servers, server);
-        if let Err(at) = keys.calls.binary_search(&index) {
-            keys.calls.insert(at, index);
-        }
+        self.server(&mut servers, server).count(index);
     }
 
     /// `call`'s key: its server's, and its position among the calls noted
